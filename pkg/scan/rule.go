@@ -1,0 +1,96 @@
+package scan
+
+import (
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+// Rule is one check with a stable code. Codes are never reused.
+type Rule struct {
+	Code     string
+	Name     string
+	Severity Severity
+	// Summary is one line, lowercase, no trailing period.
+	Summary string
+	// What, Why, ProviderError and FixDoc are the long docs shown by
+	// `sessfix explain` and docs/rules.md.
+	What          string
+	Why           string
+	ProviderError string
+	FixDoc        string
+	// Fixable is true when `sessfix fix` repairs the rule's findings.
+	Fixable bool
+	// Fix names the default mutation(s), as in rules.md.
+	Fix string
+	// Check inspects one session and reports through c.Report.
+	Check func(c *Context)
+}
+
+// Context is what a rule's check sees: one session and the scan options.
+type Context struct {
+	Session *store.Session
+	Opts    *Options
+	rule    *Rule
+	out     *[]Finding
+}
+
+// Now is the scan's clock.
+func (c *Context) Now() time.Time { return c.Opts.now() }
+
+// Report adds a finding for the current rule. Location defaults from the
+// part, else the message, else the session record.
+func (c *Context) Report(f Finding) {
+	r := c.rule
+	f.Code, f.Rule = r.Code, r.Name
+	if f.Severity == 0 {
+		f.Severity = r.Severity
+	}
+	if f.Fix == "" && r.Fixable {
+		f.Fix = r.Fix
+	}
+	s := c.Session
+	f.Store, f.StorePath, f.Shape, f.SessionID = s.Store, s.Store.Path, s.Store.Shape, s.ID
+	*c.out = append(*c.out, f)
+}
+
+// At returns a finding located at a message (and part, when p is not nil).
+func At(m *store.Message, p *store.Part) Finding {
+	f := Finding{}
+	if m != nil {
+		f.MessageID = m.ID
+		f.Location = m.Loc
+	}
+	if p != nil {
+		f.PartID = p.ID
+		if f.MessageID == "" {
+			f.MessageID = p.MessageID
+		}
+		f.Location = p.Loc
+	}
+	return f
+}
+
+var registry []*Rule
+
+// register is called from each rule file's init.
+func register(r *Rule) { registry = append(registry, r) }
+
+// Rules returns every registered rule in code order.
+func Rules() []*Rule {
+	out := append([]*Rule(nil), registry...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Code < out[j].Code })
+	return out
+}
+
+// Lookup returns the rule with the code (case-insensitive), or nil.
+func Lookup(code string) *Rule {
+	for _, r := range registry {
+		if strings.EqualFold(r.Code, code) {
+			return r
+		}
+	}
+	return nil
+}

@@ -1,0 +1,277 @@
+package scan
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+// DefaultSettle is how long a session must be quiet before sessfix treats an
+// unfinished assistant message as abandoned rather than still streaming.
+const DefaultSettle = 5 * time.Second
+
+// Options configure a scan.
+type Options struct {
+	// Select and Ignore filter rules by code or code prefix ("SF1", "SF203").
+	Select, Ignore []string
+	// Sessions limits the scan to these session ids (empty: all).
+	Sessions []string
+	// Settle is the quiet period after which an unfinished session counts
+	// as abandoned. Zero means DefaultSettle.
+	Settle time.Duration
+	// Now is the clock (tests inject it). Nil means time.Now.
+	Now func() time.Time
+	// Workers loading and checking sessions concurrently; 0 means GOMAXPROCS.
+	Workers int
+	// Progress, when set, is called after each session with the count done
+	// and the total known so far. Calls come from one goroutine at a time.
+	Progress func(done, total int)
+}
+
+func (o *Options) now() time.Time {
+	if o == nil || o.Now == nil {
+		return time.Now()
+	}
+	return o.Now()
+}
+
+// SettleWindow returns the effective settle window.
+func (o *Options) SettleWindow() time.Duration {
+	if o == nil || o.Settle <= 0 {
+		return DefaultSettle
+	}
+	return o.Settle
+}
+
+// ValidateFilters reports unknown codes or prefixes in Select/Ignore.
+func (o *Options) ValidateFilters() error {
+	for _, list := range [][]string{o.Select, o.Ignore} {
+		for _, sel := range list {
+			if !matchesAny(sel) {
+				return fmt.Errorf("unknown rule code or prefix %q (see `sessfix rules`)", sel)
+			}
+		}
+	}
+	return nil
+}
+
+func matchesAny(sel string) bool {
+	for _, r := range registry {
+		if hasPrefixFold(r.Code, sel) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasPrefixFold(code, prefix string) bool {
+	return len(code) >= len(prefix) && strings.EqualFold(code[:len(prefix)], prefix)
+}
+
+// Enabled reports whether the options select the rule code.
+func (o *Options) Enabled(code string) bool {
+	if o == nil {
+		return true
+	}
+	if len(o.Select) > 0 {
+		ok := false
+		for _, s := range o.Select {
+			if hasPrefixFold(code, s) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	for _, s := range o.Ignore {
+		if hasPrefixFold(code, s) {
+			return false
+		}
+	}
+	return true
+}
+
+// CheckSession runs every enabled rule over one loaded session and returns
+// its findings in a stable order (message order, part order, code).
+func CheckSession(s *store.Session, opts *Options) []Finding {
+	if opts == nil {
+		opts = &Options{}
+	}
+	var out []Finding
+	for _, r := range Rules() {
+		if !opts.Enabled(r.Code) || r.Check == nil {
+			continue
+		}
+		c := &Context{Session: s, Opts: opts, rule: r, out: &out}
+		r.Check(c)
+	}
+	sortFindings(s, out)
+	return out
+}
+
+func sortFindings(s *store.Session, fs []Finding) {
+	pos := map[string]int{}
+	i := 0
+	for _, m := range s.Messages {
+		i++
+		pos[m.ID] = i * 100000
+		for j, p := range m.Parts {
+			pos[p.ID] = i*100000 + j + 1
+		}
+	}
+	key := func(f Finding) int {
+		if f.PartID != "" {
+			if v, ok := pos[f.PartID]; ok {
+				return v
+			}
+		}
+		if v, ok := pos[f.MessageID]; ok {
+			return v
+		}
+		return 0
+	}
+	sort.SliceStable(fs, func(a, b int) bool {
+		ka, kb := key(fs[a]), key(fs[b])
+		if ka != kb {
+			return ka < kb
+		}
+		if fs[a].Code != fs[b].Code {
+			return fs[a].Code < fs[b].Code
+		}
+		if fs[a].PartID != fs[b].PartID {
+			return fs[a].PartID < fs[b].PartID
+		}
+		return fs[a].Location.String() < fs[b].Location.String()
+	})
+}
+
+// SessionSummary describes one scanned session.
+type SessionSummary struct {
+	ID       string `json:"id"`
+	Title    string `json:"title"`
+	Messages int    `json:"messages"`
+	Parts    int    `json:"parts"`
+	Findings int    `json:"findings"`
+}
+
+// StoreResult is one store's part of a scan.
+type StoreResult struct {
+	Info     store.Info       `json:"info"`
+	Sessions []SessionSummary `json:"sessions"`
+	// Err is set when the store could not be listed as a whole.
+	Err error `json:"-"`
+}
+
+// Result is a whole scan. Findings are ordered by store (in the order given),
+// session id, then position in the session.
+type Result struct {
+	Stores   []StoreResult
+	Findings []Finding
+}
+
+// Run scans every session of the stores. Sessions are loaded and checked by
+// Workers goroutines; each session is dropped once checked, so memory stays
+// bounded by the largest sessions in flight. A session that fails to load is
+// reported as a finding (SF201) rather than aborting the scan.
+func Run(ctx context.Context, stores []store.Store, opts *Options) (*Result, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	res := &Result{}
+	type job struct {
+		si  int
+		ref store.SessionRef
+	}
+	type done struct {
+		si       int
+		summary  SessionSummary
+		findings []Finding
+	}
+	var jobs []job
+	for si, st := range stores {
+		sr := StoreResult{Info: st.Info(), Sessions: []SessionSummary{}}
+		refs, err := st.List(ctx)
+		if err != nil {
+			sr.Err = err
+		}
+		for _, ref := range refs {
+			if len(opts.Sessions) > 0 && !contains(opts.Sessions, ref.ID) {
+				continue
+			}
+			jobs = append(jobs, job{si, ref})
+		}
+		res.Stores = append(res.Stores, sr)
+	}
+	in := make(chan job)
+	out := make(chan done)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range in {
+				st := stores[j.si]
+				s, err := st.Load(ctx, j.ref)
+				if err != nil {
+					s = &store.Session{Store: st.Info(), ID: j.ref.ID, Title: j.ref.Title}
+					s.Broken = append(s.Broken, &store.Record{Kind: store.KindSession, ID: j.ref.ID, Loc: store.Location{Path: st.Info().Path}, Err: err})
+				}
+				fs := CheckSession(s, opts)
+				out <- done{j.si, SessionSummary{ID: s.ID, Title: s.Title, Messages: len(s.Messages), Parts: s.PartCount(), Findings: len(fs)}, fs}
+			}
+		}()
+	}
+	go func() {
+		defer close(in)
+		for _, j := range jobs {
+			select {
+			case in <- j:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() { wg.Wait(); close(out) }()
+	perStore := make([][]done, len(stores))
+	n := 0
+	for d := range out {
+		perStore[d.si] = append(perStore[d.si], d)
+		n++
+		if opts.Progress != nil {
+			opts.Progress(n, len(jobs))
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for si := range perStore {
+		ds := perStore[si]
+		sort.Slice(ds, func(a, b int) bool { return ds[a].summary.ID < ds[b].summary.ID })
+		for _, d := range ds {
+			res.Stores[si].Sessions = append(res.Stores[si].Sessions, d.summary)
+			res.Findings = append(res.Findings, d.findings...)
+		}
+	}
+	return res, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,177 @@
+package store
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/tidwall/gjson"
+)
+
+// Shape names an on-disk layout.
+type Shape string
+
+// The shapes sessfix reads.
+const (
+	ShapeSQLite   Shape = "sqlite"   // OpenCode 1.2+: opencode.db with v1 tables
+	ShapeStorage  Shape = "storage"  // OpenCode 1.0–1.1: <data>/storage/{session,message,part}
+	ShapeProject  Shape = "project"  // OpenCode ≤ 0.5: <data>/project/<slug>/storage/session/...
+	ShapeSessions Shape = "sessions" // <root>/sessions/<sessionID>/{messages,parts}
+	ShapeExport   Shape = "export"   // one `opencode export` JSON file
+)
+
+// Kind is the kind of a record.
+type Kind string
+
+// Record kinds.
+const (
+	KindSession Kind = "session"
+	KindMessage Kind = "message"
+	KindPart    Kind = "part"
+)
+
+// Location says where a record lives.
+type Location struct {
+	// Path is the record's file (JSON shapes), the export file, or the database file.
+	Path string `json:"path"`
+	// Line is the 1-based line of the record's opening brace inside Path
+	// (export files; 1 for one-record JSON files). Zero when unknown.
+	Line int `json:"line,omitempty"`
+	// Table and RowID locate a SQLite row.
+	Table string `json:"table,omitempty"`
+	RowID int64  `json:"rowid,omitempty"`
+}
+
+// String renders the location for humans and CI: "path", "path:line" or
+// "path:table/rowid".
+func (l Location) String() string {
+	switch {
+	case l.Table != "":
+		return l.Path + ":" + l.Table + "/" + strconv.FormatInt(l.RowID, 10)
+	case l.Line > 0:
+		return l.Path + ":" + strconv.Itoa(l.Line)
+	default:
+		return l.Path
+	}
+}
+
+// Record is one stored object: a session info, a message or a part.
+type Record struct {
+	Kind Kind
+	// ID is the record's authoritative id: from the file name (JSON shapes),
+	// the id column (SQLite) or the body (export files).
+	ID string
+	// Raw is the record's body exactly as stored: the whole file, the SQLite
+	// data column, or the object's bytes inside an export file.
+	Raw []byte
+	Loc Location
+	// Modified is the file's mtime, or time_updated for SQLite rows.
+	Modified time.Time
+	// Err is set on Broken records: why the body could not be used.
+	Err error
+}
+
+// Get reads a JSON path (gjson syntax) from the record's body.
+func (r *Record) Get(path string) gjson.Result { return gjson.GetBytes(r.Raw, path) }
+
+// Message is a message record with its parts in OpenCode's order (by id).
+type Message struct {
+	Record
+	// SessionID is authoritative: from the path or the session_id column.
+	SessionID string
+	// Role is "user" or "assistant" (from the body).
+	Role string
+	// Created is time.created (or time_created) in epoch milliseconds.
+	Created int64
+	Parts   []*Part
+}
+
+// Part is a part record.
+type Part struct {
+	Record
+	// MessageID is authoritative: from the path or the message_id column.
+	MessageID string
+	// SessionID is the session the path or the session_id column puts the
+	// part in; empty when the shape does not store it outside the body.
+	SessionID string
+	// Type is the part's "type" (text, reasoning, tool, step-start, ...).
+	Type string
+}
+
+// Session is one loaded session: info, messages in OpenCode's order, and
+// every record that could not be used.
+type Session struct {
+	// Store describes the store the session was loaded from.
+	Store Info
+	ID    string
+	// Info is the session record; nil when the shape has none (sessions
+	// layout without session.json) or it is missing (see InfoMissing).
+	Info *Record
+	// InfoMissing is true when the shape stores session records and this
+	// session's is absent: its messages are orphans.
+	InfoMissing bool
+	Title       string
+	// Messages in the order OpenCode sends them.
+	Messages []*Message
+	// Broken holds records that could not be parsed (0-byte, NUL-filled,
+	// truncated, not an object, missing type/role), with Kind and ID taken
+	// from the path where possible.
+	Broken []*Record
+	// Orphans holds readable records that belong to no loaded parent: parts
+	// whose message does not exist. Messages without a session are reported
+	// through InfoMissing.
+	Orphans []*Part
+}
+
+// PartCount is the number of parts across all messages.
+func (s *Session) PartCount() int {
+	n := 0
+	for _, m := range s.Messages {
+		n += len(m.Parts)
+	}
+	return n
+}
+
+// Message returns the message with the given id, or nil.
+func (s *Session) Message(id string) *Message {
+	for _, m := range s.Messages {
+		if m.ID == id {
+			return m
+		}
+	}
+	return nil
+}
+
+// LastModified is the newest modification time of any record in the session.
+func (s *Session) LastModified() time.Time {
+	var t time.Time
+	upd := func(r *Record) {
+		if r != nil && r.Modified.After(t) {
+			t = r.Modified
+		}
+	}
+	upd(s.Info)
+	for _, m := range s.Messages {
+		upd(&m.Record)
+		for _, p := range m.Parts {
+			upd(&p.Record)
+		}
+	}
+	for _, b := range s.Broken {
+		upd(b)
+	}
+	return t
+}
+
+// ParseError describes why a record body is unusable.
+type ParseError struct {
+	Reason string // "empty file", "NUL-filled", "truncated JSON", "invalid JSON", "not an object", "missing type", "missing role"
+	Detail string
+}
+
+func (e *ParseError) Error() string {
+	if e.Detail == "" {
+		return e.Reason
+	}
+	return fmt.Sprintf("%s: %s", e.Reason, e.Detail)
+}

@@ -1,0 +1,50 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Info describes an opened store.
+type Info struct {
+	Shape Shape `json:"shape"`
+	// Path is what identifies the store: the database file, the storage/ or
+	// sessions/ directory, the project tree's storage/ directory, or the
+	// export file.
+	Path string `json:"path"`
+	// Notes are facts worth telling the user (e.g. "pre-migration copy").
+	Notes []string `json:"notes"`
+}
+
+// SessionRef names a session in a store without loading it.
+type SessionRef struct {
+	ID    string
+	Title string
+	// Updated is the newest modification time the listing saw (zero if unknown).
+	Updated time.Time
+	// Key is shape-private data (e.g. the project directory of a session file).
+	Key string
+}
+
+// Store is one opened session store of any shape. Implementations are safe
+// for concurrent Load calls.
+type Store interface {
+	Info() Info
+	// List returns every session in the store, in a stable order (by id),
+	// including sessions that only exist through orphaned messages.
+	List(ctx context.Context) ([]SessionRef, error)
+	// Load reads one session completely.
+	Load(ctx context.Context, ref SessionRef) (*Session, error)
+	Close() error
+}
+
+// Errors callers map to exit codes and hints.
+var (
+	// ErrNotFound: the path holds no store sessfix recognises.
+	ErrNotFound = errors.New("no opencode store found")
+	// ErrUnsupported: a store sessfix recognises but cannot read (OpenCode 2.x).
+	ErrUnsupported = errors.New("unsupported store")
+	// ErrLocked: the store (database or sessfix writer lock) is held by someone else.
+	ErrLocked = errors.New("store is locked")
+)
