@@ -1,0 +1,213 @@
+package store
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+	"time"
+)
+
+// OpenCode ids: "<prefix>_" + 12 lowercase hex digits + 14 base62 characters.
+// The hex digits are the low 48 bits of ms*4096+counter, so msg and prt ids
+// ascend with time; ses ids store the bitwise inverse (they descend).
+const (
+	idHexLen  = 12
+	idRandLen = 14
+	idBodyLen = idHexLen + idRandLen
+	base62    = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+)
+
+// Prefixes OpenCode uses for the record kinds sessfix touches.
+const (
+	PrefixSession = "ses"
+	PrefixMessage = "msg"
+	PrefixPart    = "prt"
+)
+
+// PrefixFor returns the id prefix of a record kind.
+func PrefixFor(k Kind) string {
+	switch k {
+	case KindSession:
+		return PrefixSession
+	case KindMessage:
+		return PrefixMessage
+	default:
+		return PrefixPart
+	}
+}
+
+// ValidID reports whether id is in OpenCode's format with the given prefix.
+func ValidID(id, prefix string) bool {
+	body, ok := strings.CutPrefix(id, prefix+"_")
+	if !ok || len(body) != idBodyLen {
+		return false
+	}
+	for i := 0; i < idBodyLen; i++ {
+		c := body[i]
+		if i < idHexLen {
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+				return false
+			}
+		} else if strings.IndexByte(base62, c) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// IDTime recovers the creation time of an ascending id (msg, prt) given a
+// reference time near it, accounting for the 48-bit wrap (every 2^36 ms).
+func IDTime(id string, ref time.Time) (time.Time, bool) {
+	i := strings.IndexByte(id, '_')
+	if i < 0 || !ValidID(id, id[:i]) {
+		return time.Time{}, false
+	}
+	var v uint64
+	fmt.Sscanf(id[i+1:i+1+idHexLen], "%x", &v)
+	low := v / 4096 // low 36 bits of ms
+	const period = int64(1) << 36
+	refMS := ref.UnixMilli()
+	ms := refMS - ((refMS-int64(low))%period+period)%period
+	if refMS-ms > period/2 {
+		ms += period
+	}
+	return time.UnixMilli(ms), true
+}
+
+// ErrNoRoom means no id exists strictly between two neighbours.
+var ErrNoRoom = errors.New("no id fits between the neighbours")
+
+var (
+	idRadix []int64
+	idSpace *big.Int
+)
+
+func init() {
+	idSpace = big.NewInt(1)
+	for i := 0; i < idBodyLen; i++ {
+		r := int64(62)
+		if i < idHexLen {
+			r = 16
+		}
+		idRadix = append(idRadix, r)
+		idSpace.Mul(idSpace, big.NewInt(r))
+	}
+}
+
+const hexDigits = "0123456789abcdef"
+
+func bodyToInt(body string) (*big.Int, bool) {
+	if len(body) != idBodyLen {
+		return nil, false
+	}
+	n := new(big.Int)
+	for i := 0; i < idBodyLen; i++ {
+		var d int
+		if i < idHexLen {
+			d = strings.IndexByte(hexDigits, body[i])
+		} else {
+			d = strings.IndexByte(base62, body[i])
+		}
+		if d < 0 {
+			return nil, false
+		}
+		n.Mul(n, big.NewInt(idRadix[i]))
+		n.Add(n, big.NewInt(int64(d)))
+	}
+	return n, true
+}
+
+func intToBody(n *big.Int) string {
+	b := make([]byte, idBodyLen)
+	v := new(big.Int).Set(n)
+	m := new(big.Int)
+	for i := idBodyLen - 1; i >= 0; i-- {
+		v.DivMod(v, big.NewInt(idRadix[i]), m)
+		if i < idHexLen {
+			b[i] = hexDigits[m.Int64()]
+		} else {
+			b[i] = base62[m.Int64()]
+		}
+	}
+	return string(b)
+}
+
+// MintBetween returns a new id with the prefix that sorts strictly after lo
+// and strictly before hi (byte order, the order OpenCode uses). Either bound
+// may be empty: then the id is placed just inside the other bound (or at
+// now when both are empty). Bounds with a different prefix or format are
+// compared by byte order and must still leave room. The result is in
+// OpenCode's exact format, with random low digits.
+func MintBetween(prefix, lo, hi string, now time.Time) (string, error) {
+	p := prefix + "_"
+	loN, hiN := big.NewInt(-1), new(big.Int).Set(idSpace)
+	if lo != "" {
+		if b, ok := strings.CutPrefix(lo, p); ok {
+			if n, ok := bodyToInt(b); ok {
+				loN = n
+			}
+		} else if lo > p {
+			return "", fmt.Errorf("lower neighbour %q sorts after every %s id: %w", lo, prefix, ErrNoRoom)
+		}
+	}
+	if hi != "" {
+		if b, ok := strings.CutPrefix(hi, p); ok {
+			if n, ok := bodyToInt(b); ok {
+				hiN = n
+			}
+		} else if hi < p {
+			return "", fmt.Errorf("upper neighbour %q sorts before every %s id: %w", hi, prefix, ErrNoRoom)
+		}
+	}
+	if lo == "" && hi == "" {
+		v := uint64(now.UnixMilli())*4096 + 1
+		v &= 1<<48 - 1
+		return p + fmt.Sprintf("%012x", v) + randBase62(idRandLen), nil
+	}
+	gap := new(big.Int).Sub(hiN, loN)
+	if gap.Cmp(big.NewInt(1)) <= 0 {
+		return "", fmt.Errorf("between %q and %q: %w", lo, hi, ErrNoRoom)
+	}
+	// Place the id close to the bound we have (keeping its time prefix where
+	// possible) but with random room on both sides.
+	var target *big.Int
+	step := new(big.Int).Lsh(big.NewInt(1), 64) // about a millisecond of random digits
+	switch {
+	case lo == "" || loN.Sign() < 0:
+		target = new(big.Int).Sub(hiN, minBig(step, new(big.Int).Rsh(gap, 1)))
+	case hi == "" || hiN.Cmp(idSpace) >= 0:
+		target = new(big.Int).Add(loN, minBig(step, new(big.Int).Rsh(gap, 1)))
+	default:
+		target = new(big.Int).Add(loN, new(big.Int).Rsh(gap, 1))
+	}
+	if target.Cmp(loN) <= 0 {
+		target = new(big.Int).Add(loN, big.NewInt(1))
+	}
+	if target.Sign() < 0 {
+		target.SetInt64(0)
+	}
+	id := p + intToBody(target)
+	if (lo != "" && id <= lo) || (hi != "" && id >= hi) {
+		return "", fmt.Errorf("between %q and %q: %w", lo, hi, ErrNoRoom)
+	}
+	return id, nil
+}
+
+func minBig(a, b *big.Int) *big.Int {
+	if a.Cmp(b) < 0 {
+		return a
+	}
+	return b
+}
+
+func randBase62(n int) string {
+	b := make([]byte, n)
+	r := make([]byte, n)
+	_, _ = rand.Read(r)
+	for i := range b {
+		b[i] = base62[int(r[i])%62]
+	}
+	return string(b)
+}

@@ -1,0 +1,88 @@
+package store
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestValidID(t *testing.T) {
+	good := "prt_a1b2c3d4e5f6AbCdEfGhIjKlMn"
+	if !ValidID(good, "prt") {
+		t.Fatalf("%s should be valid", good)
+	}
+	for _, bad := range []string{
+		"a1b2c3d4e5f6AbCdEfGhIjKlMn",     // no prefix
+		"msg_a1b2c3d4e5f6AbCdEfGhIjKlMn", // wrong prefix for a part
+		"prt_A1b2c3d4e5f6AbCdEfGhIjKlMn", // upper-case hex
+		"prt_a1b2c3d4e5f6AbCdEfGhIjKlM",  // short
+		"prt_a1b2c3d4e5f6AbCdEfGhIjKlM-", // not base62
+		"prt_0000000000_thinking",        // the literal the brief warns against
+	} {
+		if ValidID(bad, "prt") {
+			t.Errorf("%s should be invalid", bad)
+		}
+	}
+}
+
+func TestMintBetweenSortsBetween(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	cases := []struct{ lo, hi string }{
+		{"prt_a1b2c3d4e5f6AbCdEfGhIjKlMn", "prt_a1b2c3d4e5f7AbCdEfGhIjKlMn"},
+		{"prt_a1b2c3d4e5f6AbCdEfGhIjKlMn", "prt_a1b2c3d4e5f6AbCdEfGhIjKlMp"},
+		{"", "prt_a1b2c3d4e5f6AbCdEfGhIjKlMn"},
+		{"prt_a1b2c3d4e5f6AbCdEfGhIjKlMn", ""},
+		{"prt_a1b2c3d4e5f6zzzzzzzzzzzzzz", "prt_a1b2c3d4e5f700000000000001"},
+	}
+	for _, c := range cases {
+		id, err := MintBetween("prt", c.lo, c.hi, now)
+		if err != nil {
+			t.Fatalf("MintBetween(%q,%q): %v", c.lo, c.hi, err)
+		}
+		if !ValidID(id, "prt") {
+			t.Errorf("minted %q is not a valid part id", id)
+		}
+		if c.lo != "" && id <= c.lo || c.hi != "" && id >= c.hi {
+			t.Errorf("minted %q does not sort between %q and %q", id, c.lo, c.hi)
+		}
+		if c.lo != "" && c.hi == "" && id[:16] != c.lo[:16] && id[:15] != c.lo[:15] {
+			t.Errorf("minted %q after %q drifted far from its neighbour", id, c.lo)
+		}
+	}
+}
+
+func TestMintBetweenNoRoom(t *testing.T) {
+	_, err := MintBetween("prt", "prt_a1b2c3d4e5f6AbCdEfGhIjKlMn", "prt_a1b2c3d4e5f6AbCdEfGhIjKlMo", time.Now())
+	if !errors.Is(err, ErrNoRoom) {
+		t.Fatalf("adjacent ids: got %v, want ErrNoRoom", err)
+	}
+}
+
+func TestMintBetweenNoBounds(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	id, err := MintBetween("msg", "", "", now)
+	if err != nil || !ValidID(id, "msg") || !strings.HasPrefix(id, "msg_") {
+		t.Fatalf("got %q, %v", id, err)
+	}
+	got, ok := IDTime(id, now)
+	if !ok || got.UnixMilli() != now.UnixMilli() {
+		t.Fatalf("IDTime(%s) = %v, want %v", id, got, now)
+	}
+}
+
+func TestIDTimeAcrossWrap(t *testing.T) {
+	// 2026-08-14 11:19:55 UTC is a wrap point: an id minted just before it and
+	// read with a reference just after must still come out before the wrap.
+	before := time.Date(2026, 8, 14, 11, 19, 0, 0, time.UTC)
+	id, _ := MintBetween("prt", "", "", before)
+	after := time.Date(2026, 8, 14, 12, 0, 0, 0, time.UTC)
+	got, ok := IDTime(id, after)
+	if !ok || !got.Equal(before) {
+		t.Fatalf("IDTime across wrap = %v, want %v (id %s)", got, before, id)
+	}
+	wrapID, _ := MintBetween("prt", "", "", after)
+	if wrapID >= id {
+		t.Fatalf("after the wrap, new ids must sort before old ones: %s >= %s", wrapID, id)
+	}
+}
