@@ -1,0 +1,25 @@
+// Package fix plans repairs of OpenCode sessions from scan findings.
+//
+// A repair is data: Plan turns a loaded session and its findings into one
+// store.ChangeSet of edits (update a record's JSON paths, add a part, delete,
+// re-key or quarantine a record), computed before anything is written. Each
+// edit comes from a named mutation (the brief's prependThinkingPart,
+// replaceEmptyTextParts, stripThinkingParts and injectTextPart, and sessfix's
+// markToolAborted, moveThinkingFirst, markMessageAborted, excludeMessage,
+// deletePart, quarantine and rekey), each a pure function of the session.
+//
+// Guarantees:
+//   - Nothing here writes to a store; a store Writer applies the change set.
+//   - Edits of existing records change only the JSON paths they must; every
+//     other byte (unknown keys, formatting) stays. New records use the
+//     store's own formatting (pretty 2-space JSON for JSON shapes, compact
+//     for SQLite data columns) and ids minted to sort where they must go.
+//   - A plan is validated before it is returned: the edits are applied to an
+//     in-memory copy of the session (ApplyInMemory) and the rules re-run; a
+//     finding whose repair does not make it go away, or that brings new
+//     findings, falls back to the rule's next strategy or is reported as
+//     unfixed with the reason. Planning the fixed session again plans nothing.
+//   - Error-driven recovery (PlanFromError) maps a provider's messages.N to a
+//     stored message through one function (MapProviderIndex) and changes
+//     nothing when the mapping is not exact.
+package fix

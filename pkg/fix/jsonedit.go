@@ -1,0 +1,275 @@
+package fix
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+)
+
+// layout is the formatting of a store's record bodies: pretty JSON with an
+// indent unit (JSON shapes: OpenCode writes JSON.stringify(x, null, 2)) or
+// compact JSON (SQLite data columns).
+type layout struct {
+	pretty bool
+	unit   string // indent unit when pretty
+	nl     bool   // bodies end with a newline
+}
+
+var (
+	compactLayout = layout{}
+	prettyLayout  = layout{pretty: true, unit: "  "}
+)
+
+// detectLayout reads the formatting of an existing body: pretty when it spans
+// lines, with the indent of its first indented line as the unit.
+func detectLayout(raw []byte) layout {
+	t := bytes.TrimRight(raw, " \t\r\n")
+	i := bytes.IndexByte(t, '\n')
+	if i < 0 {
+		return compactLayout
+	}
+	l := layout{pretty: true, unit: "  ", nl: len(t) < len(raw) && bytes.HasSuffix(raw, []byte("\n"))}
+	rest := t[i+1:]
+	j := 0
+	for j < len(rest) && (rest[j] == ' ' || rest[j] == '\t') {
+		j++
+	}
+	if j > 0 {
+		l.unit = string(rest[:j])
+	}
+	return l
+}
+
+// marshal encodes v as compact JSON without HTML escaping (JSON.stringify
+// does not escape <, > or &).
+func marshal(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(fmt.Sprintf("fix: cannot encode %T: %v", v, err))
+	}
+	return bytes.TrimRight(b.Bytes(), "\n")
+}
+
+// format renders compact JSON in the layout. prefix is the indentation of the
+// line the value starts on (lines after the first get it).
+func (l layout) format(compact []byte, prefix string) []byte {
+	if !l.pretty {
+		var b bytes.Buffer
+		if err := json.Compact(&b, compact); err != nil {
+			return compact
+		}
+		return b.Bytes()
+	}
+	var b bytes.Buffer
+	if err := json.Indent(&b, compact, prefix, l.unit); err != nil {
+		return compact
+	}
+	return b.Bytes()
+}
+
+// body renders a whole new record body.
+func (l layout) body(o *object) []byte {
+	out := l.format(o.compact(), "")
+	if l.nl {
+		out = append(out, '\n')
+	}
+	return out
+}
+
+// object is a JSON object that keeps its keys in insertion order, so new
+// records have the key order OpenCode writes.
+type object struct {
+	keys []string
+	vals [][]byte // compact JSON
+}
+
+func obj() *object { return &object{} }
+
+// set adds or replaces a key with a Go value.
+func (o *object) set(key string, v any) *object {
+	var raw []byte
+	switch x := v.(type) {
+	case *object:
+		raw = x.compact()
+	case json.RawMessage:
+		raw = x
+	default:
+		raw = marshal(v)
+	}
+	for i, k := range o.keys {
+		if k == key {
+			o.vals[i] = raw
+			return o
+		}
+	}
+	o.keys = append(o.keys, key)
+	o.vals = append(o.vals, raw)
+	return o
+}
+
+func (o *object) compact() []byte {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range o.keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(marshal(k))
+		b.WriteByte(':')
+		b.Write(o.vals[i])
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// escapePath escapes a key for gjson/sjson paths.
+func escapePath(key string) string {
+	r := strings.NewReplacer(".", `\.`, "*", `\*`, "?", `\?`, "|", `\|`, "#", `\#`, "@", `\@`, "!", `\!`)
+	return r.Replace(key)
+}
+
+func joinPath(keys []string) string {
+	esc := make([]string, len(keys))
+	for i, k := range keys {
+		esc[i] = escapePath(k)
+	}
+	return strings.Join(esc, ".")
+}
+
+// lineIndent returns the whitespace at the start of the line holding offset i.
+func lineIndent(raw []byte, i int) string {
+	start := bytes.LastIndexByte(raw[:i], '\n') + 1
+	j := start
+	for j < len(raw) && (raw[j] == ' ' || raw[j] == '\t') {
+		j++
+	}
+	return string(raw[start:j])
+}
+
+// setJSON sets the value at a path of object keys to v (a Go value or
+// *object), changing no other byte of raw: an existing value is replaced in
+// place; a missing key is inserted before its object's closing brace in the
+// body's own formatting (a new line at the right indentation for pretty
+// JSON, compact otherwise). Missing intermediate objects are created.
+func setJSON(raw []byte, v any, keys ...string) ([]byte, error) {
+	var val []byte
+	switch x := v.(type) {
+	case *object:
+		val = x.compact()
+	case json.RawMessage:
+		val = x
+	default:
+		val = marshal(v)
+	}
+	l := detectLayout(raw)
+	if !gjson.ValidBytes(raw) || !gjson.ParseBytes(raw).IsObject() {
+		return nil, fmt.Errorf("record body is not a json object")
+	}
+	full := gjson.GetBytes(raw, joinPath(keys))
+	if full.Exists() && full.Index > 0 {
+		out := make([]byte, 0, len(raw)+len(val))
+		out = append(out, raw[:full.Index]...)
+		out = append(out, l.format(val, lineIndent(raw, full.Index))...)
+		out = append(out, raw[full.Index+len(full.Raw):]...)
+		return out, nil
+	}
+	// Find the deepest existing object on the path.
+	depth := 0
+	parentStart, parentRaw := 0, raw
+	for depth < len(keys)-1 {
+		r := gjson.GetBytes(raw, joinPath(keys[:depth+1]))
+		if !r.Exists() || r.Index == 0 {
+			break
+		}
+		if !r.IsObject() {
+			// A non-object (null, string) in the way: replace it whole.
+			nested := val
+			for i := len(keys) - 1; i > depth; i-- {
+				nested = obj().set(keys[i], json.RawMessage(nested)).compact()
+			}
+			return setJSON(raw, json.RawMessage(nested), keys[:depth+1]...)
+		}
+		parentStart, parentRaw = r.Index, []byte(r.Raw)
+		depth++
+	}
+	if depth == 0 {
+		lead := bytes.IndexByte(raw, '{')
+		parentStart = lead
+		parentRaw = raw[lead : bytes.LastIndexByte(raw, '}')+1]
+	}
+	// Value for keys[depth] nests the rest.
+	nested := val
+	for i := len(keys) - 1; i > depth; i-- {
+		nested = obj().set(keys[i], json.RawMessage(nested)).compact()
+	}
+	closeAt := parentStart + len(parentRaw) - 1 // the closing brace
+	if raw[closeAt] != '}' {
+		return nil, fmt.Errorf("cannot find the end of object %q", joinPath(keys[:depth]))
+	}
+	inner := bytes.TrimSpace(raw[parentStart+1 : closeAt])
+	empty := len(inner) == 0
+	key := marshal(keys[depth])
+	var ins []byte
+	var out []byte
+	if l.pretty {
+		ind := lineIndent(raw, parentStart)
+		child := ind + l.unit
+		if empty {
+			ins = append([]byte("\n"+child), key...)
+			ins = append(ins, ": "...)
+			ins = append(ins, l.format(nested, child)...)
+			ins = append(ins, "\n"+ind...)
+			out = append(out, raw[:parentStart+1]...)
+			out = append(out, ins...)
+			out = append(out, raw[closeAt:]...)
+			return out, nil
+		}
+		// Insert after the last value, before the whitespace preceding '}'.
+		last := closeAt - 1
+		for last > parentStart && isSpace(raw[last]) {
+			last--
+		}
+		ins = append([]byte(",\n"+child), key...)
+		ins = append(ins, ": "...)
+		ins = append(ins, l.format(nested, child)...)
+		out = append(out, raw[:last+1]...)
+		out = append(out, ins...)
+		out = append(out, raw[last+1:]...)
+		return out, nil
+	}
+	if empty {
+		ins = append(key, ':')
+		ins = append(ins, nested...)
+		out = append(out, raw[:parentStart+1]...)
+		out = append(out, ins...)
+		out = append(out, raw[closeAt:]...)
+		return out, nil
+	}
+	last := closeAt - 1
+	for last > parentStart && isSpace(raw[last]) {
+		last--
+	}
+	ins = append([]byte{','}, key...)
+	ins = append(ins, ':')
+	ins = append(ins, nested...)
+	out = append(out, raw[:last+1]...)
+	out = append(out, ins...)
+	out = append(out, raw[last+1:]...)
+	return out, nil
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// deleteJSON removes the key at the path (no-op when absent).
+func deleteJSON(raw []byte, keys ...string) ([]byte, error) {
+	if !gjson.GetBytes(raw, joinPath(keys)).Exists() {
+		return raw, nil
+	}
+	return sjson.DeleteBytes(raw, joinPath(keys))
+}
