@@ -1,0 +1,487 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// sqliteBusyTimeout is how long a read waits for a lock held by another
+// process (OpenCode uses the same 5 s). Tests shorten it.
+var sqliteBusyTimeout = 5 * time.Second
+
+// sqliteMagic starts every SQLite database file.
+const sqliteMagic = "SQLite format 3\x00"
+
+// sqliteStore reads the v1 tables (session, message, part) of an OpenCode
+// 1.2+ database through a read-only, query-only connection. It works while
+// OpenCode has the database open in WAL mode and is writing: each Load
+// reads one consistent snapshot inside one read transaction.
+//
+// Bodies are the data columns; ids, session and message membership come
+// from the id, session_id and message_id columns. The session record's Raw
+// is not stored as such: it is a JSON object built from the session row's
+// columns, in column order.
+type sqliteStore struct {
+	info Info
+	path string
+	db   *sql.DB
+	// tmp is a snapshot copy's directory, removed on Close.
+	tmp string
+}
+
+// sqliteMode is how a database file is opened.
+type sqliteMode int
+
+const (
+	sqliteReadOnly  sqliteMode = iota // mode=ro: the normal case
+	sqliteImmutable                   // immutable=1: read-only directory, no WAL content
+)
+
+func sqliteDSN(path string, mode sqliteMode) string {
+	ms := sqliteBusyTimeout.Milliseconds()
+	q := "mode=ro&_pragma=busy_timeout(" + strconv.FormatInt(ms, 10) + ")&_pragma=query_only(1)"
+	if mode == sqliteImmutable {
+		q += "&immutable=1"
+	}
+	return "file:" + uriPath(path) + "?" + q
+}
+
+// uriPath escapes the characters that end or alter the path part of an
+// SQLite URI filename.
+func uriPath(p string) string {
+	p = filepath.ToSlash(p)
+	r := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
+	return r.Replace(p)
+}
+
+// isSQLiteFile reports whether the file at path starts with SQLite's magic
+// header.
+func isSQLiteFile(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var buf [len(sqliteMagic)]byte
+	if _, err := io.ReadFull(f, buf[:]); err != nil {
+		return false
+	}
+	return string(buf[:]) == sqliteMagic
+}
+
+// openSQLite opens an OpenCode database read-only and checks it holds the
+// v1 tables. A database with OpenCode 2.x's session_v2 table returns an
+// error wrapping ErrUnsupported; a database locked by an exclusive writer an
+// error wrapping ErrLocked once the busy timeout has passed; a database that
+// is not OpenCode's an error wrapping ErrNotFound.
+//
+// When the directory is read-only and the -shm file cannot be created, the
+// database is read with immutable=1 if there is no WAL content, or from a
+// private snapshot copy of the database and its -wal file otherwise; a note
+// in Info says so.
+func openSQLite(path string) (*sqliteStore, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("resolve %s: %w", path, err)
+	}
+	s, err := openSQLiteMode(abs, abs, sqliteReadOnly)
+	if err == nil || !needsFallback(err) {
+		return s, err
+	}
+	if fi, werr := os.Stat(abs + "-wal"); werr != nil || fi.Size() == 0 {
+		s, err2 := openSQLiteMode(abs, abs, sqliteImmutable)
+		if err2 != nil {
+			return nil, err
+		}
+		s.info.Notes = append(s.info.Notes, abs+" read as immutable: its directory is read-only and it has no write-ahead log")
+		return s, nil
+	}
+	return openSnapshot(abs, err)
+}
+
+// needsFallback reports whether opening failed because the shared-memory
+// file of a WAL database could not be created or opened.
+func needsFallback(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_IOERR:
+		return true
+	}
+	return false
+}
+
+// openSnapshot copies the database and its -wal file into a private temp
+// directory and reads the copy. Locations still name the original file.
+func openSnapshot(abs string, cause error) (*sqliteStore, error) {
+	tmp, err := os.MkdirTemp("", "sessfix-db-")
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w (and no snapshot copy could be made: %v)", abs, cause, err)
+	}
+	dst := filepath.Join(tmp, filepath.Base(abs))
+	for _, suffix := range []string{"", "-wal"} {
+		if err := copyFile(abs+suffix, dst+suffix); err != nil {
+			os.RemoveAll(tmp)
+			return nil, fmt.Errorf("read %s: %w (and no snapshot copy could be made: %v)", abs, cause, err)
+		}
+	}
+	s, err := openSQLiteMode(dst, abs, sqliteReadOnly)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	s.tmp = tmp
+	s.info.Notes = append(s.info.Notes, abs+" read from a snapshot copy: its directory is read-only and its write-ahead log has changes not yet merged")
+	return s, nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// openSQLiteMode opens file (which may be a snapshot copy) and reports
+// locations as path.
+func openSQLiteMode(file, path string, mode sqliteMode) (*sqliteStore, error) {
+	db, err := sql.Open("sqlite", sqliteDSN(file, mode))
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	db.SetMaxIdleConns(4)
+	s := &sqliteStore{info: Info{Shape: ShapeSQLite, Path: path}, path: path, db: db}
+	if err := s.checkSchema(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// checkSchema detects OpenCode's v1 tables by content.
+func (s *sqliteStore) checkSchema() error {
+	ctx := context.Background()
+	rows, err := s.db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table'`)
+	if err != nil {
+		return s.wrap(err)
+	}
+	tables := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return s.wrap(err)
+		}
+		tables[name] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return s.wrap(err)
+	}
+	if tables["session_v2"] {
+		return fmt.Errorf("%s: OpenCode 2.x database: not supported yet: %w", s.path, ErrUnsupported)
+	}
+	want := map[string][]string{
+		"session": {"id", "title", "time_updated"},
+		"message": {"id", "session_id", "time_created", "time_updated", "data"},
+		"part":    {"id", "message_id", "session_id", "time_created", "time_updated", "data"},
+	}
+	for _, table := range []string{"session", "message", "part"} {
+		if !tables[table] {
+			return fmt.Errorf("%s is an sqlite database without opencode's %q table: %w", s.path, table, ErrNotFound)
+		}
+		cols, err := s.columns(ctx, table)
+		if err != nil {
+			return s.wrap(err)
+		}
+		for _, c := range want[table] {
+			if !cols[c] {
+				return fmt.Errorf("%s: table %q has no column %q, so it is not an opencode 1.x database: %w", s.path, table, c, ErrNotFound)
+			}
+		}
+	}
+	return nil
+}
+
+func (s *sqliteStore) columns(ctx context.Context, table string) (map[string]bool, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT name FROM pragma_table_info(?)`, table)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, err
+		}
+		cols[name] = true
+	}
+	return cols, rows.Err()
+}
+
+// wrap names the database in a driver error and classifies it.
+func (s *sqliteStore) wrap(err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return fmt.Errorf("%s is locked by another process (still busy after %s; close the program holding it or retry): %w",
+				s.path, sqliteBusyTimeout, ErrLocked)
+		case sqlite3.SQLITE_NOTADB:
+			return fmt.Errorf("%s is not an sqlite database: %w", s.path, ErrNotFound)
+		case sqlite3.SQLITE_CORRUPT:
+			return fmt.Errorf("%s is corrupt (%v); run `sqlite3 %s \"PRAGMA integrity_check\"` to see the damage", s.path, err, s.path)
+		}
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("read %s: %w", s.path, err)
+}
+
+func (s *sqliteStore) Info() Info { return s.info }
+
+func (s *sqliteStore) Close() error {
+	err := s.db.Close()
+	if s.tmp != "" {
+		os.RemoveAll(s.tmp)
+	}
+	return err
+}
+
+// List returns the session rows plus the session ids that only appear in
+// message rows, or in part rows whose message does not exist.
+func (s *sqliteStore) List(ctx context.Context) ([]SessionRef, error) {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	defer tx.Rollback()
+	var out []SessionRef
+	seen := map[string]bool{}
+	queries := []string{
+		`SELECT id, title, time_updated FROM session`,
+		`SELECT session_id, '', MAX(time_updated) FROM message
+		  WHERE session_id NOT IN (SELECT id FROM session) GROUP BY session_id`,
+		`SELECT p.session_id, '', MAX(p.time_updated) FROM part p
+		  WHERE NOT EXISTS (SELECT 1 FROM message m WHERE m.id = p.message_id) GROUP BY p.session_id`,
+	}
+	for _, q := range queries {
+		rows, err := tx.QueryContext(ctx, q)
+		if err != nil {
+			return nil, s.wrap(err)
+		}
+		for rows.Next() {
+			var id, title sql.NullString
+			var upd sql.NullInt64
+			if err := rows.Scan(&id, &title, &upd); err != nil {
+				rows.Close()
+				return nil, s.wrap(err)
+			}
+			if seen[id.String] {
+				continue
+			}
+			seen[id.String] = true
+			r := SessionRef{ID: id.String, Title: title.String}
+			if upd.Valid && upd.Int64 > 0 {
+				r.Updated = time.UnixMilli(upd.Int64)
+			}
+			out = append(out, r)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, s.wrap(err)
+		}
+	}
+	sortRefs(out)
+	return out, nil
+}
+
+// Load reads one session inside one read transaction.
+func (s *sqliteStore) Load(ctx context.Context, ref SessionRef) (*Session, error) {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	defer tx.Rollback()
+	sess := &Session{Store: s.info, ID: ref.ID}
+	if err := s.loadInfo(ctx, tx, sess); err != nil {
+		return nil, s.wrap(err)
+	}
+
+	rows, err := tx.QueryContext(ctx, `SELECT rowid, id, time_created, time_updated, data FROM message
+		WHERE session_id = ? ORDER BY time_created, id`, ref.ID)
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	byID := map[string]*Message{}
+	for rows.Next() {
+		var rowid, created, updated int64
+		var id string
+		var data []byte
+		if err := rows.Scan(&rowid, &id, &created, &updated, &data); err != nil {
+			rows.Close()
+			return nil, s.wrap(err)
+		}
+		rec := s.record(KindMessage, "message", rowid, id, updated, data)
+		if m := sess.addMessage(rec, ref.ID); m != nil {
+			m.Created = created
+			byID[id] = m
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap(err)
+	}
+
+	// Parts of this session's messages, whatever their session_id says;
+	// then parts that name this session but whose message does not exist.
+	const cols = `SELECT p.rowid, p.id, p.message_id, p.session_id, p.time_updated, p.data FROM part p `
+	if err := s.loadParts(ctx, tx, sess, byID, cols+`WHERE p.message_id IN (SELECT id FROM message WHERE session_id = ?)
+		ORDER BY p.message_id, p.id`, ref.ID); err != nil {
+		return nil, s.wrap(err)
+	}
+	if err := s.loadParts(ctx, tx, sess, nil, cols+`WHERE p.session_id = ?
+		AND NOT EXISTS (SELECT 1 FROM message m WHERE m.id = p.message_id) ORDER BY p.message_id, p.id`, ref.ID); err != nil {
+		return nil, s.wrap(err)
+	}
+	return sess, nil
+}
+
+// loadParts runs a part query and puts each part under its message in
+// byID, or among the Orphans when byID does not hold it.
+func (s *sqliteStore) loadParts(ctx context.Context, tx *sql.Tx, sess *Session, byID map[string]*Message, q string, args ...any) error {
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var rowid, updated int64
+		var id, mid, sid string
+		var data []byte
+		if err := rows.Scan(&rowid, &id, &mid, &sid, &updated, &data); err != nil {
+			return err
+		}
+		rec := s.record(KindPart, "part", rowid, id, updated, data)
+		p := sess.newPartFrom(rec, mid, sid)
+		if p == nil {
+			continue
+		}
+		if m := byID[mid]; m != nil {
+			m.Parts = append(m.Parts, p)
+		} else {
+			sess.Orphans = append(sess.Orphans, p)
+		}
+	}
+	return rows.Err()
+}
+
+func (s *sqliteStore) record(kind Kind, table string, rowid int64, id string, updated int64, data []byte) *Record {
+	rec := &Record{Kind: kind, ID: id, Raw: data, Modified: time.UnixMilli(updated),
+		Loc: Location{Path: s.path, Table: table, RowID: rowid}}
+	if err := CheckBody(data); err != nil {
+		rec.Err = err
+	}
+	return rec
+}
+
+// loadInfo reads the session row into sess.Info (a JSON object of the
+// row's columns) and sets Title, or sets InfoMissing.
+func (s *sqliteStore) loadInfo(ctx context.Context, tx *sql.Tx, sess *Session) error {
+	rows, err := tx.QueryContext(ctx, `SELECT rowid AS "rowid", * FROM session WHERE id = ?`, sess.ID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		sess.InfoMissing = true
+		return rows.Err()
+	}
+	names, err := rows.Columns()
+	if err != nil {
+		return err
+	}
+	vals := make([]any, len(names))
+	ptrs := make([]any, len(names))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		return err
+	}
+	rowid, _ := vals[0].(int64)
+	buf := []byte{'{'}
+	var updated int64
+	for i := 1; i < len(names); i++ {
+		if i > 1 {
+			buf = append(buf, ',')
+		}
+		buf = appendJSONString(buf, names[i])
+		buf = append(buf, ':')
+		switch v := vals[i].(type) {
+		case nil:
+			buf = append(buf, "null"...)
+		case int64:
+			buf = strconv.AppendInt(buf, v, 10)
+		case float64:
+			buf = strconv.AppendFloat(buf, v, 'g', -1, 64)
+		case []byte:
+			buf = appendJSONString(buf, string(v))
+		case string:
+			buf = appendJSONString(buf, v)
+		default:
+			buf = appendJSONString(buf, fmt.Sprint(v))
+		}
+		switch names[i] {
+		case "title":
+			switch v := vals[i].(type) {
+			case string:
+				sess.Title = v
+			case []byte:
+				sess.Title = string(v)
+			}
+		case "time_updated":
+			updated, _ = vals[i].(int64)
+		}
+	}
+	buf = append(buf, '}')
+	sess.Info = &Record{Kind: KindSession, ID: sess.ID, Raw: buf, Modified: time.UnixMilli(updated),
+		Loc: Location{Path: s.path, Table: "session", RowID: rowid}}
+	return nil
+}
+
+// appendJSONString appends s as a JSON string, without HTML escaping.
+func appendJSONString(buf []byte, s string) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s)
+	return append(buf, bytes.TrimSuffix(b.Bytes(), []byte("\n"))...)
+}
