@@ -1,0 +1,145 @@
+package mockanthropic
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func post(t *testing.T, s *Server, b string) (*http.Response, error) {
+	t.Helper()
+	return http.Post(s.BaseURL()+"/messages", "application/json", strings.NewReader(b))
+}
+
+type event struct {
+	Name string
+	Data map[string]any
+}
+
+func readEvents(t *testing.T, r io.Reader) []event {
+	t.Helper()
+	var out []event
+	sc := bufio.NewScanner(r)
+	var name string
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			name = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			var d map[string]any
+			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &d); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, event{name, d})
+		}
+	}
+	return out
+}
+
+const tools = `"tools":[{"name":"bash","input_schema":{"type":"object"}}],`
+
+func TestStreamToolUse(t *testing.T) {
+	s := New(Config{})
+	defer s.Close()
+	resp, err := post(t, s, `{"model":"m","max_tokens":10,"stream":true,`+tools+thinkingOn+`"messages":[{"role":"user","content":"go [[tool:bash echo hi]]"}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		t.Fatalf("content type %q", ct)
+	}
+	evs := readEvents(t, resp.Body)
+	var names []string
+	var thinking, signature, input string
+	for _, e := range evs {
+		names = append(names, e.Name)
+		if d, ok := e.Data["delta"].(map[string]any); ok {
+			switch d["type"] {
+			case "thinking_delta":
+				thinking += d["thinking"].(string)
+			case "signature_delta":
+				signature = d["signature"].(string)
+			case "input_json_delta":
+				input += d["partial_json"].(string)
+			}
+		}
+	}
+	if names[0] != "message_start" || names[len(names)-1] != "message_stop" {
+		t.Errorf("events %v", names)
+	}
+	if !ValidSignature(s.Secret(), thinking, signature) {
+		t.Errorf("signature %q does not verify %q", signature, thinking)
+	}
+	var in map[string]string
+	if err := json.Unmarshal([]byte(input), &in); err != nil || in["command"] != "echo hi" {
+		t.Errorf("tool input %q: %v", input, err)
+	}
+	reqs := s.Requests()
+	if len(reqs) != 1 || reqs[0].Verdict != Accepted || !reqs[0].Chat {
+		t.Fatalf("recorded %+v", reqs)
+	}
+	if got := reqs[0].Stages; got[len(got)-1] != StageDone {
+		t.Errorf("stages %v", got)
+	}
+}
+
+func TestRejectRecorded(t *testing.T) {
+	s := New(Config{})
+	defer s.Close()
+	resp, err := post(t, s, `{"model":"m","max_tokens":10,"stream":true,"messages":[{"role":"user","content":[{"type":"text","text":" "}]}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || !strings.Contains(string(b), `"type":"error"`) || !strings.Contains(string(b), TextWhitespaceTextBlock) {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	r := s.Rejected()
+	if len(r) != 1 || r[0].Error != TextWhitespaceTextBlock {
+		t.Fatalf("rejected %+v", r)
+	}
+}
+
+func TestPauseMidText(t *testing.T) {
+	s := New(Config{})
+	defer s.Close()
+	p := s.Pause(StageTextDelta, ChatRequest)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", s.BaseURL()+"/messages",
+		strings.NewReader(`{"model":"m","max_tokens":10,"stream":true,`+tools+`"messages":[{"role":"user","content":"hello"}]}`))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-p.Reached():
+		if r.Stages[len(r.Stages)-1] != StageTextDelta {
+			t.Errorf("stages %v", r.Stages)
+		}
+	case <-ctx.Done():
+		t.Fatal("pause not reached")
+	}
+	if _, err := s.WaitStage(ctx, StageTextDelta, s.NthChat(0)); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range s.Requests()[0].Stages {
+		if st == StageTextDone {
+			t.Fatal("stream went on past the pause")
+		}
+	}
+	p.Release()
+	evs := readEvents(t, resp.Body)
+	resp.Body.Close()
+	if evs[len(evs)-1].Name != "message_stop" {
+		t.Errorf("last event %v", evs[len(evs)-1])
+	}
+}

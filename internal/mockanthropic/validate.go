@@ -1,0 +1,311 @@
+package mockanthropic
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"unicode"
+)
+
+// DefaultSecret signs thinking blocks when a Server has no Secret of its own.
+var DefaultSecret = []byte("mockanthropic-default-secret")
+
+const (
+	sigPrefix      = "MOCKSIG1"
+	redactedPrefix = "MOCKRED1"
+)
+
+// Sign returns the signature the mock issues for a thinking block's text:
+// base64 of a fixed prefix and HMAC-SHA256(secret, thinking).
+func Sign(secret []byte, thinking string) string {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(thinking))
+	return base64.StdEncoding.EncodeToString(append([]byte(sigPrefix), m.Sum(nil)...))
+}
+
+// ValidSignature reports whether sig is the mock's signature of thinking.
+func ValidSignature(secret []byte, thinking, sig string) bool {
+	return hmac.Equal([]byte(Sign(secret, thinking)), []byte(sig))
+}
+
+// RedactedData returns a fresh opaque payload for a redacted_thinking block.
+func RedactedData(secret []byte) string {
+	nonce := make([]byte, 16)
+	_, _ = rand.Read(nonce)
+	m := hmac.New(sha256.New, secret)
+	m.Write(nonce)
+	return base64.StdEncoding.EncodeToString(append(append([]byte(redactedPrefix), nonce...), m.Sum(nil)...))
+}
+
+// ValidRedactedData reports whether data was issued by RedactedData.
+func ValidRedactedData(secret []byte, data string) bool {
+	raw, err := base64.StdEncoding.DecodeString(data)
+	if err != nil || len(raw) != len(redactedPrefix)+16+sha256.Size || string(raw[:len(redactedPrefix)]) != redactedPrefix {
+		return false
+	}
+	nonce := raw[len(redactedPrefix) : len(redactedPrefix)+16]
+	m := hmac.New(sha256.New, secret)
+	m.Write(nonce)
+	return hmac.Equal(m.Sum(nil), raw[len(redactedPrefix)+16:])
+}
+
+// APIError is an error answer of the Messages API.
+type APIError struct {
+	Status  int    // HTTP status
+	Type    string // error.type, e.g. invalid_request_error
+	Message string // error.message
+}
+
+func (e *APIError) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Type, e.Message) }
+
+// Body is the JSON body the real API sends with the error.
+func (e *APIError) Body() []byte {
+	b, _ := json.Marshal(map[string]any{
+		"type":  "error",
+		"error": map[string]string{"type": e.Type, "message": e.Message},
+	})
+	return b
+}
+
+func invalid(format string, args ...any) *APIError {
+	return &APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Message: fmt.Sprintf(format, args...)}
+}
+
+// The texts of the errors the validator returns. Where the API puts an index
+// prefix ("messages.N: ", "messages.N.content.M: ") the Msg* helpers add it.
+const (
+	TextEmptyContent         = "all messages must have non-empty content except for the optional final assistant message"
+	TextEmptyTextBlock       = "messages: text content blocks must be non-empty"
+	TextWhitespaceTextBlock  = "messages: text content blocks must contain non-whitespace text"
+	TextSignatureRequired    = "thinking.signature: Field required"
+	TextRedactedDataRequired = "redacted_thinking.data: Field required"
+	TextInvalidSignature     = "Invalid `signature` in `thinking` block"
+	TextInvalidRedacted      = "Invalid `data` in `redacted_thinking` block"
+	TextFinalBlockThinking   = "The final block in an assistant message cannot be `thinking`."
+	TextTrailingWhitespace   = "messages: final assistant content cannot end with trailing whitespace"
+	TextNoPrefill            = "This model does not support assistant message prefill. The conversation must end with a user message."
+	TextThinkingDisabled     = "When thinking is disabled, an `assistant` message in the final position cannot contain `thinking`. To use thinking blocks, enable `thinking` in your request."
+)
+
+// MsgEmptyContent is the error for an empty message at index n.
+func MsgEmptyContent(n int) string { return fmt.Sprintf("messages.%d: %s", n, TextEmptyContent) }
+
+// MsgSignatureRequired is the error for a thinking block without signature.
+func MsgSignatureRequired(n, m int) string {
+	return fmt.Sprintf("messages.%d.content.%d.%s", n, m, TextSignatureRequired)
+}
+
+// MsgInvalidSignature is the error for a thinking block whose signature does
+// not match its text.
+func MsgInvalidSignature(n, m int) string {
+	return fmt.Sprintf("messages.%d.content.%d: %s", n, m, TextInvalidSignature)
+}
+
+// MsgThinkingNotFirst is the error for an assistant message that contains
+// thinking but starts with another block type.
+func MsgThinkingNotFirst(n int, found string) string {
+	return fmt.Sprintf("messages.%d.content.0: If an assistant message contains any thinking blocks, the first block must be `thinking` or `redacted_thinking`. Found `%s`.", n, found)
+}
+
+// MsgFinalBlockThinking is the error for an assistant message ending in
+// thinking.
+func MsgFinalBlockThinking(n int) string {
+	return fmt.Sprintf("messages.%d: %s", n, TextFinalBlockThinking)
+}
+
+// MsgExpectedThinking is the error for the tool-loop assistant message that
+// does not start with thinking while thinking is enabled.
+func MsgExpectedThinking(n int, found string) string {
+	return fmt.Sprintf("messages.%d.content.0.type: Expected `thinking` or `redacted_thinking`, but found `%s`. When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking", n, found)
+}
+
+// MsgThinkingDisabled is the error for thinking in a final-position assistant
+// message while thinking is disabled.
+func MsgThinkingDisabled(n, m int) string {
+	return fmt.Sprintf("messages.%d.content.%d: %s", n, m, TextThinkingDisabled)
+}
+
+// MsgToolUseWithoutResult is the error for tool_use blocks of message n that
+// have no tool_result in message n+1.
+func MsgToolUseWithoutResult(n int, ids []string) string {
+	return fmt.Sprintf("messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message.", n, strings.Join(ids, ", "))
+}
+
+// MsgUnexpectedToolResult is the error for a tool_result whose tool_use is not
+// in the previous message.
+func MsgUnexpectedToolResult(n, m int, id string) string {
+	return fmt.Sprintf("messages.%d.content.%d: unexpected `tool_use_id` found in `tool_result` blocks: %s. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.", n, m, id)
+}
+
+// Validator checks a request against the Messages API's rules on history.
+type Validator struct {
+	// Secret signs and verifies thinking blocks (DefaultSecret when nil).
+	Secret []byte
+	// RejectPrefill makes a final assistant message an error, as newer
+	// models do.
+	RejectPrefill bool
+}
+
+func isThinking(t string) bool { return t == "thinking" || t == "redacted_thinking" }
+
+// Validate returns the error the API would answer r with, or nil. Checks run
+// in a fixed order (schema, text blocks, empty messages, tool pairing,
+// thinking order and signatures, thinking-mode rules, final assistant
+// content) and the first violation wins.
+func (v Validator) Validate(r *MessagesRequest) *APIError {
+	secret := v.Secret
+	if secret == nil {
+		secret = DefaultSecret
+	}
+	msgs := r.Messages
+	last := len(msgs) - 1
+
+	// Schema.
+	for n, m := range msgs {
+		if m.Role != "user" && m.Role != "assistant" {
+			return invalid("messages.%d.role: Input should be 'user' or 'assistant'", n)
+		}
+		for i, b := range m.Content {
+			switch b.Type {
+			case "thinking":
+				if b.Signature == nil {
+					return invalid("%s", MsgSignatureRequired(n, i))
+				}
+			case "redacted_thinking":
+				if b.Data == "" {
+					return invalid("messages.%d.content.%d.%s", n, i, TextRedactedDataRequired)
+				}
+			}
+		}
+	}
+	// Text blocks.
+	for _, m := range msgs {
+		for _, b := range m.Content {
+			if b.Type != "text" {
+				continue
+			}
+			if b.Text == "" {
+				return invalid("%s", TextEmptyTextBlock)
+			}
+			if strings.TrimSpace(b.Text) == "" {
+				return invalid("%s", TextWhitespaceTextBlock)
+			}
+		}
+	}
+	// Empty messages.
+	for n, m := range msgs {
+		if len(m.Content) == 0 && !(n == last && m.Role == "assistant") {
+			return invalid("%s", MsgEmptyContent(n))
+		}
+	}
+	// tool_use / tool_result pairing.
+	for n, m := range msgs {
+		switch m.Role {
+		case "assistant":
+			var missing []string
+			for _, b := range m.Content {
+				if b.Type != "tool_use" {
+					continue
+				}
+				if n == last || msgs[n+1].Role != "user" || !hasToolResult(msgs[n+1], b.ID) {
+					missing = append(missing, b.ID)
+				}
+			}
+			if len(missing) > 0 {
+				return invalid("%s", MsgToolUseWithoutResult(n, missing))
+			}
+		case "user":
+			for i, b := range m.Content {
+				if b.Type != "tool_result" {
+					continue
+				}
+				if n == 0 || msgs[n-1].Role != "assistant" || !hasToolUse(msgs[n-1], b.ToolUseID) {
+					return invalid("%s", MsgUnexpectedToolResult(n, i, b.ToolUseID))
+				}
+			}
+		}
+	}
+	// Thinking order and signatures.
+	for n, m := range msgs {
+		if m.Role != "assistant" || len(m.Content) == 0 {
+			continue
+		}
+		has := false
+		for _, b := range m.Content {
+			if isThinking(b.Type) {
+				has = true
+				break
+			}
+		}
+		if !has {
+			continue
+		}
+		if first := m.Content[0].Type; !isThinking(first) {
+			return invalid("%s", MsgThinkingNotFirst(n, first))
+		}
+		if isThinking(m.Content[len(m.Content)-1].Type) {
+			return invalid("%s", MsgFinalBlockThinking(n))
+		}
+		for i, b := range m.Content {
+			switch b.Type {
+			case "thinking":
+				if !ValidSignature(secret, b.Thinking, *b.Signature) {
+					return invalid("%s", MsgInvalidSignature(n, i))
+				}
+			case "redacted_thinking":
+				if !ValidRedactedData(secret, b.Data) {
+					return invalid("messages.%d.content.%d: %s", n, i, TextInvalidRedacted)
+				}
+			}
+		}
+	}
+	// Thinking mode.
+	if r.ThinkingEnabled() {
+		if len(r.PendingToolResults()) > 0 && last >= 1 && msgs[last-1].Role == "assistant" {
+			a := msgs[last-1]
+			if len(a.Content) > 0 && !isThinking(a.Content[0].Type) {
+				return invalid("%s", MsgExpectedThinking(last-1, a.Content[0].Type))
+			}
+		}
+	} else if last >= 0 && msgs[last].Role == "assistant" {
+		for i, b := range msgs[last].Content {
+			if isThinking(b.Type) {
+				return invalid("%s", MsgThinkingDisabled(last, i))
+			}
+		}
+	}
+	// Final assistant content.
+	if last >= 0 && msgs[last].Role == "assistant" {
+		c := msgs[last].Content
+		if n := len(c); n > 0 && c[n-1].Type == "text" && strings.TrimRightFunc(c[n-1].Text, unicode.IsSpace) != c[n-1].Text {
+			return invalid("%s", TextTrailingWhitespace)
+		}
+		if v.RejectPrefill {
+			return invalid("%s", TextNoPrefill)
+		}
+	}
+	return nil
+}
+
+func hasToolResult(m Message, id string) bool {
+	for _, b := range m.Content {
+		if b.Type == "tool_result" && b.ToolUseID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func hasToolUse(m Message, id string) bool {
+	for _, b := range m.Content {
+		if b.Type == "tool_use" && b.ID == id {
+			return true
+		}
+	}
+	return false
+}

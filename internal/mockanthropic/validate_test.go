@@ -1,0 +1,144 @@
+package mockanthropic
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// sig signs thinking text with the default secret, as a JSON string.
+func sig(text string) string {
+	b, _ := json.Marshal(Sign(DefaultSecret, text))
+	return string(b)
+}
+
+func think(text string) string {
+	t, _ := json.Marshal(text)
+	return fmt.Sprintf(`{"type":"thinking","thinking":%s,"signature":%s}`, t, sig(text))
+}
+
+const (
+	user       = `{"role":"user","content":[{"type":"text","text":"hi"}]}`
+	userTool   = `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"ok"}]}`
+	toolUse    = `{"type":"tool_use","id":"toolu_1","name":"bash","input":{"command":"ls"}}`
+	text       = `{"type":"text","text":"done"}`
+	thinkingOn = `"thinking":{"type":"enabled","budget_tokens":1024},`
+)
+
+func body(thinking bool, msgs ...string) string {
+	t := ""
+	if thinking {
+		t = thinkingOn
+	}
+	return `{"model":"claude-sonnet-4-5","max_tokens":2048,` + t + `"stream":true,"messages":[` + strings.Join(msgs, ",") + `]}`
+}
+
+func asst(blocks ...string) string {
+	return `{"role":"assistant","content":[` + strings.Join(blocks, ",") + `]}`
+}
+
+func TestValidator(t *testing.T) {
+	cases := []struct {
+		name string
+		body string
+		want string // "" means accepted
+	}{
+		{"plain", body(true, user), ""},
+		{"string content", body(false, `{"role":"user","content":"hello"}`), ""},
+
+		{"empty content ok as final assistant", body(false, user, `{"role":"assistant","content":[]}`), ""},
+		{"empty content", body(false, user, `{"role":"assistant","content":[]}`, user), MsgEmptyContent(1)},
+		{"empty string content", body(false, `{"role":"user","content":""}`), MsgEmptyContent(0)},
+
+		{"text non-empty", body(false, user, asst(text), user), ""},
+		{"text empty", body(false, user, asst(`{"type":"text","text":""}`), user), TextEmptyTextBlock},
+		{"text whitespace", body(false, user, asst(`{"type":"text","text":" \n"}`), user), TextWhitespaceTextBlock},
+
+		{"tool loop starts with thinking", body(true, user, asst(think("let me look"), toolUse), userTool), ""},
+		{"tool loop without thinking, thinking off", body(false, user, asst(toolUse), userTool), ""},
+		{"tool loop without thinking", body(true, user, asst(toolUse), userTool), MsgExpectedThinking(1, "tool_use")},
+		{"tool loop text first", body(true, user, asst(text, toolUse), userTool), MsgExpectedThinking(1, "text")},
+		{"older turn without thinking is fine", body(true, user, asst(toolUse), userTool, asst(text), user), ""},
+
+		{"thinking first", body(true, user, asst(think("a"), text), user), ""},
+		{"thinking not first", body(true, user, asst(text, think("a"), toolUse), userTool), MsgThinkingNotFirst(1, "text")},
+		{"thinking not first in older turn", body(true, user, asst(toolUse, think("a"), text), userTool, asst(text), user), MsgThinkingNotFirst(1, "tool_use")},
+
+		{"signature valid", body(true, user, asst(think("abc"), text), user), ""},
+		{"signature missing", body(true, user, asst(`{"type":"thinking","thinking":"abc"}`, text), user), MsgSignatureRequired(1, 0)},
+		{"signature foreign", body(true, user, asst(`{"type":"thinking","thinking":"abc","signature":"RXFRQkNrWUlCeGdDS2tB"}`, text), user), MsgInvalidSignature(1, 0)},
+		{"thinking text edited", body(true, user, asst(`{"type":"thinking","thinking":"abd","signature":`+sig("abc")+`}`, text), user), MsgInvalidSignature(1, 0)},
+		{"redacted valid", body(true, user, asst(`{"type":"redacted_thinking","data":"`+RedactedData(DefaultSecret)+`"}`, text), user), ""},
+		{"redacted forged", body(true, user, asst(`{"type":"redacted_thinking","data":"Zm9v"}`, text), user), "messages.1.content.0: " + TextInvalidRedacted},
+
+		{"final block text", body(true, user, asst(think("a"), text), user), ""},
+		{"final block thinking", body(true, user, asst(think("a")), user), MsgFinalBlockThinking(1)},
+
+		{"thinking disabled, thinking in older turn", body(false, user, asst(think("a"), text), user), ""},
+		{"thinking disabled, final assistant with thinking", body(false, user, asst(think("a"), text)), MsgThinkingDisabled(1, 0)},
+		{"thinking enabled, final assistant with thinking", body(true, user, asst(think("a"), text)), ""},
+
+		{"tool pairing ok", body(false, user, asst(toolUse), userTool), ""},
+		{"tool_use without result", body(false, user, asst(toolUse), user), MsgToolUseWithoutResult(1, []string{"toolu_1"})},
+		{"tool_use as last message", body(false, user, asst(toolUse)), MsgToolUseWithoutResult(1, []string{"toolu_1"})},
+		{"tool_result without use", body(false, user, asst(text), userTool), MsgUnexpectedToolResult(2, 0, "toolu_1")},
+
+		{"final assistant no trailing whitespace", body(false, user, asst(`{"type":"text","text":"Sure"}`)), ""},
+		{"final assistant trailing whitespace", body(false, user, asst(`{"type":"text","text":"Sure "}`)), TextTrailingWhitespace},
+		{"older assistant trailing whitespace is fine", body(false, user, asst(`{"type":"text","text":"Sure "}`), user), ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := ParseRequest([]byte(c.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ""
+			if e := (Validator{}).Validate(r); e != nil {
+				got = e.Message
+				if e.Status != 400 || e.Type != "invalid_request_error" {
+					t.Errorf("status/type = %d %s", e.Status, e.Type)
+				}
+			}
+			if got != c.want {
+				t.Errorf("got  %q\nwant %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestRejectPrefill(t *testing.T) {
+	r, _ := ParseRequest([]byte(body(false, user, asst(text))))
+	e := (Validator{RejectPrefill: true}).Validate(r)
+	if e == nil || e.Message != TextNoPrefill {
+		t.Fatalf("got %v", e)
+	}
+}
+
+func TestExactTexts(t *testing.T) {
+	// The strings users report from the real API; see provider-rules.md.
+	for got, want := range map[string]string{
+		MsgEmptyContent(3):                             "messages.3: all messages must have non-empty content except for the optional final assistant message",
+		MsgExpectedThinking(1, "tool_use"):             "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`. When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking",
+		MsgThinkingNotFirst(5, "text"):                 "messages.5.content.0: If an assistant message contains any thinking blocks, the first block must be `thinking` or `redacted_thinking`. Found `text`.",
+		MsgSignatureRequired(1, 0):                     "messages.1.content.0.thinking.signature: Field required",
+		MsgInvalidSignature(1, 0):                      "messages.1.content.0: Invalid `signature` in `thinking` block",
+		MsgFinalBlockThinking(17):                      "messages.17: The final block in an assistant message cannot be `thinking`.",
+		MsgThinkingDisabled(11, 0):                     "messages.11.content.0: When thinking is disabled, an `assistant` message in the final position cannot contain `thinking`. To use thinking blocks, enable `thinking` in your request.",
+		MsgToolUseWithoutResult(6, []string{"a", "b"}): "messages.6: `tool_use` ids were found without `tool_result` blocks immediately after: a, b. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+		MsgUnexpectedToolResult(48, 1, "toolu_x"):      "messages.48.content.1: unexpected `tool_use_id` found in `tool_result` blocks: toolu_x. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.",
+	} {
+		if got != want {
+			t.Errorf("got  %q\nwant %q", got, want)
+		}
+	}
+}
+
+func TestErrorBody(t *testing.T) {
+	e := invalid("%s", MsgEmptyContent(1))
+	want := `{"error":{"message":"messages.1: all messages must have non-empty content except for the optional final assistant message","type":"invalid_request_error"},"type":"error"}`
+	if string(e.Body()) != want {
+		t.Fatalf("body %s", e.Body())
+	}
+}
