@@ -1,0 +1,238 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// sampleReport is a scan of three stores: a database with one clean and two
+// damaged sessions, a sessions/ tree with a note, and an export file.
+func sampleReport() *Report {
+	db := store.Info{Shape: store.ShapeSQLite, Path: "/data/opencode/opencode.db", Notes: []string{}}
+	tree := store.Info{Shape: store.ShapeSessions, Path: "/home/u/.opencode/sessions", Notes: []string{"pre-migration copy"}}
+	exp := store.Info{Shape: store.ShapeExport, Path: "/tmp/ses.json"}
+	f := func(in store.Info, code, rule string, sev scan.Severity, msg, ses, m, p string, loc store.Location, fix string) scan.Finding {
+		return scan.Finding{Code: code, Rule: rule, Severity: sev, Message: msg, Store: in, StorePath: in.Path, Shape: in.Shape,
+			SessionID: ses, MessageID: m, PartID: p, Location: loc, Fix: fix}
+	}
+	return &Report{
+		Version: "1.2.3",
+		Result: &scan.Result{
+			Stores: []scan.StoreResult{
+				{Info: db, Sessions: []scan.SessionSummary{
+					{ID: "ses_a", Title: "fix the build", Messages: 14, Parts: 40, Findings: 2},
+					{ID: "ses_b", Title: "", Messages: 3, Parts: 9, Findings: 1},
+					{ID: "ses_c", Title: "clean one", Messages: 2, Parts: 4},
+				}},
+				{Info: tree, Sessions: []scan.SessionSummary{{ID: "ses_d", Title: "tree", Messages: 1, Parts: 1, Findings: 1}}},
+				{Info: exp, Sessions: []scan.SessionSummary{{ID: "ses_e", Title: "exported", Messages: 5, Parts: 6, Findings: 1}}},
+			},
+			Findings: []scan.Finding{
+				f(db, "SF103", "thinking-not-first", scan.Error, "reasoning part comes after a text part", "ses_a", "msg_1", "prt_2",
+					store.Location{Path: db.Path, Table: "part", RowID: 42}, "moveThinkingFirst"),
+				f(db, "SF104", "empty-text-part", scan.Warning, "text part is whitespace-only", "ses_a", "msg_1", "prt_3",
+					store.Location{Path: db.Path, Table: "part", RowID: 43}, "replaceEmptyTextParts"),
+				f(db, "SF103", "thinking-not-first", scan.Error, "reasoning part comes after a tool part", "ses_b", "msg_9", "",
+					store.Location{Path: db.Path, Table: "message", RowID: 7}, "stripThinkingParts"),
+				f(tree, "SF204", "message-order", scan.Info, "assistant message sorts before its parent", "ses_d", "msg_4", "",
+					store.Location{Path: tree.Path + "/ses_d/messages/msg_4.json", Line: 1}, ""),
+				f(exp, "SF101", "empty-message", scan.Warning, "assistant message has no content part", "ses_e", "msg_5", "",
+					store.Location{Path: exp.Path, Line: 88}, "injectTextPart"),
+			},
+		},
+	}
+}
+
+func render(t *testing.T, format string, opts Options, r *Report) string {
+	t.Helper()
+	p, err := New(format, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := p.Print(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (go test -update rewrites it)\ngot:\n%s\nwant:\n%s", path, got, want)
+	}
+}
+
+var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+func TestGoldenOutputs(t *testing.T) {
+	for _, tt := range []struct {
+		file, format string
+		opts         Options
+	}{
+		{"piped.golden", "text", Options{}},
+		{"piped-color-ignored.golden", "text", Options{Color: true}},
+		{"tty.golden", "text", Options{TTY: true}},
+		{"tty-color.golden", "text", Options{TTY: true, Color: true}},
+		{"scan.json.golden", "json", Options{}},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			golden(t, tt.file, render(t, tt.format, tt.opts, sampleReport()))
+		})
+	}
+}
+
+func TestPipedTextIsOneLinePerFinding(t *testing.T) {
+	r := sampleReport()
+	out := render(t, "text", Options{Color: true}, r)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != len(r.Result.Findings) {
+		t.Fatalf("got %d lines for %d findings:\n%s", len(lines), len(r.Result.Findings), out)
+	}
+	for i, f := range r.Result.Findings {
+		want := Where(f) + ": " + f.Severity.String() + " " + f.Code + " " + f.Message
+		if lines[i] != want {
+			t.Errorf("line %d = %q, want %q", i, lines[i], want)
+		}
+	}
+	if ansi.MatchString(out) {
+		t.Error("piped output contains escape sequences")
+	}
+}
+
+func TestTTYColour(t *testing.T) {
+	plain := render(t, "text", Options{TTY: true}, sampleReport())
+	if ansi.MatchString(plain) {
+		t.Error("colour off but output has escape sequences")
+	}
+	coloured := render(t, "text", Options{TTY: true, Color: true}, sampleReport())
+	if !strings.Contains(coloured, "\x1b[1;31merror") && !strings.Contains(coloured, "\x1b[31;1merror") {
+		t.Errorf("errors are not bold red:\n%q", coloured)
+	}
+	if got := ansi.ReplaceAllString(coloured, ""); got != plain {
+		t.Errorf("coloured output without colour differs from plain output:\n%s\nvs\n%s", got, plain)
+	}
+}
+
+func TestWhere(t *testing.T) {
+	tests := []struct {
+		name string
+		f    scan.Finding
+		want string
+	}{
+		{"sqlite part", scan.Finding{Shape: store.ShapeSQLite, SessionID: "ses_1", MessageID: "msg_2", PartID: "prt_3",
+			Location: store.Location{Path: "/x/opencode.db", Table: "part", RowID: 42}}, "/x/opencode.db:part/42 (ses_1/msg_2/prt_3)"},
+		{"sqlite session", scan.Finding{Shape: store.ShapeSQLite, SessionID: "ses_1",
+			Location: store.Location{Path: "/x/opencode.db", Table: "session", RowID: 1}}, "/x/opencode.db:session/1 (ses_1)"},
+		{"json file", scan.Finding{Shape: store.ShapeStorage, SessionID: "ses_1", MessageID: "msg_2", PartID: "prt_3",
+			Location: store.Location{Path: "/s/part/msg_2/prt_3.json", Line: 1}}, "/s/part/msg_2/prt_3.json:1"},
+		{"export", scan.Finding{Shape: store.ShapeExport, SessionID: "ses_1", MessageID: "msg_2",
+			Location: store.Location{Path: "/e.json", Line: 7}}, "/e.json:7 (ses_1/msg_2)"},
+		{"no location", scan.Finding{Shape: store.ShapeSessions, StorePath: "/root/sessions", SessionID: "ses_1"}, "/root/sessions"},
+	}
+	for _, tt := range tests {
+		if got := Where(tt.f); got != tt.want {
+			t.Errorf("%s: Where = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestSummaryAndHints(t *testing.T) {
+	r := sampleReport()
+	s := r.Summarize()
+	if s.Total != 5 || s.Error != 2 || s.Warning != 2 || s.Info != 1 || s.Fixable != 4 || s.Sessions != 5 || s.Stores != 3 {
+		t.Errorf("summary = %+v", s)
+	}
+	if s.Failing != 4 || r.Failing() != 4 {
+		t.Errorf("failing at warning = %d/%d, want 4", s.Failing, r.Failing())
+	}
+	r.FailOn = scan.Error
+	if r.Failing() != 2 {
+		t.Errorf("failing at error = %d, want 2", r.Failing())
+	}
+	r.FailOn = scan.Info
+	if r.Failing() != 5 {
+		t.Errorf("failing at info = %d, want 5", r.Failing())
+	}
+	if code := s.MostFrequent(); code != "SF103" {
+		t.Errorf("most frequent = %q, want SF103", code)
+	}
+	hints := Hints(r)
+	if len(hints) != 2 || !strings.Contains(hints[0], "repair 4 of them") || !strings.Contains(hints[1], "sessfix explain SF103") {
+		t.Errorf("hints = %q", hints)
+	}
+	if h := Hints(&Report{Result: &scan.Result{}}); h != nil {
+		t.Errorf("hints for a clean scan = %q, want none", h)
+	}
+}
+
+func TestMostFrequentTieTakesLowestCode(t *testing.T) {
+	s := Summary{ByCode: []CodeCount{{Code: "SF101", Count: 2}, {Code: "SF104", Count: 2}, {Code: "SF105", Count: 1}}}
+	if got := s.MostFrequent(); got != "SF101" {
+		t.Errorf("MostFrequent = %q, want SF101", got)
+	}
+}
+
+func TestCleanTTY(t *testing.T) {
+	r := &Report{Result: &scan.Result{Stores: []scan.StoreResult{{
+		Info:     store.Info{Shape: store.ShapeSQLite, Path: "/x/opencode.db"},
+		Sessions: []scan.SessionSummary{{ID: "ses_1"}, {ID: "ses_2"}},
+	}}}}
+	out := render(t, "text", Options{TTY: true}, r)
+	for _, want := range []string{"sqlite store /x/opencode.db", "2 sessions, all clean", "no findings in 2 sessions"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "hint:") || strings.Contains(out, "ses_1") {
+		t.Errorf("clean output lists sessions or hints:\n%s", out)
+	}
+	if got := render(t, "text", Options{}, r); got != "" {
+		t.Errorf("piped clean output = %q, want nothing", got)
+	}
+}
+
+func TestStoreErrorShown(t *testing.T) {
+	r := &Report{Result: &scan.Result{Stores: []scan.StoreResult{{
+		Info: store.Info{Shape: store.ShapeStorage, Path: "/s"},
+		Err:  errors.New("cannot read /s/session: permission denied"),
+	}}}}
+	out := render(t, "text", Options{TTY: true}, r)
+	if !strings.Contains(out, "error: cannot read /s/session: permission denied") {
+		t.Errorf("store error missing:\n%s", out)
+	}
+	if strings.Contains(out, "0 sessions, all clean") {
+		t.Errorf("a store that could not be listed claims 0 clean sessions:\n%s", out)
+	}
+}
+
+func TestUnknownFormat(t *testing.T) {
+	_, err := New("xml", Options{})
+	if err == nil || !strings.Contains(err.Error(), "json, text") {
+		t.Errorf("New(xml) error = %v, want one listing the formats", err)
+	}
+	if got := strings.Join(Formats(), ","); got != "json,text" {
+		t.Errorf("Formats() = %s", got)
+	}
+}

@@ -1,0 +1,148 @@
+package report
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/sessfix/sessfix/pkg/scan"
+)
+
+// JSONRule is one rule in `sessfix rules --format json` and
+// `sessfix explain --format json`.
+type JSONRule struct {
+	Code          string `json:"code"`
+	Name          string `json:"name"`
+	Severity      string `json:"severity"`
+	Summary       string `json:"summary"`
+	Fixable       bool   `json:"fixable"`
+	Fix           string `json:"fix"`
+	What          string `json:"what"`
+	Why           string `json:"why"`
+	ProviderError string `json:"provider_error"`
+	FixDoc        string `json:"fix_doc"`
+}
+
+// NewJSONRule converts a rule to its JSON form.
+func NewJSONRule(r *scan.Rule) JSONRule {
+	return JSONRule{
+		Code:          r.Code,
+		Name:          r.Name,
+		Severity:      r.Severity.String(),
+		Summary:       r.Summary,
+		Fixable:       r.Fixable,
+		Fix:           r.Fix,
+		What:          r.What,
+		Why:           r.Why,
+		ProviderError: r.ProviderError,
+		FixDoc:        r.FixDoc,
+	}
+}
+
+// PrintRulesJSON writes the rules as a JSON array (never null).
+func PrintRulesJSON(w io.Writer, rules []*scan.Rule) error {
+	out := []JSONRule{}
+	for _, r := range rules {
+		out = append(out, NewJSONRule(r))
+	}
+	return WriteJSON(w, out)
+}
+
+// PrintRuleJSON writes one rule as a JSON object.
+func PrintRuleJSON(w io.Writer, r *scan.Rule) error { return WriteJSON(w, NewJSONRule(r)) }
+
+// WriteJSON writes v as indented JSON without HTML escaping, ending in a
+// newline: the layout of every sessfix JSON output.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// PrintRulesText writes a table of the rules: code, name, severity, whether
+// `sessfix fix` repairs it, and the one-line summary. The layout is the same
+// on a terminal and in a pipe; only the styling differs.
+func PrintRulesText(w io.Writer, rules []*scan.Rule, st *Styles) error {
+	bw := bufio.NewWriter(w)
+	rows := [][]string{{"code", "name", "severity", "fixable", "summary"}}
+	for _, r := range rules {
+		fix := "no"
+		if r.Fixable {
+			fix = "yes"
+		}
+		rows = append(rows, []string{r.Code, r.Name, r.Severity.String(), fix, r.Summary})
+	}
+	width := make([]int, len(rows[0]))
+	for _, row := range rows {
+		for i, cell := range row {
+			width[i] = max(width[i], len(cell))
+		}
+	}
+	for ri, row := range rows {
+		cells := make([]string, len(row))
+		for i, cell := range row {
+			if i < len(row)-1 {
+				cell = padRight(cell, width[i])
+			}
+			switch {
+			case ri == 0:
+				cell = st.Dim.Render(cell)
+			case i == 0:
+				cell = st.Code.Render(cell)
+			case i == 2:
+				cell = st.Severity(rules[ri-1].Severity).Render(cell)
+			}
+			cells[i] = cell
+		}
+		fmt.Fprintln(bw, strings.TrimRight(strings.Join(cells, "  "), " "))
+	}
+	return bw.Flush()
+}
+
+// PrintExplain writes a rule's documentation: its heading, then what it
+// finds, why it matters, the provider error it predicts and what `sessfix
+// fix` does. Empty sections are left out.
+func PrintExplain(w io.Writer, r *scan.Rule, st *Styles) error {
+	bw := bufio.NewWriter(w)
+	fix := "report only"
+	if r.Fixable {
+		fix = "fixable"
+	}
+	fmt.Fprintf(bw, "%s %s (%s, %s)\n", st.Code.Render(r.Code), st.Title.Render(r.Name),
+		st.Severity(r.Severity).Render(r.Severity.String()), fix)
+	if r.Summary != "" {
+		fmt.Fprintf(bw, "\n%s\n", indent(r.Summary))
+	}
+	fixDoc := r.FixDoc
+	if r.Fixable && r.Fix != "" {
+		if fixDoc != "" {
+			fixDoc += "\n"
+		}
+		fixDoc += "default repair: " + r.Fix
+	}
+	for _, sec := range []struct{ title, body string }{
+		{"what it finds", r.What},
+		{"why it matters", r.Why},
+		{"provider error", r.ProviderError},
+		{"fix", fixDoc},
+	} {
+		if strings.TrimSpace(sec.body) == "" {
+			continue
+		}
+		fmt.Fprintf(bw, "\n%s\n%s\n", st.Header.Render(sec.title), indent(sec.body))
+	}
+	return bw.Flush()
+}
+
+func indent(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = "  " + l
+		}
+	}
+	return strings.Join(lines, "\n")
+}

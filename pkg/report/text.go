@@ -1,0 +1,243 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+func init() {
+	register("text", func(o Options) Printer {
+		if o.TTY {
+			return &ttyPrinter{st: NewStyles(o.Color)}
+		}
+		return linePrinter{}
+	})
+}
+
+// FindingLine renders a finding as the one stable line piped text output
+// prints: "LOCATION: SEVERITY CODE message". See docs/json-output.md for the
+// exact LOCATION format.
+func FindingLine(f scan.Finding) string {
+	return Where(f) + ": " + f.Severity.String() + " " + f.Code + " " + f.Message
+}
+
+// Where renders a finding's location: Location.String() (the store path when
+// the finding has no location), followed by " (session/message/part)" when
+// the location does not name the record by itself: SQLite rows and records
+// inside an export file.
+func Where(f scan.Finding) string {
+	loc := f.Location.String()
+	if f.Location.Path == "" {
+		loc = f.StorePath
+	}
+	if f.Location.Table != "" || f.Shape == store.ShapeExport {
+		if ids := idPath(f.SessionID, f.MessageID, f.PartID); ids != "" {
+			loc += " (" + ids + ")"
+		}
+	}
+	return loc
+}
+
+func idPath(ids ...string) string {
+	var out []string
+	for _, id := range ids {
+		if id != "" {
+			out = append(out, id)
+		}
+	}
+	return strings.Join(out, "/")
+}
+
+// linePrinter is the piped text format: one line per finding, nothing else.
+type linePrinter struct{}
+
+func (linePrinter) Print(w io.Writer, r *Report) error {
+	bw := bufio.NewWriter(w)
+	for _, f := range r.findings() {
+		bw.WriteString(FindingLine(f))
+		bw.WriteByte('\n')
+	}
+	return bw.Flush()
+}
+
+// ttyPrinter is the terminal text format: findings grouped by store and
+// session, then a summary table and hints.
+type ttyPrinter struct{ st *Styles }
+
+type storeKey struct {
+	shape store.Shape
+	path  string
+}
+
+func (p *ttyPrinter) Print(w io.Writer, r *Report) error {
+	st := p.st
+	bw := bufio.NewWriter(w)
+	byStore := map[storeKey][]scan.Finding{}
+	var extra []storeKey
+	known := map[storeKey]bool{}
+	for _, sr := range r.stores() {
+		known[storeKey{sr.Info.Shape, sr.Info.Path}] = true
+	}
+	for _, f := range r.findings() {
+		k := storeKey{f.Shape, f.StorePath}
+		if !known[k] && byStore[k] == nil {
+			extra = append(extra, k)
+		}
+		byStore[k] = append(byStore[k], f)
+	}
+	first := true
+	for _, sr := range r.stores() {
+		if !first {
+			bw.WriteString("\n")
+		}
+		first = false
+		k := storeKey{sr.Info.Shape, sr.Info.Path}
+		p.printStore(bw, sr, byStore[k])
+	}
+	for _, k := range extra {
+		if !first {
+			bw.WriteString("\n")
+		}
+		first = false
+		p.printStore(bw, scan.StoreResult{Info: store.Info{Shape: k.shape, Path: k.path}}, byStore[k])
+	}
+
+	s := r.Summarize()
+	bw.WriteString("\n")
+	if s.Total == 0 {
+		fmt.Fprintf(bw, "%s in %s\n", st.OK.Render("no findings"), plural(s.Sessions, "session", "sessions"))
+		return bw.Flush()
+	}
+	p.printSummary(bw, s)
+	for _, h := range Hints(r) {
+		fmt.Fprintf(bw, "%s %s\n", st.Hint.Render("hint:"), h)
+	}
+	return bw.Flush()
+}
+
+func (p *ttyPrinter) printStore(w io.Writer, sr scan.StoreResult, fs []scan.Finding) {
+	st := p.st
+	fmt.Fprintf(w, "%s\n", st.Header.Render(fmt.Sprintf("%s store %s", sr.Info.Shape, sr.Info.Path)))
+	for _, n := range sr.Info.Notes {
+		fmt.Fprintf(w, "  %s %s\n", st.Dim.Render("note:"), n)
+	}
+	if sr.Err != nil {
+		fmt.Fprintf(w, "  %s %s\n", st.Error.Render("error:"), sr.Err)
+	}
+	summaries := map[string]scan.SessionSummary{}
+	for _, s := range sr.Sessions {
+		summaries[s.ID] = s
+	}
+	withFindings := 0
+	for i := 0; i < len(fs); {
+		j := i
+		for j < len(fs) && fs[j].SessionID == fs[i].SessionID {
+			j++
+		}
+		withFindings++
+		p.printSession(w, fs[i].SessionID, summaries[fs[i].SessionID], fs[i:j])
+		i = j
+	}
+	n := len(sr.Sessions)
+	if sr.Err != nil && n == 0 {
+		return
+	}
+	if withFindings > n {
+		n = withFindings
+	}
+	clean := n - withFindings
+	line := fmt.Sprintf("%s, %d clean", plural(n, "session", "sessions"), clean)
+	if clean == n {
+		line = fmt.Sprintf("%s, all clean", plural(n, "session", "sessions"))
+	}
+	if len(fs) > 0 {
+		w.Write([]byte("\n"))
+	}
+	fmt.Fprintf(w, "  %s\n", st.Dim.Render(line))
+}
+
+func (p *ttyPrinter) printSession(w io.Writer, id string, sum scan.SessionSummary, fs []scan.Finding) {
+	st := p.st
+	title := sum.Title
+	if title == "" {
+		title = "(untitled)"
+	} else {
+		title = strconv.Quote(title)
+	}
+	fmt.Fprintf(w, "\n  %s %s %s\n", st.Title.Render(title), id,
+		st.Dim.Render("("+plural(sum.Messages, "message", "messages")+")"))
+	for _, f := range fs {
+		sev := f.Severity.String()
+		fmt.Fprintf(w, "    %s %s %s\n", st.Severity(f.Severity).Render(padRight(sev, 7)), st.Code.Render(f.Code), f.Message)
+		where := Where(f)
+		if ids := idPath(f.MessageID, f.PartID); ids != "" && f.Location.Table == "" && f.Shape != store.ShapeExport {
+			where = ids + "  " + where
+		}
+		fmt.Fprintf(w, "    %s %s\n", padRight("", 7), st.Dim.Render(where))
+	}
+}
+
+func (p *ttyPrinter) printSummary(w io.Writer, s Summary) {
+	st := p.st
+	rows := [][]string{{"code", "rule", "severity", "count", "fixable"}}
+	for _, c := range s.ByCode {
+		rows = append(rows, []string{c.Code, c.Rule, c.Severity.String(), strconv.Itoa(c.Count), strconv.Itoa(c.Fixable)})
+	}
+	width := make([]int, len(rows[0]))
+	for _, row := range rows {
+		for i, cell := range row {
+			width[i] = max(width[i], len(cell))
+		}
+	}
+	fmt.Fprintf(w, "%s\n", st.Header.Render("summary"))
+	for ri, row := range rows {
+		cells := make([]string, len(row))
+		for i, cell := range row {
+			if i >= 3 { // numbers align right
+				cell = padLeft(cell, width[i])
+			} else {
+				cell = padRight(cell, width[i])
+			}
+			switch {
+			case ri == 0:
+				cell = st.Dim.Render(cell)
+			case i == 0:
+				cell = st.Code.Render(cell)
+			case i == 2:
+				cell = st.Severity(s.ByCode[ri-1].Severity).Render(cell)
+			}
+			cells[i] = cell
+		}
+		fmt.Fprintf(w, "  %s\n", strings.TrimRight(strings.Join(cells, "  "), " "))
+	}
+	var sev []string
+	for _, c := range []struct {
+		n          int
+		one, other string
+	}{{s.Error, "error", "errors"}, {s.Warning, "warning", "warnings"}, {s.Info, "info", "info"}} {
+		if c.n > 0 {
+			sev = append(sev, plural(c.n, c.one, c.other))
+		}
+	}
+	fmt.Fprintf(w, "\n%s (%s), %d fixable\n", plural(s.Total, "finding", "findings"), strings.Join(sev, ", "), s.Fixable)
+}
+
+func padRight(s string, n int) string {
+	if len(s) >= n {
+		return s
+	}
+	return s + strings.Repeat(" ", n-len(s))
+}
+
+func padLeft(s string, n int) string {
+	if len(s) >= n {
+		return s
+	}
+	return strings.Repeat(" ", n-len(s)) + s
+}
