@@ -1,0 +1,83 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/sessfix/sessfix/cmd/internal/cli"
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+// Exit codes. They are sessfix's interface to scripts and CI, documented in
+// docs/exit-codes.md and in `sessfix scan --help`; this is the only place that
+// decides them.
+const (
+	ExitOK          = 0   // clean, or everything fixed
+	ExitFindings    = 1   // findings at or above --fail-on remain (or a dry run printed changes)
+	ExitUsage       = 2   // bad flag or argument, unknown rule code
+	ExitFailure     = 3   // no store, store unreadable or unsupported, cannot write output
+	ExitLocked      = 4   // store locked or busy
+	ExitInterrupted = 130 // SIGINT
+)
+
+// ExitCode maps a command's error to the process exit code. When an error
+// carries several causes the most serious wins: interrupted, locked, usage,
+// failure, findings.
+func ExitCode(err error) int {
+	var flagErr *cli.FlagError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, context.Canceled):
+		return ExitInterrupted
+	case errors.Is(err, store.ErrLocked):
+		return ExitLocked
+	case errors.As(err, &flagErr):
+		return ExitUsage
+	case errors.Is(err, cli.ErrFindings) && onlyFindings(err):
+		return ExitFindings
+	}
+	return ExitFailure
+}
+
+// onlyFindings reports whether every cause in err is ErrFindings, so that a
+// real failure joined with findings still exits 3.
+func onlyFindings(err error) bool {
+	if err == cli.ErrFindings {
+		return true
+	}
+	switch e := err.(type) {
+	case interface{ Unwrap() []error }:
+		for _, c := range e.Unwrap() {
+			if !onlyFindings(c) {
+				return false
+			}
+		}
+		return true
+	case interface{ Unwrap() error }:
+		return onlyFindings(e.Unwrap())
+	}
+	return false
+}
+
+// PrintError writes err on w as `sessfix: message` plus its `hint:` lines.
+// ErrFindings is not printed: the report already shows the findings.
+func PrintError(w io.Writer, err error) {
+	if err == nil || (errors.Is(err, cli.ErrFindings) && onlyFindings(err)) {
+		return
+	}
+	msg := err.Error()
+	if errors.Is(err, context.Canceled) {
+		msg = "interrupted"
+	}
+	fmt.Fprintf(w, "sessfix: %s\n", msg)
+	for _, h := range cli.Hints(err) {
+		fmt.Fprintf(w, "hint: %s\n", h)
+	}
+	var flagErr *cli.FlagError
+	if errors.As(err, &flagErr) && len(cli.Hints(err)) == 0 {
+		fmt.Fprintln(w, "hint: run `sessfix help` or add --help to a command for its usage")
+	}
+}

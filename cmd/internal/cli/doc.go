@@ -1,0 +1,7 @@
+// Package cli is the plumbing every sessfix command shares: the Factory that
+// hands commands their streams, build information and store access (so tests
+// can replace each), the global flags, the error kinds that cmd/exitcode.go
+// maps to exit codes, and shell completion of rule codes.
+//
+// It holds no command logic: each verb lives in its own package under cmd/.
+package cli

@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/sessfix/sessfix/cmd/internal/iostreams"
+	"github.com/sessfix/sessfix/pkg/report"
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+// BuildInfo is what `sessfix version` prints.
+type BuildInfo struct {
+	Version   string `json:"version"`
+	Commit    string `json:"commit"`
+	Date      string `json:"date"`
+	GoVersion string `json:"go"`
+}
+
+// Factory gives commands what they depend on. Tests build one with
+// buffered streams and fake stores.
+type Factory struct {
+	IOStreams *iostreams.IOStreams
+	Build     BuildInfo
+	// Env is the environment store discovery reads.
+	Env func() store.Env
+	// Discover finds the user's stores when no path is given.
+	Discover func(store.Env) (*store.Discovery, error)
+	// Open opens stores at explicit paths.
+	Open func(paths []string) (*store.Discovery, error)
+	// Now is the clock.
+	Now func() time.Time
+	// Globals holds the persistent flags, filled in when flags are parsed.
+	Globals *Globals
+}
+
+// New returns the factory of a real run.
+func New(build BuildInfo) *Factory {
+	return &Factory{
+		IOStreams: iostreams.System(),
+		Build:     build,
+		Env:       store.EnvFromOS,
+		Discover:  store.Discover,
+		Open:      store.Open,
+		Now:       time.Now,
+		Globals:   &Globals{Color: iostreams.ColorAuto, Format: "text"},
+	}
+}
+
+// Globals are the flags every command accepts.
+type Globals struct {
+	// Color is --color: auto, always or never.
+	Color string
+	// Format is --format: an output format from pkg/report.
+	Format string
+	// Output is --output: write the report to this file instead of stdout.
+	Output string
+	// Quiet is -q: no status lines, notes, hints or progress on stderr.
+	Quiet bool
+}
+
+// Output is where a command writes its result.
+type Output struct {
+	W io.Writer
+	// TTY is true when W is a terminal (and not a file named by --output):
+	// it selects the terminal layout of text output.
+	TTY bool
+	// Color is the colour decision for W.
+	Color bool
+	close func() error
+}
+
+// Close closes the --output file, if any.
+func (o *Output) Close() error {
+	if o.close == nil {
+		return nil
+	}
+	return o.close()
+}
+
+// OpenOutput returns stdout, or the --output file created (or truncated).
+// Output to a file is never a terminal and never coloured.
+func (f *Factory) OpenOutput() (*Output, error) {
+	ios := f.IOStreams
+	if f.Globals == nil || f.Globals.Output == "" || f.Globals.Output == "-" {
+		return &Output{W: ios.Out, TTY: ios.IsStdoutTTY(), Color: ios.ColorEnabled()}, nil
+	}
+	path := f.Globals.Output
+	file, err := os.Create(path)
+	if err != nil {
+		return nil, WithHints(fmt.Errorf("cannot write the report to %s: %w", path, err),
+			"check that the directory exists and is writable, or drop --output to print to stdout")
+	}
+	return &Output{W: file, close: func() error {
+		if err := file.Close(); err != nil {
+			return fmt.Errorf("cannot write the report to %s: %w", path, err)
+		}
+		return nil
+	}}, nil
+}
+
+// Printer returns the printer of the --format format for out.
+func (f *Factory) Printer(out *Output) (report.Printer, error) {
+	format := "text"
+	if f.Globals != nil && f.Globals.Format != "" {
+		format = f.Globals.Format
+	}
+	p, err := report.New(format, report.Options{TTY: out.TTY, Color: out.Color})
+	if err != nil {
+		return nil, FlagErrorf("%v", err)
+	}
+	return p, nil
+}
+
+// Format returns the --format value, "text" by default.
+func (f *Factory) Format() string {
+	if f.Globals == nil || f.Globals.Format == "" {
+		return "text"
+	}
+	return f.Globals.Format
+}

@@ -1,0 +1,110 @@
+package cmd
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	explaincmd "github.com/sessfix/sessfix/cmd/explain"
+	"github.com/sessfix/sessfix/cmd/internal/cli"
+	"github.com/sessfix/sessfix/cmd/internal/iostreams"
+	rulescmd "github.com/sessfix/sessfix/cmd/rules"
+	scancmd "github.com/sessfix/sessfix/cmd/scan"
+	versioncmd "github.com/sessfix/sessfix/cmd/version"
+	"github.com/sessfix/sessfix/pkg/report"
+)
+
+// NewCmdRoot builds the command tree on f.
+func NewCmdRoot(f *cli.Factory) *cobra.Command {
+	if f.Globals == nil {
+		f.Globals = &cli.Globals{}
+	}
+	g := f.Globals
+	root := &cobra.Command{
+		Use:   "sessfix <command> [flags]",
+		Short: "Find and repair broken OpenCode sessions",
+		Long: `sessfix finds and repairs OpenCode sessions that a provider refuses to continue: empty messages,
+thinking blocks in the wrong place, unfinished tools, corrupted records. It reads every storage layout
+OpenCode has used (SQLite, JSON storage/, project trees, sessions dirs, export files).
+
+Start with ` + "`sessfix scan`" + `. Exit codes are described in ` + "`sessfix scan --help`" + `.`,
+		Example: `  sessfix scan
+  sessfix rules
+  sessfix explain SF103`,
+		Version:                    f.Build.Version,
+		SilenceErrors:              true,
+		SilenceUsage:               true,
+		SuggestionsMinimumDistance: 2,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return nil
+			}
+			msg := "unknown command " + quote(args[0]) + " for sessfix"
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				return cli.WithHints(cli.FlagErrorf("%s", msg), "did you mean "+strings.Join(s, ", ")+"?")
+			}
+			return cli.WithHints(cli.FlagErrorf("%s", msg), "run `sessfix help` to list the commands")
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.IOStreams.SetColorMode(g.Color); err != nil {
+				return &cli.FlagError{Err: err}
+			}
+			f.IOStreams.SetQuiet(g.Quiet)
+			return nil
+		},
+	}
+	root.SetVersionTemplate("{{with .Name}}{{printf \"%s \" .}}{{end}}{{printf \"%s\" .Version}}\n")
+	root.SetIn(f.IOStreams.In)
+	root.SetOut(f.IOStreams.Out)
+	root.SetErr(f.IOStreams.ErrOut)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &cli.FlagError{Err: err} })
+
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.Color, "color", iostreams.ColorAuto, "colour the output: `WHEN` is auto, always or never")
+	pf.StringVar(&g.Format, "format", "text", "output `FORMAT`: "+strings.Join(report.Formats(), ", "))
+	pf.StringVarP(&g.Output, "output", "o", "", "write the report to `FILE` instead of stdout")
+	pf.BoolVarP(&g.Quiet, "quiet", "q", false, "print no status lines, notes, hints or progress on stderr")
+	_ = root.RegisterFlagCompletionFunc("color", cobra.FixedCompletions(iostreams.ColorModes, cobra.ShellCompDirectiveNoFileComp))
+	_ = root.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(report.Formats(), cobra.ShellCompDirectiveNoFileComp))
+
+	root.AddCommand(
+		scancmd.NewCmdScan(f, nil),
+		rulescmd.NewCmdRules(f, nil),
+		explaincmd.NewCmdExplain(f, nil),
+		versioncmd.NewCmdVersion(f, nil),
+	)
+	return root
+}
+
+func quote(s string) string { return "\"" + s + "\"" }
+
+// Main runs sessfix with the process's arguments and streams and returns
+// the exit code. SIGINT cancels the running command (exit 130); a second
+// SIGINT kills the process.
+func Main() int {
+	f := cli.New(Build())
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // restore the default: a second Ctrl-C ends the process
+	}()
+	return Run(ctx, f, os.Args[1:])
+}
+
+// Run executes the command line args on f and returns the exit code,
+// printing any error on f's stderr.
+func Run(ctx context.Context, f *cli.Factory, args []string) int {
+	root := NewCmdRoot(f)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err != nil && ctx.Err() != nil {
+		err = context.Canceled
+	}
+	PrintError(f.IOStreams.ErrOut, err)
+	return ExitCode(err)
+}

@@ -1,0 +1,282 @@
+package scan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sessfix/sessfix/cmd/internal/cli"
+	"github.com/sessfix/sessfix/pkg/report"
+	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+// ScanOptions are the parsed inputs of `sessfix scan`.
+type ScanOptions struct {
+	Factory *cli.Factory
+
+	// Paths are the stores named on the command line; empty means discover.
+	Paths []string
+	// Select and Ignore are rule codes or prefixes.
+	Select, Ignore []string
+	// FailOn is the severity name at or above which findings exit 1.
+	FailOn string
+	// Sessions limits the scan to these ids.
+	Sessions []string
+	// Settle is the quiet period after which unfinished sessions count as
+	// abandoned.
+	Settle time.Duration
+
+	// Scan runs the rules; nil means scan.Run. Tests may replace it.
+	Scan func(context.Context, []store.Store, *scan.Options) (*scan.Result, error)
+}
+
+// NewCmdScan returns `sessfix scan`. runF replaces the command's work in
+// tests; nil runs it.
+func NewCmdScan(f *cli.Factory, runF func(context.Context, *ScanOptions) error) *cobra.Command {
+	opts := &ScanOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "scan [PATH...]",
+		Short: "Find what breaks OpenCode sessions",
+		Long: `Scan OpenCode's session stores and report every problem that breaks a session or will break it on
+the next prompt: empty messages, thinking in the wrong place, unfinished tools, unreadable records, and the
+provider errors stored from failed attempts.
+
+With no PATH, sessfix looks where OpenCode keeps its data: $XDG_DATA_HOME/opencode (default
+~/.local/share/opencode) with its database, JSON storage/ tree and project trees, and ~/.opencode/sessions.
+A PATH may be a data dir, a storage/ dir, a sessions dir, a project tree, an opencode.db file or an
+` + "`opencode export`" + ` file. scan never writes to a store.
+
+On a terminal, findings are grouped by store and session with a summary; piped or with --output, each
+finding is one line "LOCATION: SEVERITY CODE message"; --format json prints one JSON document
+(docs/json-output.md). Store names, notes and hints go to stderr.
+
+Exit codes:
+  0    no finding at or above --fail-on
+  1    findings at or above --fail-on remain
+  2    usage error: bad flag, unknown rule code or prefix
+  3    no store found, or a store is unreadable or unsupported
+  4    a store is locked or busy
+  130  interrupted`,
+		Example: `  # scan the stores of the current user
+  sessfix scan
+
+  # scan one database, only thinking-order and empty-text rules
+  sessfix scan ~/.local/share/opencode/opencode.db --select SF103,SF104
+
+  # fail CI only on errors; write JSON for a bot
+  sessfix scan --fail-on error --format json --output findings.json
+
+  # one session, ignoring all store-integrity rules
+  sessfix scan --session ses_3a1f2b9c8d7eAbCdEfGhIjKlMn --ignore SF2`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Paths = args
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return RunScan(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringSliceVar(&opts.Select, "select", nil, "run only these rule `CODES` or prefixes (comma-separated or repeated, e.g. SF1,SF203)")
+	fl.StringSliceVar(&opts.Ignore, "ignore", nil, "skip these rule `CODES` or prefixes")
+	fl.StringVar(&opts.FailOn, "fail-on", "warning", "exit 1 when findings at or above `SEVERITY` remain: error, warning or info")
+	fl.StringArrayVar(&opts.Sessions, "session", nil, "scan only the session with this `ID` (repeatable)")
+	fl.DurationVar(&opts.Settle, "settle", scan.DefaultSettle, "treat an unfinished session as abandoned after it has been quiet this `long`")
+	_ = cmd.RegisterFlagCompletionFunc("select", cli.RuleCodeList)
+	_ = cmd.RegisterFlagCompletionFunc("ignore", cli.RuleCodeList)
+	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"error", "warning", "info"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// RunScan does the work of `sessfix scan`.
+func RunScan(ctx context.Context, opts *ScanOptions) error {
+	f := opts.Factory
+	ios := f.IOStreams
+
+	failOn, err := scan.ParseSeverity(opts.FailOn)
+	if err != nil {
+		return cli.FlagErrorf("invalid --fail-on: %v", err)
+	}
+	if opts.Settle < 0 {
+		return cli.FlagErrorf("invalid --settle %s: must not be negative", opts.Settle)
+	}
+	if _, err := report.New(f.Format(), report.Options{}); err != nil {
+		return cli.FlagErrorf("invalid --format: %v", err)
+	}
+	sopts := &scan.Options{
+		Select:   cleanCodes(opts.Select),
+		Ignore:   cleanCodes(opts.Ignore),
+		Sessions: opts.Sessions,
+		Settle:   opts.Settle,
+		Now:      f.Now,
+	}
+	if err := sopts.ValidateFilters(); err != nil {
+		return &cli.FlagError{Err: err}
+	}
+
+	disc, err := openStores(f, opts.Paths)
+	if err != nil {
+		return err
+	}
+	defer disc.Close()
+	for _, n := range disc.Notes {
+		ios.Statusf("note: %s", n)
+	}
+
+	stores := make([]store.Store, len(disc.Stores))
+	for i, st := range disc.Stores {
+		stores[i] = announcing{Store: st, announce: func(info store.Info, n int, err error) {
+			if err == nil {
+				ios.Statusf("scanning %s store %s (%s)", info.Shape, info.Path, plural(n, "session", "sessions"))
+			}
+		}}
+	}
+	var prog interface {
+		Update(int, int)
+		Stop()
+	}
+	sopts.Progress = func(done, total int) {
+		if prog == nil {
+			// Started at the first finished session, after the store
+			// lines, so the counter never interleaves with them.
+			prog = ios.StartProgress("scanning", "sessions")
+		}
+		prog.Update(done, total)
+	}
+	run := opts.Scan
+	if run == nil {
+		run = scan.Run
+	}
+	res, err := run(ctx, stores, sopts)
+	if prog != nil {
+		prog.Stop()
+	}
+	if err != nil {
+		return err
+	}
+
+	rep := &report.Report{Result: res, Version: f.Build.Version, FailOn: failOn}
+	if err := printReport(f, rep); err != nil {
+		return err
+	}
+
+	var storeErrs []error
+	for _, sr := range res.Stores {
+		if sr.Err != nil {
+			storeErrs = append(storeErrs, fmt.Errorf("cannot list the sessions of %s store %s: %w", sr.Info.Shape, sr.Info.Path, sr.Err))
+		}
+	}
+	if len(storeErrs) > 0 {
+		return cli.WithHints(errors.Join(storeErrs...), "check the store's permissions, or scan the other stores by naming their paths")
+	}
+	if rep.Failing() > 0 {
+		return cli.ErrFindings
+	}
+	return nil
+}
+
+// printReport writes the report to stdout or --output, and on a pipe the
+// summary and hints to stderr.
+func printReport(f *cli.Factory, rep *report.Report) error {
+	ios := f.IOStreams
+	out, err := f.OpenOutput()
+	if err != nil {
+		return err
+	}
+	p, err := f.Printer(out)
+	if err != nil {
+		out.Close()
+		return err
+	}
+	if err := p.Print(out.W, rep); err != nil {
+		out.Close()
+		return fmt.Errorf("cannot write the report: %w", err)
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	if out.TTY && f.Format() == "text" {
+		return nil // the terminal layout already has the summary and hints
+	}
+	s := rep.Summarize()
+	ios.Statusf("%s in %s", plural(s.Total, "finding", "findings"), plural(s.Sessions, "session", "sessions"))
+	for _, h := range report.Hints(rep) {
+		ios.Statusf("hint: %s", h)
+	}
+	return nil
+}
+
+// openStores discovers the user's stores, or opens the named paths, and
+// turns "nothing there" into an error that says where sessfix looked.
+func openStores(f *cli.Factory, paths []string) (*store.Discovery, error) {
+	var (
+		disc *store.Discovery
+		err  error
+	)
+	if len(paths) == 0 {
+		disc, err = f.Discover(f.Env())
+	} else {
+		disc, err = f.Open(paths)
+	}
+	if err == nil && (disc == nil || len(disc.Stores) == 0) {
+		looked := paths
+		if disc != nil && len(disc.Looked) > 0 {
+			looked = disc.Looked
+		}
+		err = fmt.Errorf("%w (looked in %s)", store.ErrNotFound, strings.Join(looked, ", "))
+	}
+	if err == nil {
+		return disc, nil
+	}
+	if disc != nil {
+		disc.Close()
+	}
+	switch {
+	case errors.Is(err, store.ErrNotFound) && len(paths) == 0:
+		return nil, cli.WithHints(err,
+			"pass a path: sessfix scan ~/.local/share/opencode",
+			"OpenCode keeps its data in $XDG_DATA_HOME/opencode; `opencode debug paths` prints it")
+	case errors.Is(err, store.ErrNotFound):
+		return nil, cli.WithHints(err, "pass an OpenCode data dir, storage/ dir, sessions dir, opencode.db or export file, e.g. sessfix scan ~/.local/share/opencode")
+	case errors.Is(err, store.ErrUnsupported):
+		return nil, cli.WithHints(err, "this sessfix cannot read that store; check for a newer release")
+	}
+	return nil, err
+}
+
+// announcing tells the user about a store once scan.Run has listed it, so
+// the store is not listed twice just to print its session count.
+type announcing struct {
+	store.Store
+	announce func(info store.Info, sessions int, err error)
+}
+
+func (a announcing) List(ctx context.Context) ([]store.SessionRef, error) {
+	refs, err := a.Store.List(ctx)
+	a.announce(a.Info(), len(refs), err)
+	return refs, err
+}
+
+// cleanCodes splits nothing (pflag already split on commas) but drops empty
+// entries and spaces, so "SF1, SF2" and trailing commas work.
+func cleanCodes(in []string) []string {
+	var out []string
+	for _, c := range in {
+		if c = strings.TrimSpace(c); c != "" {
+			out = append(out, strings.ToUpper(c))
+		}
+	}
+	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
