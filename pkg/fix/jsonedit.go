@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
 )
 
 // layout is the formatting of a store's record bodies: pretty JSON with an
@@ -266,10 +265,13 @@ func setJSON(raw []byte, v any, keys ...string) ([]byte, error) {
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-// deleteJSON removes the key at the path (no-op when absent).
-func deleteJSON(raw []byte, keys ...string) ([]byte, error) {
-	if !gjson.GetBytes(raw, joinPath(keys)).Exists() {
-		return raw, nil
+// gjsonString returns the string at a top-level key, or nil when the key is
+// absent or not a string.
+func gjsonString(raw []byte, key string) *string {
+	r := gjson.GetBytes(raw, escapePath(key))
+	if r.Type != gjson.String {
+		return nil
 	}
-	return sjson.DeleteBytes(raw, joinPath(keys))
+	v := r.Str
+	return &v
 }

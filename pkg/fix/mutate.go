@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -130,7 +131,7 @@ func prependThinkingPart(s *store.Session, m *store.Message, e env) ([]store.Edi
 	}
 	text, meta := continuingText, []byte(nil)
 	if src := earlierThinking(s, m); src != nil {
-		text = thinkingText(src)
+		text = scan.PartText(src)
 		if md := src.Get("metadata"); md.IsObject() {
 			meta = []byte(md.Raw)
 		}
@@ -157,7 +158,7 @@ func earlierThinking(s *store.Session, m *store.Message) *store.Part {
 		}
 		for k := len(prev.Parts) - 1; k >= 0; k-- {
 			p := prev.Parts[k]
-			if isThinking(p) && strings.TrimSpace(thinkingText(p)) != "" {
+			if scan.IsThinkingPart(p) && strings.TrimSpace(scan.PartText(p)) != "" {
 				return p
 			}
 		}
@@ -173,7 +174,7 @@ func replaceEmptyTextParts(s *store.Session, m *store.Message, text string) ([]s
 	}
 	var out []store.Edit
 	for _, p := range m.Parts {
-		if !isEmptyText(p) {
+		if !scan.IsBlankText(p) {
 			continue
 		}
 		after, err := setJSON(p.Raw, text, "text")
@@ -195,7 +196,7 @@ func replaceEmptyTextParts(s *store.Session, m *store.Message, text string) ([]s
 func stripThinkingParts(s *store.Session, m *store.Message, which func(*store.Part) bool) ([]store.Edit, error) {
 	var out []store.Edit
 	for _, p := range m.Parts {
-		if !isThinking(p) || (which != nil && !which(p)) {
+		if !scan.IsThinkingPart(p) || (which != nil && !which(p)) {
 			continue
 		}
 		out = append(out, partEdit(store.OpDelete, m, p, "stripThinkingParts", "thinking part removed"))
@@ -255,36 +256,62 @@ func markToolAborted(s *store.Session, m *store.Message, p *store.Part, e env) (
 	return []store.Edit{ed}, nil
 }
 
-// moveThinkingFirst re-keys the thinking parts that sort after the message's
-// first content part so they sort just before it, keeping their order. The
-// parts themselves (text, signature) are unchanged but for their id.
+// moveThinkingFirst re-keys the thinking parts that sort after the first
+// content part of their step (OpenCode sends each step, from one step-start
+// to the next, as its own assistant message) so they sort just before it,
+// keeping their order. The parts themselves (text, signature) are unchanged
+// but for their id.
 func moveThinkingFirst(s *store.Session, m *store.Message, e env) ([]store.Edit, error) {
-	fc := firstContent(m)
-	if fc < 0 {
-		return nil, nil
-	}
-	lo, hi := "", m.Parts[fc].ID
-	if fc > 0 {
-		lo = m.Parts[fc-1].ID
-	}
 	var out []store.Edit
-	for _, p := range m.Parts[fc+1:] {
-		if !isThinking(p) {
+	for _, st := range stepRanges(m) {
+		fc := -1
+		for i := st[0]; i < st[1]; i++ {
+			if scan.IsContentPart(m.Parts[i]) {
+				fc = i
+				break
+			}
+		}
+		if fc < 0 {
 			continue
 		}
-		id, err := store.MintBetween(store.PrefixPart, lo, hi, e.now)
-		if err != nil {
-			return nil, fmt.Errorf("no part id fits before the first content part of message %s: %w", m.ID, err)
+		lo, hi := "", m.Parts[fc].ID
+		if fc > 0 {
+			lo = m.Parts[fc-1].ID
 		}
-		ed, err := rekeyPart(m, p, id)
-		if err != nil {
-			return nil, err
+		for _, p := range m.Parts[fc+1 : st[1]] {
+			if !scan.IsThinkingPart(p) {
+				continue
+			}
+			id, err := store.MintBetween(store.PrefixPart, lo, hi, e.now)
+			if err != nil {
+				return nil, fmt.Errorf("no part id fits before the first content part of message %s: %w", m.ID, err)
+			}
+			ed, err := rekeyPart(m, p, id)
+			if err != nil {
+				return nil, err
+			}
+			ed.Mutation, ed.Reason = "moveThinkingFirst", "thinking part moved before the first content part"
+			out = append(out, ed)
+			lo = id
 		}
-		ed.Mutation, ed.Reason = "moveThinkingFirst", "thinking part moved before the first content part"
-		out = append(out, ed)
-		lo = id
 	}
 	return out, nil
+}
+
+// stepRanges splits a message's parts at step-start into [start, end) ranges.
+func stepRanges(m *store.Message) [][2]int {
+	var out [][2]int
+	start := 0
+	for i, p := range m.Parts {
+		if p.Type == "step-start" && i > start {
+			out = append(out, [2]int{start, i})
+			start = i
+		}
+	}
+	if start < len(m.Parts) {
+		out = append(out, [2]int{start, len(m.Parts)})
+	}
+	return out
 }
 
 func rekeyPart(m *store.Message, p *store.Part, id string) (store.Edit, error) {

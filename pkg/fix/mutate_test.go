@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -290,7 +291,7 @@ func TestStripThinkingAndDeletePart(t *testing.T) {
 	if len(eds) != 2 || eds[0].ID != prt1 || eds[1].ID != prt2 || eds[0].Op != store.OpDelete {
 		t.Fatalf("strip all: %+v", eds)
 	}
-	eds, _ = stripThinkingParts(b.s, a, func(p *store.Part) bool { return !isSigned(p) })
+	eds, _ = stripThinkingParts(b.s, a, func(p *store.Part) bool { return !scan.IsSigned(p) })
 	if len(eds) != 1 || eds[0].ID != prt2 {
 		t.Fatalf("strip unsigned: %+v", eds)
 	}
@@ -341,5 +342,19 @@ func TestRekeyMessageRewritesPartBodies(t *testing.T) {
 	}
 	if eds[1].MessageID != id || !strings.Contains(string(eds[1].After), `"messageID": "`+id+`"`) {
 		t.Errorf("part body does not follow: %+v\n%s", eds[1], eds[1].After)
+	}
+}
+
+func TestMoveThinkingFirstStaysInItsStep(t *testing.T) {
+	b := newSB(t, store.ShapeSessions)
+	a := b.msg(msgA1, "assistant", asstFields)
+	b.part(a, prt1, `{"type":"step-start"}`)
+	b.part(a, prt2, `{"type":"tool","state":{"status":"completed"}}`)
+	b.part(a, prt3, `{"type":"step-start"}`)
+	b.part(a, prt4, `{"type":"text","text":"done"}`)
+	b.part(a, prt5, `{"type":"reasoning","text":"late",`+signedMeta+`}`)
+	ed := onlyEdit(t)(moveThinkingFirst(b.s, a, testEnv()))
+	if ed.ID != prt5 || !(prt3 < ed.NewID && ed.NewID < prt4) {
+		t.Errorf("moved %s to %s; want it between %s and %s (its own step)", ed.ID, ed.NewID, prt3, prt4)
 	}
 }

@@ -1,0 +1,519 @@
+package fix
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+// Options configure planning.
+type Options struct {
+	// Strategies picks one strategy per rule code ("SF103" → "strip"); see
+	// Strategies. A chosen strategy is the only one tried for that rule.
+	Strategies map[string]string
+	// Placeholder is the text for empty and injected text parts; empty means
+	// DefaultPlaceholder. It must contain non-whitespace text.
+	Placeholder string
+	// Now is the clock for new ids and timestamps; nil means time.Now.
+	Now func() time.Time
+	// Scan holds the scan options validation runs with (settle window,
+	// clock). Its rule filters are ignored: validation always runs every
+	// rule, so a repair cannot hide a new problem behind --select.
+	Scan *scan.Options
+	// Check replaces scan.CheckSession for validation (tests).
+	Check func(*store.Session) []scan.Finding
+}
+
+func (o *Options) now() time.Time {
+	if o != nil && o.Now != nil {
+		return o.Now()
+	}
+	if o != nil && o.Scan != nil && o.Scan.Now != nil {
+		return o.Scan.Now()
+	}
+	return time.Now()
+}
+
+func (o *Options) check(s *store.Session) []scan.Finding {
+	if o.Check != nil {
+		return o.Check(s)
+	}
+	so := scan.Options{}
+	if o.Scan != nil {
+		so.Settle, so.Now = o.Scan.Settle, o.Scan.Now
+	}
+	if so.Now == nil && o.Now != nil {
+		so.Now = o.Now
+	}
+	return scan.CheckSession(s, &so)
+}
+
+// SessionPlan is the repair of one session: the change set to apply and what it
+// does and does not fix.
+type SessionPlan struct {
+	Store     store.Info
+	SessionID string
+	// Changes holds the edits in the order to apply them; each record
+	// appears at most once.
+	Changes *store.ChangeSet
+	// Fixed lists the findings the change set repairs.
+	Fixed []Repair
+	// Unfixed lists findings left alone, with the reason.
+	Unfixed []Unfixed
+	// Skipped lists edits dropped when merging (superseded by a delete).
+	Skipped []Skipped
+	// Notes are facts for the user (error-driven recovery's mapping, ...).
+	Notes []string
+}
+
+// Repair says how one finding is fixed.
+type Repair struct {
+	Finding scan.Finding
+	// Strategy is the strategy used; empty when an earlier repair in the
+	// same plan already fixed the finding.
+	Strategy string
+	// Mutations names the mutations applied.
+	Mutations string
+	// Edits is how many edits the strategy planned.
+	Edits int
+}
+
+// Unfixed is a finding the plan does not repair.
+type Unfixed struct {
+	Finding scan.Finding
+	Reason  string
+}
+
+// Skipped is an edit dropped while merging the plan.
+type Skipped struct {
+	Edit   store.Edit
+	Reason string
+}
+
+// Empty reports whether the plan changes nothing.
+func (p *SessionPlan) Empty() bool { return p == nil || p.Changes.Empty() }
+
+// EditsByRule counts the plan's edits per rule code.
+func (p *SessionPlan) EditsByRule() map[string]int {
+	out := map[string]int{}
+	if p == nil || p.Changes == nil {
+		return out
+	}
+	for _, e := range p.Changes.Edits {
+		for _, r := range strings.Split(e.Rule, ",") {
+			out[r]++
+		}
+	}
+	return out
+}
+
+// work is the planner's state: the working copy of the session with every
+// accepted repair applied, and its current findings.
+type work struct {
+	orig     *store.Session
+	s        *store.Session
+	findings []scan.Finding
+	env      env
+	opts     *Options
+	edits    []store.Edit
+}
+
+// step is one finding's repair: strategies to try, and how to tell the
+// defect is gone.
+type step struct {
+	f      scan.Finding
+	strats []strat
+	// gone reports, on a candidate session and its findings, whether the
+	// finding's defect is repaired.
+	gone func(s *store.Session, fs []scan.Finding) bool
+	// why is set when nothing can be tried (report-only rules, unmappable errors).
+	why string
+	// note is told to the user whatever happens.
+	note string
+	// done is set when there is nothing to do (the note says why).
+	done bool
+}
+
+// Plan computes the repair of one session from its findings. Each finding's
+// strategies (its rule's defaults, or the one chosen in Options.Strategies)
+// are tried in order; a strategy is accepted when, with its edits applied to
+// the working copy of the session, the finding is gone and no finding appears
+// that was not there before. Edits of accepted strategies are merged into one
+// change set (several edits of the same record become one; a delete wins)
+// and the merged change set is validated once more against the original
+// session.
+func Plan(s *store.Session, findings []scan.Finding, opts Options) (*SessionPlan, error) {
+	w, err := newWork(s, &opts)
+	if err != nil {
+		return nil, err
+	}
+	var steps []step
+	for _, f := range findings {
+		if f.SessionID != "" && f.SessionID != s.ID {
+			continue
+		}
+		steps = append(steps, w.stepFor(f))
+	}
+	return w.run(steps)
+}
+
+func newWork(s *store.Session, opts *Options) (*work, error) {
+	ph := opts.Placeholder
+	if ph == "" {
+		ph = DefaultPlaceholder
+	}
+	if err := ValidatePlaceholder(ph); err != nil {
+		return nil, err
+	}
+	if err := ValidateStrategies(opts.Strategies); err != nil {
+		return nil, err
+	}
+	w := &work{orig: s, s: s, env: env{now: opts.now(), placeholder: ph}, opts: opts}
+	w.findings = opts.check(s)
+	return w, nil
+}
+
+func findingKey(f scan.Finding) string {
+	return f.Code + "|" + f.MessageID + "|" + f.PartID + "|" + f.Location.String()
+}
+
+func present(f scan.Finding, fs []scan.Finding) bool {
+	k := findingKey(f)
+	for _, g := range fs {
+		if findingKey(g) == k {
+			return true
+		}
+	}
+	return false
+}
+
+// newFindings returns findings of after that were not in before.
+func newFindings(before, after []scan.Finding) []scan.Finding {
+	seen := map[string]bool{}
+	for _, f := range before {
+		seen[findingKey(f)] = true
+	}
+	var out []scan.Finding
+	for _, f := range after {
+		if !seen[findingKey(f)] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func (w *work) stepFor(f scan.Finding) step {
+	st := step{f: f, gone: func(_ *store.Session, fs []scan.Finding) bool { return !present(f, fs) }}
+	switch {
+	case f.Code == "SF302":
+		return w.storedErrorStep(f)
+	case isPreflight(f.Code) && f.ErrorType != "":
+		return w.findingErrorStep(f)
+	}
+	st.strats = ruleStrats(f)
+	if len(st.strats) == 0 {
+		st.why = "report only: sessfix does not change the store for this rule"
+	}
+	return st
+}
+
+// chosen filters strategies to the one the user picked for the code.
+func (w *work) chosen(code string, list []strat) ([]strat, string) {
+	name, ok := w.opts.Strategies[strings.ToUpper(code)]
+	if !ok {
+		if isPreflight(code) {
+			name, ok = w.opts.Strategies["SF302"]
+		}
+		if !ok {
+			var out []strat
+			for _, s := range list {
+				if !s.OnlyOnRequest {
+					out = append(out, s)
+				}
+			}
+			return out, ""
+		}
+	}
+	for _, s := range list {
+		if s.Name == name {
+			return []strat{s}, name
+		}
+	}
+	return nil, name
+}
+
+func (w *work) run(steps []step) (*SessionPlan, error) {
+	plan := &SessionPlan{Store: w.orig.Store, SessionID: w.orig.ID}
+	for _, st := range steps {
+		if st.note != "" {
+			plan.Notes = append(plan.Notes, st.note)
+		}
+		if st.done {
+			continue
+		}
+		if st.why != "" {
+			plan.Unfixed = append(plan.Unfixed, Unfixed{st.f, st.why})
+			continue
+		}
+		if st.gone(w.s, w.findings) {
+			// An earlier repair in this plan fixed it too.
+			plan.Fixed = append(plan.Fixed, Repair{Finding: st.f})
+			continue
+		}
+		list, name := w.chosen(st.f.Code, st.strats)
+		if len(list) == 0 {
+			reason := "no strategy applies"
+			if name != "" {
+				reason = fmt.Sprintf("strategy %q does not apply to this finding", name)
+			}
+			plan.Unfixed = append(plan.Unfixed, Unfixed{st.f, reason})
+			continue
+		}
+		var reasons []string
+		done := false
+		for _, sg := range list {
+			eds, err := sg.plan(w)
+			if errors.Is(err, errNotApplicable) {
+				reasons = append(reasons, sg.Name+" does not apply")
+				continue
+			}
+			if err == nil && len(eds) == 0 {
+				err = errors.New("it changes nothing")
+			}
+			if err != nil {
+				reasons = append(reasons, sg.Name+": "+err.Error())
+				continue
+			}
+			next, err := ApplyInMemory(w.s, &store.ChangeSet{Edits: eds})
+			if err != nil {
+				reasons = append(reasons, sg.Name+": "+err.Error())
+				continue
+			}
+			after := w.opts.check(next)
+			if !st.gone(next, after) {
+				reasons = append(reasons, sg.Name+" leaves it in place")
+				continue
+			}
+			if nf := newFindings(w.findings, after); len(nf) > 0 {
+				reasons = append(reasons, fmt.Sprintf("%s would cause %s (%s)", sg.Name, nf[0].Code, nf[0].Message))
+				continue
+			}
+			for i := range eds {
+				eds[i].Rule = st.f.Code
+			}
+			w.s, w.findings = next, after
+			w.edits = append(w.edits, eds...)
+			plan.Fixed = append(plan.Fixed, Repair{Finding: st.f, Strategy: sg.Name, Mutations: sg.Mutations, Edits: len(eds)})
+			done = true
+			break
+		}
+		if !done {
+			plan.Unfixed = append(plan.Unfixed, Unfixed{st.f, "not fixed: " + strings.Join(reasons, "; ")})
+		}
+	}
+	edits, skipped := collapse(w.edits)
+	plan.Skipped = skipped
+	plan.Changes = &store.ChangeSet{Store: w.orig.Store, SessionID: w.orig.ID, Edits: edits}
+	if len(edits) > 0 {
+		final, err := ApplyInMemory(w.orig, plan.Changes)
+		if err != nil {
+			return nil, fmt.Errorf("session %s: the merged plan does not apply: %w", w.orig.ID, err)
+		}
+		got := w.opts.check(final)
+		if nf := newFindings(w.findings, got); len(nf) > 0 {
+			return nil, fmt.Errorf("session %s: the merged plan causes %s (%s); nothing will be written", w.orig.ID, nf[0].Code, nf[0].Message)
+		}
+		if nf := newFindings(got, w.findings); len(nf) > 0 {
+			return nil, fmt.Errorf("session %s: the merged plan leaves %s (%s); nothing will be written", w.orig.ID, nf[0].Code, nf[0].Message)
+		}
+	}
+	return plan, nil
+}
+
+// collapse merges edits of the same record into one, in order: later
+// updates replace the body; a re-key keeps the original Before; a delete or
+// quarantine after updates wins (the updates are reported as skipped); an
+// add followed by a delete vanishes.
+func collapse(in []store.Edit) ([]store.Edit, []Skipped) {
+	type key struct {
+		k  store.Kind
+		id string
+	}
+	var out []*store.Edit
+	idx := map[key]int{}
+	var skipped []Skipped
+	for _, e := range in {
+		e := e
+		k := key{e.Kind, e.ID}
+		j, ok := idx[k]
+		if e.Op == store.OpAdd || !ok || out[j] == nil {
+			out = append(out, &e)
+			idx[key{e.Kind, e.ID}] = len(out) - 1
+			if e.Op == store.OpRekey {
+				idx[key{e.Kind, e.NewID}] = len(out) - 1
+			}
+			continue
+		}
+		prev := out[j]
+		switch e.Op {
+		case store.OpUpdate, store.OpRekey:
+			prev.After = e.After
+			if e.MessageID != "" {
+				prev.MessageID = e.MessageID
+			}
+			if e.Op == store.OpRekey {
+				if prev.Op == store.OpAdd {
+					prev.ID = e.NewID
+				} else {
+					prev.Op, prev.NewID = store.OpRekey, e.NewID
+				}
+				idx[key{e.Kind, e.NewID}] = j
+			}
+			prev.Rule = joinUnique(prev.Rule, e.Rule)
+			prev.Mutation = joinUnique(prev.Mutation, e.Mutation)
+			prev.Reason = joinUnique(prev.Reason, e.Reason)
+		case store.OpDelete, store.OpQuarantine:
+			if prev.Op == store.OpAdd {
+				skipped = append(skipped, Skipped{*prev, "added and removed again by the same plan"})
+				out[j] = nil
+				continue
+			}
+			skipped = append(skipped, Skipped{*prev, "superseded: the record is " + string(e.Op) + "d by " + e.Rule})
+			d := e
+			d.Before, d.Loc, d.ID = prev.Before, prev.Loc, prev.ID
+			d.Rule = joinUnique(prev.Rule, e.Rule)
+			out[j] = &d
+		}
+	}
+	var res []store.Edit
+	for _, e := range out {
+		if e != nil {
+			res = append(res, *e)
+		}
+	}
+	return res, skipped
+}
+
+func joinUnique(a, b string) string {
+	if a == "" {
+		return b
+	}
+	for _, x := range strings.Split(a, ",") {
+		if x == b {
+			return a
+		}
+	}
+	if b == "" {
+		return a
+	}
+	return a + "," + b
+}
+
+// Targets of a finding in the working session.
+
+func (w *work) message(f scan.Finding) (*store.Message, error) {
+	if f.MessageID == "" {
+		return nil, fmt.Errorf("the finding names no message")
+	}
+	if m := w.s.Message(f.MessageID); m != nil {
+		return m, nil
+	}
+	return nil, fmt.Errorf("message %s no longer exists", f.MessageID)
+}
+
+func (w *work) part(f scan.Finding) (*store.Message, *store.Part, error) {
+	if f.PartID == "" {
+		return nil, nil, fmt.Errorf("the finding names no part")
+	}
+	m, p := findPart(w.s, f.PartID)
+	if p == nil {
+		return nil, nil, fmt.Errorf("part %s no longer exists", f.PartID)
+	}
+	return m, p, nil
+}
+
+// quarantine moves an unreadable record, an orphan part, or a message whose
+// session record is missing (with its parts) into the backup area.
+func (w *work) quarantine(f scan.Finding) ([]store.Edit, error) {
+	s := w.s
+	for _, b := range s.Broken {
+		if (f.Location.Path != "" && b.Loc == f.Location) || (b.ID != "" && (b.ID == f.PartID || (f.PartID == "" && b.ID == f.MessageID))) {
+			if b.Loc.Path == s.Store.Path && b.Kind == store.KindSession {
+				return nil, fmt.Errorf("the session could not be loaded as a whole (%v); nothing to move", b.Err)
+			}
+			return quarantine(s, b, f.MessageID)
+		}
+	}
+	for _, o := range s.Orphans {
+		if o.ID == f.PartID {
+			return quarantine(s, &o.Record, o.MessageID)
+		}
+	}
+	if f.PartID == "" && s.InfoMissing {
+		if m := s.Message(f.MessageID); m != nil {
+			out, _ := quarantine(s, &m.Record, "")
+			for _, p := range m.Parts {
+				more, _ := quarantine(s, &p.Record, m.ID)
+				out = append(out, more...)
+			}
+			return out, nil
+		}
+	}
+	return nil, errNotApplicable
+}
+
+// rewriteIDs sets body ids that disagree with the record's path or row to the
+// authoritative ones.
+func (w *work) rewriteIDs(f scan.Finding) ([]store.Edit, error) {
+	set := func(raw []byte, want map[string]string, order []string) ([]byte, bool, error) {
+		changed := false
+		for _, k := range order {
+			v := gjsonString(raw, k)
+			if v == nil || *v == want[k] {
+				continue
+			}
+			var err error
+			raw, err = setJSON(raw, want[k], k)
+			if err != nil {
+				return nil, false, err
+			}
+			changed = true
+		}
+		return raw, changed, nil
+	}
+	if f.PartID != "" {
+		m, p := findPart(w.s, f.PartID)
+		if p == nil {
+			return nil, errNotApplicable
+		}
+		after, changed, err := set(p.Raw, map[string]string{"id": p.ID, "sessionID": m.SessionID, "messageID": m.ID}, []string{"id", "sessionID", "messageID"})
+		if err != nil || !changed {
+			return nil, orNA(err)
+		}
+		ed := partEdit(store.OpUpdate, m, p, "rewriteBodyIDs", "body ids set to the ones its location gives")
+		ed.After = after
+		return []store.Edit{ed}, nil
+	}
+	m := w.s.Message(f.MessageID)
+	if m == nil {
+		return nil, errNotApplicable
+	}
+	after, changed, err := set(m.Raw, map[string]string{"id": m.ID, "sessionID": m.SessionID}, []string{"id", "sessionID"})
+	if err != nil || !changed {
+		return nil, orNA(err)
+	}
+	ed := messageEdit(store.OpUpdate, m, "rewriteBodyIDs", "body ids set to the ones its location gives")
+	ed.After = after
+	return []store.Edit{ed}, nil
+}
+
+func orNA(err error) error {
+	if err != nil {
+		return err
+	}
+	return errNotApplicable
+}

@@ -1,0 +1,281 @@
+package fix
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+// Strategy is one way to repair a rule's findings. Strategies of a rule are
+// tried in order until one passes validation; `--strategy CODE=NAME` picks
+// one and tries only that.
+type Strategy struct {
+	Name string `json:"name"`
+	// Mutations names the mutations the strategy applies.
+	Mutations string `json:"mutations"`
+	// Doc says when it applies, lowercase, no trailing period.
+	Doc string `json:"doc"`
+	// OnlyOnRequest strategies are never tried unless chosen.
+	OnlyOnRequest bool `json:"only_on_request"`
+}
+
+// errNotApplicable means a strategy does not apply to this target (the
+// planner moves on to the next one without reporting it).
+var errNotApplicable = errors.New("not applicable")
+
+// planFunc computes a strategy's edits on the current working session.
+type planFunc func(w *work) ([]store.Edit, error)
+
+type strat struct {
+	Strategy
+	plan planFunc
+}
+
+var (
+	stReplace = Strategy{Name: "replace", Mutations: "replaceEmptyTextParts", Doc: "put the placeholder into the message's empty or whitespace-only text parts"}
+	stInject  = Strategy{Name: "inject", Mutations: "injectTextPart", Doc: "add a synthetic placeholder text part after every existing part"}
+	stExclude = Strategy{Name: "exclude", Mutations: "excludeMessage", Doc: "give the assistant turn an UnknownError naming sessfix, so opencode stops sending it (it stays visible)"}
+	stMove    = Strategy{Name: "move", Mutations: "moveThinkingFirst", Doc: "re-key the message's thinking so it sorts before the first content part of its step; only when the message owns signed thinking"}
+	stStrip   = Strategy{Name: "strip", Mutations: "stripThinkingParts", Doc: "remove the message's thinking parts (backed up)"}
+	stPrepend = Strategy{Name: "prepend", Mutations: "prependThinkingPart", Doc: "add a synthetic thinking part before the first content part, copying the nearest earlier thinking text and signature; the brief's repair, only on request", OnlyOnRequest: true}
+	stDelete  = Strategy{Name: "delete", Mutations: "deletePart", Doc: "remove the part (backed up)"}
+	stAbort   = Strategy{Name: "abort", Mutations: "markToolAborted", Doc: "rewrite the tool to opencode's own abort shape"}
+	stAbortM  = Strategy{Name: "abort", Mutations: "markMessageAborted+markToolAborted", Doc: "close the message as aborted and abort its unfinished tools"}
+	stQuar    = Strategy{Name: "quarantine", Mutations: "quarantine", Doc: "move the record (and an orphan message's parts) into the backup area"}
+	stRekey   = Strategy{Name: "rekey", Mutations: "rekey", Doc: "give the record a valid id that sorts at the same position"}
+	stRewrite = Strategy{Name: "rewrite", Mutations: "rewriteBodyIDs", Doc: "set the body's id, sessionID and messageID to the ones its path or row gives"}
+)
+
+// strategyTable lists every rule's strategies in the order they are tried.
+// Error-driven recovery (SF302, preflight findings) picks its strategies from
+// the error's class; see errorStrategies.
+var strategyTable = map[string][]Strategy{
+	"SF101": {stReplace, stInject, stExclude},
+	"SF102": {stInject, stExclude},
+	"SF103": {stMove, stStrip, stExclude, stPrepend},
+	"SF104": {stReplace, stDelete},
+	"SF105": {stAbort, stExclude},
+	"SF106": {stStrip, stExclude},
+	"SF107": {stStrip, stExclude},
+	"SF201": {stQuar},
+	"SF202": {stRekey},
+	"SF203": {stRewrite, stQuar},
+	"SF205": {stDelete},
+	"SF301": {stAbortM, stExclude},
+	"SF302": {stMove, stStrip, stInject, stReplace, stAbort, stExclude, stPrepend},
+}
+
+// Strategies returns the strategies of a rule code in the order they are
+// tried (nil when the rule has none: report-only). Preflight codes
+// (SF150–SF169) share SF302's.
+func Strategies(code string) []Strategy {
+	code = strings.ToUpper(code)
+	if isPreflight(code) {
+		code = "SF302"
+	}
+	return strategyTable[code]
+}
+
+func isPreflight(code string) bool {
+	return len(code) == 5 && code >= "SF150" && code <= "SF169"
+}
+
+// ValidateStrategies checks --strategy choices: known codes and names, and a
+// non-empty name.
+func ValidateStrategies(choice map[string]string) error {
+	codes := make([]string, 0, len(choice))
+	for c := range choice {
+		codes = append(codes, c)
+	}
+	sort.Strings(codes)
+	for _, c := range codes {
+		name := choice[c]
+		list := Strategies(c)
+		if list == nil {
+			return fmt.Errorf("rule %s has no repair strategies; see docs/fixing.md", c)
+		}
+		ok := false
+		var names []string
+		for _, s := range list {
+			names = append(names, s.Name)
+			ok = ok || s.Name == name
+		}
+		if !ok {
+			return fmt.Errorf("unknown strategy %q for %s (want one of %s)", name, c, strings.Join(names, ", "))
+		}
+	}
+	return nil
+}
+
+// ParseStrategies parses CODE=NAME pairs from the command line.
+func ParseStrategies(pairs []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, p := range pairs {
+		code, name, ok := strings.Cut(p, "=")
+		code, name = strings.ToUpper(strings.TrimSpace(code)), strings.ToLower(strings.TrimSpace(name))
+		if !ok || code == "" || name == "" {
+			return nil, fmt.Errorf("--strategy %q: want CODE=NAME, e.g. SF103=strip", p)
+		}
+		out[code] = name
+	}
+	return out, ValidateStrategies(out)
+}
+
+// ruleStrats binds a rule finding to its strategies' plan functions.
+func ruleStrats(f scan.Finding) []strat {
+	var out []strat
+	for _, st := range strategyTable[f.Code] {
+		if fn := rulePlanFunc(f, st); fn != nil {
+			out = append(out, strat{st, fn})
+		}
+	}
+	return out
+}
+
+func rulePlanFunc(f scan.Finding, st Strategy) planFunc {
+	code := f.Code
+	switch st {
+	case stReplace:
+		return func(w *work) ([]store.Edit, error) {
+			m, err := w.message(f)
+			if err != nil {
+				return nil, err
+			}
+			if !hasBlankText(m) {
+				return nil, errNotApplicable
+			}
+			return replaceEmptyTextParts(w.s, m, w.env.placeholder)
+		}
+	case stInject:
+		return func(w *work) ([]store.Edit, error) {
+			m, err := w.message(f)
+			if err != nil {
+				return nil, err
+			}
+			return injectTextPart(w.s, m, w.env.placeholder, w.env)
+		}
+	case stExclude:
+		return func(w *work) ([]store.Edit, error) {
+			m, err := w.message(f)
+			if err != nil {
+				return nil, err
+			}
+			if m.Role != "assistant" {
+				return nil, errNotApplicable
+			}
+			return excludeMessage(w.s, m, excludeReason(f), w.env)
+		}
+	case stMove:
+		return func(w *work) ([]store.Edit, error) {
+			m, err := w.message(f)
+			if err != nil {
+				return nil, err
+			}
+			if !scan.OwnsSignedThinking(m) {
+				return nil, errNotApplicable
+			}
+			return moveThinkingFirst(w.s, m, w.env)
+		}
+	case stStrip:
+		return func(w *work) ([]store.Edit, error) {
+			m, err := w.message(f)
+			if err != nil {
+				return nil, err
+			}
+			var which func(*store.Part) bool
+			if code == "SF107" {
+				which = func(p *store.Part) bool {
+					if f.PartID != "" {
+						return p.ID == f.PartID
+					}
+					return !scan.IsSigned(p)
+				}
+			}
+			return stripThinkingParts(w.s, m, which)
+		}
+	case stPrepend:
+		return func(w *work) ([]store.Edit, error) {
+			m, err := w.message(f)
+			if err != nil {
+				return nil, err
+			}
+			return prependThinkingPart(w.s, m, w.env)
+		}
+	case stDelete:
+		return func(w *work) ([]store.Edit, error) {
+			m, p, err := w.part(f)
+			if err != nil {
+				return nil, err
+			}
+			return deletePart(w.s, m, p)
+		}
+	case stAbort:
+		return func(w *work) ([]store.Edit, error) {
+			m, p, err := w.part(f)
+			if err != nil {
+				return nil, err
+			}
+			return markToolAborted(w.s, m, p, w.env)
+		}
+	case stAbortM:
+		return func(w *work) ([]store.Edit, error) {
+			m, err := w.message(f)
+			if err != nil {
+				return nil, err
+			}
+			eds, err := markMessageAborted(w.s, m, w.env)
+			if err != nil {
+				return nil, err
+			}
+			for _, p := range m.Parts {
+				more, err := markToolAborted(w.s, m, p, w.env)
+				if err != nil {
+					return nil, err
+				}
+				eds = append(eds, more...)
+			}
+			return eds, nil
+		}
+	case stQuar:
+		return func(w *work) ([]store.Edit, error) { return w.quarantine(f) }
+	case stRekey:
+		return func(w *work) ([]store.Edit, error) {
+			if f.PartID != "" {
+				m, p, err := w.part(f)
+				if err != nil {
+					return nil, err
+				}
+				return rekey(w.s, m, p, w.env)
+			}
+			m, err := w.message(f)
+			if err != nil {
+				return nil, err
+			}
+			return rekey(w.s, m, nil, w.env)
+		}
+	case stRewrite:
+		return func(w *work) ([]store.Edit, error) { return w.rewriteIDs(f) }
+	}
+	return nil
+}
+
+func hasBlankText(m *store.Message) bool {
+	for _, p := range m.Parts {
+		if scan.IsBlankText(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// excludeReason is the reason written into an excluded message's error.
+func excludeReason(f scan.Finding) string {
+	if f.Message != "" {
+		return f.Message
+	}
+	return f.Rule
+}
