@@ -1,0 +1,268 @@
+package scan
+
+import (
+	"strings"
+
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+// Part classes from rules.md "Definitions". Every part is exactly one of
+// content, thinking, meta or other (a blank or ignored text part, or a type
+// OpenCode does not have).
+
+// IsMetaPart reports whether p is bookkeeping OpenCode never sends as a block:
+// step-start, step-finish, snapshot, patch, retry.
+func IsMetaPart(p *store.Part) bool {
+	switch p.Type {
+	case "step-start", "step-finish", "snapshot", "patch", "retry":
+		return true
+	}
+	return false
+}
+
+// IsThinkingPart reports whether p is thinking: OpenCode's reasoning, or the
+// foreign thinking and redacted_thinking types other tools write.
+func IsThinkingPart(p *store.Part) bool {
+	switch p.Type {
+	case "reasoning", "thinking", "redacted_thinking":
+		return true
+	}
+	return false
+}
+
+// IsContentPart reports whether p gives its message content: a text part
+// with non-whitespace text that is not ignored, a tool, file, subtask, agent
+// or compaction part, or the foreign tool_use and tool_result types.
+func IsContentPart(p *store.Part) bool {
+	switch p.Type {
+	case "text":
+		return !IsBlankText(p) && !p.Get("ignored").Bool()
+	case "tool", "file", "subtask", "agent", "compaction", "tool_use", "tool_result":
+		return true
+	}
+	return false
+}
+
+// PartText returns the text of a text or thinking part ("" when absent).
+// Foreign thinking parts keep it in "thinking".
+func PartText(p *store.Part) string {
+	if p.Type == "thinking" {
+		return p.Get("thinking").String()
+	}
+	return p.Get("text").String()
+}
+
+// IsBlankText reports whether p is a text part whose text is empty or
+// whitespace-only.
+func IsBlankText(p *store.Part) bool {
+	return p.Type == "text" && strings.TrimSpace(PartText(p)) == ""
+}
+
+// IsSigned reports whether a thinking part carries what the provider needs to
+// accept it back: an Anthropic or Bedrock signature or redacted data (in
+// OpenCode's metadata, or the foreign blocks' own fields). Empty thinking
+// text with a signature is normal and counts as signed.
+func IsSigned(p *store.Part) bool {
+	switch p.Type {
+	case "reasoning":
+		for _, k := range []string{
+			"metadata.anthropic.signature", "metadata.anthropic.redactedData",
+			"metadata.bedrock.signature", "metadata.bedrock.redactedData",
+		} {
+			if p.Get(k).String() != "" {
+				return true
+			}
+		}
+	case "thinking":
+		return p.Get("signature").String() != ""
+	case "redacted_thinking":
+		return p.Get("data").String() != ""
+	}
+	return false
+}
+
+// HasAnthropicSignature reports whether p is a reasoning part with a
+// metadata.anthropic.signature key that is not null: the exact test
+// OpenCode 1.18 uses before it sends the message's empty text parts as " ".
+func HasAnthropicSignature(p *store.Part) bool {
+	if p.Type != "reasoning" {
+		return false
+	}
+	v := p.Get("metadata.anthropic.signature")
+	return v.Exists() && v.Raw != "null"
+}
+
+// IsSynthetic reports whether a repair tool (not the model) wrote the part.
+func IsSynthetic(p *store.Part) bool { return p.Get("synthetic").Bool() }
+
+// FirstNonMeta returns the message's first part that is not a meta part, or
+// nil. Every OpenCode assistant step begins with step-start, so "first part"
+// always means this.
+func FirstNonMeta(m *store.Message) *store.Part {
+	for _, p := range m.Parts {
+		if !IsMetaPart(p) {
+			return p
+		}
+	}
+	return nil
+}
+
+// ThinkingParts returns the message's thinking parts in order.
+func ThinkingParts(m *store.Message) []*store.Part {
+	var out []*store.Part
+	for _, p := range m.Parts {
+		if IsThinkingPart(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// HasContent reports whether any part of the message is a content part.
+func HasContent(m *store.Message) bool {
+	for _, p := range m.Parts {
+		if IsContentPart(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// OwnsSignedThinking reports whether the message has a signed thinking part.
+func OwnsSignedThinking(m *store.Message) bool {
+	for _, p := range m.Parts {
+		if IsThinkingPart(p) && IsSigned(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// Message classes.
+
+// ErrorName returns the message's error.name ("" when it has no error).
+func ErrorName(m *store.Message) string {
+	e := m.Get("error")
+	if !e.Exists() || e.Type == 0 {
+		return ""
+	}
+	if n := e.Get("name").String(); n != "" {
+		return n
+	}
+	return "UnknownError"
+}
+
+// IsCompleted reports whether the assistant message has time.completed.
+func IsCompleted(m *store.Message) bool {
+	return m.Get("time.completed").Int() > 0
+}
+
+// SkippedByOpenCode reports whether OpenCode leaves the message out when it
+// builds a request, whatever the provider: a message with no parts, and an
+// assistant message with an error, unless the error is MessageAbortedError
+// and the message has a part other than step-start and reasoning (the test
+// OpenCode 1.18 applies).
+func SkippedByOpenCode(m *store.Message) bool {
+	if len(m.Parts) == 0 {
+		return true
+	}
+	if m.Role != "assistant" {
+		return false
+	}
+	name := ErrorName(m)
+	if name == "" {
+		return false
+	}
+	if name != "MessageAbortedError" {
+		return true
+	}
+	for _, p := range m.Parts {
+		if p.Type != "step-start" && p.Type != "reasoning" {
+			return false
+		}
+	}
+	return true
+}
+
+// History returns the ids of the messages OpenCode still loads as history:
+// everything from the last completed compaction on (a compaction is complete
+// when its summary assistant message has finished without error). Messages
+// before it stay on disk but are never sent again.
+func History(s *store.Session) map[string]bool {
+	out := map[string]bool{}
+	completed := map[string]bool{} // user message ids answered by a finished summary
+	tail := ""
+	for i := len(s.Messages) - 1; i >= 0; i-- {
+		m := s.Messages[i]
+		out[m.ID] = true
+		if tail != "" {
+			if m.ID == tail {
+				break
+			}
+			continue
+		}
+		if m.Role == "user" && completed[m.ID] {
+			var comp *store.Part
+			for _, p := range m.Parts {
+				if p.Type == "compaction" {
+					comp = p
+					break
+				}
+			}
+			if comp != nil {
+				tail = comp.Get("tail_start_id").String()
+				if tail == "" || tail == m.ID {
+					break
+				}
+				continue
+			}
+		}
+		if m.Role == "assistant" && m.Get("summary").Bool() && m.Get("finish").String() != "" && ErrorName(m) == "" {
+			completed[m.Get("parentID").String()] = true
+		}
+	}
+	return out
+}
+
+// sentView answers, for the content rules, whether OpenCode sends a message
+// and whether it may still be streaming.
+type sentView struct {
+	c       *Context
+	history map[string]bool
+}
+
+func newSentView(c *Context) *sentView {
+	return &sentView{c: c, history: History(c.Session)}
+}
+
+// sent reports whether OpenCode includes the message in the next request.
+func (v *sentView) sent(m *store.Message) bool {
+	return v.history[m.ID] && !SkippedByOpenCode(m)
+}
+
+// Streaming reports whether an assistant message may still be being written:
+// no time.completed, no error, and the session was modified within the
+// settle window. Rules never flag such a message's parts as damage.
+func Streaming(c *Context, m *store.Message) bool {
+	if m.Role != "assistant" || IsCompleted(m) || ErrorName(m) != "" {
+		return false
+	}
+	return !Settled(c)
+}
+
+// Settled reports whether the session has been quiet for longer than the
+// settle window.
+func Settled(c *Context) bool {
+	last := c.Session.LastModified()
+	if last.IsZero() {
+		return true
+	}
+	return c.Now().Sub(last) > c.Opts.SettleWindow()
+}
+
+// reportNoFix reports a finding that `sessfix fix` cannot repair, even for a
+// rule that is otherwise fixable.
+func (c *Context) reportNoFix(f Finding) {
+	c.Report(f)
+	(*c.out)[len(*c.out)-1].Fix = ""
+}

@@ -1,0 +1,55 @@
+package scan
+
+import (
+	"errors"
+
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+func init() {
+	register(&Rule{
+		Code:     "SF201",
+		Name:     "unreadable-record",
+		Severity: Error,
+		Summary:  "a stored record cannot be read",
+		What: "A session, message or part record that is not a usable JSON object: a 0-byte file, a NUL-filled or " +
+			"truncated file, invalid JSON, JSON that is not an object, a part without `type` or a message without " +
+			"`role`. Also a session that could not be loaded at all. JSON-era OpenCode wrote files without atomic " +
+			"renames, so a crash or a full disk leaves these behind.",
+		Why: "OpenCode fails before any request is made (`SyntaxError … JSON`): the session, and in some versions " +
+			"the whole session list, cannot be opened, and `opencode export` fails too.",
+		FixDoc: "`quarantine` moves the record out of the store into sessfix's backup area, so it can be inspected " +
+			"or restored with `undo`; the rest of the session loads again.",
+		Fixable: true,
+		Fix:     "quarantine",
+		Check:   checkUnreadable,
+	})
+}
+
+func checkUnreadable(c *Context) {
+	for _, b := range c.Session.Broken {
+		f := Finding{Location: b.Loc}
+		switch b.Kind {
+		case store.KindMessage:
+			f.MessageID = b.ID
+		case store.KindPart:
+			f.PartID = b.ID
+		}
+		reason := "unreadable"
+		if b.Err != nil {
+			reason = b.Err.Error()
+		}
+		var pe *store.ParseError
+		switch {
+		case b.Kind == store.KindSession && !errors.As(b.Err, &pe):
+			f.Message = "session could not be loaded: " + reason
+		default:
+			f.Message = string(b.Kind) + " record is unreadable: " + reason
+		}
+		if b.Kind == store.KindSession && !errors.As(b.Err, &pe) {
+			c.reportNoFix(f)
+			continue
+		}
+		c.Report(f)
+	}
+}

@@ -1,0 +1,72 @@
+package scan
+
+import (
+	"strings"
+
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+func init() {
+	register(&Rule{
+		Code:     "SF202",
+		Name:     "invalid-id",
+		Severity: Error,
+		Summary:  "a record id is not in opencode's format",
+		What: "A session, message or part id that lacks its prefix (`ses_`, `msg_`, `prt_`) or is not in " +
+			"OpenCode's format: the prefix, an underscore, 12 lowercase hex digits and 14 base62 characters. Hand " +
+			"edits and other repair tools leave ids like `prt_0000000000_thinking`.",
+		Why: "OpenCode rejects an id without its prefix: a part id that does not start with `prt` still resumes " +
+			"from `opencode run`, but the server API the TUI uses answers HTTP 400 (\"Expected a string starting " +
+			"with \\\"prt\\\"\") and the session cannot be opened. An id with the right prefix but the wrong shape " +
+			"loads (a warning), but sorts unpredictably, so the part or message may sit in the wrong place.",
+		FixDoc: "`rekey` gives the record a new id in OpenCode's format that sorts at the same position, and updates " +
+			"the ids that point at it.",
+		Fixable: true,
+		Fix:     "rekey",
+		Check:   checkInvalidID,
+	})
+}
+
+func checkInvalidID(c *Context) {
+	s := c.Session
+	if s.ID != "" {
+		if f, ok := idFinding(store.KindSession, s.ID); ok {
+			if s.Info != nil {
+				f.Location = s.Info.Loc
+			}
+			c.Report(f)
+		}
+	}
+	for _, m := range s.Messages {
+		if f, ok := idFinding(store.KindMessage, m.ID); ok {
+			g := At(m, nil)
+			g.Message, g.Severity = f.Message, f.Severity
+			c.Report(g)
+		}
+		for _, p := range m.Parts {
+			if f, ok := idFinding(store.KindPart, p.ID); ok {
+				g := At(m, p)
+				g.Message, g.Severity = f.Message, f.Severity
+				c.Report(g)
+			}
+		}
+	}
+	for _, p := range s.Orphans {
+		if f, ok := idFinding(store.KindPart, p.ID); ok {
+			g := At(nil, p)
+			g.Message, g.Severity = f.Message, f.Severity
+			c.Report(g)
+		}
+	}
+}
+
+func idFinding(k store.Kind, id string) (Finding, bool) {
+	prefix := store.PrefixFor(k)
+	if store.ValidID(id, prefix) {
+		return Finding{}, false
+	}
+	if !strings.HasPrefix(id, prefix) {
+		return Finding{Severity: Error, Message: string(k) + " id " + quote(id) + " does not start with \"" + prefix + "\"; opencode rejects it"}, true
+	}
+	return Finding{Severity: Warning, Message: string(k) + " id " + quote(id) + " is not in opencode's format (" + prefix + "_ + 12 lowercase hex digits + 14 base62 characters)"}, true
+}

@@ -1,0 +1,86 @@
+package scan
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+func init() {
+	register(&Rule{
+		Code:     "SF203",
+		Name:     "orphan-record",
+		Severity: Warning,
+		Summary:  "a record belongs to no parent, or its ids disagree with where it is stored",
+		What: "A part whose message does not exist; messages whose session record is missing; a part whose " +
+			"session (path or `session_id` column) differs from its message's session; a record body whose " +
+			"`id`, `sessionID` or `messageID` differs from the id its path or columns give. Ids inside the body " +
+			"are only checked when the body carries them (SQLite rows normally do not).",
+		Why: "OpenCode never shows an orphan, so the data is silently lost, and a session without its record is " +
+			"missing from the session list. A body whose ids disagree with its place makes JSON-era OpenCode file " +
+			"the record under the wrong message or session, and confuses queries that go by `session_id`.",
+		FixDoc: "`quarantine` moves orphans into the backup area (restorable with `undo`). Disagreeing body ids are " +
+			"rewritten from the path or columns (`rewriteBodyIDs`), which are authoritative.",
+		Fixable: true,
+		Fix:     "quarantine|rewriteBodyIDs",
+		Check:   checkOrphans,
+	})
+}
+
+func checkOrphans(c *Context) {
+	s := c.Session
+	if s.InfoMissing && len(s.Messages) > 0 {
+		f := Finding{Location: s.Messages[0].Loc, Fix: "quarantine"}
+		f.Message = "session record is missing, so opencode does not list this session or its " + plural(len(s.Messages), "message")
+		c.Report(f)
+	}
+	for _, p := range s.Orphans {
+		f := At(nil, p)
+		f.Fix = "quarantine"
+		f.Message = "part belongs to message " + quote(p.MessageID) + ", which does not exist in this session"
+		c.Report(f)
+	}
+	for _, m := range s.Messages {
+		bodyIDs(c, m, nil, map[string]string{"id": m.ID, "sessionID": m.SessionID})
+		for _, p := range m.Parts {
+			if p.SessionID != "" && m.SessionID != "" && p.SessionID != m.SessionID {
+				f := At(m, p)
+				f.Fix = "rewriteBodyIDs"
+				f.Message = fmt.Sprintf("part is stored under session %s, but its message belongs to session %s", quote(p.SessionID), quote(m.SessionID))
+				c.Report(f)
+			}
+			bodyIDs(c, m, p, map[string]string{"id": p.ID, "messageID": m.ID, "sessionID": m.SessionID})
+		}
+	}
+}
+
+// bodyIDs reports body id fields that disagree with the stored ids. Fields
+// are checked in a fixed order so findings are stable.
+func bodyIDs(c *Context, m *store.Message, p *store.Part, want map[string]string) {
+	rec, kind := &m.Record, "message"
+	if p != nil {
+		rec, kind = &p.Record, "part"
+	}
+	for _, key := range []string{"id", "messageID", "sessionID"} {
+		w, ok := want[key]
+		if !ok || w == "" {
+			continue
+		}
+		got := rec.Get(key)
+		if !got.Exists() || got.String() == w {
+			continue
+		}
+		f := At(m, p)
+		f.Fix = "rewriteBodyIDs"
+		f.Message = fmt.Sprintf("%s body has %s %s, but it is stored as %s", kind, key, quote(got.String()), quote(w))
+		c.Report(f)
+	}
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}

@@ -1,0 +1,117 @@
+package scan
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/storetest"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/sessions/*/expected.txt from the findings")
+
+// A fixture case is a directory under testdata/sessions holding either
+// session.json (an `opencode export` file, materialised in every shape named
+// by the optional "shapes" file, default all) or store/ (a committed store
+// tree opened as it is). expected.txt holds one line per finding:
+// "CODE severity message-id part-id message", "-" for an empty id. The
+// optional "idle" file holds how long the session has been quiet when it is
+// scanned (a Go duration, default 1h).
+const fixtureRoot = "../../testdata/sessions"
+
+func TestFixtures(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join(fixtureRoot, "*"))
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no fixture cases under %s: %v", fixtureRoot, err)
+	}
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			idle := time.Hour
+			if b, err := os.ReadFile(filepath.Join(dir, "idle")); err == nil {
+				if idle, err = time.ParseDuration(strings.TrimSpace(string(b))); err != nil {
+					t.Fatalf("idle: %v", err)
+				}
+			}
+			goldenPath := filepath.Join(dir, "expected.txt")
+			wrote := false
+			check := func(name string, got string) {
+				t.Helper()
+				if *update && !wrote {
+					if err := os.WriteFile(goldenPath, []byte(got), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					wrote = true
+					return
+				}
+				want, err := os.ReadFile(goldenPath)
+				if err != nil {
+					t.Fatalf("%v (run go test ./pkg/scan -run TestFixtures -update)", err)
+				}
+				if got != string(want) {
+					t.Errorf("%s: findings differ from expected.txt\n--- got\n%s--- want\n%s", name, got, want)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(dir, "store")); err == nil {
+				st := storetest.OpenOne(t, filepath.Join(dir, "store"))
+				check(string(st.Info().Shape), scanStore(t, st, idle))
+				return
+			}
+			fx, err := storetest.LoadExportFixture(filepath.Join(dir, "session.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			shapes := storetest.Shapes
+			if b, err := os.ReadFile(filepath.Join(dir, "shapes")); err == nil {
+				shapes = nil
+				for _, s := range strings.Fields(string(b)) {
+					shapes = append(shapes, store.Shape(s))
+				}
+			}
+			for _, shape := range shapes {
+				path := storetest.Materialize(t, shape, t.TempDir(), fx)
+				st := storetest.OpenOne(t, path)
+				check(string(shape), scanStore(t, st, idle))
+			}
+		})
+	}
+}
+
+// scanStore checks every session of the store with the clock set idle after
+// the session's last modification, and renders the findings as golden lines.
+func scanStore(t *testing.T, st store.Store, idle time.Duration) string {
+	t.Helper()
+	ctx := context.Background()
+	refs, err := st.List(ctx)
+	if err != nil {
+		t.Fatalf("list: %v", err)
+	}
+	var b strings.Builder
+	for _, ref := range refs {
+		s, err := st.Load(ctx, ref)
+		if err != nil {
+			s = &store.Session{Store: st.Info(), ID: ref.ID}
+			s.Broken = append(s.Broken, &store.Record{Kind: store.KindSession, ID: ref.ID, Err: err})
+		}
+		now := s.LastModified().Add(idle)
+		for _, f := range CheckSession(s, &Options{Now: func() time.Time { return now }}) {
+			b.WriteString(goldenLine(f))
+		}
+	}
+	return b.String()
+}
+
+func goldenLine(f Finding) string {
+	dash := func(s string) string {
+		if s == "" {
+			return "-"
+		}
+		return s
+	}
+	return fmt.Sprintf("%s %s %s %s %s\n", f.Code, f.Severity, dash(f.MessageID), dash(f.PartID), f.Message)
+}
