@@ -1,0 +1,30 @@
+// Package opencodetest drives real OpenCode binaries in tests, offline.
+//
+// Install puts a pinned opencode-ai release from npm under the repository's
+// git-ignored .cache/opencode/<version>/ (once; concurrent installs are safe)
+// and returns its native binary. New (or NewT in tests) creates an Env: a
+// throw-away HOME with its own XDG directories, a global opencode.json whose
+// anthropic provider points at a mockanthropic.Server, and a project
+// directory that is both the working directory and $PWD of every command
+// (OpenCode records a session's directory from $PWD).
+//
+// Typical use:
+//
+//	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18})
+//	res, err := e.Prompt(ctx, "list files [[tool:bash ls]]")   // new session
+//	res, err = e.Resume(ctx, res.SessionID, "and now?")           // same session
+//	doc, _, err := e.Export(ctx, res.SessionID)
+//	// e.DBPath() (1.18) or e.StorageDir() (1.1) now hold real data; e.Mock
+//	// has every request OpenCode sent and its verdict.
+//
+// To leave a session the way a crash does, start OpenCode in the background,
+// hold the mock's stream at a stage and kill the process there:
+//
+//	p := e.Mock.Pause(mockanthropic.StageTextDelta, mockanthropic.ChatRequest)
+//	proc, _ := e.StartPrompt("", "hello")
+//	<-p.Reached()
+//	proc.Kill() // SIGKILL to OpenCode's process group
+//
+// Environment, config and observed behaviour are written down in
+// OBSERVED.md next to this file.
+package opencodetest

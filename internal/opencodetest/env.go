@@ -1,0 +1,498 @@
+package opencodetest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sessfix/sessfix/internal/mockanthropic"
+)
+
+// DefaultModel is the model the harness configures: OpenCode's bundled model
+// list knows it as reasoning-capable, and the config below turns thinking on
+// for it explicitly (1.18.33 does not enable thinking by default).
+const DefaultModel = "anthropic/claude-sonnet-4-5"
+
+// DefaultTimeout bounds one OpenCode command.
+var DefaultTimeout = 2 * time.Minute
+
+// Options configures an Env.
+type Options struct {
+	// Version is the OpenCode version (V1_18 when empty).
+	Version string
+	// Mock is the provider to talk to; nil starts a fresh mock that the
+	// Env closes.
+	Mock *mockanthropic.Server
+	// Model is "provider/model" (DefaultModel when empty).
+	Model string
+	// ThinkingBudget is the budget_tokens OpenCode sends; 0 means 16000,
+	// a negative value leaves thinking off (OpenCode's default).
+	ThinkingBudget int
+	// Timeout bounds each command (DefaultTimeout when zero).
+	Timeout time.Duration
+	// Config is merged over the generated opencode.json (top-level keys).
+	Config map[string]any
+	// Env holds extra KEY=VALUE pairs for every command.
+	Env []string
+}
+
+// Env is an isolated OpenCode installation: its own HOME and XDG dirs, a
+// global opencode.json that points the anthropic provider at a mock, and a
+// project directory commands run in.
+type Env struct {
+	Version    string
+	Bin        string
+	Model      string
+	Root       string // temp root; HOME is Root/home
+	Home       string
+	DataHome   string // XDG_DATA_HOME
+	ConfigHome string // XDG_CONFIG_HOME
+	CacheHome  string // XDG_CACHE_HOME
+	StateHome  string // XDG_STATE_HOME
+	ProjectDir string // working directory and $PWD of every command
+	Mock       *mockanthropic.Server
+	Timeout    time.Duration
+
+	ownMock bool
+	extra   []string
+}
+
+// New installs (or reuses) the OpenCode version and sets up an Env in a new
+// temporary directory. Close removes it.
+func New(opts Options) (*Env, error) {
+	if opts.Version == "" {
+		opts.Version = V1_18
+	}
+	bin, err := Install(opts.Version)
+	if err != nil {
+		return nil, err
+	}
+	root, err := os.MkdirTemp("", "opencodetest-")
+	if err != nil {
+		return nil, err
+	}
+	e := &Env{
+		Version: opts.Version, Bin: bin, Model: opts.Model, Root: root,
+		Home: filepath.Join(root, "home"), Timeout: opts.Timeout, extra: opts.Env,
+	}
+	if e.Model == "" {
+		e.Model = DefaultModel
+	}
+	if e.Timeout == 0 {
+		e.Timeout = DefaultTimeout
+	}
+	e.DataHome = filepath.Join(e.Home, ".local", "share")
+	e.ConfigHome = filepath.Join(e.Home, ".config")
+	e.CacheHome = filepath.Join(e.Home, ".cache")
+	e.StateHome = filepath.Join(e.Home, ".local", "state")
+	e.ProjectDir = filepath.Join(root, "project")
+	for _, d := range []string{e.DataHome, filepath.Join(e.ConfigHome, "opencode"), e.CacheHome, e.StateHome, e.ProjectDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			os.RemoveAll(root)
+			return nil, err
+		}
+	}
+	e.Mock = opts.Mock
+	if e.Mock == nil {
+		e.Mock = mockanthropic.New(mockanthropic.Config{})
+		e.ownMock = true
+	}
+	if err := e.writeConfig(opts); err != nil {
+		e.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// TB is the part of testing.TB that NewT uses.
+type TB interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Cleanup(func())
+	Logf(format string, args ...any)
+}
+
+// NewT is New for tests: it fails the test on error and closes the Env at
+// cleanup.
+func NewT(t TB, opts Options) *Env {
+	t.Helper()
+	e, err := New(opts)
+	if err != nil {
+		t.Fatalf("opencodetest: %v", err)
+	}
+	t.Cleanup(e.Close)
+	return e
+}
+
+// Close stops the Env's own mock and removes its directory.
+func (e *Env) Close() {
+	if e.ownMock && e.Mock != nil {
+		e.Mock.Close()
+	}
+	os.RemoveAll(e.Root)
+}
+
+// DataDir is OpenCode's data directory, $XDG_DATA_HOME/opencode.
+func (e *Env) DataDir() string { return filepath.Join(e.DataHome, "opencode") }
+
+// DBPath is where 1.2+ keeps its SQLite database.
+func (e *Env) DBPath() string { return filepath.Join(e.DataDir(), "opencode.db") }
+
+// StorageDir is the JSON storage tree of 1.0–1.1.
+func (e *Env) StorageDir() string { return filepath.Join(e.DataDir(), "storage") }
+
+// ConfigPath is the global config file the Env wrote.
+func (e *Env) ConfigPath() string { return filepath.Join(e.ConfigHome, "opencode", "opencode.json") }
+
+func (e *Env) writeConfig(opts Options) error {
+	provider, model, ok := strings.Cut(e.Model, "/")
+	if !ok {
+		return fmt.Errorf("model %q is not provider/model", e.Model)
+	}
+	anthropic := map[string]any{
+		"options": map[string]any{"baseURL": e.Mock.BaseURL(), "apiKey": "sk-ant-mock-key"},
+	}
+	budget := opts.ThinkingBudget
+	if budget == 0 {
+		budget = 16000
+	}
+	if provider == "anthropic" && budget > 0 {
+		anthropic["models"] = map[string]any{
+			model: map[string]any{"options": map[string]any{
+				"thinking": map[string]any{"type": "enabled", "budgetTokens": budget},
+			}},
+		}
+	}
+	cfg := map[string]any{
+		"$schema":    "https://opencode.ai/config.json",
+		"model":      e.Model,
+		"autoupdate": false,
+		"share":      "disabled",
+		"permission": map[string]any{"bash": "allow", "edit": "allow", "webfetch": "allow"},
+		"provider":   map[string]any{"anthropic": anthropic},
+	}
+	for k, v := range opts.Config {
+		cfg[k] = v
+	}
+	b, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(e.ConfigPath(), b, 0o644)
+}
+
+// Environ is the complete environment OpenCode runs with: nothing is
+// inherited but PATH, so no real credentials or user config leak in.
+func (e *Env) Environ() []string {
+	cache, _ := CacheDir()
+	env := []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + e.Home,
+		"USER=opencodetest",
+		"LANG=C.UTF-8",
+		"TERM=dumb",
+		"NO_COLOR=1",
+		"TMPDIR=" + os.TempDir(),
+		"PWD=" + e.ProjectDir,
+		"XDG_DATA_HOME=" + e.DataHome,
+		"XDG_CONFIG_HOME=" + e.ConfigHome,
+		"XDG_CACHE_HOME=" + e.CacheHome,
+		"XDG_STATE_HOME=" + e.StateHome,
+		"OPENCODE_DISABLE_AUTOUPDATE=1",
+		"OPENCODE_DISABLE_MODELS_FETCH=1",
+		"OPENCODE_DISABLE_SHARE=1",
+		"OPENCODE_DISABLE_LSP_DOWNLOAD=1",
+		"OPENCODE_DISABLE_DEFAULT_PLUGINS=1",
+		"OPENCODE_DISABLE_CLAUDE_CODE=1",
+		"OPENCODE_DISABLE_TERMINAL_TITLE=1",
+		// Runtime package installs (1.18 looks up @opencode-ai/plugin for
+		// the config dir) go through these caches, shared across Envs.
+		"npm_config_cache=" + filepath.Join(filepath.Dir(cache), "npm"),
+		"BUN_INSTALL_CACHE_DIR=" + filepath.Join(filepath.Dir(cache), "bun"),
+	}
+	return append(env, e.extra...)
+}
+
+// Result is the outcome of one finished command.
+type Result struct {
+	Args     []string
+	Stdout   string
+	Stderr   string
+	ExitCode int // -1 when killed by a signal
+	Duration time.Duration
+	// SessionID is the session a `run --format json` worked on, when seen.
+	SessionID string
+}
+
+func (r *Result) String() string {
+	return fmt.Sprintf("opencode %s: exit %d after %s\nstdout:\n%s\nstderr:\n%s",
+		strings.Join(r.Args, " "), r.ExitCode, r.Duration.Round(time.Millisecond), r.Stdout, r.Stderr)
+}
+
+// Err is nil when the command exited 0.
+func (r *Result) Err() error {
+	if r.ExitCode == 0 {
+		return nil
+	}
+	return errors.New(r.String())
+}
+
+var sessionIDRe = regexp.MustCompile(`"sessionID"\s*:\s*"(ses_[0-9A-Za-z]+)"`)
+
+func parseSessionID(stdout string) string {
+	if m := sessionIDRe.FindStringSubmatch(stdout); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// Command builds an *exec.Cmd for opencode with the Env's environment, in the
+// project directory, in its own process group.
+func (e *Env) Command(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, e.Bin, args...)
+	cmd.Dir = e.ProjectDir
+	cmd.Env = e.Environ()
+	setProcessGroup(cmd)
+	return cmd
+}
+
+// Run runs opencode with args until it exits or the Env's timeout passes
+// (then the whole process group is killed and the result has ExitCode -1).
+// A non-zero exit is not an error: inspect Result.ExitCode.
+func (e *Env) Run(ctx context.Context, args ...string) (*Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, e.Timeout)
+	defer cancel()
+	cmd := e.Command(ctx, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	err := cmd.Run()
+	res := &Result{Args: args, Stdout: out.String(), Stderr: errb.String(), Duration: time.Since(start)}
+	res.SessionID = parseSessionID(res.Stdout)
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		res.ExitCode = ee.ExitCode()
+	default:
+		return res, err
+	}
+	if ctx.Err() != nil {
+		return res, fmt.Errorf("opencode %s: %w\n%s", strings.Join(args, " "), ctx.Err(), res)
+	}
+	return res, nil
+}
+
+// runArgs builds `run --format json [--session id] [extra…] prompt`.
+func runArgs(session, prompt string, extra []string) []string {
+	args := []string{"run", "--format", "json"}
+	if session != "" {
+		args = append(args, "--session", session)
+	}
+	args = append(args, extra...)
+	return append(args, prompt)
+}
+
+// Prompt runs `opencode run --format json [extra…] prompt` in a new session.
+// Result.SessionID names the session.
+func (e *Env) Prompt(ctx context.Context, prompt string, extra ...string) (*Result, error) {
+	return e.Run(ctx, runArgs("", prompt, extra)...)
+}
+
+// Resume runs `opencode run --format json --session id prompt`.
+func (e *Env) Resume(ctx context.Context, sessionID, prompt string, extra ...string) (*Result, error) {
+	res, err := e.Run(ctx, runArgs(sessionID, prompt, extra)...)
+	if res != nil && res.SessionID == "" {
+		res.SessionID = sessionID
+	}
+	return res, err
+}
+
+// Export runs `opencode export id` and returns the JSON document it prints.
+func (e *Env) Export(ctx context.Context, sessionID string) (json.RawMessage, *Result, error) {
+	res, err := e.Run(ctx, "export", sessionID)
+	if err != nil {
+		return nil, res, err
+	}
+	if res.ExitCode != 0 {
+		return nil, res, res.Err()
+	}
+	// Some versions print a status line before the document.
+	i := strings.Index(res.Stdout, "{")
+	if i < 0 {
+		return nil, res, fmt.Errorf("export printed no JSON\n%s", res)
+	}
+	doc := json.RawMessage(res.Stdout[i:])
+	if !json.Valid(doc) {
+		return nil, res, fmt.Errorf("export printed invalid JSON\n%s", res)
+	}
+	return doc, res, nil
+}
+
+// Proc is an OpenCode process started in the background.
+type Proc struct {
+	Cmd    *exec.Cmd
+	Args   []string
+	stdout *lockedBuffer
+	stderr *lockedBuffer
+	start  time.Time
+	done   chan struct{}
+	res    *Result
+	err    error
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// Start starts opencode with args in the background. The process is killed
+// when the Env's timeout passes; Kill kills it earlier.
+func (e *Env) Start(args ...string) (*Proc, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), e.Timeout)
+	cmd := e.Command(ctx, args...)
+	p := &Proc{Cmd: cmd, Args: args, stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
+	p.start = time.Now()
+	if err := cmd.Start(); err != nil {
+		cancel()
+		return nil, err
+	}
+	go func() {
+		defer cancel()
+		err := cmd.Wait()
+		res := &Result{Args: args, Stdout: p.stdout.String(), Stderr: p.stderr.String(), Duration: time.Since(p.start)}
+		res.SessionID = parseSessionID(res.Stdout)
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			res.ExitCode = ee.ExitCode()
+			err = nil
+		}
+		p.res, p.err = res, err
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// StartPrompt starts `opencode run --format json [--session id] prompt` in
+// the background (session may be empty for a new session).
+func (e *Env) StartPrompt(session, prompt string, extra ...string) (*Proc, error) {
+	return e.Start(runArgs(session, prompt, extra)...)
+}
+
+// Stdout is what the process has printed so far.
+func (p *Proc) Stdout() string { return p.stdout.String() }
+
+// Stderr is what the process has printed to stderr so far.
+func (p *Proc) Stderr() string { return p.stderr.String() }
+
+// Kill sends SIGKILL to the process and its process group, then waits for it.
+func (p *Proc) Kill() (*Result, error) {
+	killGroup(p.Cmd)
+	return p.Wait()
+}
+
+// Wait waits for the process to exit.
+func (p *Proc) Wait() (*Result, error) {
+	<-p.done
+	return p.res, p.err
+}
+
+// Done is closed when the process has exited.
+func (p *Proc) Done() <-chan struct{} { return p.done }
+
+// Server is a running `opencode serve`.
+type Server struct {
+	*Proc
+	URL string
+}
+
+var listenRe = regexp.MustCompile(`https?://[0-9.:\[\]a-z]+:[0-9]+`)
+
+// Serve starts `opencode serve` on a loopback port and waits until it
+// answers. Stop it with Kill.
+func (e *Env) Serve(ctx context.Context) (*Server, error) {
+	p, err := e.Start("serve", "--hostname", "127.0.0.1", "--port", "0")
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	for {
+		if m := listenRe.FindString(p.Stdout() + p.Stderr()); m != "" {
+			s := &Server{Proc: p, URL: m}
+			return s, nil
+		}
+		select {
+		case <-p.Done():
+			res, _ := p.Wait()
+			return nil, fmt.Errorf("opencode serve exited early\n%s", res)
+		case <-ctx.Done():
+			p.Kill()
+			return nil, fmt.Errorf("opencode serve did not report its address: %w\nstdout:%s\nstderr:%s", ctx.Err(), p.Stdout(), p.Stderr())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Get performs GET path on the server and returns status and body.
+func (s *Server) Get(ctx context.Context, path string) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+path, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
+}
+
+// SessionMessages fetches GET /session/:id/message, what the TUI loads.
+func (s *Server) SessionMessages(ctx context.Context, sessionID string) (int, []byte, error) {
+	return s.Get(ctx, "/session/"+sessionID+"/message")
+}
+
+// Events splits `run --format json` output into its JSON lines.
+func Events(stdout string) []map[string]any {
+	var out []map[string]any
+	sc := bufio.NewScanner(strings.NewReader(stdout))
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if !strings.HasPrefix(line, "{") {
+			continue
+		}
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}

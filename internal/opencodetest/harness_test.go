@@ -1,0 +1,236 @@
+package opencodetest
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sessfix/sessfix/internal/mockanthropic"
+)
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// partTypes lists the part types of a message in order.
+func partTypes(m Message) []string {
+	var out []string
+	for _, p := range m.Parts {
+		out = append(out, p.Type())
+	}
+	return out
+}
+
+func assertAllAccepted(t *testing.T, e *Env) {
+	t.Helper()
+	reqs := e.Mock.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("OpenCode sent no request to the mock")
+	}
+	for _, r := range reqs {
+		if r.Verdict != mockanthropic.Accepted {
+			t.Errorf("request %d %s rejected: %s", r.Index, r.Path, r.Error)
+		}
+	}
+}
+
+// checkToolLoop checks the shape of a healthy tool-loop session.
+func checkToolLoop(t *testing.T, msgs []Message) {
+	t.Helper()
+	var roles []string
+	for _, m := range msgs {
+		roles = append(roles, m.Role())
+	}
+	if !slices.Equal(roles, []string{"user", "assistant", "assistant"}) {
+		t.Fatalf("roles %v", roles)
+	}
+	first, second := msgs[1], msgs[2]
+	if got := partTypes(first); !slices.Equal(got, []string{"step-start", "reasoning", "tool", "step-finish"}) {
+		t.Errorf("tool step parts %v", got)
+	}
+	if got := partTypes(second); !slices.Equal(got, []string{"step-start", "reasoning", "text", "step-finish"}) {
+		t.Errorf("answer step parts %v", got)
+	}
+	for _, m := range msgs[1:] {
+		for _, p := range m.Parts {
+			switch p.Type() {
+			case "reasoning":
+				sig, _ := Get(p.Data, "metadata.anthropic.signature").(string)
+				if !mockanthropic.ValidSignature(mockanthropic.DefaultSecret, p.Text(), sig) {
+					t.Errorf("reasoning %s: signature %q does not verify", p.ID, sig)
+				}
+			case "tool":
+				if Get(p.Data, "state.status") != "completed" || Get(p.Data, "tool") != "bash" {
+					t.Errorf("tool part %v", p.Data)
+				}
+				if out, _ := Get(p.Data, "state.output").(string); !strings.Contains(out, "hi") {
+					t.Errorf("tool output %q", out)
+				}
+			case "text":
+				if !strings.Contains(p.Text(), "hi") {
+					t.Errorf("text %q", p.Text())
+				}
+			}
+		}
+		if Get(m.Data, "time.completed") == nil || Get(m.Data, "finish") == nil {
+			t.Errorf("assistant %s not finished: %v", m.ID, m.Data)
+		}
+	}
+	if Get(first.Data, "finish") != "tool-calls" || Get(second.Data, "finish") != "stop" {
+		t.Errorf("finish %v / %v", Get(first.Data, "finish"), Get(second.Data, "finish"))
+	}
+}
+
+// checkToolLoopRequests checks what OpenCode sent for a tool loop.
+func checkToolLoopRequests(t *testing.T, e *Env) {
+	t.Helper()
+	chat := e.Mock.ChatRequests()
+	if len(chat) != 2 {
+		t.Fatalf("%d chat requests, want 2", len(chat))
+	}
+	for _, r := range chat {
+		if !r.Parsed.ThinkingEnabled() || r.Parsed.Thinking.BudgetTokens != 16000 {
+			t.Errorf("request %d thinking %+v", r.Index, r.Parsed.Thinking)
+		}
+		if r.Path != "/v1/messages" {
+			t.Errorf("path %s", r.Path)
+		}
+	}
+	second := chat[1].Parsed.Messages
+	if len(second) != 3 || second[1].Role != "assistant" || second[1].Content[0].Type != "thinking" ||
+		second[1].Content[1].Type != "tool_use" || second[2].Content[0].Type != "tool_result" {
+		b, _ := json.Marshal(second)
+		t.Errorf("second request history %s", b)
+	}
+}
+
+func TestToolLoop_1_18(t *testing.T) {
+	t.Parallel()
+	e := NewT(t, Options{Version: V1_18})
+	ctx := testCtx(t)
+	res, err := e.Prompt(ctx, "please run it [[tool:bash echo hi]]")
+	if err != nil || res.ExitCode != 0 || res.SessionID == "" {
+		t.Fatalf("err=%v\n%s", err, res)
+	}
+	t.Logf("opencode run took %s", res.Duration)
+	assertAllAccepted(t, e)
+	checkToolLoopRequests(t, e)
+	if _, err := os.Stat(e.DBPath()); err != nil {
+		t.Fatalf("no database: %v", err)
+	}
+	tables, err := Tables(e.DBPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"session", "message", "part"} {
+		if !slices.Contains(tables, want) {
+			t.Errorf("table %s missing from %v", want, tables)
+		}
+	}
+	msgs, err := LoadSession(e.DataDir(), res.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkToolLoop(t, msgs)
+
+	doc, xres, err := e.Export(ctx, res.SessionID)
+	if err != nil {
+		t.Fatalf("export: %v\n%s", err, xres)
+	}
+	var exp struct {
+		Info     map[string]any
+		Messages []struct {
+			Info  map[string]any
+			Parts []map[string]any
+		}
+	}
+	if err := json.Unmarshal(doc, &exp); err != nil || len(exp.Messages) != 3 || exp.Info["id"] != res.SessionID {
+		t.Errorf("export: %v %s", err, doc)
+	}
+	if dir := exp.Info["directory"]; dir != e.ProjectDir {
+		t.Errorf("session directory %v, want %s", dir, e.ProjectDir)
+	}
+}
+
+func TestToolLoop_1_1(t *testing.T) {
+	t.Parallel()
+	e := NewT(t, Options{Version: V1_1})
+	ctx := testCtx(t)
+	res, err := e.Prompt(ctx, "please run it [[tool:bash echo hi]]")
+	if err != nil || res.ExitCode != 0 || res.SessionID == "" {
+		t.Fatalf("err=%v\n%s", err, res)
+	}
+	t.Logf("opencode run took %s", res.Duration)
+	assertAllAccepted(t, e)
+	checkToolLoopRequests(t, e)
+	if _, err := os.Stat(e.DBPath()); err == nil {
+		t.Errorf("1.1.65 created %s", e.DBPath())
+	}
+	for _, p := range []string{
+		filepath.Join("session", "global", res.SessionID+".json"),
+		filepath.Join("message", res.SessionID),
+	} {
+		if _, err := os.Stat(filepath.Join(e.StorageDir(), p)); err != nil {
+			t.Errorf("storage: %v", err)
+		}
+	}
+	msgs, err := LoadSession(e.DataDir(), res.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkToolLoop(t, msgs)
+	for _, m := range msgs {
+		if m.Data["id"] != m.ID || m.Data["sessionID"] != res.SessionID {
+			t.Errorf("message %s body ids %v %v", m.ID, m.Data["id"], m.Data["sessionID"])
+		}
+		for _, p := range m.Parts {
+			if p.Data["id"] != p.ID || p.Data["messageID"] != m.ID {
+				t.Errorf("part %s body ids %v %v", p.ID, p.Data["id"], p.Data["messageID"])
+			}
+		}
+	}
+}
+
+func TestResumeAndServe_1_18(t *testing.T) {
+	t.Parallel()
+	e := NewT(t, Options{Version: V1_18})
+	ctx := testCtx(t)
+	res, err := e.Prompt(ctx, "hello")
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("err=%v\n%s", err, res)
+	}
+	res2, err := e.Resume(ctx, res.SessionID, "and again")
+	if err != nil || res2.ExitCode != 0 {
+		t.Fatalf("err=%v\n%s", err, res2)
+	}
+	assertAllAccepted(t, e)
+	chat := e.Mock.ChatRequests()
+	last := chat[len(chat)-1].Parsed.Messages
+	if len(last) != 3 || last[1].Content[0].Type != "thinking" {
+		b, _ := json.Marshal(last)
+		t.Errorf("resume history %s", b)
+	}
+	srv, err := e.Serve(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Kill()
+	code, body, err := srv.SessionMessages(ctx, res.SessionID)
+	if err != nil || code != 200 {
+		t.Fatalf("GET messages: %d %v %s", code, err, body)
+	}
+	var got []struct {
+		Info  map[string]any
+		Parts []map[string]any
+	}
+	if err := json.Unmarshal(body, &got); err != nil || len(got) != 4 {
+		t.Fatalf("messages: %v %.500s", err, body)
+	}
+}
