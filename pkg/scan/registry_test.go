@@ -1,0 +1,102 @@
+package scan
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var codeRe = regexp.MustCompile(`^SF[1-9][0-9]{2}$`)
+var nameRe = regexp.MustCompile(`^[a-z]+(-[a-z]+)*$`)
+
+// recordRuleCodes are the record rules rules.md defines; each must be
+// registered.
+var recordRuleCodes = []string{
+	"SF101", "SF102", "SF103", "SF104", "SF105", "SF106", "SF107",
+	"SF201", "SF202", "SF203", "SF204", "SF205", "SF301", "SF302",
+}
+
+func TestRegistry(t *testing.T) {
+	codes, names := map[string]bool{}, map[string]bool{}
+	rules := Rules()
+	for i, r := range rules {
+		if !codeRe.MatchString(r.Code) {
+			t.Errorf("rule code %q is not SFnnn", r.Code)
+		}
+		if codes[r.Code] {
+			t.Errorf("rule code %s registered twice", r.Code)
+		}
+		codes[r.Code] = true
+		if !nameRe.MatchString(r.Name) || names[r.Name] {
+			t.Errorf("%s: name %q is not a unique kebab-case name", r.Code, r.Name)
+		}
+		names[r.Name] = true
+		if i > 0 && rules[i-1].Code >= r.Code {
+			t.Errorf("Rules() not in code order at %s", r.Code)
+		}
+		if r.Severity < Info || r.Severity > Error {
+			t.Errorf("%s: severity not set", r.Code)
+		}
+		if r.Check == nil {
+			t.Errorf("%s: no check", r.Code)
+		}
+		if r.Summary == "" || strings.ToLower(r.Summary) != r.Summary || strings.HasSuffix(r.Summary, ".") {
+			t.Errorf("%s: summary %q must be set, lowercase, without a trailing period", r.Code, r.Summary)
+		}
+		for field, doc := range map[string]string{"What": r.What, "Why": r.Why, "FixDoc": r.FixDoc} {
+			if len(doc) < 40 || !strings.HasSuffix(doc, ".") {
+				t.Errorf("%s: %s doc must be full sentences, got %q", r.Code, field, doc)
+			}
+		}
+		if r.Fixable != (r.Fix != "") {
+			t.Errorf("%s: Fixable=%v but Fix=%q", r.Code, r.Fixable, r.Fix)
+		}
+		if Lookup(strings.ToLower(r.Code)) != r {
+			t.Errorf("Lookup(%q) does not find the rule", strings.ToLower(r.Code))
+		}
+	}
+	for _, c := range recordRuleCodes {
+		if !codes[c] {
+			t.Errorf("record rule %s is not registered", c)
+		}
+	}
+}
+
+func TestRulesDocUpToDate(t *testing.T) {
+	var want bytes.Buffer
+	if err := WriteRulesMarkdown(&want); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("..", "..", RulesDocPath)
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read %s: %v (generate it with `%s` from the repository root)", RulesDocPath, err, RulesDocCommand)
+	}
+	if !bytes.Equal(got, want.Bytes()) {
+		t.Errorf("%s is stale: regenerate it with `%s` from the repository root", RulesDocPath, RulesDocCommand)
+	}
+}
+
+func TestRulesMarkdownCoversEveryRule(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteRulesMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	doc := b.String()
+	for _, r := range Rules() {
+		if !strings.Contains(doc, "\n## "+r.Code+" "+r.Name+"\n") {
+			t.Errorf("docs have no section for %s", r.Code)
+		}
+		if !strings.Contains(doc, r.Why) {
+			t.Errorf("docs for %s lack the Why text", r.Code)
+		}
+	}
+	var again bytes.Buffer
+	_ = WriteRulesMarkdown(&again)
+	if again.String() != doc {
+		t.Error("WriteRulesMarkdown is not deterministic")
+	}
+}
