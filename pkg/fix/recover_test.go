@@ -133,7 +133,9 @@ func TestPlanStoredErrorSF302(t *testing.T) {
 	b := failedResume(t, store.ShapeStorage)
 	f := scan.Finding{Code: "SF302", SessionID: sesID, MessageID: msgA3}
 	opts := planOpts()
-	opts.Check = func(s *store.Session) []scan.Finding { return append([]scan.Finding{f}, scan.CheckSession(s, scanOpts())...) }
+	opts.Check = func(s *store.Session) []scan.Finding {
+		return append([]scan.Finding{f}, scan.CheckSession(s, scanOpts())...)
+	}
 	fs := opts.Check(b.s)
 	p, err := Plan(b.s, fs, opts)
 	if err != nil {
