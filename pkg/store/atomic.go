@@ -1,0 +1,313 @@
+package store
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+)
+
+// TempPattern is the name pattern of the temporary files sessfix writes next
+// to a file it replaces. Readers skip names starting with ".sessfix-" (they
+// do not end in .json), and writers remove leftovers of a crashed run.
+const TempPattern = ".sessfix-*.tmp"
+
+// fileOps is every filesystem call the writers make. Production code uses
+// osOps; tests wrap it to inject faults (disk full, fsync errors, a crash
+// before the rename, read-only files).
+type fileOps interface {
+	CreateTemp(dir, pattern string) (tempFile, error)
+	Rename(from, to string) error
+	Remove(name string) error
+	SyncDir(dir string) error
+	MkdirAll(dir string, perm fs.FileMode) error
+	Lstat(name string) (fs.FileInfo, error)
+	ReadFile(name string) ([]byte, error)
+	ReadDir(name string) ([]fs.DirEntry, error)
+	Chown(name string, uid, gid int) error
+}
+
+// tempFile is the part of *os.File the atomic write uses.
+type tempFile interface {
+	io.Writer
+	Name() string
+	Sync() error
+	Chmod(fs.FileMode) error
+	Close() error
+}
+
+type osOps struct{}
+
+func (osOps) CreateTemp(dir, pattern string) (tempFile, error) { return os.CreateTemp(dir, pattern) }
+func (osOps) Rename(from, to string) error                     { return os.Rename(from, to) }
+func (osOps) Remove(name string) error                         { return os.Remove(name) }
+func (osOps) MkdirAll(dir string, perm fs.FileMode) error      { return os.MkdirAll(dir, perm) }
+func (osOps) Lstat(name string) (fs.FileInfo, error)           { return os.Lstat(name) }
+func (osOps) ReadFile(name string) ([]byte, error)             { return os.ReadFile(name) }
+func (osOps) ReadDir(name string) ([]fs.DirEntry, error)       { return os.ReadDir(name) }
+func (osOps) Chown(name string, uid, gid int) error            { return os.Chown(name, uid, gid) }
+
+// SyncDir fsyncs a directory so a rename or removal inside it is durable.
+// Filesystems and systems that cannot sync directories (Windows) are not an
+// error.
+func (osOps) SyncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil && (errors.Is(err, syscall.EINVAL) || errors.Is(err, errors.ErrUnsupported)) {
+		return nil
+	}
+	return err
+}
+
+// WriteFileAtomic replaces (or creates) path with data so that a reader or a
+// crash sees either the old bytes or the new ones, never a mix: it writes a
+// temporary file in the same directory, fsyncs and closes it, renames it over
+// path and fsyncs the directory. An existing file keeps its mode (and, when
+// running as root, its owner); a new file gets perm. Symlinks and non-regular
+// files are refused. The temporary file is removed on every error path.
+func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
+	return writeAtomic(osOps{}, path, data, perm, nil)
+}
+
+// owner is a file owner to give a new file (nil: leave it to the process).
+type owner struct{ uid, gid int }
+
+// writeAtomic is WriteFileAtomic over ops. When path exists its mode and
+// owner win over perm and own.
+func writeAtomic(ops fileOps, path string, data []byte, perm fs.FileMode, own *owner) error {
+	return writeAtomicKeep(ops, path, data, perm, own, true)
+}
+
+// writeAtomicMode is writeAtomic giving the file perm even when it exists
+// with another mode (undo puts the old mode back).
+func writeAtomicMode(ops fileOps, path string, data []byte, perm fs.FileMode, own *owner) error {
+	return writeAtomicKeep(ops, path, data, perm, own, false)
+}
+
+func writeAtomicKeep(ops fileOps, path string, data []byte, perm fs.FileMode, own *owner, keep bool) (err error) {
+	dir := filepath.Dir(path)
+	if fi, lerr := ops.Lstat(path); lerr == nil {
+		if err := regularFile(path, fi); err != nil {
+			return err
+		}
+		if keep {
+			perm = fi.Mode().Perm()
+		}
+		if uid, gid, ok := fileOwner(fi); ok {
+			own = &owner{uid, gid}
+		}
+	} else if !errors.Is(lerr, fs.ErrNotExist) {
+		return fmt.Errorf("write %s: %w", path, lerr)
+	}
+	tmp, err := ops.CreateTemp(dir, TempPattern)
+	if err != nil {
+		return fmt.Errorf("write %s: cannot create a temporary file in %s: %w", path, dir, err)
+	}
+	tmpName := tmp.Name()
+	closed := false
+	defer func() {
+		if err != nil {
+			if !closed {
+				_ = tmp.Close()
+			}
+			_ = ops.Remove(tmpName)
+		}
+	}()
+	if _, err = tmp.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = tmp.Chmod(perm); err != nil {
+		return fmt.Errorf("write %s: set mode %v: %w", path, perm, err)
+	}
+	if err = tmp.Sync(); err != nil {
+		return fmt.Errorf("write %s: fsync: %w", path, err)
+	}
+	closed = true
+	if err = tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if own != nil && os.Geteuid() == 0 {
+		if err = ops.Chown(tmpName, own.uid, own.gid); err != nil {
+			return fmt.Errorf("write %s: keep owner %d:%d: %w", path, own.uid, own.gid, err)
+		}
+	}
+	if err = ops.Rename(tmpName, path); err != nil {
+		return fmt.Errorf("write %s: rename into place: %w", path, err)
+	}
+	if err = ops.SyncDir(dir); err != nil {
+		// The new bytes are in place; only their durability is in doubt.
+		return fmt.Errorf("write %s: fsync directory %s: %w", path, dir, err)
+	}
+	return nil
+}
+
+// removeFile removes a regular file and fsyncs its directory. A missing file
+// is not an error.
+func removeFile(ops fileOps, path string) error {
+	fi, err := ops.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("remove %s: %w", path, err)
+	}
+	if err := regularFile(path, fi); err != nil {
+		return err
+	}
+	if err := ops.Remove(path); err != nil {
+		return fmt.Errorf("remove %s: %w", path, err)
+	}
+	if err := ops.SyncDir(filepath.Dir(path)); err != nil {
+		return fmt.Errorf("remove %s: fsync directory: %w", path, err)
+	}
+	return nil
+}
+
+// readRegular reads a file the writers may replace: it must be a regular
+// file, not a symlink. exists is false (with a nil error) when it is absent.
+func readRegular(ops fileOps, path string) (data []byte, mode fs.FileMode, exists bool, err error) {
+	fi, err := ops.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, false, nil
+	}
+	if err != nil {
+		return nil, 0, false, fmt.Errorf("read %s: %w", path, err)
+	}
+	if err := regularFile(path, fi); err != nil {
+		return nil, 0, false, err
+	}
+	data, err = ops.ReadFile(path)
+	if err != nil {
+		return nil, 0, false, fmt.Errorf("read %s: %w", path, err)
+	}
+	return data, fi.Mode().Perm(), true, nil
+}
+
+func regularFile(path string, fi fs.FileInfo) error {
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("refusing to write %s: it is a symlink; sessfix only replaces regular files inside the store", path)
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("refusing to write %s: not a regular file (%v)", path, fi.Mode().Type())
+	}
+	return nil
+}
+
+// mkdirLike creates dir and its missing parents with the mode of the nearest
+// existing ancestor (0755 when that cannot be read), then fsyncs the parent
+// of every directory it created.
+func mkdirLike(ops fileOps, dir string) error {
+	if fi, err := ops.Lstat(dir); err == nil {
+		if !fi.IsDir() {
+			return fmt.Errorf("cannot create %s: a file (or symlink) with that name exists", dir)
+		}
+		return nil
+	}
+	var missing []string
+	perm := fs.FileMode(0o755)
+	var own *owner
+	for d := dir; ; {
+		fi, err := ops.Lstat(d)
+		if err == nil {
+			if fi.IsDir() {
+				perm = fi.Mode().Perm()
+				if uid, gid, ok := fileOwner(fi); ok {
+					own = &owner{uid, gid}
+				}
+			}
+			break
+		}
+		missing = append(missing, d)
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	if err := ops.MkdirAll(dir, perm); err != nil {
+		return fmt.Errorf("create directory %s: %w", dir, err)
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		if own != nil && os.Geteuid() == 0 {
+			// Directories sessfix creates as root belong to the store's owner.
+			if err := ops.Chown(missing[i], own.uid, own.gid); err != nil {
+				return fmt.Errorf("create directory %s: keep owner %d:%d: %w", missing[i], own.uid, own.gid, err)
+			}
+		}
+		if err := ops.SyncDir(filepath.Dir(missing[i])); err != nil {
+			return fmt.Errorf("create directory %s: fsync parent: %w", missing[i], err)
+		}
+	}
+	return nil
+}
+
+// cleanTemps removes temporary files a crashed sessfix left in dir. Callers
+// hold the store's writer lock, so no live writer owns them.
+func cleanTemps(ops fileOps, dir string) {
+	ents, err := ops.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if e.Type().IsRegular() && isTempName(e.Name()) {
+			_ = ops.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+func isTempName(name string) bool {
+	return strings.HasPrefix(name, ".sessfix-") && strings.HasSuffix(name, ".tmp")
+}
+
+// hintError carries advice for the user. Its text ends with a "hint:" line,
+// so wrapping it with a prefix keeps the hint last.
+type hintError struct {
+	err  error
+	hint string
+}
+
+func (e *hintError) Error() string { return e.err.Error() + "\nhint: " + e.hint }
+func (e *hintError) Unwrap() error { return e.err }
+
+// withHint adds a "hint:" line to the errors a user can act on. Writers call
+// it once, at the boundary of Apply and Restore.
+func withHint(err error, unchanged bool) error {
+	if err == nil {
+		return nil
+	}
+	var he *hintError
+	if errors.As(err, &he) {
+		return err
+	}
+	state := "nothing was changed"
+	if !unchanged {
+		state = "see the error for what was left changed"
+	}
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		return &hintError{err, "the disk is full; free some space and run sessfix again (" + state + ")"}
+	case errors.Is(err, syscall.EROFS):
+		return &hintError{err, "the store is on a read-only filesystem; remount it read-write or copy the store elsewhere (" + state + ")"}
+	case errors.Is(err, fs.ErrPermission):
+		return &hintError{err, "sessfix needs write access to the store; run it as the user who owns the files (" + state + ")"}
+	}
+	return err
+}
+
+// sameBytes compares two bodies, treating nil and empty alike.
+func sameBytes(a, b []byte) bool { return bytes.Equal(a, b) }

@@ -1,0 +1,201 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"syscall"
+	"time"
+)
+
+// Version is the sessfix version recorded in writer locks and backups. The
+// command sets it from its build; when empty, the module's build info is used.
+var Version = ""
+
+// SessfixVersion returns Version, or the version in the binary's build info.
+func SessfixVersion() string {
+	if Version != "" {
+		return Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+// LockStaleAfter is the age after which a writer lock counts as abandoned
+// even when its holder cannot be checked (another host, or Windows).
+var LockStaleAfter = 12 * time.Hour
+
+// LockHolder is what a lock file records about the sessfix that holds it.
+type LockHolder struct {
+	PID     int       `json:"pid"`
+	Host    string    `json:"host"`
+	Started time.Time `json:"started"`
+	Version string    `json:"version"`
+}
+
+// Lock is a held sessfix writer lock on one store.
+type Lock struct {
+	path    string
+	content []byte
+	Holder  LockHolder
+}
+
+// LockPath returns where the writer lock of a store lives: next to a
+// database or export file (<file>.sessfix.lock), or inside a JSON store's
+// directory (<dir>/.sessfix.lock). Readers skip both names.
+func LockPath(info Info) string {
+	switch info.Shape {
+	case ShapeSQLite, ShapeExport:
+		return info.Path + ".sessfix.lock"
+	default:
+		return filepath.Join(info.Path, ".sessfix.lock")
+	}
+}
+
+// Path is the lock file.
+func (l *Lock) Path() string { return l.path }
+
+// AcquireLock takes the sessfix writer lock of a store: one sessfix writes a
+// store at a time. The lock file is created exclusively and records the pid,
+// host, start time and sessfix version. A lock left by a sessfix that died
+// (same host, pid gone) or older than LockStaleAfter is replaced. When the
+// lock is held, the error wraps ErrLocked and says who holds it.
+func AcquireLock(info Info) (*Lock, error) {
+	return acquireLock(info, time.Now())
+}
+
+func acquireLock(info Info, now time.Time) (*Lock, error) {
+	path := LockPath(info)
+	host, _ := os.Hostname()
+	h := LockHolder{PID: os.Getpid(), Host: host, Started: now.UTC().Truncate(time.Second), Version: SessfixVersion()}
+	content, err := json.MarshalIndent(h, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	content = append(content, '\n')
+	for attempt := 0; attempt < 2; attempt++ {
+		err := createExclusive(path, content)
+		if err == nil {
+			return &Lock{path: path, content: content, Holder: h}, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, withHint(fmt.Errorf("cannot create the sessfix lock %s: %w", path, err), true)
+		}
+		old, rerr := os.ReadFile(path)
+		if errors.Is(rerr, fs.ErrNotExist) {
+			continue // released meanwhile
+		}
+		if rerr != nil {
+			return nil, fmt.Errorf("cannot read the sessfix lock %s: %w", path, rerr)
+		}
+		var holder LockHolder
+		jerr := json.Unmarshal(old, &holder)
+		var mtime time.Time
+		if fi, err := os.Stat(path); err == nil {
+			mtime = fi.ModTime()
+		}
+		stale, why := lockStale(holder, jerr, mtime, host, now)
+		if !stale {
+			who := fmt.Sprintf("pid %d on %s, started %s, sessfix %s",
+				holder.PID, holder.Host, holder.Started.Local().Format(time.DateTime), holder.Version)
+			if jerr != nil || holder.PID <= 0 {
+				who = "lock file " + path + " is unreadable"
+			}
+			return nil, &hintError{
+				err:  fmt.Errorf("%s is being repaired by another sessfix (%s): %w", info.Path, who, ErrLocked),
+				hint: "wait for it to finish; if no sessfix is running, remove " + path,
+			}
+		}
+		// Replace the stale lock, but only if it is still the one we read: a
+		// sessfix that replaced it a moment ago must keep its fresh lock.
+		if cur, err := os.ReadFile(path); err == nil && bytes.Equal(cur, old) {
+			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("cannot remove the stale sessfix lock %s (%s): %w", path, why, err)
+			}
+		}
+	}
+	return nil, fmt.Errorf("%s: another sessfix took the writer lock %s while a stale one was replaced: %w", info.Path, path, ErrLocked)
+}
+
+func createExclusive(path string, content []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(content)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(path)
+	}
+	return err
+}
+
+// lockStale decides whether a lock file can be taken over, and why.
+func lockStale(h LockHolder, parseErr error, mtime time.Time, host string, now time.Time) (bool, string) {
+	switch {
+	case parseErr != nil || h.PID <= 0:
+		// An unreadable lock file: a sessfix died while writing it, or
+		// someone else wrote it. Honour it only while it is fresh.
+		if !mtime.IsZero() && now.Sub(mtime) > LockStaleAfter {
+			return true, fmt.Sprintf("unreadable and older than %v", LockStaleAfter)
+		}
+		return false, ""
+	case !h.Started.IsZero() && now.Sub(h.Started) > LockStaleAfter:
+		return true, fmt.Sprintf("older than %v", LockStaleAfter)
+	case h.Host == host && !processAlive(h.PID):
+		return true, fmt.Sprintf("pid %d is not running", h.PID)
+	}
+	return false, ""
+}
+
+// processAlive reports whether a process with pid exists on this host. On
+// systems where that cannot be checked it answers true.
+func processAlive(pid int) bool {
+	if runtime.GOOS == "windows" {
+		return true
+	}
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	err = p.Signal(syscall.Signal(0))
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// Release removes the lock file if it is still this lock's.
+func (l *Lock) Release() error {
+	if l == nil || l.path == "" {
+		return nil
+	}
+	cur, err := os.ReadFile(l.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		l.path = ""
+		return nil
+	case err != nil:
+		return fmt.Errorf("release the sessfix lock %s: %w", l.path, err)
+	case !bytes.Equal(cur, l.content):
+		path := l.path
+		l.path = ""
+		return fmt.Errorf("release the sessfix lock %s: it was replaced by another sessfix; left it in place", path)
+	}
+	err = os.Remove(l.path)
+	l.path = ""
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("release the sessfix lock: %w", err)
+	}
+	return nil
+}

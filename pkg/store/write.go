@@ -1,0 +1,191 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/tidwall/gjson"
+)
+
+// Writer applies change sets to a store.
+//
+// Apply checks, before writing anything, that every edit's Before bytes are
+// still what the store holds; if any record changed since the scan it
+// refuses the whole change set (the error wraps ErrChanged and names the
+// record) and changes nothing. Apply does not take the writer lock and does
+// not back up: callers hold AcquireLock and record the change set in a
+// backup journal (pkg/backup) first.
+type Writer interface {
+	Apply(ctx context.Context, cs *ChangeSet) error
+}
+
+// StoreWriter is a shape's writer: Apply, plus what backups and undo need.
+// Every target of a change set can be read as an exact Image before it is
+// applied and restored from that image afterwards.
+type StoreWriter interface {
+	Writer
+	// Targets lists everything cs would touch: files (JSON shapes and export
+	// files) or rows (SQLite), including records an edit changes implicitly
+	// (the parts of a deleted or re-keyed message). Call it before Apply.
+	Targets(ctx context.Context, cs *ChangeSet) ([]Target, error)
+	// Read returns the current image of each target.
+	Read(ctx context.Context, targets []Target) ([]Image, error)
+	// Restore makes each target exactly its image: writes or re-inserts
+	// what existed, removes what did not. SQLite restores in one
+	// transaction; files are each replaced atomically.
+	Restore(ctx context.Context, images []Image) error
+	Close() error
+}
+
+// ErrChanged means a record no longer holds the bytes a change set (or an
+// undo) expects: something changed it since it was read.
+var ErrChanged = errors.New("record changed since it was read")
+
+// Target names one thing a writer touches.
+type Target struct {
+	// Kind and ID name the record; a whole export file has Kind "" and ID "".
+	Kind Kind   `json:"kind,omitempty"`
+	ID   string `json:"id,omitempty"`
+	// Path is the file, or the database for rows.
+	Path string `json:"path"`
+	// Table is "message" or "part" for SQLite rows.
+	Table string `json:"table,omitempty"`
+}
+
+// String renders the target for messages: "path" or "path:table/id".
+func (t Target) String() string {
+	if t.Table != "" {
+		return t.Path + ":" + t.Table + "/" + t.ID
+	}
+	return t.Path
+}
+
+// Image is the exact state of a target.
+type Image struct {
+	Target
+	// Exists is false for a file or row that is absent.
+	Exists bool `json:"exists"`
+	// Mode is a file's permission bits.
+	Mode fs.FileMode `json:"mode,omitempty"`
+	// Data is the file's bytes or the row's data column.
+	Data []byte `json:"-"`
+	// Columns are a row's other columns (all but id and data), so a deleted
+	// row can be re-inserted exactly.
+	Columns []Column `json:"columns,omitempty"`
+}
+
+// Hash is the hex sha256 of the image's data, or "" when it does not exist.
+func (im Image) Hash() string {
+	if !im.Exists {
+		return ""
+	}
+	return HashBytes(im.Data)
+}
+
+// HashBytes is the hex sha256 of b.
+func HashBytes(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// Column is one SQLite column value. Exactly one of Int, Real, Text, Blob is
+// set; none means NULL.
+type Column struct {
+	Name string   `json:"name"`
+	Int  *int64   `json:"int,omitempty"`
+	Real *float64 `json:"real,omitempty"`
+	Text *string  `json:"text,omitempty"`
+	Blob []byte   `json:"blob,omitempty"`
+}
+
+// WriteOptions tune a writer.
+type WriteOptions struct {
+	// BusyTimeout is how long a SQLite write waits for OpenCode to release
+	// the database before giving up with ErrLocked. Zero means 5s, as
+	// OpenCode itself uses.
+	BusyTimeout time.Duration
+	// Now is the clock for time_updated/time_created values. Nil: time.Now.
+	Now func() time.Time
+}
+
+func (o WriteOptions) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
+
+// OpenWriter returns the writer for a store's shape. It needs only the
+// store's Info, so undo can write a store without reading it.
+func OpenWriter(info Info, opts WriteOptions) (StoreWriter, error) {
+	switch info.Shape {
+	case ShapeSQLite:
+		return openSQLiteWriter(info, opts)
+	case ShapeStorage, ShapeProject, ShapeSessions:
+		return newJSONWriter(info, opts, osOps{})
+	case ShapeExport:
+		return newExportWriter(info, opts, osOps{}), nil
+	}
+	return nil, fmt.Errorf("cannot write %s: unknown store shape %q: %w", info.Path, info.Shape, ErrUnsupported)
+}
+
+// WriterFor returns the writer of an opened store.
+func WriterFor(s Store) (StoreWriter, error) { return OpenWriter(s.Info(), WriteOptions{}) }
+
+// checkEdits validates what every shape requires of a change set.
+func checkEdits(cs *ChangeSet) error {
+	if cs == nil {
+		return nil
+	}
+	for i, e := range cs.Edits {
+		name := fmt.Sprintf("edit %d (%s %s %s)", i+1, e.Op, e.Kind, e.ID)
+		if e.ID == "" {
+			return fmt.Errorf("%s: no record id; the change set is malformed", name)
+		}
+		switch e.Kind {
+		case KindSession, KindMessage, KindPart:
+		default:
+			return fmt.Errorf("%s: unknown record kind %q", name, e.Kind)
+		}
+		switch e.Op {
+		case OpUpdate, OpAdd:
+			if !gjson.ValidBytes(e.After) || len(e.After) == 0 {
+				return fmt.Errorf("%s: the new body is not valid JSON; nothing was written", name)
+			}
+		case OpRekey:
+			if e.NewID == "" || e.NewID == e.ID {
+				return fmt.Errorf("%s: re-key without a new id", name)
+			}
+			if !ValidID(e.NewID, PrefixFor(e.Kind)) {
+				return fmt.Errorf("%s: new id %q is not in OpenCode's format", name, e.NewID)
+			}
+			if len(e.After) > 0 && !gjson.ValidBytes(e.After) {
+				return fmt.Errorf("%s: the new body is not valid JSON; nothing was written", name)
+			}
+		case OpDelete, OpQuarantine:
+		default:
+			return fmt.Errorf("%s: unknown operation %q", name, e.Op)
+		}
+		if e.Op == OpAdd && !ValidID(e.ID, PrefixFor(e.Kind)) {
+			return fmt.Errorf("%s: new id %q is not in OpenCode's format", name, e.ID)
+		}
+		if e.Op == OpAdd && e.Kind == KindSession {
+			return fmt.Errorf("%s: sessfix does not create sessions", name)
+		}
+	}
+	return nil
+}
+
+// changedError reports a record whose bytes are not what the change set
+// expects.
+func changedError(where string, kind Kind, id string, detail string) error {
+	return &hintError{
+		err:  fmt.Errorf("%s %s in %s %s since the scan: %w", kind, id, where, detail, ErrChanged),
+		hint: "nothing was written; OpenCode (or someone) changed it, run sessfix again to plan from the current state",
+	}
+}

@@ -1,0 +1,436 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+)
+
+// exportWriter rewrites an `opencode export` file: every edit is spliced
+// into the document in memory (every byte outside the edited objects is
+// kept), then the whole file is replaced atomically. New and edited objects
+// are indented like their neighbours (2 spaces per level, as `opencode
+// export` writes them); a compact file stays compact.
+type exportWriter struct {
+	info Info
+	ops  fileOps
+	opts WriteOptions
+}
+
+func newExportWriter(info Info, opts WriteOptions, ops fileOps) *exportWriter {
+	return &exportWriter{info: info, ops: ops, opts: opts}
+}
+
+func (w *exportWriter) Close() error { return nil }
+
+func (w *exportWriter) Targets(_ context.Context, cs *ChangeSet) ([]Target, error) {
+	if err := checkEdits(cs); err != nil {
+		return nil, err
+	}
+	if cs.Empty() {
+		return nil, nil
+	}
+	return []Target{{Path: w.info.Path}}, nil
+}
+
+func (w *exportWriter) Read(_ context.Context, targets []Target) ([]Image, error) {
+	out := make([]Image, 0, len(targets))
+	for _, t := range targets {
+		data, mode, exists, err := readRegular(w.ops, t.Path)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Image{Target: t, Exists: exists, Mode: mode, Data: data})
+	}
+	return out, nil
+}
+
+func (w *exportWriter) Restore(_ context.Context, images []Image) error {
+	for _, im := range images {
+		if im.Path != w.info.Path {
+			return fmt.Errorf("cannot restore %s: it is not the export file %s", im.Path, w.info.Path)
+		}
+		var err error
+		if im.Exists {
+			err = writeAtomicMode(w.ops, im.Path, im.Data, im.Mode, nil)
+		} else {
+			err = removeFile(w.ops, im.Path)
+		}
+		if err != nil {
+			return withHint(err, true)
+		}
+	}
+	return nil
+}
+
+func (w *exportWriter) Apply(ctx context.Context, cs *ChangeSet) error {
+	if err := checkEdits(cs); err != nil {
+		return err
+	}
+	if cs.Empty() {
+		return nil
+	}
+	doc, _, exists, err := readRegular(w.ops, w.info.Path)
+	if err != nil {
+		return err
+	}
+	if !exists {
+		return changedError(w.info.Path, KindSession, cs.SessionID, "was removed")
+	}
+	locs := map[int]Location{}
+	for i := range cs.Edits {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var at int
+		doc, at, err = w.edit(doc, &cs.Edits[i])
+		if err != nil {
+			return err
+		}
+		if at >= 0 {
+			locs[i] = Location{Path: w.info.Path, Line: bytes.Count(doc[:at], []byte("\n")) + 1}
+		}
+	}
+	if !gjson.ValidBytes(doc) {
+		return fmt.Errorf("rewriting %s produced invalid JSON; nothing was written (please report this)", w.info.Path)
+	}
+	if err := writeAtomic(w.ops, w.info.Path, doc, 0o644, nil); err != nil {
+		return withHint(fmt.Errorf("%w; the export file was left as it was", err), true)
+	}
+	for i, l := range locs {
+		cs.Edits[i].Loc = l
+	}
+	return nil
+}
+
+// located is a record found in the document.
+type located struct {
+	elem  gjson.Result // the array element (a message's {"info","parts"} or a part)
+	obj   gjson.Result // the record's own object (a message's info, or elem)
+	arr   gjson.Result // the array holding elem
+	index int          // elem's position in arr
+}
+
+func (w *exportWriter) messages(doc []byte) (gjson.Result, error) {
+	msgs := gjson.GetBytes(doc, "messages")
+	if !msgs.IsArray() {
+		return msgs, fmt.Errorf("%s is not an opencode export file (no messages array)", w.info.Path)
+	}
+	return msgs, nil
+}
+
+func (w *exportWriter) findMessage(doc []byte, id string) (located, bool, error) {
+	msgs, err := w.messages(doc)
+	if err != nil {
+		return located{}, false, err
+	}
+	for i, m := range msgs.Array() {
+		if m.Get("info.id").Str == id {
+			return located{elem: m, obj: m.Get("info"), arr: msgs, index: i}, true, nil
+		}
+	}
+	return located{arr: msgs}, false, nil
+}
+
+func (w *exportWriter) findPart(doc []byte, messageID, id string) (located, bool, error) {
+	msgs, err := w.messages(doc)
+	if err != nil {
+		return located{}, false, err
+	}
+	for pass := 0; pass < 2; pass++ {
+		for _, m := range msgs.Array() {
+			if pass == 0 && messageID != "" && m.Get("info.id").Str != messageID {
+				continue
+			}
+			parts := m.Get("parts")
+			for j, p := range parts.Array() {
+				if p.Get("id").Str == id {
+					return located{elem: p, obj: p, arr: parts, index: j}, true, nil
+				}
+			}
+		}
+		if messageID == "" {
+			break
+		}
+	}
+	return located{}, false, nil
+}
+
+// edit applies one edit to the document and returns the new document and,
+// for a created object, its byte offset (else -1).
+func (w *exportWriter) edit(doc []byte, e *Edit) ([]byte, int, error) {
+	where := w.info.Path
+	var (
+		loc   located
+		found bool
+		err   error
+	)
+	switch e.Kind {
+	case KindSession:
+		if e.Op != OpUpdate {
+			return nil, -1, fmt.Errorf("%s session %s: only updates of the session info are supported in export files", e.Op, e.ID)
+		}
+		info := gjson.GetBytes(doc, "info")
+		loc, found = located{elem: info, obj: info}, info.IsObject() && info.Get("id").Str == e.ID
+	case KindMessage:
+		loc, found, err = w.findMessage(doc, e.ID)
+	case KindPart:
+		loc, found, err = w.findPart(doc, e.MessageID, e.ID)
+	}
+	if err != nil {
+		return nil, -1, err
+	}
+	if e.Op == OpAdd {
+		if found {
+			return nil, -1, fmt.Errorf("cannot add %s %s to %s: it already holds that id; nothing was written", e.Kind, e.ID, where)
+		}
+		return w.add(doc, e, e.ID, e.After)
+	}
+	if !found {
+		return nil, -1, changedError(where, e.Kind, e.ID, "was removed")
+	}
+	if err := checkSpan(doc, loc.obj); err != nil {
+		return nil, -1, fmt.Errorf("%s %s in %s: %w", e.Kind, e.ID, where, err)
+	}
+	target := loc.obj
+	switch {
+	case sameBytes([]byte(loc.obj.Raw), e.Before):
+	case e.Kind == KindMessage && sameBytes([]byte(loc.elem.Raw), e.Before):
+		target = loc.elem // a reader that keeps the whole {"info","parts"} element
+	default:
+		return nil, -1, changedError(where, e.Kind, e.ID, "was modified")
+	}
+	switch e.Op {
+	case OpUpdate:
+		return splice(doc, target.Index, target.Index+len(target.Raw), reindent(doc, target.Index, e.After)), -1, nil
+	case OpDelete, OpQuarantine:
+		if e.Kind == KindSession {
+			return nil, -1, fmt.Errorf("cannot delete the session info of %s", where)
+		}
+		// A message goes with its parts.
+		return removeElem(doc, loc.arr, loc.index), -1, nil
+	case OpRekey:
+		body := e.After
+		if len(body) == 0 {
+			if body, err = setIfString([]byte(loc.obj.Raw), "id", e.ID, e.NewID); err != nil {
+				return nil, -1, fmt.Errorf("re-key %s %s: %w", e.Kind, e.ID, err)
+			}
+		}
+		if found, err := w.idTaken(doc, e); err != nil || found {
+			if err == nil {
+				err = fmt.Errorf("cannot re-key %s %s in %s: %s already exists; nothing was written", e.Kind, e.ID, where, e.NewID)
+			}
+			return nil, -1, err
+		}
+		if e.Kind == KindPart {
+			// Re-keying moves a part to where its new id sorts.
+			doc = removeElem(doc, loc.arr, loc.index)
+			return w.add(doc, e, e.NewID, body)
+		}
+		return w.rekeyMessage(doc, loc, e, body)
+	}
+	return nil, -1, fmt.Errorf("unknown operation %q", e.Op)
+}
+
+func (w *exportWriter) idTaken(doc []byte, e *Edit) (bool, error) {
+	if e.Kind == KindMessage {
+		_, ok, err := w.findMessage(doc, e.NewID)
+		return ok, err
+	}
+	_, ok, err := w.findPart(doc, "", e.NewID)
+	return ok, err
+}
+
+// rekeyMessage replaces a message's info with body and points its parts'
+// messageID at the new id.
+func (w *exportWriter) rekeyMessage(doc []byte, loc located, e *Edit, body []byte) ([]byte, int, error) {
+	elem := []byte(loc.elem.Raw)
+	if err := checkSpan(doc, loc.elem); err != nil {
+		return nil, -1, err
+	}
+	info := loc.elem.Get("info")
+	var err error
+	elem, err = sjson.SetRawBytes(elem, "info", reindent(doc, info.Index, body))
+	if err != nil {
+		return nil, -1, fmt.Errorf("re-key message %s: %w", e.ID, err)
+	}
+	for j, p := range loc.elem.Get("parts").Array() {
+		if p.Get("messageID").Str == e.ID {
+			if elem, err = sjson.SetBytes(elem, fmt.Sprintf("parts.%d.messageID", j), e.NewID); err != nil {
+				return nil, -1, fmt.Errorf("re-key message %s: %w", e.ID, err)
+			}
+		}
+	}
+	return splice(doc, loc.elem.Index, loc.elem.Index+len(loc.elem.Raw), elem), -1, nil
+}
+
+// add inserts a new message or part where OpenCode's order puts it: parts
+// by id, messages by (time.created, id).
+func (w *exportWriter) add(doc []byte, e *Edit, id string, body []byte) ([]byte, int, error) {
+	switch e.Kind {
+	case KindPart:
+		m, ok, err := w.findMessage(doc, e.MessageID)
+		if err != nil {
+			return nil, -1, err
+		}
+		if !ok {
+			return nil, -1, changedError(w.info.Path, KindMessage, e.MessageID, "was removed")
+		}
+		parts := m.elem.Get("parts")
+		if !parts.IsArray() {
+			return nil, -1, fmt.Errorf("message %s in %s has no parts array", e.MessageID, w.info.Path)
+		}
+		elems := parts.Array()
+		k := len(elems)
+		for j, p := range elems {
+			if p.Get("id").Str > id {
+				k = j
+				break
+			}
+		}
+		out, at := insertElem(doc, parts, k, body)
+		return out, at, nil
+	case KindMessage:
+		msgs, err := w.messages(doc)
+		if err != nil {
+			return nil, -1, err
+		}
+		created := gjson.GetBytes(body, "time.created").Int()
+		if created == 0 {
+			created = e.Created
+		}
+		elems := msgs.Array()
+		k := len(elems)
+		for j, m := range elems {
+			c := m.Get("info.time.created").Int()
+			if c > created || c == created && m.Get("info.id").Str > id {
+				k = j
+				break
+			}
+		}
+		var elem bytes.Buffer
+		elem.WriteString(`{"info":`)
+		elem.Write(body)
+		elem.WriteString(`,"parts":[]}`)
+		out, at := insertElem(doc, msgs, k, elem.Bytes())
+		return out, at, nil
+	}
+	return nil, -1, fmt.Errorf("cannot add %s %s to an export file", e.Kind, e.ID)
+}
+
+// checkSpan makes sure a gjson result's Index points at its bytes.
+func checkSpan(doc []byte, r gjson.Result) error {
+	if r.Raw == "" || r.Index < 0 || r.Index+len(r.Raw) > len(doc) || string(doc[r.Index:r.Index+len(r.Raw)]) != r.Raw {
+		return fmt.Errorf("cannot locate the record's bytes in the document")
+	}
+	return nil
+}
+
+func splice(doc []byte, start, end int, with []byte) []byte {
+	out := make([]byte, 0, len(doc)-(end-start)+len(with))
+	out = append(out, doc[:start]...)
+	out = append(out, with...)
+	return append(out, doc[end:]...)
+}
+
+// lineIndent returns the whitespace that starts the line holding pos, and
+// whether pos is the first non-blank byte of its line (a pretty-printed
+// document). A compact document has no line structure to follow.
+func lineIndent(doc []byte, pos int) (string, bool) {
+	i := pos
+	for i > 0 && doc[i-1] != '\n' {
+		i--
+	}
+	j := i
+	for j < len(doc) && (doc[j] == ' ' || doc[j] == '\t') {
+		j++
+	}
+	if i == 0 && bytes.IndexByte(doc, '\n') < 0 {
+		return "", false
+	}
+	return string(doc[i:j]), true
+}
+
+// reindent formats body for a value that starts at pos in doc: indented
+// two spaces per level from pos's line, or compact in a compact document.
+func reindent(doc []byte, pos int, body []byte) []byte {
+	indent, pretty := lineIndent(doc, pos)
+	return reindentAt(body, indent, pretty)
+}
+
+// insertElem inserts body as element k of arr and returns the document and
+// the offset where the new element starts.
+func insertElem(doc []byte, arr gjson.Result, k int, body []byte) ([]byte, int) {
+	elems := arr.Array()
+	_, pretty := lineIndent(doc, arr.Index)
+	nl := ""
+	if pretty {
+		nl = "\n"
+	}
+	switch {
+	case len(elems) == 0:
+		outer, _ := lineIndent(doc, arr.Index)
+		ind := ""
+		if pretty {
+			ind = outer + "  "
+		}
+		b := reindentAt(body, ind, pretty)
+		text := "[" + nl + ind + string(b) + nl + outer + "]"
+		if !pretty {
+			text = "[" + string(b) + "]"
+		}
+		return splice(doc, arr.Index, arr.Index+len(arr.Raw), []byte(text)), arr.Index + 1 + len(nl) + len(ind)
+	case k < len(elems):
+		at := elems[k].Index
+		ind, _ := lineIndent(doc, at)
+		if !pretty {
+			ind = ""
+		}
+		text := string(reindentAt(body, ind, pretty)) + "," + nl + ind
+		return splice(doc, at, at, []byte(text)), at
+	default:
+		last := elems[len(elems)-1]
+		end := last.Index + len(last.Raw)
+		ind, _ := lineIndent(doc, last.Index)
+		if !pretty {
+			ind = ""
+		}
+		text := "," + nl + ind + string(reindentAt(body, ind, pretty))
+		return splice(doc, end, end, []byte(text)), end + 1 + len(nl) + len(ind)
+	}
+}
+
+func reindentAt(body []byte, indent string, pretty bool) []byte {
+	var buf bytes.Buffer
+	var err error
+	if pretty {
+		err = json.Indent(&buf, body, indent, "  ")
+	} else {
+		err = json.Compact(&buf, body)
+	}
+	if err != nil {
+		return body
+	}
+	return buf.Bytes()
+}
+
+// removeElem removes element k of arr with its separator.
+func removeElem(doc []byte, arr gjson.Result, k int) []byte {
+	elems := arr.Array()
+	switch {
+	case len(elems) == 1:
+		return splice(doc, arr.Index, arr.Index+len(arr.Raw), []byte("[]"))
+	case k > 0:
+		prevEnd := elems[k-1].Index + len(elems[k-1].Raw)
+		end := elems[k].Index + len(elems[k].Raw)
+		return splice(doc, prevEnd, end, nil)
+	default:
+		return splice(doc, elems[0].Index, elems[1].Index, nil)
+	}
+}
+
+var _ StoreWriter = (*exportWriter)(nil)

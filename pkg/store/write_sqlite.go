@@ -1,0 +1,501 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+)
+
+// DefaultBusyTimeout is how long a SQLite write waits for the database, the
+// same as OpenCode's own busy_timeout.
+const DefaultBusyTimeout = 5 * time.Second
+
+// sqliteWriter writes OpenCode's v1 message and part rows, one transaction
+// per change set (BEGIN IMMEDIATE, foreign keys on).
+//
+// The After body of an edit is written to the data column as it is: the
+// planner hands over compact JSON without id/sessionID/messageID, which live
+// in the columns (OpenCode's own row format).
+type sqliteWriter struct {
+	info Info
+	db   *sql.DB
+	opts WriteOptions
+}
+
+func openSQLiteWriter(info Info, opts WriteOptions) (*sqliteWriter, error) {
+	fi, err := os.Stat(info.Path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open %s for writing: %w", info.Path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("cannot open %s for writing: not a database file", info.Path)
+	}
+	busy := opts.BusyTimeout
+	if busy <= 0 {
+		busy = DefaultBusyTimeout
+	}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busy.Milliseconds(), 10)+")")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Set("_txlock", "immediate")
+	q.Set("mode", "rw") // never create a database
+	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: info.Path}).EscapedPath()+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("cannot open %s for writing: %w", info.Path, err)
+	}
+	db.SetMaxOpenConns(1)
+	w := &sqliteWriter{info: info, db: db, opts: opts}
+	if err := w.checkSchema(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *sqliteWriter) Close() error { return w.db.Close() }
+
+// checkSchema refuses databases sessfix must not write: no v1 tables, or
+// OpenCode 2.x, whose session_v2 tables make the v1 rows frozen history.
+func (w *sqliteWriter) checkSchema() error {
+	rows, err := w.db.Query(`SELECT name FROM sqlite_master WHERE type = 'table'`)
+	if err != nil {
+		return w.dbError("read the schema of", err)
+	}
+	defer rows.Close()
+	have := map[string]bool{}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return w.dbError("read the schema of", err)
+		}
+		have[n] = true
+	}
+	if err := rows.Err(); err != nil {
+		return w.dbError("read the schema of", err)
+	}
+	if have["session_v2"] {
+		return fmt.Errorf("%s is an OpenCode 2.x database (it has session_v2); its v1 message and part rows are frozen history, so sessfix does not write them: %w", w.info.Path, ErrUnsupported)
+	}
+	if !have["message"] || !have["part"] {
+		return fmt.Errorf("%s has no OpenCode message and part tables; nothing to write: %w", w.info.Path, ErrNotFound)
+	}
+	return nil
+}
+
+// dbError names the database, and turns "database is locked" into ErrLocked
+// with a hint.
+func (w *sqliteWriter) dbError(doing string, err error) error {
+	if isBusy(err) {
+		return &hintError{
+			err:  fmt.Errorf("cannot %s %s: the database stayed locked by another program (usually a running OpenCode): %v: %w", doing, w.info.Path, err, ErrLocked),
+			hint: "close OpenCode or retry; nothing was changed",
+		}
+	}
+	return withHint(fmt.Errorf("cannot %s %s: %w", doing, w.info.Path, err), true)
+}
+
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		c := se.Code() & 0xff
+		return c == 5 || c == 6 // SQLITE_BUSY, SQLITE_LOCKED
+	}
+	return false
+}
+
+func tableFor(k Kind) (string, error) {
+	switch k {
+	case KindMessage:
+		return "message", nil
+	case KindPart:
+		return "part", nil
+	}
+	return "", fmt.Errorf("sessfix does not write %s rows", k)
+}
+
+// begin starts an IMMEDIATE transaction (the DSN's _txlock) with foreign
+// keys checked at commit, so a message and its parts can be re-keyed.
+func (w *sqliteWriter) begin(ctx context.Context, doing string) (*sql.Tx, error) {
+	tx, err := w.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, w.dbError(doing, err)
+	}
+	if _, err := tx.ExecContext(ctx, `PRAGMA defer_foreign_keys = ON`); err != nil {
+		tx.Rollback()
+		return nil, w.dbError(doing, err)
+	}
+	return tx, nil
+}
+
+func (w *sqliteWriter) Apply(ctx context.Context, cs *ChangeSet) error {
+	if err := checkEdits(cs); err != nil {
+		return err
+	}
+	if cs.Empty() {
+		return nil
+	}
+	tx, err := w.begin(ctx, "write")
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	now := w.opts.now().UnixMilli()
+	locs := map[int]Location{}
+	for i := range cs.Edits {
+		e := &cs.Edits[i]
+		loc, err := w.applyEdit(ctx, tx, cs, e, now)
+		if err != nil {
+			return err
+		}
+		if loc != nil {
+			locs[i] = *loc
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return w.dbError("commit the repair to", err)
+	}
+	for i, l := range locs {
+		cs.Edits[i].Loc = l
+	}
+	return nil
+}
+
+// current reads a row's rowid and data inside the transaction.
+func current(ctx context.Context, tx *sql.Tx, table, id string) (rowid int64, data []byte, ok bool, err error) {
+	var v any
+	err = tx.QueryRowContext(ctx, `SELECT rowid, data FROM `+table+` WHERE id = ?`, id).Scan(&rowid, &v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil, false, nil
+	}
+	if err != nil {
+		return 0, nil, false, err
+	}
+	return rowid, asBytes(v), true, nil
+}
+
+func asBytes(v any) []byte {
+	switch x := v.(type) {
+	case string:
+		return []byte(x)
+	case []byte:
+		return x
+	case nil:
+		return nil
+	}
+	return []byte(fmt.Sprint(v))
+}
+
+func (w *sqliteWriter) applyEdit(ctx context.Context, tx *sql.Tx, cs *ChangeSet, e *Edit, now int64) (*Location, error) {
+	table, err := tableFor(e.Kind)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s %s: %w", e.Op, e.Kind, e.ID, err)
+	}
+	fail := func(err error) error {
+		return w.dbError(fmt.Sprintf("%s %s %s in", e.Op, e.Kind, e.ID), err)
+	}
+	rowid, data, exists, err := current(ctx, tx, table, e.ID)
+	if err != nil {
+		return nil, fail(err)
+	}
+	where := w.info.Path + ":" + table
+	if e.Op == OpAdd {
+		if exists {
+			return nil, fmt.Errorf("cannot add %s %s to %s: a row with that id exists; nothing was written", e.Kind, e.ID, w.info.Path)
+		}
+		ses := e.SessionID
+		if ses == "" {
+			ses = cs.SessionID
+		}
+		created := e.Created
+		if created == 0 {
+			created = now
+		}
+		var res sql.Result
+		if e.Kind == KindMessage {
+			res, err = tx.ExecContext(ctx, `INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES (?, ?, ?, ?, ?)`,
+				e.ID, ses, created, now, string(e.After))
+		} else {
+			if e.MessageID == "" {
+				return nil, fmt.Errorf("cannot add part %s: no message id", e.ID)
+			}
+			res, err = tx.ExecContext(ctx, `INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) VALUES (?, ?, ?, ?, ?, ?)`,
+				e.ID, e.MessageID, ses, created, now, string(e.After))
+		}
+		if err != nil {
+			return nil, fail(err)
+		}
+		rid, _ := res.LastInsertId()
+		return &Location{Path: w.info.Path, Table: table, RowID: rid}, nil
+	}
+	if !exists {
+		return nil, changedError(where, e.Kind, e.ID, "was deleted")
+	}
+	if !sameBytes(data, e.Before) {
+		return nil, changedError(where, e.Kind, e.ID, "was modified")
+	}
+	switch e.Op {
+	case OpUpdate:
+		_, err = tx.ExecContext(ctx, `UPDATE `+table+` SET data = ?, time_updated = ? WHERE id = ?`, string(e.After), now, e.ID)
+	case OpDelete, OpQuarantine:
+		// Deleting a message deletes its parts (ON DELETE CASCADE).
+		_, err = tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE id = ?`, e.ID)
+	case OpRekey:
+		if _, _, taken, cerr := current(ctx, tx, table, e.NewID); cerr != nil {
+			return nil, fail(cerr)
+		} else if taken {
+			return nil, fmt.Errorf("cannot re-key %s %s in %s: %s already exists; nothing was written", e.Kind, e.ID, w.info.Path, e.NewID)
+		}
+		body := data
+		if len(e.After) > 0 {
+			body = e.After
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE `+table+` SET id = ?, data = ?, time_updated = ? WHERE id = ?`, e.NewID, string(body), now, e.ID)
+		if err == nil && e.Kind == KindMessage {
+			_, err = tx.ExecContext(ctx, `UPDATE part SET message_id = ?, time_updated = ? WHERE message_id = ?`, e.NewID, now, e.ID)
+		}
+	}
+	if err != nil {
+		return nil, fail(err)
+	}
+	return &Location{Path: w.info.Path, Table: table, RowID: rowid}, nil
+}
+
+func (w *sqliteWriter) Targets(ctx context.Context, cs *ChangeSet) ([]Target, error) {
+	if err := checkEdits(cs); err != nil {
+		return nil, err
+	}
+	if cs.Empty() {
+		return nil, nil
+	}
+	var out []Target
+	seen := map[Target]bool{}
+	add := func(t Target) {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	for _, e := range cs.Edits {
+		table, err := tableFor(e.Kind)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s %s: %w", e.Op, e.Kind, e.ID, err)
+		}
+		add(Target{Kind: e.Kind, ID: e.ID, Path: w.info.Path, Table: table})
+		if e.Op == OpRekey {
+			add(Target{Kind: e.Kind, ID: e.NewID, Path: w.info.Path, Table: table})
+		}
+		if e.Kind == KindMessage && e.Op != OpUpdate && e.Op != OpAdd {
+			ids, err := w.partIDs(ctx, e.ID)
+			if err != nil {
+				return nil, err
+			}
+			for _, id := range ids {
+				add(Target{Kind: KindPart, ID: id, Path: w.info.Path, Table: "part"})
+			}
+		}
+	}
+	return out, nil
+}
+
+func (w *sqliteWriter) partIDs(ctx context.Context, messageID string) ([]string, error) {
+	rows, err := w.db.QueryContext(ctx, `SELECT id FROM part WHERE message_id = ? ORDER BY id`, messageID)
+	if err != nil {
+		return nil, w.dbError("read", err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, w.dbError("read", err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, w.dbError("read", err)
+	}
+	return ids, nil
+}
+
+func (w *sqliteWriter) Read(ctx context.Context, targets []Target) ([]Image, error) {
+	out := make([]Image, 0, len(targets))
+	for _, t := range targets {
+		im, err := w.readRow(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, im)
+	}
+	return out, nil
+}
+
+func (w *sqliteWriter) readRow(ctx context.Context, t Target) (Image, error) {
+	im := Image{Target: t}
+	if _, err := tableFor(Kind(t.Table)); err != nil {
+		return im, fmt.Errorf("%s: %w", t, err)
+	}
+	rows, err := w.db.QueryContext(ctx, `SELECT * FROM `+t.Table+` WHERE id = ?`, t.ID)
+	if err != nil {
+		return im, w.dbError("read", err)
+	}
+	defer rows.Close()
+	names, err := rows.Columns()
+	if err != nil {
+		return im, w.dbError("read", err)
+	}
+	if !rows.Next() {
+		return im, w.rowsErr(rows)
+	}
+	vals := make([]any, len(names))
+	ptrs := make([]any, len(names))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		return im, w.dbError("read", err)
+	}
+	im.Exists = true
+	for i, n := range names {
+		switch n {
+		case "id":
+		case "data":
+			im.Data = asBytes(vals[i])
+			if im.Data == nil {
+				im.Data = []byte{}
+			}
+		default:
+			im.Columns = append(im.Columns, columnOf(n, vals[i]))
+		}
+	}
+	return im, w.rowsErr(rows)
+}
+
+func (w *sqliteWriter) rowsErr(rows *sql.Rows) error {
+	if err := rows.Err(); err != nil {
+		return w.dbError("read", err)
+	}
+	return nil
+}
+
+func columnOf(name string, v any) Column {
+	c := Column{Name: name}
+	switch x := v.(type) {
+	case int64:
+		c.Int = &x
+	case float64:
+		c.Real = &x
+	case string:
+		c.Text = &x
+	case []byte:
+		c.Blob = append([]byte{}, x...)
+		if c.Blob == nil {
+			c.Blob = []byte{}
+		}
+	case bool:
+		n := int64(0)
+		if x {
+			n = 1
+		}
+		c.Int = &n
+	case time.Time:
+		s := x.Format(time.RFC3339Nano)
+		c.Text = &s
+	}
+	return c
+}
+
+func (c Column) value() any {
+	switch {
+	case c.Int != nil:
+		return *c.Int
+	case c.Real != nil:
+		return *c.Real
+	case c.Text != nil:
+		return *c.Text
+	case c.Blob != nil:
+		return c.Blob
+	}
+	return nil
+}
+
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// Restore puts rows back in one transaction: rows that existed are
+// re-inserted or overwritten with every column they had (messages first),
+// then rows that did not exist are deleted (parts first), so a message
+// delete's cascade never takes a restored part with it.
+func (w *sqliteWriter) Restore(ctx context.Context, images []Image) error {
+	if len(images) == 0 {
+		return nil
+	}
+	for _, im := range images {
+		if im.Path != w.info.Path {
+			return fmt.Errorf("cannot restore %s into %s: it belongs to another database", im.Target, w.info.Path)
+		}
+		if _, err := tableFor(Kind(im.Table)); err != nil {
+			return fmt.Errorf("%s: %w", im.Target, err)
+		}
+	}
+	tx, err := w.begin(ctx, "restore rows in")
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	order := []struct {
+		table  string
+		exists bool
+	}{{"message", true}, {"part", true}, {"part", false}, {"message", false}}
+	for _, o := range order {
+		for _, im := range images {
+			if im.Table != o.table || im.Exists != o.exists {
+				continue
+			}
+			if err := restoreRow(ctx, tx, im); err != nil {
+				return w.dbError("restore "+im.Table+" "+im.ID+" in", err)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return w.dbError("commit the restore to", err)
+	}
+	return nil
+}
+
+func restoreRow(ctx context.Context, tx *sql.Tx, im Image) error {
+	if !im.Exists {
+		_, err := tx.ExecContext(ctx, `DELETE FROM `+im.Table+` WHERE id = ?`, im.ID)
+		return err
+	}
+	cols := []string{"id", "data"}
+	args := []any{im.ID, string(im.Data)}
+	for _, c := range im.Columns {
+		cols = append(cols, c.Name)
+		args = append(args, c.value())
+	}
+	quoted := make([]string, len(cols))
+	marks := make([]string, len(cols))
+	var sets []string
+	for i, c := range cols {
+		quoted[i] = quoteIdent(c)
+		marks[i] = "?"
+		if c != "id" {
+			sets = append(sets, quoted[i]+" = excluded."+quoted[i])
+		}
+	}
+	// An upsert, not INSERT OR REPLACE: replacing a message row would
+	// delete its parts through the cascade.
+	q := `INSERT INTO ` + im.Table + ` (` + strings.Join(quoted, ", ") + `) VALUES (` + strings.Join(marks, ", ") +
+		`) ON CONFLICT (id) DO UPDATE SET ` + strings.Join(sets, ", ")
+	_, err := tx.ExecContext(ctx, q, args...)
+	return err
+}
+
+var _ StoreWriter = (*sqliteWriter)(nil)
