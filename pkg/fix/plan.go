@@ -214,6 +214,10 @@ func (w *work) stepFor(f scan.Finding) step {
 	case isPreflight(f.Code) && f.ErrorType != "":
 		return w.findingErrorStep(f)
 	}
+	if f.Code == "SF203" && f.MessageID == "" && f.PartID == "" {
+		st.why = "sessfix does not move a whole session whose record is missing; restore the session record from a backup, or `opencode import` an export of it"
+		return st
+	}
 	st.strats = ruleStrats(f)
 	if len(st.strats) == 0 {
 		st.why = "report only: sessfix does not change the store for this rule"
