@@ -35,10 +35,20 @@ func checkOrphans(c *Context) {
 		f.Message = "session record is missing, so opencode does not list this session or its " + plural(len(s.Messages), "message")
 		c.Report(f)
 	}
+	unreadable := map[string]bool{}
+	for _, b := range s.Broken {
+		if b.Kind == store.KindMessage && b.ID != "" {
+			unreadable[b.ID] = true
+		}
+	}
 	for _, p := range s.Orphans {
 		f := At(nil, p)
 		f.Fix = "quarantine"
-		f.Message = "part belongs to message " + quote(p.MessageID) + ", which does not exist in this session"
+		if unreadable[p.MessageID] {
+			f.Message = "part belongs to message " + quote(p.MessageID) + ", which is unreadable"
+		} else {
+			f.Message = "part belongs to message " + quote(p.MessageID) + ", which does not exist in this session"
+		}
 		c.Report(f)
 	}
 	for _, m := range s.Messages {
