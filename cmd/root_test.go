@@ -105,7 +105,7 @@ func TestScanExitCodes(t *testing.T) {
 		code   int
 		stderr []string // substrings
 	}{
-		{"clean", nil, []string{"scan", healthy}, ExitOK, []string{"scanning export store " + healthy + " (1 session)", "0 findings in 1 session"}},
+		{"clean", nil, []string{"scan", healthy}, ExitOK, []string{"scanning export store " + healthy + " (1 session)", "no findings in 1 session"}},
 		{"findings", nil, []string{"scan", broken}, ExitFindings, []string{"hint: run `sessfix fix`"}},
 		{"findings below fail-on", nil, []string{"scan", broken, "--select", "SF301", "--fail-on", "error"}, ExitOK, nil},
 		{"warning at fail-on info", nil, []string{"scan", broken, "--select", "SF301", "--fail-on", "info"}, ExitFindings, nil},

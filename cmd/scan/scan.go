@@ -204,7 +204,11 @@ func printReport(f *cli.Factory, rep *report.Report) error {
 		return nil // the terminal layout already has the summary and hints
 	}
 	s := rep.Summarize()
-	ios.Statusf("%s in %s", plural(s.Total, "finding", "findings"), plural(s.Sessions, "session", "sessions"))
+	if s.Total == 0 {
+		ios.Statusf("no findings in %s", plural(s.Sessions, "session", "sessions"))
+	} else {
+		ios.Statusf("%s in %s", plural(s.Total, "finding", "findings"), plural(s.Sessions, "session", "sessions"))
+	}
 	for _, h := range report.Hints(rep) {
 		ios.Statusf("hint: %s", h)
 	}

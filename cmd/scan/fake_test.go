@@ -1,0 +1,25 @@
+package scan
+
+import (
+	"context"
+
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+// fakeStore is an empty store: enough for tests that replace the scan.
+type fakeStore struct{ path string }
+
+func (s fakeStore) Info() store.Info { return store.Info{Shape: store.ShapeSessions, Path: s.path} }
+func (fakeStore) List(context.Context) ([]store.SessionRef, error) {
+	return nil, nil
+}
+func (fakeStore) Load(context.Context, store.SessionRef) (*store.Session, error) { return nil, nil }
+func (fakeStore) Close() error                                                   { return nil }
+
+func openFixture(paths []string) (*store.Discovery, error) {
+	d := &store.Discovery{Looked: paths}
+	for _, p := range paths {
+		d.Stores = append(d.Stores, fakeStore{p})
+	}
+	return d, nil
+}
