@@ -37,7 +37,7 @@ type Message struct {
 	// Body is the message body. A JSON object gets the ids it lacks
 	// (JSON shapes and export) or loses them (SQLite data column); anything
 	// else is written verbatim.
-	Body json.RawMessage
+	Body  json.RawMessage
 	Parts []Part
 }
 
