@@ -164,10 +164,16 @@ func applyUpdate(s *store.Session, ed store.Edit) error {
 	return fmt.Errorf("unknown record kind %q", ed.Kind)
 }
 
+// applyRemove deletes or quarantines a record. Removing a message removes
+// its parts too, loaded or orphaned, as writers do (SQLite's ON DELETE
+// CASCADE; the JSON writers remove the message's parts directory).
 func applyRemove(s *store.Session, ed store.Edit) error {
 	for i, b := range s.Broken {
 		if b.ID == ed.ID && b.Loc == ed.Loc {
 			s.Broken = append(s.Broken[:i], s.Broken[i+1:]...)
+			if b.Kind == store.KindMessage {
+				dropOrphansOf(s, b.ID)
+			}
 			return nil
 		}
 	}
@@ -197,6 +203,7 @@ func applyRemove(s *store.Session, ed store.Edit) error {
 			return err
 		}
 		s.Messages = append(s.Messages[:i], s.Messages[i+1:]...)
+		dropOrphansOf(s, ed.ID)
 		return nil
 	case store.KindSession:
 		if s.Info != nil && s.Info.ID == ed.ID {
@@ -205,4 +212,14 @@ func applyRemove(s *store.Session, ed store.Edit) error {
 		}
 	}
 	return fmt.Errorf("record does not exist")
+}
+
+func dropOrphansOf(s *store.Session, messageID string) {
+	keep := s.Orphans[:0:0]
+	for _, o := range s.Orphans {
+		if o.MessageID != messageID {
+			keep = append(keep, o)
+		}
+	}
+	s.Orphans = keep
 }

@@ -177,8 +177,15 @@ func newWork(s *store.Session, opts *Options) (*work, error) {
 	return w, nil
 }
 
+// findingKey identifies a finding across edits: by its message and part,
+// or by its location when it names neither (export files shift line numbers
+// when a record above changes, so locations are not used otherwise).
 func findingKey(f scan.Finding) string {
-	return f.Code + "|" + f.MessageID + "|" + f.PartID + "|" + f.Location.String()
+	k := f.Code + "|" + f.MessageID + "|" + f.PartID
+	if f.MessageID == "" && f.PartID == "" {
+		k += "|" + f.Location.Path + "|" + f.Location.Table + "|" + fmt.Sprint(f.Location.RowID)
+	}
+	return k
 }
 
 func present(f scan.Finding, fs []scan.Finding) bool {
