@@ -2,6 +2,7 @@ package scan
 
 import (
 	"strings"
+	"time"
 
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -250,14 +251,48 @@ func Streaming(c *Context, m *store.Message) bool {
 	return !Settled(c)
 }
 
+// StreamingMaxQuiet bounds how long a message can still be streaming: when
+// the newest timestamp inside the session's records is older than this, the
+// session is settled whatever its file times say (a copy, a restore or a git
+// checkout renews file times but not the times OpenCode wrote).
+const StreamingMaxQuiet = 24 * time.Hour
+
 // Settled reports whether the session has been quiet for longer than the
-// settle window.
+// settle window: its newest record modification (file mtime, or
+// time_updated) is older than the window, or the records themselves show no
+// activity for StreamingMaxQuiet.
 func Settled(c *Context) bool {
+	now := c.Now()
 	last := c.Session.LastModified()
-	if last.IsZero() {
+	if last.IsZero() || now.Sub(last) > c.Opts.SettleWindow() {
 		return true
 	}
-	return c.Now().Sub(last) > c.Opts.SettleWindow()
+	a := LastActivity(c.Session)
+	return !a.IsZero() && now.Sub(a) > StreamingMaxQuiet
+}
+
+// LastActivity returns the newest time OpenCode wrote into the session's
+// message and part bodies (time.created, time.completed, time.start,
+// time.end, and a tool's state.time), or the zero time when there is none.
+func LastActivity(s *store.Session) time.Time {
+	var ms int64
+	upd := func(r *store.Record, keys ...string) {
+		for _, k := range keys {
+			if v := r.Get(k).Int(); v > ms {
+				ms = v
+			}
+		}
+	}
+	for _, m := range s.Messages {
+		upd(&m.Record, "time.created", "time.completed")
+		for _, p := range m.Parts {
+			upd(&p.Record, "time.start", "time.end", "state.time.start", "state.time.end")
+		}
+	}
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
 }
 
 // reportNoFix reports a finding that `sessfix fix` cannot repair, even for a

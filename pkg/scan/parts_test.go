@@ -1,6 +1,7 @@
 package scan
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -98,21 +99,32 @@ func TestHistoryAfterCompaction(t *testing.T) {
 
 func TestStreamingAndSettled(t *testing.T) {
 	mod := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	m := testMessage("m", "assistant", `{"role":"assistant","time":{"created":1}}`, `{"type":"step-start"}`)
+	body := fmt.Sprintf(`{"role":"assistant","time":{"created":%d}}`, mod.UnixMilli())
+	m := testMessage("m", "assistant", body, `{"type":"step-start"}`)
 	m.Modified = mod
 	s := &store.Session{Messages: []*store.Message{m}}
-	at := func(d time.Duration) *Context {
+	at := func(s *store.Session, d time.Duration) *Context {
 		now := mod.Add(d)
 		return &Context{Session: s, Opts: &Options{Now: func() time.Time { return now }}}
 	}
-	if !Streaming(at(2*time.Second), m) || Settled(at(2*time.Second)) {
+	if !Streaming(at(s, 2*time.Second), m) || Settled(at(s, 2*time.Second)) {
 		t.Error("a message modified 2s ago is not streaming")
 	}
-	if Streaming(at(10*time.Second), m) || !Settled(at(10*time.Second)) {
+	if Streaming(at(s, 10*time.Second), m) || !Settled(at(s, 10*time.Second)) {
 		t.Error("a message idle past the settle window still counts as streaming")
 	}
 	done := testMessage("d", "assistant", `{"role":"assistant","time":{"created":1,"completed":2}}`)
-	if Streaming(at(time.Second), done) {
+	if Streaming(at(s, time.Second), done) {
 		t.Error("a completed message counts as streaming")
+	}
+	// A fresh copy of an old session: new file time, records from months ago.
+	old := testMessage("o", "assistant", fmt.Sprintf(`{"role":"assistant","time":{"created":%d}}`, mod.Add(-90*24*time.Hour).UnixMilli()))
+	old.Modified = mod
+	copied := &store.Session{Messages: []*store.Message{old}}
+	if !Settled(at(copied, time.Second)) || Streaming(at(copied, time.Second), old) {
+		t.Error("a copied session whose records are 90 days old counts as streaming")
+	}
+	if got := LastActivity(s); !got.Equal(mod) {
+		t.Errorf("LastActivity = %v, want %v", got, mod)
 	}
 }

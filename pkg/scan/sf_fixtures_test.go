@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -58,8 +59,12 @@ func TestFixtures(t *testing.T) {
 				}
 			}
 			if _, err := os.Stat(filepath.Join(dir, "store")); err == nil {
-				st := storetest.OpenOne(t, filepath.Join(dir, "store"))
-				check(string(st.Info().Shape), scanStore(t, st, idle))
+				tmp := t.TempDir()
+				if err := os.CopyFS(tmp, os.DirFS(filepath.Join(dir, "store"))); err != nil {
+					t.Fatal(err)
+				}
+				st := storetest.OpenOne(t, tmp)
+				check(string(st.Info().Shape), scanStore(t, st, tmp, idle))
 				return
 			}
 			fx, err := storetest.LoadExportFixture(filepath.Join(dir, "session.json"))
@@ -74,9 +79,10 @@ func TestFixtures(t *testing.T) {
 				}
 			}
 			for _, shape := range shapes {
-				path := storetest.Materialize(t, shape, t.TempDir(), fx)
+				tmp := t.TempDir()
+				path := storetest.Materialize(t, shape, tmp, fx)
 				st := storetest.OpenOne(t, path)
-				check(string(shape), scanStore(t, st, idle))
+				check(string(shape), scanStore(t, st, tmp, idle))
 			}
 		})
 	}
@@ -84,12 +90,34 @@ func TestFixtures(t *testing.T) {
 
 // scanStore checks every session of the store with the clock set idle after
 // the session's last modification, and renders the findings as golden lines.
-func scanStore(t *testing.T, st store.Store, idle time.Duration) string {
+// File times under dir are first set to the newest time inside the records,
+// as if OpenCode had just written them, so the result does not depend on
+// when the files were checked out.
+func scanStore(t *testing.T, st store.Store, dir string, idle time.Duration) string {
 	t.Helper()
 	ctx := context.Background()
 	refs, err := st.List(ctx)
 	if err != nil {
 		t.Fatalf("list: %v", err)
+	}
+	var newest time.Time
+	for _, ref := range refs {
+		if s, err := st.Load(ctx, ref); err == nil {
+			if a := LastActivity(s); a.After(newest) {
+				newest = a
+			}
+		}
+	}
+	if !newest.IsZero() {
+		err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			return os.Chtimes(path, newest, newest)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	var b strings.Builder
 	for _, ref := range refs {
@@ -114,4 +142,47 @@ func goldenLine(f Finding) string {
 		return s
 	}
 	return fmt.Sprintf("%s %s %s %s %s\n", f.Code, f.Severity, dash(f.MessageID), dash(f.PartID), f.Message)
+}
+
+// TestDemoStore checks the store the README's first command scans: one
+// healthy session and one session per typical problem, with the real clock.
+func TestDemoStore(t *testing.T) {
+	st := storetest.OpenOne(t, filepath.Join("..", "..", "testdata", "demo"))
+	ctx := context.Background()
+	refs, err := st.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"Add a health check endpoint": "",
+		"Speed up the test suite":     "SF103 SF105 SF301",
+		"Explain the config loader":   "SF101 SF104",
+		"Fix the lint errors":         "SF101 SF107 SF302",
+	}
+	if len(refs) != len(want) {
+		t.Fatalf("demo store has %d sessions, want %d", len(refs), len(want))
+	}
+	for _, ref := range refs {
+		s, err := st.Load(ctx, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		codes := map[string]bool{}
+		for _, f := range CheckSession(s, nil) {
+			codes[f.Code] = true
+		}
+		var got []string
+		for c := range codes {
+			got = append(got, c)
+		}
+		sort.Strings(got)
+		exp, ok := want[s.Title]
+		if !ok {
+			t.Errorf("unexpected demo session %q", s.Title)
+			continue
+		}
+		if strings.Join(got, " ") != exp {
+			t.Errorf("demo session %q: codes %v, want %q", s.Title, got, exp)
+		}
+	}
 }
