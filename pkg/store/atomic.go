@@ -116,7 +116,7 @@ func writeAtomicKeep(ops fileOps, path string, data []byte, perm fs.FileMode, ow
 	}
 	tmp, err := ops.CreateTemp(dir, TempPattern)
 	if err != nil {
-		return fmt.Errorf("write %s: cannot create a temporary file in %s: %w", path, dir, err)
+		return fmt.Errorf("write %s: cannot create a temporary file in %s: %w", path, dir, bare(err))
 	}
 	tmpName := tmp.Name()
 	closed := false
@@ -129,29 +129,29 @@ func writeAtomicKeep(ops fileOps, path string, data []byte, perm fs.FileMode, ow
 		}
 	}()
 	if _, err = tmp.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, bare(err))
 	}
 	if err = tmp.Chmod(perm); err != nil {
-		return fmt.Errorf("write %s: set mode %v: %w", path, perm, err)
+		return fmt.Errorf("write %s: set mode %v: %w", path, perm, bare(err))
 	}
 	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("write %s: fsync: %w", path, err)
+		return fmt.Errorf("write %s: fsync: %w", path, bare(err))
 	}
 	closed = true
 	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, bare(err))
 	}
 	if own != nil && os.Geteuid() == 0 {
 		if err = ops.Chown(tmpName, own.uid, own.gid); err != nil {
-			return fmt.Errorf("write %s: keep owner %d:%d: %w", path, own.uid, own.gid, err)
+			return fmt.Errorf("write %s: keep owner %d:%d: %w", path, own.uid, own.gid, bare(err))
 		}
 	}
 	if err = ops.Rename(tmpName, path); err != nil {
-		return fmt.Errorf("write %s: rename into place: %w", path, err)
+		return fmt.Errorf("write %s: rename into place: %w", path, bare(err))
 	}
 	if err = ops.SyncDir(dir); err != nil {
 		// The new bytes are in place; only their durability is in doubt.
-		return fmt.Errorf("write %s: fsync directory %s: %w", path, dir, err)
+		return fmt.Errorf("write %s: fsync directory %s: %w", path, dir, bare(err))
 	}
 	return nil
 }
@@ -170,7 +170,7 @@ func removeFile(ops fileOps, path string) error {
 		return err
 	}
 	if err := ops.Remove(path); err != nil {
-		return fmt.Errorf("remove %s: %w", path, err)
+		return fmt.Errorf("remove %s: %w", path, bare(err))
 	}
 	if err := ops.SyncDir(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("remove %s: fsync directory: %w", path, err)
@@ -196,6 +196,20 @@ func readRegular(ops fileOps, path string) (data []byte, mode fs.FileMode, exist
 		return nil, 0, false, fmt.Errorf("read %s: %w", path, err)
 	}
 	return data, fi.Mode().Perm(), true, nil
+}
+
+// bare drops the path an *fs.PathError or *os.LinkError repeats, for
+// messages that already name the file; errors.Is still sees the cause.
+func bare(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
 }
 
 func regularFile(path string, fi fs.FileInfo) error {

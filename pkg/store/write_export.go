@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
 )
 
 // exportWriter rewrites an `opencode export` file: every edit is spliced
@@ -198,7 +197,7 @@ func (w *exportWriter) edit(doc []byte, e *Edit) ([]byte, int, error) {
 	}
 	target := loc.obj
 	switch {
-	case sameBytes([]byte(loc.obj.Raw), e.Before):
+	case sameBytes([]byte(loc.obj.Raw), e.Before), e.Op == OpQuarantine && e.Before == nil:
 	case e.Kind == KindMessage && sameBytes([]byte(loc.elem.Raw), e.Before):
 		target = loc.elem // a reader that keeps the whole {"info","parts"} element
 	default:
@@ -231,7 +230,7 @@ func (w *exportWriter) edit(doc []byte, e *Edit) ([]byte, int, error) {
 			doc = removeElem(doc, loc.arr, loc.index)
 			return w.add(doc, e, e.NewID, body)
 		}
-		return w.rekeyMessage(doc, loc, e, body)
+		return w.rekeyMessage(doc, loc, body)
 	}
 	return nil, -1, fmt.Errorf("unknown operation %q", e.Op)
 }
@@ -245,27 +244,14 @@ func (w *exportWriter) idTaken(doc []byte, e *Edit) (bool, error) {
 	return ok, err
 }
 
-// rekeyMessage replaces a message's info with body and points its parts'
-// messageID at the new id.
-func (w *exportWriter) rekeyMessage(doc []byte, loc located, e *Edit, body []byte) ([]byte, int, error) {
-	elem := []byte(loc.elem.Raw)
-	if err := checkSpan(doc, loc.elem); err != nil {
+// rekeyMessage replaces a message's info with body. Its parts stay in
+// place; the planner's part updates that follow rewrite their messageID.
+func (w *exportWriter) rekeyMessage(doc []byte, loc located, body []byte) ([]byte, int, error) {
+	info := loc.elem.Get("info")
+	if err := checkSpan(doc, info); err != nil {
 		return nil, -1, err
 	}
-	info := loc.elem.Get("info")
-	var err error
-	elem, err = sjson.SetRawBytes(elem, "info", reindent(doc, info.Index, body))
-	if err != nil {
-		return nil, -1, fmt.Errorf("re-key message %s: %w", e.ID, err)
-	}
-	for j, p := range loc.elem.Get("parts").Array() {
-		if p.Get("messageID").Str == e.ID {
-			if elem, err = sjson.SetBytes(elem, fmt.Sprintf("parts.%d.messageID", j), e.NewID); err != nil {
-				return nil, -1, fmt.Errorf("re-key message %s: %w", e.ID, err)
-			}
-		}
-	}
-	return splice(doc, loc.elem.Index, loc.elem.Index+len(loc.elem.Raw), elem), -1, nil
+	return splice(doc, info.Index, info.Index+len(info.Raw), reindent(doc, info.Index, body)), -1, nil
 }
 
 // add inserts a new message or part where OpenCode's order puts it: parts

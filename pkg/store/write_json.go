@@ -203,11 +203,17 @@ func (w *jsonWriter) plan(cs *ChangeSet) (*jsonPlan, error) {
 	if cs == nil {
 		return p, nil
 	}
+	// moved maps the part files a message re-key moved to their new paths,
+	// so later edits of those parts (which name the old location) follow.
+	moved := map[string]string{}
 	for i := range cs.Edits {
 		e := &cs.Edits[i]
 		path, err := w.recordPath(cs, e)
 		if err != nil {
 			return nil, err
+		}
+		if np, ok := moved[path]; ok {
+			path = np
 		}
 		cur, exists, err := ov.get(path)
 		if err != nil {
@@ -224,7 +230,7 @@ func (w *jsonWriter) plan(cs *ChangeSet) (*jsonPlan, error) {
 		if !exists {
 			return nil, changedError(path, e.Kind, e.ID, "was removed")
 		}
-		if !sameBytes(cur, e.Before) {
+		if !sameBytes(cur, e.Before) && !(e.Op == OpQuarantine && e.Before == nil) {
 			return nil, changedError(path, e.Kind, e.ID, "was modified")
 		}
 		switch e.Op {
@@ -280,13 +286,12 @@ func (w *jsonWriter) plan(cs *ChangeSet) (*jsonPlan, error) {
 					if err != nil {
 						return nil, err
 					}
+					// The part moves unchanged; the planner's part updates
+					// that follow rewrite the messageID in its body.
 					pid := strings.TrimSuffix(filepath.Base(f), ".json")
-					nb, err := setIfString(b, "messageID", e.ID, e.NewID)
-					if err != nil {
-						nb = b // an unreadable part moves as it is
-					}
-					write(i, np, KindPart, pid, nb)
+					write(i, np, KindPart, pid, b)
 					remove(i, f, KindPart, pid)
+					moved[f] = np
 				}
 				p.emptied = append(p.emptied, oldDir)
 			}

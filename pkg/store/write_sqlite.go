@@ -238,7 +238,7 @@ func (w *sqliteWriter) applyEdit(ctx context.Context, tx *sql.Tx, cs *ChangeSet,
 	if !exists {
 		return nil, changedError(where, e.Kind, e.ID, "was deleted")
 	}
-	if !sameBytes(data, e.Before) {
+	if !sameBytes(data, e.Before) && !(e.Op == OpQuarantine && e.Before == nil) {
 		return nil, changedError(where, e.Kind, e.ID, "was modified")
 	}
 	switch e.Op {

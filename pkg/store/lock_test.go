@@ -1,0 +1,175 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestLockPath(t *testing.T) {
+	for _, c := range []struct {
+		info Info
+		want string
+	}{
+		{Info{Shape: ShapeSQLite, Path: "/d/opencode.db"}, "/d/opencode.db.sessfix.lock"},
+		{Info{Shape: ShapeExport, Path: "/d/s.json"}, "/d/s.json.sessfix.lock"},
+		{Info{Shape: ShapeStorage, Path: "/d/storage"}, filepath.Join("/d/storage", ".sessfix.lock")},
+		{Info{Shape: ShapeSessions, Path: "/h/.opencode/sessions"}, filepath.Join("/h/.opencode/sessions", ".sessfix.lock")},
+	} {
+		if got := LockPath(c.info); got != c.want {
+			t.Errorf("LockPath(%v) = %s, want %s", c.info, got, c.want)
+		}
+	}
+}
+
+func TestLockSecondAcquireFails(t *testing.T) {
+	info := Info{Shape: ShapeStorage, Path: t.TempDir()}
+	l, err := AcquireLock(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h LockHolder
+	b, _ := os.ReadFile(l.Path())
+	if err := json.Unmarshal(b, &h); err != nil || h.PID != os.Getpid() || h.Host == "" || h.Version == "" || h.Started.IsZero() {
+		t.Fatalf("lock file %s = %s (%v), want pid, host, start time and version", l.Path(), b, err)
+	}
+	_, err = AcquireLock(info)
+	if !errors.Is(err, ErrLocked) {
+		t.Fatalf("second acquire: err = %v, want ErrLocked", err)
+	}
+	for _, want := range []string{"pid " + strconv.Itoa(os.Getpid()), h.Host, "hint:", l.Path()} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want it to mention %q", err, want)
+		}
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(l.Path()); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("lock file left after release: %v", err)
+	}
+	l2, err := AcquireLock(info)
+	if err != nil {
+		t.Fatalf("acquire after release: %v", err)
+	}
+	l2.Release()
+}
+
+func TestLockConcurrentAcquire(t *testing.T) {
+	info := Info{Shape: ShapeSQLite, Path: filepath.Join(t.TempDir(), "opencode.db")}
+	const n = 16
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		won    []*Lock
+		locked int
+		other  []error
+	)
+	start := make(chan struct{})
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			l, err := AcquireLock(info)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				won = append(won, l)
+			case errors.Is(err, ErrLocked):
+				locked++
+			default:
+				other = append(other, err)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if len(won) != 1 || locked != n-1 || len(other) > 0 {
+		t.Fatalf("%d acquired, %d refused with ErrLocked, other errors %v; want exactly one holder", len(won), locked, other)
+	}
+	won[0].Release()
+}
+
+func writeLockFile(t *testing.T, info Info, h LockHolder) {
+	t.Helper()
+	b, _ := json.Marshal(h)
+	if err := os.WriteFile(LockPath(info), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLockStaleDetection(t *testing.T) {
+	host, _ := os.Hostname()
+	now := time.Now()
+	cases := []struct {
+		name  string
+		h     LockHolder
+		stale bool
+	}{
+		{"live holder on this host", LockHolder{PID: os.Getpid(), Host: host, Started: now}, false},
+		{"dead holder on this host", LockHolder{PID: 1 << 30, Host: host, Started: now}, true},
+		{"fresh holder on another host", LockHolder{PID: 1 << 30, Host: "elsewhere", Started: now}, false},
+		{"old holder on another host", LockHolder{PID: 1 << 30, Host: "elsewhere", Started: now.Add(-LockStaleAfter - time.Hour)}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			info := Info{Shape: ShapeSessions, Path: t.TempDir()}
+			writeLockFile(t, info, c.h)
+			l, err := AcquireLock(info)
+			if c.stale {
+				if err != nil {
+					t.Fatalf("stale lock not replaced: %v", err)
+				}
+				if l.Holder.PID != os.Getpid() {
+					t.Fatalf("holder = %+v", l.Holder)
+				}
+				l.Release()
+				return
+			}
+			if !errors.Is(err, ErrLocked) {
+				t.Fatalf("err = %v, want ErrLocked", err)
+			}
+		})
+	}
+}
+
+func TestLockUnreadableFileIsHonouredWhileFresh(t *testing.T) {
+	info := Info{Shape: ShapeStorage, Path: t.TempDir()}
+	if err := os.WriteFile(LockPath(info), []byte("{trunc"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := AcquireLock(info); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "unreadable") {
+		t.Fatalf("err = %v, want ErrLocked saying the lock is unreadable", err)
+	}
+	old := time.Now().Add(-LockStaleAfter - time.Hour)
+	os.Chtimes(LockPath(info), old, old)
+	l, err := AcquireLock(info)
+	if err != nil {
+		t.Fatalf("an old unreadable lock was not replaced: %v", err)
+	}
+	l.Release()
+}
+
+func TestLockReleaseLeavesAReplacedLock(t *testing.T) {
+	info := Info{Shape: ShapeStorage, Path: t.TempDir()}
+	l, err := AcquireLock(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Someone judged it stale and took over.
+	writeLockFile(t, info, LockHolder{PID: 77, Host: "elsewhere", Started: time.Now()})
+	if err := l.Release(); err == nil || !strings.Contains(err.Error(), "replaced") {
+		t.Fatalf("err = %v, want a refusal to remove another sessfix's lock", err)
+	}
+	if _, err := os.Stat(LockPath(info)); err != nil {
+		t.Fatalf("the other sessfix's lock was removed: %v", err)
+	}
+}

@@ -1,0 +1,195 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+// An export as `opencode export` writes it: 2-space pretty JSON.
+const exportCompact = `{"info":{"id":"` + tSes + `","title":"t"},"messages":[` +
+	`{"info":{"id":"` + tMsgA + `","sessionID":"` + tSes + `","role":"user","time":{"created":1000}},"parts":[` +
+	`{"id":"` + tPrt1 + `","messageID":"` + tMsgA + `","type":"text","text":"hi"}]},` +
+	`{"info":{"id":"` + tMsgB + `","sessionID":"` + tSes + `","role":"assistant","time":{"created":2000},"unknown":[1,2]},"parts":[` +
+	`{"id":"` + tPrt2 + `","messageID":"` + tMsgB + `","type":"reasoning","text":""},` +
+	`{"id":"` + tPrt3 + `","messageID":"` + tMsgB + `","type":"text","text":""}]}]}`
+
+// canonical is doc re-printed the way OpenCode prints it.
+func canonical(t *testing.T, doc []byte) []byte {
+	t.Helper()
+	var c, out bytes.Buffer
+	if err := json.Compact(&c, doc); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, doc)
+	}
+	json.Indent(&out, c.Bytes(), "", "  ")
+	out.WriteByte('\n')
+	return out.Bytes()
+}
+
+type exportFixture struct {
+	info Info
+	doc  []byte
+}
+
+func newExportFixture(t *testing.T, pretty bool) *exportFixture {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "session.json")
+	doc := []byte(exportCompact)
+	if pretty {
+		doc = canonical(t, doc)
+	}
+	writeTestFile(t, path, string(doc), 0o600)
+	return &exportFixture{info: Info{Shape: ShapeExport, Path: path}, doc: doc}
+}
+
+// raw returns the bytes of a record inside the document, as the reader
+// hands them over.
+func (f *exportFixture) raw(t *testing.T, path string) []byte {
+	t.Helper()
+	r := gjson.GetBytes(f.doc, path)
+	if !r.Exists() {
+		t.Fatalf("no %s in the fixture", path)
+	}
+	return []byte(r.Raw)
+}
+
+func (f *exportFixture) apply(t *testing.T, edits ...Edit) ([]byte, error) {
+	t.Helper()
+	w := newExportWriter(f.info, WriteOptions{}, osOps{})
+	err := w.Apply(context.Background(), &ChangeSet{Store: f.info, SessionID: tSes, Edits: edits})
+	b, rerr := os.ReadFile(f.info.Path)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	return b, err
+}
+
+func partIDs(doc []byte, msg int) string {
+	var ids []string
+	for _, p := range gjson.GetBytes(doc, "messages."+itoa(msg)+".parts").Array() {
+		ids = append(ids, p.Get("id").Str)
+	}
+	return strings.Join(ids, ",")
+}
+
+func itoa(i int) string { return string(rune('0' + i)) }
+
+func TestExportWriterUpdateKeepsEveryOtherByte(t *testing.T) {
+	f := newExportFixture(t, true)
+	before := f.raw(t, "messages.1.parts.1")
+	after := bytes.Replace(before, []byte(`"text": ""`), []byte(`"text": "[user interrupted]"`), 1)
+	out, err := f.apply(t, Edit{Op: OpUpdate, Kind: KindPart, ID: tPrt3, MessageID: tMsgB, Before: before, After: after})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(f.doc, before)
+	want := append(append(append([]byte{}, f.doc[:i]...), after...), f.doc[i+len(before):]...)
+	if !bytes.Equal(out, want) {
+		t.Fatalf("got:\n%s\nwant:\n%s", out, want)
+	}
+}
+
+func TestExportWriterAddsPartsInOrderAndIndented(t *testing.T) {
+	for _, pretty := range []bool{true, false} {
+		f := newExportFixture(t, pretty)
+		// A compact body from the planner, placed first, in the middle and last.
+		first := Edit{Op: OpAdd, Kind: KindPart, ID: "prt_00000000000200000000000001", MessageID: tMsgB, After: []byte(`{"id":"prt_00000000000200000000000001","type":"reasoning","text":"x","synthetic":true}`)}
+		last := Edit{Op: OpAdd, Kind: KindPart, ID: tPrtNew, MessageID: tMsgB, After: []byte(`{"id":"` + tPrtNew + `","type":"text","text":"y","metadata":{"a":[]}}`)}
+		out, err := f.apply(t, last, first)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := partIDs(out, 1), first.ID+","+tPrt2+","+tPrt3+","+tPrtNew; got != want {
+			t.Errorf("pretty=%v: parts = %s, want %s", pretty, got, want)
+		}
+		if pretty && !bytes.Equal(out, canonical(t, out)) {
+			t.Errorf("added parts are not indented like their neighbours:\n%s", out)
+		}
+		if !pretty && bytes.Contains(out, []byte("\n")) {
+			t.Errorf("a compact export became pretty:\n%s", out)
+		}
+	}
+}
+
+func TestExportWriterDeletesAndRekeys(t *testing.T) {
+	f := newExportFixture(t, true)
+	del := Edit{Op: OpDelete, Kind: KindPart, ID: tPrt2, MessageID: tMsgB, Before: f.raw(t, "messages.1.parts.0")}
+	only := Edit{Op: OpQuarantine, Kind: KindPart, ID: tPrt1, MessageID: tMsgA, Before: f.raw(t, "messages.0.parts.0")}
+	rk := Edit{Op: OpRekey, Kind: KindPart, ID: tPrt3, NewID: "prt_00000000000200000000000001", MessageID: tMsgB, Before: f.raw(t, "messages.1.parts.1")}
+	out, err := f.apply(t, del, only, rk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(out, canonical(t, out)) {
+		t.Errorf("the document lost its formatting:\n%s", out)
+	}
+	if got := partIDs(out, 0); got != "" {
+		t.Errorf("message A parts = %q, want none", got)
+	}
+	if got := partIDs(out, 1); got != rk.NewID {
+		t.Errorf("message B parts = %q, want only the re-keyed part", got)
+	}
+	if got := gjson.GetBytes(out, "messages.1.parts.0.text").Raw; got != `""` {
+		t.Errorf("re-keyed part lost its body: text = %s", got)
+	}
+}
+
+func TestExportWriterMessageOps(t *testing.T) {
+	f := newExportFixture(t, true)
+	rk := Edit{Op: OpRekey, Kind: KindMessage, ID: tMsgA, NewID: tMsgNew, Before: f.raw(t, "messages.0.info")}
+	add := Edit{Op: OpAdd, Kind: KindMessage, ID: "msg_0000000000030000000000000c", After: []byte(`{"id":"msg_0000000000030000000000000c","role":"user","time":{"created":1500}}`)}
+	del := Edit{Op: OpDelete, Kind: KindMessage, ID: tMsgB, Before: f.raw(t, "messages.1.info")}
+	out, err := f.apply(t, rk, add, del)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(out, canonical(t, out)) {
+		t.Errorf("the document lost its formatting:\n%s", out)
+	}
+	var ids []string
+	for _, m := range gjson.GetBytes(out, "messages").Array() {
+		ids = append(ids, m.Get("info.id").Str)
+	}
+	if got, want := strings.Join(ids, ","), tMsgNew+",msg_0000000000030000000000000c"; got != want {
+		t.Fatalf("messages = %s, want %s (re-keyed, added by time, deleted with its parts)", got, want)
+	}
+	if got := partIDs(out, 0); got != tPrt1 {
+		t.Errorf("re-keyed message's parts = %q, want them kept", got)
+	}
+}
+
+func TestExportWriterRefusesChangedRecord(t *testing.T) {
+	f := newExportFixture(t, true)
+	up := Edit{Op: OpUpdate, Kind: KindPart, ID: tPrt3, MessageID: tMsgB, Before: f.raw(t, "messages.1.parts.1"), After: []byte(`{}`)}
+	stale := Edit{Op: OpUpdate, Kind: KindPart, ID: tPrt1, MessageID: tMsgA, Before: []byte(`{"old":1}`), After: []byte(`{}`)}
+	out, err := f.apply(t, up, stale)
+	if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), tPrt1) {
+		t.Fatalf("err = %v, want ErrChanged naming %s", err, tPrt1)
+	}
+	if !bytes.Equal(out, f.doc) {
+		t.Fatal("a refused change set changed the export file")
+	}
+}
+
+func TestExportWriterCrashBeforeRename(t *testing.T) {
+	f := newExportFixture(t, true)
+	dir := filepath.Dir(f.info.Path)
+	before := treeState(t, dir)
+	w := newExportWriter(f.info, WriteOptions{}, &faultOps{renameErr: errors.New("killed")})
+	up := Edit{Op: OpUpdate, Kind: KindPart, ID: tPrt3, MessageID: tMsgB, Before: f.raw(t, "messages.1.parts.1"), After: []byte(`{}`)}
+	err := w.Apply(context.Background(), &ChangeSet{Store: f.info, Edits: []Edit{up}})
+	if err == nil || !strings.Contains(err.Error(), "left as it was") {
+		t.Fatalf("err = %v", err)
+	}
+	assertSameTree(t, "crash before rename", before, treeState(t, dir))
+	if left := tempLeft(t, dir); len(left) > 0 {
+		t.Fatalf("temp files left: %v", left)
+	}
+}

@@ -1,0 +1,317 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The v1 tables as OpenCode 1.2–1.18 creates them (the columns sessfix
+// touches, with the same keys and cascades).
+const testDDL = `
+CREATE TABLE session (id TEXT PRIMARY KEY, title TEXT NOT NULL, time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL);
+CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT NOT NULL, time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL,
+  FOREIGN KEY (session_id) REFERENCES session(id) ON DELETE CASCADE);
+CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT NOT NULL, session_id TEXT NOT NULL, time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL,
+  FOREIGN KEY (message_id) REFERENCES message(id) ON DELETE CASCADE);
+CREATE INDEX message_session_idx ON message (session_id, time_created, id);
+CREATE INDEX part_message_idx ON part (message_id, id);
+`
+
+var testNow = time.Date(2026, 11, 21, 15, 30, 0, 0, time.UTC)
+
+type sqliteFixture struct {
+	info Info
+	data map[string]string // id → data column
+}
+
+func newSQLiteFixture(t *testing.T) *sqliteFixture {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "opencode.db")
+	db, err := sql.Open("sqlite", path+"?_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	f := &sqliteFixture{info: Info{Shape: ShapeSQLite, Path: path}, data: map[string]string{
+		tMsgA: `{"role":"user","time":{"created":1000}}`,
+		tMsgB: `{"role":"assistant","time":{"created":2000},"unknown":[1,2]}`,
+		tPrt1: `{"type":"text","text":"hi"}`,
+		tPrt2: `{"type":"reasoning","text":""}`,
+		tPrt3: `{"type":"text","text":""}`,
+	}}
+	stmts := []string{testDDL,
+		fmt.Sprintf(`INSERT INTO session VALUES ('%s', 't', 1, 1)`, tSes),
+		fmt.Sprintf(`INSERT INTO message VALUES ('%s', '%s', 1000, 1001, '%s')`, tMsgA, tSes, f.data[tMsgA]),
+		fmt.Sprintf(`INSERT INTO message VALUES ('%s', '%s', 2000, 2001, '%s')`, tMsgB, tSes, f.data[tMsgB]),
+		fmt.Sprintf(`INSERT INTO part VALUES ('%s', '%s', '%s', 1100, 1101, '%s')`, tPrt1, tMsgA, tSes, f.data[tPrt1]),
+		fmt.Sprintf(`INSERT INTO part VALUES ('%s', '%s', '%s', 2100, 2101, '%s')`, tPrt2, tMsgB, tSes, f.data[tPrt2]),
+		fmt.Sprintf(`INSERT INTO part VALUES ('%s', '%s', '%s', 2200, 2201, '%s')`, tPrt3, tMsgB, tSes, f.data[tPrt3]),
+	}
+	for _, s := range stmts {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	return f
+}
+
+func (f *sqliteFixture) edit(op Op, kind Kind, id, msg string) Edit {
+	e := Edit{Op: op, Kind: kind, ID: id, SessionID: tSes, MessageID: msg}
+	if op != OpAdd {
+		e.Before = []byte(f.data[id])
+	}
+	return e
+}
+
+func (f *sqliteFixture) writer(t *testing.T, busy time.Duration) *sqliteWriter {
+	t.Helper()
+	w, err := openSQLiteWriter(f.info, WriteOptions{BusyTimeout: busy, Now: func() time.Time { return testNow }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w
+}
+
+// dump renders every message and part row, every column, in id order.
+func dumpDB(t *testing.T, path string) string {
+	t.Helper()
+	db, err := sql.Open("sqlite", path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var b strings.Builder
+	for _, q := range []string{
+		`SELECT 'message', id, session_id, '', time_created, time_updated, data FROM message ORDER BY id`,
+		`SELECT 'part', id, session_id, message_id, time_created, time_updated, data FROM part ORDER BY id`,
+	} {
+		rows, err := db.Query(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var tbl, id, ses, msg, data string
+			var c, u int64
+			if err := rows.Scan(&tbl, &id, &ses, &msg, &c, &u, &data); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&b, "%s %s ses=%s msg=%s c=%d u=%d %s\n", tbl, id, ses, msg, c, u, data)
+		}
+		rows.Close()
+	}
+	return b.String()
+}
+
+func row(t *testing.T, path, table, id string) (data string, updated int64, msg string, ok bool) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	q := `SELECT data, time_updated, '' FROM message WHERE id = ?`
+	if table == "part" {
+		q = `SELECT data, time_updated, message_id FROM part WHERE id = ?`
+	}
+	err = db.QueryRow(q, id).Scan(&data, &updated, &msg)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", 0, "", false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data, updated, msg, true
+}
+
+func TestSQLiteWriterAppliesEveryOp(t *testing.T) {
+	ctx := context.Background()
+	f := newSQLiteFixture(t)
+	before := dumpDB(t, f.info.Path)
+	w := f.writer(t, 0)
+
+	up := f.edit(OpUpdate, KindPart, tPrt3, tMsgB)
+	up.After = []byte(`{"type":"text","text":"[user interrupted]","synthetic":true}`)
+	add := f.edit(OpAdd, KindPart, tPrtNew, tMsgB)
+	add.After = []byte(`{"type":"text","text":"added"}`)
+	add.Created = 2300
+	rkp := f.edit(OpRekey, KindPart, tPrt2, tMsgB)
+	rkp.NewID = tPrtRk
+	del := f.edit(OpDelete, KindPart, tPrt1, tMsgA)
+	rkm := f.edit(OpRekey, KindMessage, tMsgB, "")
+	rkm.NewID = tMsgNew
+	cs := &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{up, add, rkp, del, rkm}}
+
+	targets, err := w.Targets(ctx, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	images, err := w.Read(ctx, targets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Apply(ctx, cs); err != nil {
+		t.Fatal(err)
+	}
+	ms := testNow.UnixMilli()
+	if d, u, msg, ok := row(t, f.info.Path, "part", tPrt3); !ok || d != string(up.After) || u != ms || msg != tMsgNew {
+		t.Errorf("updated part = %q updated=%d message=%s (ok %v), want the new data, time_updated %d and the re-keyed message", d, u, msg, ok, ms)
+	}
+	if d, _, msg, ok := row(t, f.info.Path, "part", tPrtNew); !ok || d != string(add.After) || msg != tMsgNew {
+		t.Errorf("added part = %q in %s (ok %v)", d, msg, ok)
+	}
+	if cs.Edits[1].Loc.Table != "part" || cs.Edits[1].Loc.RowID == 0 {
+		t.Errorf("added part location = %+v, want its table and rowid", cs.Edits[1].Loc)
+	}
+	if _, _, _, ok := row(t, f.info.Path, "part", tPrt2); ok {
+		t.Error("re-keyed part still under its old id")
+	}
+	if d, _, _, ok := row(t, f.info.Path, "part", tPrtRk); !ok || d != f.data[tPrt2] {
+		t.Errorf("re-keyed part = %q (ok %v), want its data unchanged", d, ok)
+	}
+	if _, _, _, ok := row(t, f.info.Path, "part", tPrt1); ok {
+		t.Error("deleted part still there")
+	}
+	if _, _, _, ok := row(t, f.info.Path, "message", tMsgB); ok {
+		t.Error("re-keyed message still under its old id")
+	}
+	if d, u, _, ok := row(t, f.info.Path, "message", tMsgNew); !ok || d != f.data[tMsgB] || u != ms {
+		t.Errorf("re-keyed message = %q updated=%d (ok %v)", d, u, ok)
+	}
+
+	if err := w.Restore(ctx, images); err != nil {
+		t.Fatal(err)
+	}
+	if got := dumpDB(t, f.info.Path); got != before {
+		t.Fatalf("after restore:\n%s\nwant:\n%s", got, before)
+	}
+}
+
+func TestSQLiteWriterDeleteMessageCascadesAndRestores(t *testing.T) {
+	ctx := context.Background()
+	f := newSQLiteFixture(t)
+	before := dumpDB(t, f.info.Path)
+	w := f.writer(t, 0)
+	cs := &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{f.edit(OpQuarantine, KindMessage, tMsgB, "")}}
+	targets, err := w.Targets(ctx, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(targets) != 3 {
+		t.Fatalf("targets = %v, want the message and its two parts", targets)
+	}
+	images, _ := w.Read(ctx, targets)
+	if err := w.Apply(ctx, cs); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{tPrt2, tPrt3} {
+		if _, _, _, ok := row(t, f.info.Path, "part", id); ok {
+			t.Errorf("part %s survived its message's removal", id)
+		}
+	}
+	if err := w.Restore(ctx, images); err != nil {
+		t.Fatal(err)
+	}
+	if got := dumpDB(t, f.info.Path); got != before {
+		t.Fatalf("after restore:\n%s\nwant:\n%s", got, before)
+	}
+}
+
+func TestSQLiteWriterRefusesChangedRow(t *testing.T) {
+	f := newSQLiteFixture(t)
+	before := dumpDB(t, f.info.Path)
+	w := f.writer(t, 0)
+	up := f.edit(OpUpdate, KindPart, tPrt3, tMsgB)
+	up.After = []byte(`{"type":"text","text":"x"}`)
+	stale := f.edit(OpUpdate, KindMessage, tMsgB, "")
+	stale.Before = []byte(`{"role":"assistant"}`)
+	stale.After = []byte(`{"role":"assistant","error":{}}`)
+	err := w.Apply(context.Background(), &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{up, stale}})
+	if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), tMsgB) || !strings.Contains(err.Error(), f.info.Path) {
+		t.Fatalf("err = %v, want ErrChanged naming message %s and the database", err, tMsgB)
+	}
+	if got := dumpDB(t, f.info.Path); got != before {
+		t.Fatalf("a refused change set changed the database:\n%s", got)
+	}
+	// A failing edit late in the set undoes the earlier ones too.
+	dup := f.edit(OpAdd, KindPart, tPrt1, tMsgA)
+	dup.After = []byte(`{}`)
+	err = w.Apply(context.Background(), &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{up, dup}})
+	if err == nil || !strings.Contains(err.Error(), "exists") {
+		t.Fatalf("err = %v, want a refusal to add an existing row", err)
+	}
+	if got := dumpDB(t, f.info.Path); got != before {
+		t.Fatalf("a failed change set left changes behind:\n%s", got)
+	}
+}
+
+func TestSQLiteWriterLockedDatabase(t *testing.T) {
+	f := newSQLiteFixture(t)
+	before := dumpDB(t, f.info.Path)
+	// Another program (OpenCode) holds a write transaction.
+	other, err := sql.Open("sqlite", f.info.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	conn, err := other.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(context.Background(), `BEGIN EXCLUSIVE`); err != nil {
+		t.Fatal(err)
+	}
+	w := f.writer(t, 50*time.Millisecond)
+	up := f.edit(OpUpdate, KindPart, tPrt3, tMsgB)
+	up.After = []byte(`{"type":"text","text":"x"}`)
+	err = w.Apply(context.Background(), &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{up}})
+	if !errors.Is(err, ErrLocked) {
+		t.Fatalf("err = %v, want ErrLocked", err)
+	}
+	for _, want := range []string{f.info.Path, "close OpenCode or retry", "nothing was changed"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want it to say %q", err, want)
+		}
+	}
+	if _, err := conn.ExecContext(context.Background(), `ROLLBACK`); err != nil {
+		t.Fatal(err)
+	}
+	if got := dumpDB(t, f.info.Path); got != before {
+		t.Fatalf("the locked database changed:\n%s", got)
+	}
+	// Once released, the same change set applies.
+	if err := w.Apply(context.Background(), &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{up}}); err != nil {
+		t.Fatalf("after the lock was released: %v", err)
+	}
+}
+
+func TestSQLiteWriterRefusesOpenCode2(t *testing.T) {
+	f := newSQLiteFixture(t)
+	db, _ := sql.Open("sqlite", f.info.Path)
+	if _, err := db.Exec(`CREATE TABLE session_v2 (id TEXT PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	_, err := openSQLiteWriter(f.info, WriteOptions{})
+	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "session_v2") {
+		t.Fatalf("err = %v, want ErrUnsupported naming session_v2", err)
+	}
+}
+
+func TestSQLiteWriterNeverCreatesADatabase(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "missing.db")
+	if _, err := openSQLiteWriter(Info{Shape: ShapeSQLite, Path: path}, WriteOptions{}); err == nil {
+		t.Fatal("opened a database that does not exist")
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Fatal("a database file was created")
+	}
+}
