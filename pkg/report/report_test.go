@@ -236,3 +236,30 @@ func TestUnknownFormat(t *testing.T) {
 		t.Errorf("Formats() = %s", got)
 	}
 }
+
+func TestExplainWraps(t *testing.T) {
+	long := strings.Repeat("word ", 40) + "end"
+	r := &scan.Rule{Code: "SF999", Name: "test-rule", Severity: scan.Warning, Summary: "a summary", What: long,
+		Why: "first paragraph\n\nsecond paragraph", Fixable: true, Fix: "injectTextPart"}
+	var buf bytes.Buffer
+	if err := PrintExplain(&buf, r, NewStyles(false)); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, l := range strings.Split(out, "\n") {
+		if len(l) > explainWidth {
+			t.Errorf("line longer than %d: %q", explainWidth, l)
+		}
+	}
+	if got := strings.Join(strings.Fields(out), " "); !strings.Contains(got, strings.Join(strings.Fields(long), " ")) {
+		t.Errorf("wrapping lost words:\n%s", out)
+	}
+	for _, want := range []string{"SF999 test-rule (warning, fixable)\n", "\n  first paragraph\n\n  second paragraph\n", "  default repair: injectTextPart\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "provider error") {
+		t.Errorf("empty section printed:\n%s", out)
+	}
+}

@@ -137,12 +137,31 @@ func PrintExplain(w io.Writer, r *scan.Rule, st *Styles) error {
 	return bw.Flush()
 }
 
+// explainWidth is the column explain text wraps at, on a terminal or not,
+// so the output is the same everywhere.
+const explainWidth = 80
+
+// indent indents s by two spaces and wraps each of its lines at
+// explainWidth; words longer than a line are kept whole.
 func indent(s string) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	for i, l := range lines {
-		if l != "" {
-			lines[i] = "  " + l
+	var out []string
+	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		if strings.TrimSpace(l) == "" {
+			out = append(out, "")
+			continue
 		}
+		line := ""
+		for _, w := range strings.Fields(l) {
+			if line != "" && len(line)+1+len(w) > explainWidth-2 {
+				out = append(out, "  "+line)
+				line = ""
+			}
+			if line != "" {
+				line += " "
+			}
+			line += w
+		}
+		out = append(out, "  "+line)
 	}
-	return strings.Join(lines, "\n")
+	return strings.Join(out, "\n")
 }
