@@ -203,15 +203,16 @@ func TestJSONValuesComeFromTheScan(t *testing.T) {
 		loc := j["location"].(map[string]any)
 		if j["code"] != f.Code || j["severity"] != f.Severity.String() || j["session"] != f.SessionID ||
 			j["part_id"] != f.PartID || loc["table"] != f.Location.Table || loc["rowid"] != float64(f.Location.RowID) ||
-			j["fixable"] != (f.Fix != "") || j["store"] != f.StorePath {
+			j["fixable"] != (f.Fix != "") || j["store"] != f.StorePath || j["provider_error"] != f.ProviderError ||
+			j["index"] != f.Index || j["error_type"] != f.ErrorType {
 			t.Errorf("finding %d = %v, scan has %+v", i, j, f)
 		}
 	}
 	sum := doc["summary"].(map[string]any)
-	if sum["total"] != 5.0 || sum["fixable"] != 4.0 || sum["failing"] != 4.0 || sum["fail_on"] != "warning" {
+	if sum["total"] != 6.0 || sum["fixable"] != 5.0 || sum["failing"] != 5.0 || sum["fail_on"] != "warning" {
 		t.Errorf("summary = %v", sum)
 	}
-	if bc := sum["by_code"].(map[string]any); bc["SF103"] != 2.0 || len(bc) != 4 {
+	if bc := sum["by_code"].(map[string]any); bc["SF103"] != 2.0 || bc["SF302"] != 1.0 || len(bc) != 5 {
 		t.Errorf("by_code = %v", bc)
 	}
 }

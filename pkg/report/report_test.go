@@ -31,7 +31,7 @@ func sampleReport() *Report {
 		Result: &scan.Result{
 			Stores: []scan.StoreResult{
 				{Info: db, Sessions: []scan.SessionSummary{
-					{ID: "ses_a", Title: "fix the build", Messages: 14, Parts: 40, Findings: 2},
+					{ID: "ses_a", Title: "fix the build", Messages: 14, Parts: 40, Findings: 3},
 					{ID: "ses_b", Title: "", Messages: 3, Parts: 9, Findings: 1},
 					{ID: "ses_c", Title: "clean one", Messages: 2, Parts: 4},
 				}},
@@ -41,6 +41,10 @@ func sampleReport() *Report {
 			Findings: []scan.Finding{
 				f(db, "SF103", "thinking-not-first", scan.Error, "reasoning part comes after a text part", "ses_a", "msg_1", "prt_2",
 					store.Location{Path: db.Path, Table: "part", RowID: 42}, "moveThinkingFirst"),
+				withProviderError(f(db, "SF302", "failed-attempt", scan.Error, "the last attempt failed with apierror", "ses_a", "msg_8", "",
+					store.Location{Path: db.Path, Table: "message", RowID: 8}, "moveThinkingFirst"),
+					"messages.3.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`. When `thinking` is enabled, a final `assistant` message must start with a thinking block",
+					"messages.3.content.0", "thinking_block_order"),
 				f(db, "SF104", "empty-text-part", scan.Warning, "text part is whitespace-only", "ses_a", "msg_1", "prt_3",
 					store.Location{Path: db.Path, Table: "part", RowID: 43}, "replaceEmptyTextParts"),
 				f(db, "SF103", "thinking-not-first", scan.Error, "reasoning part comes after a tool part", "ses_b", "msg_9", "",
@@ -52,6 +56,11 @@ func sampleReport() *Report {
 			},
 		},
 	}
+}
+
+func withProviderError(f scan.Finding, text, index, typ string) scan.Finding {
+	f.ProviderError, f.Index, f.ErrorType = text, index, typ
+	return f
 }
 
 func render(t *testing.T, format string, opts Options, r *Report) string {
@@ -161,25 +170,25 @@ func TestWhere(t *testing.T) {
 func TestSummaryAndHints(t *testing.T) {
 	r := sampleReport()
 	s := r.Summarize()
-	if s.Total != 5 || s.Error != 2 || s.Warning != 2 || s.Info != 1 || s.Fixable != 4 || s.Sessions != 5 || s.Stores != 3 {
+	if s.Total != 6 || s.Error != 3 || s.Warning != 2 || s.Info != 1 || s.Fixable != 5 || s.Sessions != 5 || s.Stores != 3 {
 		t.Errorf("summary = %+v", s)
 	}
-	if s.Failing != 4 || r.Failing() != 4 {
-		t.Errorf("failing at warning = %d/%d, want 4", s.Failing, r.Failing())
+	if s.Failing != 5 || r.Failing() != 5 {
+		t.Errorf("failing at warning = %d/%d, want 5", s.Failing, r.Failing())
 	}
 	r.FailOn = scan.Error
-	if r.Failing() != 2 {
-		t.Errorf("failing at error = %d, want 2", r.Failing())
+	if r.Failing() != 3 {
+		t.Errorf("failing at error = %d, want 3", r.Failing())
 	}
 	r.FailOn = scan.Info
-	if r.Failing() != 5 {
-		t.Errorf("failing at info = %d, want 5", r.Failing())
+	if r.Failing() != 6 {
+		t.Errorf("failing at info = %d, want 6", r.Failing())
 	}
 	if code := s.MostFrequent(); code != "SF103" {
 		t.Errorf("most frequent = %q, want SF103", code)
 	}
 	hints := Hints(r)
-	if len(hints) != 2 || !strings.Contains(hints[0], "repair 4 of them") || !strings.Contains(hints[1], "sessfix explain SF103") {
+	if len(hints) != 2 || !strings.Contains(hints[0], "repair 5 of them") || !strings.Contains(hints[1], "sessfix explain SF103") {
 		t.Errorf("hints = %q", hints)
 	}
 	if h := Hints(&Report{Result: &scan.Result{}}); h != nil {

@@ -175,11 +175,10 @@ func (p *ttyPrinter) printSession(w io.Writer, id string, sum scan.SessionSummar
 	for _, f := range fs {
 		sev := f.Severity.String()
 		fmt.Fprintf(w, "    %s %s %s\n", st.Severity(f.Severity).Render(padRight(sev, 7)), st.Code.Render(f.Code), f.Message)
-		where := Where(f)
-		if ids := idPath(f.MessageID, f.PartID); ids != "" && f.Location.Table == "" && f.Shape != store.ShapeExport {
-			where = ids + "  " + where
+		fmt.Fprintf(w, "    %s %s\n", padRight("", 7), st.Dim.Render(Where(f)))
+		if f.ProviderError != "" {
+			fmt.Fprintf(w, "    %s %s\n", padRight("", 7), st.Dim.Render("provider error: "+truncate(f.ProviderError, providerErrorWidth)))
 		}
-		fmt.Fprintf(w, "    %s %s\n", padRight("", 7), st.Dim.Render(where))
 	}
 }
 
@@ -226,6 +225,19 @@ func (p *ttyPrinter) printSummary(w io.Writer, s Summary) {
 		}
 	}
 	fmt.Fprintf(w, "\n%s (%s), %d fixable\n", plural(s.Total, "finding", "findings"), strings.Join(sev, ", "), s.Fixable)
+}
+
+// providerErrorWidth is how much of a provider's error text the terminal
+// layout shows; JSON has all of it.
+const providerErrorWidth = 100
+
+func truncate(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }
 
 func padRight(s string, n int) string {
