@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	explaincmd "github.com/sessfix/sessfix/cmd/explain"
+	fixcmd "github.com/sessfix/sessfix/cmd/fix"
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/cmd/internal/iostreams"
 	rulescmd "github.com/sessfix/sessfix/cmd/rules"
@@ -73,6 +74,7 @@ Start with ` + "`sessfix scan`" + `. Exit codes are described in ` + "`sessfix s
 
 	root.AddCommand(
 		scancmd.NewCmdScan(f, nil),
+		fixcmd.NewCmdFix(f, nil),
 		rulescmd.NewCmdRules(f, nil),
 		explaincmd.NewCmdExplain(f, nil),
 		versioncmd.NewCmdVersion(f, nil),

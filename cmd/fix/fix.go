@@ -1,0 +1,538 @@
+package fix
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+
+	"github.com/sessfix/sessfix/cmd/internal/cli"
+	"github.com/sessfix/sessfix/pkg/fix"
+	"github.com/sessfix/sessfix/pkg/report"
+	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+// FixOptions are the parsed inputs of `sessfix fix`.
+type FixOptions struct {
+	Factory *cli.Factory
+
+	Paths          []string
+	Sessions       []string
+	Select, Ignore []string
+	DryRun         bool
+	Diff           bool
+	Yes            bool
+	Force          bool
+	Strategies     []string
+	Placeholder    string
+	Error          string
+	Settle         time.Duration
+
+	// Apply writes one store's change sets, backing every edit up first, and
+	// returns the backup run's id. The caller holds the store's writer lock.
+	Apply func(ctx context.Context, info store.Info, sets []*store.ChangeSet) (runID string, err error)
+	// Confirm asks the user a yes/no question; nil reads a line from stdin.
+	Confirm func(question string) (bool, error)
+	// Interactive reports whether sessfix may ask; nil means stdin and
+	// stdout are terminals.
+	Interactive func() bool
+}
+
+// NewCmdFix returns `sessfix fix`. runF replaces the command's work in tests.
+func NewCmdFix(f *cli.Factory, runF func(context.Context, *FixOptions) error) *cobra.Command {
+	opts := &FixOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "fix [PATH...]",
+		Short: "Repair broken OpenCode sessions",
+		Long: `Repair what ` + "`sessfix scan`" + ` finds. For each session sessfix plans the edits first, checks them on an
+in-memory copy (the fixed findings must go away and nothing new may appear, else the rule's next strategy is
+tried), backs every record up, writes under its writer lock, and scans the session again from disk.
+
+On a terminal the plan is shown and sessfix asks before writing (--yes skips the question). Without a
+terminal it writes only with --yes; otherwise it prints the plan, like --dry-run, and says so on stderr.
+--dry-run --diff prints a unified diff of every record that would change. Sessions changed within the
+--settle window may still be in use and are skipped unless --force.
+
+--error TEXT repairs what a provider error points at (its messages.N, mapped to the exact stored message);
+it needs --session. Without it, a stored failed attempt (SF302) gets the same repair.
+Strategies per rule and what each mutation writes: docs/fixing.md. Undo with ` + "`sessfix undo`" + `.
+
+Exit codes:
+  0    nothing to fix, or everything planned was fixed
+  1    findings remain unfixed, or a dry run would change something
+  2    usage error
+  3    a store could not be read or written, or verification failed
+  4    a store is locked by another sessfix
+  130  interrupted`,
+		Example: `  # see what would change, as a diff
+  sessfix fix --dry-run --diff
+
+  # fix one session without asking
+  sessfix fix --session ses_3a1f2b9c8d7eAbCdEfGhIjKlMn --yes
+
+  # fix only thinking-order findings, stripping instead of moving
+  sessfix fix --select SF103 --strategy SF103=strip
+
+  # repair what a provider error points at
+  sessfix fix --session ses_3a1f2b9c8d7eAbCdEfGhIjKlMn \
+    --error 'messages.3.content.0.type: Expected ` + "`thinking`" + ` or ` + "`redacted_thinking`" + `, but found ` + "`tool_use`" + `'`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Paths = args
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return RunFix(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVar(&opts.Sessions, "session", nil, "fix only the session with this `ID` (repeatable)")
+	fl.StringSliceVar(&opts.Select, "select", nil, "fix only findings of these rule `CODES` or prefixes")
+	fl.StringSliceVar(&opts.Ignore, "ignore", nil, "leave findings of these rule `CODES` or prefixes alone")
+	fl.BoolVarP(&opts.DryRun, "dry-run", "n", false, "plan and print, write nothing")
+	fl.BoolVar(&opts.Diff, "diff", false, "print a unified diff of every record that would change (with --dry-run)")
+	fl.BoolVarP(&opts.Yes, "yes", "y", false, "write without asking")
+	fl.BoolVar(&opts.Force, "force", false, "also fix sessions that changed within the settle window (they may be in use)")
+	fl.StringArrayVar(&opts.Strategies, "strategy", nil, "repair `CODE=NAME`, e.g. SF103=strip (repeatable; see docs/fixing.md)")
+	fl.StringVar(&opts.Placeholder, "placeholder", fix.DefaultPlaceholder, "`TEXT` for empty and injected text parts (must not be blank)")
+	fl.StringVar(&opts.Error, "error", "", "repair what this provider error `TEXT` points at (needs --session)")
+	fl.DurationVar(&opts.Settle, "settle", scan.DefaultSettle, "a session changed within this `long` may be in use and is skipped")
+	_ = cmd.RegisterFlagCompletionFunc("select", cli.RuleCodeList)
+	_ = cmd.RegisterFlagCompletionFunc("ignore", cli.RuleCodeList)
+	return cmd
+}
+
+// sessionPlan is one session's plan with what the command needs to apply
+// and verify it.
+type sessionPlan struct {
+	st   store.Store
+	ref  store.SessionRef
+	s    *store.Session
+	plan *fix.SessionPlan
+}
+
+// RunFix does the work of `sessfix fix`.
+func RunFix(ctx context.Context, opts *FixOptions) error {
+	f := opts.Factory
+	ios := f.IOStreams
+	now := f.Now
+	if now == nil {
+		now = time.Now
+	}
+
+	strategies, err := fix.ParseStrategies(opts.Strategies)
+	if err != nil {
+		return &cli.FlagError{Err: err}
+	}
+	if err := fix.ValidatePlaceholder(opts.Placeholder); err != nil {
+		return &cli.FlagError{Err: fmt.Errorf("invalid --placeholder: %w", err)}
+	}
+	if opts.Settle < 0 {
+		return cli.FlagErrorf("invalid --settle %s: must not be negative", opts.Settle)
+	}
+	if opts.Diff && !opts.DryRun {
+		return cli.WithHints(cli.FlagErrorf("--diff needs --dry-run"), "sessfix fix --dry-run --diff")
+	}
+	if opts.Error != "" && len(opts.Sessions) != 1 {
+		return cli.WithHints(cli.FlagErrorf("--error needs exactly one --session: the error's messages.N only means something in the session it came from"),
+			"find the session with `sessfix scan`, then: sessfix fix --session ID --error TEXT")
+	}
+	sopts := &scan.Options{
+		Select:   cleanCodes(opts.Select),
+		Ignore:   cleanCodes(opts.Ignore),
+		Sessions: opts.Sessions,
+		Settle:   opts.Settle,
+		Now:      now,
+	}
+	if err := sopts.ValidateFilters(); err != nil {
+		return &cli.FlagError{Err: err}
+	}
+	fopts := fix.Options{Strategies: strategies, Placeholder: opts.Placeholder, Now: now, Scan: sopts}
+
+	disc, err := openStores(f, opts.Paths)
+	if err != nil {
+		return err
+	}
+	defer disc.Close()
+	for _, n := range disc.Notes {
+		ios.Statusf("note: %s", n)
+	}
+
+	// Plan every session.
+	var plans []*sessionPlan
+	var unfixed, skippedBusy int
+	found := map[string]bool{}
+	for _, st := range disc.Stores {
+		refs, err := st.List(ctx)
+		if err != nil {
+			return fmt.Errorf("cannot list the sessions of %s store %s: %w", st.Info().Shape, st.Info().Path, err)
+		}
+		for _, ref := range refs {
+			if len(opts.Sessions) > 0 && !contains(opts.Sessions, ref.ID) {
+				continue
+			}
+			found[ref.ID] = true
+			s, err := st.Load(ctx, ref)
+			if err != nil {
+				ios.Statusf("warning: session %s in %s cannot be loaded, skipped: %v", ref.ID, st.Info().Path, err)
+				unfixed++
+				continue
+			}
+			var p *fix.SessionPlan
+			if opts.Error != "" {
+				p, err = fix.PlanFromError(s, opts.Error, fopts)
+			} else {
+				p, err = fix.Plan(s, scan.CheckSession(s, sopts), fopts)
+			}
+			if err != nil {
+				return fmt.Errorf("session %s in %s: %w", s.ID, st.Info().Path, err)
+			}
+			unfixed += countUnfixed(p)
+			if p.Empty() && len(p.Unfixed) == 0 && len(p.Notes) == 0 {
+				continue
+			}
+			if !p.Empty() {
+				if age := now().Sub(s.LastModified()); !s.LastModified().IsZero() && age < sopts.SettleWindow() {
+					when := age.Round(time.Second).String() + " ago"
+					if age < 0 {
+						when = "after the current time"
+					}
+					if !opts.Force {
+						ios.Statusf("skipped session %s: it changed %s and may still be in use (wait, or add --force)", s.ID, when)
+						skippedBusy++
+						continue
+					}
+					ios.Statusf("WARNING: session %s changed %s and may still be in use; fixing it anyway because of --force", s.ID, when)
+				}
+			}
+			plans = append(plans, &sessionPlan{st: st, ref: ref, s: s, plan: p})
+		}
+	}
+	for _, id := range opts.Sessions {
+		if !found[id] {
+			return cli.WithHints(fmt.Errorf("session %s not found in the stores", id), "list sessions with `sessfix scan`")
+		}
+	}
+
+	changing := 0
+	for _, sp := range plans {
+		if !sp.plan.Empty() {
+			changing++
+		}
+	}
+	out := ios.Out
+	if opts.Diff {
+		if err := printDiffs(out, plans, ios.ColorEnabled()); err != nil {
+			return err
+		}
+		printPlans(ios.ErrOut, plans, false)
+	} else {
+		printPlans(out, plans, ios.ColorEnabled())
+	}
+	if changing == 0 {
+		ios.Statusf("nothing to change")
+		if unfixed > 0 || skippedBusy > 0 {
+			return cli.ErrFindings
+		}
+		return nil
+	}
+
+	write := !opts.DryRun
+	if write && !opts.Yes {
+		interactive := opts.Interactive
+		if interactive == nil {
+			interactive = func() bool { return isTTY(ios.In) && ios.IsStdoutTTY() }
+		}
+		if !interactive() {
+			ios.Statusf("not writing: no terminal to ask on; this was a dry run (add --yes to write)")
+			write = false
+		} else {
+			confirm := opts.Confirm
+			if confirm == nil {
+				confirm = func(q string) (bool, error) { return askLine(ios.In, ios.ErrOut, q) }
+			}
+			ok, err := confirm(fmt.Sprintf("write %s to %s?", plural(editCount(plans), "edit", "edits"), plural(changing, "session", "sessions")))
+			if err != nil {
+				return err
+			}
+			if !ok {
+				ios.Statusf("nothing written")
+				return cli.ErrFindings
+			}
+		}
+	}
+	if !write {
+		ios.Statusf("dry run: %s in %s would be written", plural(editCount(plans), "edit", "edits"), plural(changing, "session", "sessions"))
+		return cli.ErrFindings
+	}
+	return apply(ctx, opts, plans, sopts, unfixed+skippedBusy)
+}
+
+// apply writes each store's change sets under its writer lock, then
+// re-scans every fixed session from disk.
+func apply(ctx context.Context, opts *FixOptions, plans []*sessionPlan, sopts *scan.Options, remaining int) error {
+	ios := opts.Factory.IOStreams
+	if opts.Apply == nil {
+		return errors.New("this sessfix build cannot write: no backup journal is available")
+	}
+	byStore := map[store.Store][]*sessionPlan{}
+	var order []store.Store
+	for _, sp := range plans {
+		if sp.plan.Empty() {
+			continue
+		}
+		if _, ok := byStore[sp.st]; !ok {
+			order = append(order, sp.st)
+		}
+		byStore[sp.st] = append(byStore[sp.st], sp)
+	}
+	var runs []string
+	byRule := map[string]int{}
+	sessions := 0
+	for _, st := range order {
+		info := st.Info()
+		lock, err := store.AcquireLock(info)
+		if err != nil {
+			return cli.WithHints(fmt.Errorf("cannot fix %s: %w", info.Path, err),
+				"another sessfix is writing this store; wait for it to finish and run sessfix fix again")
+		}
+		var sets []*store.ChangeSet
+		for _, sp := range byStore[st] {
+			sets = append(sets, sp.plan.Changes)
+		}
+		run, err := opts.Apply(ctx, info, sets)
+		if uerr := lock.Release(); uerr != nil && err == nil {
+			err = uerr
+		}
+		if err != nil {
+			return fmt.Errorf("cannot fix %s store %s: %w", info.Shape, info.Path, err)
+		}
+		if run != "" {
+			runs = append(runs, run)
+		}
+		for _, sp := range byStore[st] {
+			if err := verify(ctx, sp, sopts); err != nil {
+				return cli.WithHints(err, "undo the run with `sessfix undo "+run+"` and report the session")
+			}
+			sessions++
+			for r, n := range sp.plan.EditsByRule() {
+				byRule[r] += n
+			}
+		}
+	}
+	var rules []string
+	for r := range byRule {
+		rules = append(rules, r)
+	}
+	sort.Strings(rules)
+	var parts []string
+	total := 0
+	for _, r := range rules {
+		parts = append(parts, fmt.Sprintf("%s %d", r, byRule[r]))
+		total += byRule[r]
+	}
+	ios.Statusf("fixed %s: %s (%s)", plural(sessions, "session", "sessions"), plural(total, "edit", "edits"), strings.Join(parts, ", "))
+	for _, run := range runs {
+		ios.Statusf("backup run %s; undo with: sessfix undo %s", run, run)
+	}
+	if remaining > 0 {
+		return cli.ErrFindings
+	}
+	return nil
+}
+
+// verify re-reads the session from disk and checks the fixed findings are
+// gone.
+func verify(ctx context.Context, sp *sessionPlan, sopts *scan.Options) error {
+	s, err := sp.st.Load(ctx, sp.ref)
+	if err != nil {
+		return fmt.Errorf("session %s cannot be loaded after the fix: %w", sp.ref.ID, err)
+	}
+	vopts := *sopts
+	vopts.Select, vopts.Ignore = nil, nil
+	after := scan.CheckSession(s, &vopts)
+	for _, r := range sp.plan.Fixed {
+		if r.Finding.Code == "SF302" {
+			continue // the failed attempt stays on purpose
+		}
+		for _, g := range after {
+			if g.Code == r.Finding.Code && g.MessageID == r.Finding.MessageID && g.PartID == r.Finding.PartID {
+				return fmt.Errorf("verification failed: %s is still reported on session %s after the fix (%s)", g.Code, s.ID, g.Message)
+			}
+		}
+	}
+	return nil
+}
+
+func countUnfixed(p *fix.SessionPlan) int {
+	n := 0
+	for _, u := range p.Unfixed {
+		if u.Finding.Severity >= scan.Warning {
+			n++
+		}
+	}
+	return n
+}
+
+func editCount(plans []*sessionPlan) int {
+	n := 0
+	for _, sp := range plans {
+		if sp.plan.Changes != nil {
+			n += len(sp.plan.Changes.Edits)
+		}
+	}
+	return n
+}
+
+// printPlans writes, per session, what will change and why, and what will
+// not.
+func printPlans(w io.Writer, plans []*sessionPlan, color bool) {
+	st := report.NewStyles(color)
+	var last store.Store
+	for _, sp := range plans {
+		if sp.st != last {
+			info := sp.st.Info()
+			fmt.Fprintln(w, st.Header.Render(fmt.Sprintf("%s store %s", info.Shape, info.Path)))
+			last = sp.st
+		}
+		title := ""
+		if sp.s.Title != "" {
+			title = " " + strconvQuote(sp.s.Title)
+		}
+		fmt.Fprintf(w, "  session %s%s\n", st.Title.Render(sp.s.ID), title)
+		for _, r := range sp.plan.Fixed {
+			how := r.Strategy
+			if how == "" {
+				how = "fixed by the repairs above"
+			} else {
+				how = fmt.Sprintf("%s (%s), %s", r.Strategy, r.Mutations, plural(r.Edits, "edit", "edits"))
+			}
+			fmt.Fprintf(w, "    %s %s %s: %s\n", st.OK.Render("fix"), st.Code.Render(r.Finding.Code), r.Finding.Message, how)
+		}
+		for _, u := range sp.plan.Unfixed {
+			fmt.Fprintf(w, "    %s %s %s: %s\n", st.Warning.Render("left"), st.Code.Render(u.Finding.Code), u.Finding.Message, u.Reason)
+		}
+		for _, sk := range sp.plan.Skipped {
+			fmt.Fprintf(w, "    %s %s %s %s: %s\n", st.Dim.Render("skipped edit"), sk.Edit.Op, sk.Edit.Kind, sk.Edit.ID, sk.Reason)
+		}
+		for _, n := range sp.plan.Notes {
+			fmt.Fprintf(w, "    %s %s\n", st.Hint.Render("note:"), n)
+		}
+	}
+}
+
+// printDiffs writes the unified diffs of every plan, coloured on request.
+func printDiffs(w io.Writer, plans []*sessionPlan, color bool) error {
+	st := report.NewStyles(color)
+	for _, sp := range plans {
+		if sp.plan.Empty() {
+			continue
+		}
+		var b bytes.Buffer
+		if err := fix.Diff(&b, sp.plan.Changes); err != nil {
+			return err
+		}
+		for _, line := range strings.SplitAfter(b.String(), "\n") {
+			if line == "" {
+				continue
+			}
+			body := strings.TrimSuffix(line, "\n")
+			switch {
+			case !color:
+			case strings.HasPrefix(body, "---"), strings.HasPrefix(body, "+++"), strings.HasPrefix(body, "#"):
+				body = st.Header.Render(body)
+			case strings.HasPrefix(body, "@@"):
+				body = st.Info.Render(body)
+			case strings.HasPrefix(body, "-"):
+				body = st.Error.Render(body)
+			case strings.HasPrefix(body, "+"):
+				body = st.OK.Render(body)
+			}
+			if _, err := io.WriteString(w, body+line[len(strings.TrimSuffix(line, "\n")):]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func askLine(in io.Reader, out io.Writer, q string) (bool, error) {
+	fmt.Fprintf(out, "%s [y/N] ", q)
+	line, err := bufio.NewReader(in).ReadString('\n')
+	if err != nil && line == "" {
+		if errors.Is(err, io.EOF) {
+			return false, nil
+		}
+		return false, err
+	}
+	a := strings.ToLower(strings.TrimSpace(line))
+	return a == "y" || a == "yes", nil
+}
+
+func isTTY(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func cleanCodes(in []string) []string {
+	var out []string
+	for _, c := range in {
+		if c = strings.TrimSpace(c); c != "" {
+			out = append(out, strings.ToUpper(c))
+		}
+	}
+	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+func strconvQuote(s string) string { return fmt.Sprintf("%q", s) }
+
+// openStores discovers the user's stores or opens the named paths.
+func openStores(f *cli.Factory, paths []string) (*store.Discovery, error) {
+	var (
+		disc *store.Discovery
+		err  error
+	)
+	if len(paths) == 0 {
+		disc, err = f.Discover(f.Env())
+	} else {
+		disc, err = f.Open(paths)
+	}
+	if err == nil && (disc == nil || len(disc.Stores) == 0) {
+		err = fmt.Errorf("%w (looked in %s)", store.ErrNotFound, strings.Join(paths, ", "))
+	}
+	if err != nil {
+		if disc != nil {
+			disc.Close()
+		}
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, cli.WithHints(err, "pass an OpenCode data dir, storage/ dir, sessions dir, opencode.db or export file, e.g. sessfix fix ~/.local/share/opencode")
+		}
+		return nil, err
+	}
+	return disc, nil
+}

@@ -1,0 +1,352 @@
+package fix
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sessfix/sessfix/cmd/internal/cli"
+	"github.com/sessfix/sessfix/cmd/internal/iostreams"
+	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/storetest"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/fix")
+
+const fixtures = "../../testdata/sessions"
+
+// The fixtures' sessions were recorded in 2026; a day after that they are
+// all quiet long enough to fix.
+var clock = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+// materialize writes fixture cases into one store of the shape.
+func materialize(t *testing.T, shape store.Shape, cases ...string) string {
+	t.Helper()
+	var fxs []*storetest.Fixture
+	for _, c := range cases {
+		fx, err := storetest.LoadExportFixture(filepath.Join(fixtures, c, "session.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fxs = append(fxs, fx)
+	}
+	path := storetest.Materialize(t, shape, t.TempDir(), fxs...)
+	// Quiet for a day before the test clock, however recently written.
+	old := clock.Add(-24 * time.Hour)
+	_ = filepath.WalkDir(filepath.Dir(path), func(p string, d fs.DirEntry, err error) error {
+		if err == nil {
+			_ = os.Chtimes(p, old, old)
+		}
+		return nil
+	})
+	return path
+}
+
+// testApplier writes with the store's own writer and keeps the images it
+// read first, so the test can undo like a backup run would.
+type testApplier struct {
+	images map[string][]store.Image
+	n      int
+}
+
+func (a *testApplier) apply(ctx context.Context, info store.Info, sets []*store.ChangeSet) (string, error) {
+	w, err := store.OpenWriter(info, store.WriteOptions{Now: func() time.Time { return clock }})
+	if err != nil {
+		return "", err
+	}
+	defer w.Close()
+	a.n++
+	run := fmt.Sprintf("run-%d", a.n)
+	for _, cs := range sets {
+		targets, err := w.Targets(ctx, cs)
+		if err != nil {
+			return "", err
+		}
+		imgs, err := w.Read(ctx, targets)
+		if err != nil {
+			return "", err
+		}
+		a.images[run] = append(a.images[run], imgs...)
+		if err := w.Apply(ctx, cs); err != nil {
+			return "", err
+		}
+	}
+	return run, nil
+}
+
+func (a *testApplier) undo(t *testing.T, info store.Info, run string) {
+	t.Helper()
+	w, err := store.OpenWriter(info, store.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	imgs := a.images[run]
+	// Restore in reverse so the oldest image of a target wins.
+	for i, j := 0, len(imgs)-1; i < j; i, j = i+1, j-1 {
+		imgs[i], imgs[j] = imgs[j], imgs[i]
+	}
+	if err := w.Restore(context.Background(), imgs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type env struct {
+	opts   *FixOptions
+	out    *bytes.Buffer
+	errOut *bytes.Buffer
+	ap     *testApplier
+}
+
+func newEnv(paths ...string) *env {
+	ios, _, out, errOut := iostreams.Test()
+	f := cli.New(cli.BuildInfo{Version: "test"})
+	f.IOStreams = ios
+	f.Now = func() time.Time { return clock }
+	ap := &testApplier{images: map[string][]store.Image{}}
+	opts := &FixOptions{
+		Factory: f, Paths: paths, Settle: 5 * time.Second, Placeholder: "[user interrupted]",
+		Apply: ap.apply,
+	}
+	return &env{opts: opts, out: out, errOut: errOut, ap: ap}
+}
+
+func (e *env) run(t *testing.T) error {
+	t.Helper()
+	return RunFix(context.Background(), e.opts)
+}
+
+// storeHash hashes every file under a JSON store, or every record the
+// reader loads (SQLite rewrites pages, so its file bytes are not compared).
+func storeHash(t *testing.T, path string, shape store.Shape) string {
+	t.Helper()
+	h := sha256.New()
+	if shape != store.ShapeSQLite {
+		root := path
+		var files []string
+		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && !strings.HasSuffix(p, ".sessfix.lock") {
+				files = append(files, p)
+			}
+			return nil
+		})
+		sort.Strings(files)
+		for _, p := range files {
+			b, _ := os.ReadFile(p)
+			fmt.Fprintf(h, "%s\x00%x\x00", strings.TrimPrefix(p, root), sha256.Sum256(b))
+		}
+		return fmt.Sprintf("%x", h.Sum(nil))
+	}
+	st := storetest.OpenOne(t, path)
+	defer st.Close()
+	refs, err := st.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ref := range refs {
+		s, err := st.Load(context.Background(), ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range s.Messages {
+			fmt.Fprintf(h, "m %s %s\n", m.ID, m.Raw)
+			for _, p := range m.Parts {
+				fmt.Fprintf(h, "p %s %s\n", p.ID, p.Raw)
+			}
+		}
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))
+}
+
+func TestFixThenNothingThenUndo(t *testing.T) {
+	cases := []string{"sf103-reasoning-after-tool", "sf104-empty-text", "sf102-thinking-only", "sf105-abandoned-tool"}
+	for _, shape := range []store.Shape{store.ShapeSessions, store.ShapeStorage, store.ShapeSQLite} {
+		t.Run(string(shape), func(t *testing.T) {
+			path := materialize(t, shape, cases...)
+			info := storetest.OpenOne(t, path).Info()
+			before := storeHash(t, path, shape)
+
+			e := newEnv(path)
+			e.opts.Yes = true
+			err := e.run(t)
+			if err != nil && !errors.Is(err, cli.ErrFindings) {
+				t.Fatalf("fix: %v\n%s", err, e.errOut)
+			}
+			if !strings.Contains(e.errOut.String(), "fixed ") || !strings.Contains(e.errOut.String(), "sessfix undo run-1") {
+				t.Errorf("no summary with the undo command:\n%s", e.errOut)
+			}
+			if storeHash(t, path, shape) == before {
+				t.Fatal("fix changed nothing")
+			}
+
+			again := newEnv(path)
+			again.opts.Yes = true
+			err = again.run(t)
+			if err != nil && !errors.Is(err, cli.ErrFindings) {
+				t.Fatalf("second fix: %v", err)
+			}
+			if again.ap.n != 0 || !strings.Contains(again.errOut.String(), "nothing to change") {
+				t.Errorf("second fix wrote again:\n%s\n%s", again.out, again.errOut)
+			}
+
+			e.ap.undo(t, info, "run-1")
+			if got := storeHash(t, path, shape); got != before {
+				t.Error("undo did not restore the store byte for byte")
+			}
+		})
+	}
+}
+
+func TestFixDryRunDiffGolden(t *testing.T) {
+	path := materialize(t, store.ShapeSessions, "sf104-empty-text", "sf103-reasoning-after-tool")
+	before := storeHash(t, path, store.ShapeSessions)
+	e := newEnv(path)
+	e.opts.DryRun, e.opts.Diff = true, true
+	err := e.run(t)
+	if !errors.Is(err, cli.ErrFindings) {
+		t.Fatalf("a dry run that would change something must exit 1, got %v", err)
+	}
+	if storeHash(t, path, store.ShapeSessions) != before {
+		t.Fatal("--dry-run wrote to the store")
+	}
+	got := e.out.String()
+	// Ids minted between two neighbours are deterministic, and the clock is
+	// fixed, so the whole diff is golden.
+	goldenPath := filepath.Join("..", "..", "testdata", "fix", "dry-run-diff.golden")
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(goldenPath), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(goldenPath, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(goldenPath)
+	if err != nil {
+		t.Fatalf("%v (go test ./cmd/fix -update writes it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("diff differs from %s\n--- got\n%s", goldenPath, got)
+	}
+	if strings.Contains(got, "\x1b[") {
+		t.Error("piped diff has colour")
+	}
+
+	// Nothing to change: exit 0.
+	clean := materialize(t, store.ShapeSessions, "sf103-negative")
+	e = newEnv(clean)
+	e.opts.DryRun, e.opts.Diff = true, true
+	if err := e.run(t); err != nil {
+		t.Errorf("clean store: %v", err)
+	}
+	if e.out.Len() != 0 {
+		t.Errorf("clean store printed a diff:\n%s", e.out)
+	}
+}
+
+func TestFixWithoutTerminalIsADryRun(t *testing.T) {
+	path := materialize(t, store.ShapeStorage, "sf104-empty-text")
+	before := storeHash(t, path, store.ShapeStorage)
+	e := newEnv(path)
+	e.opts.Interactive = func() bool { return false }
+	err := e.run(t)
+	if !errors.Is(err, cli.ErrFindings) || !strings.Contains(e.errOut.String(), "add --yes to write") {
+		t.Errorf("err %v, stderr:\n%s", err, e.errOut)
+	}
+	if storeHash(t, path, store.ShapeStorage) != before || e.ap.n != 0 {
+		t.Error("wrote without a terminal and without --yes")
+	}
+	if !strings.Contains(e.out.String(), "fix SF104") {
+		t.Errorf("the plan was not shown:\n%s", e.out)
+	}
+}
+
+func TestFixAsksOnATerminal(t *testing.T) {
+	path := materialize(t, store.ShapeSessions, "sf104-empty-text")
+	for _, answer := range []bool{false, true} {
+		e := newEnv(path)
+		e.opts.Interactive = func() bool { return true }
+		var asked string
+		e.opts.Confirm = func(q string) (bool, error) { asked = q; return answer, nil }
+		_ = e.run(t)
+		if !strings.HasPrefix(asked, "write ") {
+			t.Errorf("question %q", asked)
+		}
+		if wrote := e.ap.n > 0; wrote != answer {
+			t.Errorf("answer %v: wrote = %v", answer, wrote)
+		}
+	}
+}
+
+func TestFixSkipsBusySessions(t *testing.T) {
+	path := materialize(t, store.ShapeSessions, "sf104-empty-text")
+	// Written a second before the clock: within the settle window.
+	recent := clock.Add(-time.Second)
+	_ = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err == nil {
+			_ = os.Chtimes(p, recent, recent)
+		}
+		return nil
+	})
+	e := newEnv(path)
+	e.opts.Yes = true
+	_ = e.run(t)
+	if e.ap.n != 0 || !strings.Contains(e.errOut.String(), "may still be in use") {
+		t.Errorf("busy session fixed:\n%s", e.errOut)
+	}
+	e = newEnv(path)
+	e.opts.Yes, e.opts.Force = true, true
+	_ = e.run(t)
+	if e.ap.n != 1 || !strings.Contains(e.errOut.String(), "WARNING") {
+		t.Errorf("--force did not fix loudly:\n%s", e.errOut)
+	}
+}
+
+func TestFixLockedStore(t *testing.T) {
+	path := materialize(t, store.ShapeSessions, "sf104-empty-text")
+	info := storetest.OpenOne(t, path).Info()
+	lock, err := store.AcquireLock(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	// Another holder: rewrite the lock with a live foreign pid.
+	e := newEnv(path)
+	e.opts.Yes = true
+	e.opts.Apply = func(context.Context, store.Info, []*store.ChangeSet) (string, error) {
+		t.Fatal("applied while the lock is held")
+		return "", nil
+	}
+	err = e.run(t)
+	if !errors.Is(err, store.ErrLocked) {
+		t.Errorf("want ErrLocked, got %v", err)
+	}
+}
+
+func TestFixUsageErrors(t *testing.T) {
+	for name, set := range map[string]func(o *FixOptions){
+		"blank placeholder":   func(o *FixOptions) { o.Placeholder = "  " },
+		"unknown strategy":    func(o *FixOptions) { o.Strategies = []string{"SF103=sideways"} },
+		"bad strategy syntax": func(o *FixOptions) { o.Strategies = []string{"SF103"} },
+		"diff without dry":    func(o *FixOptions) { o.Diff = true },
+		"error without id":    func(o *FixOptions) { o.Error = "messages.1: x" },
+		"unknown rule":        func(o *FixOptions) { o.Select = []string{"XX9"} },
+	} {
+		e := newEnv("/nonexistent")
+		set(e.opts)
+		var fe *cli.FlagError
+		if err := e.run(t); !errors.As(err, &fe) {
+			t.Errorf("%s: want a usage error, got %v", name, err)
+		}
+	}
+}
