@@ -193,3 +193,31 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestPermissionDeniedIsBroken injects the open failure: tests run as root,
+// where a chmod 000 file would still be readable.
+func TestPermissionDeniedIsBroken(t *testing.T) {
+	f := sampleFixtures()[0]
+	path := storetest.Materialize(t, store.ShapeSessions, t.TempDir(), f)
+	denied := expectedPath(store.ShapeSessions, path, f.ID, idOf(f.Messages[1].Body), "prt_0000000000020000000000000b")
+	st, err := store.OpenSessionsWithOpener(path, func(name string) (*os.File, error) {
+		if name == denied {
+			return nil, &os.PathError{Op: "open", Path: name, Err: os.ErrPermission}
+		}
+		return os.Open(name)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := st.Load(context.Background(), store.SessionRef{ID: f.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := brokenByID(s)["prt_0000000000020000000000000b"]
+	if len(s.Broken) != 1 || b == nil || reason(b) != "permission denied" || !strings.Contains(b.Err.Error(), denied) || b.Loc.Path != denied {
+		t.Fatalf("broken %v, want the part reported as permission denied naming %s", s.Broken, denied)
+	}
+	if s.PartCount() != 3 {
+		t.Errorf("readable parts %d, want 3", s.PartCount())
+	}
+}
