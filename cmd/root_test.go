@@ -17,6 +17,7 @@ import (
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/cmd/internal/iostreams"
 	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -308,5 +309,35 @@ func TestScanSessionFilter(t *testing.T) {
 	}
 	if !strings.Contains(r.stdout, `"sessions": []`) {
 		t.Errorf("filtered scan still lists sessions:\n%s", r.stdout)
+	}
+}
+
+func TestScanShapesLocations(t *testing.T) {
+	fx, err := storetest.LoadExportFixture(broken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		shape store.Shape
+		line  *regexp.Regexp // the SF104 on the blank user text
+	}{
+		{store.ShapeSQLite, regexp.MustCompile(`(?m)^/.*/opencode\.db:part/\d+ \(ses_33c1f6ffffffO8I11AapoBFcd9/msg_cc3e0a2b90007TIwsFVAjCqUB1/prt_cc3e0a2b9001BltghWe6MeMfoK\): error SF104 text part is whitespace-only$`)},
+		{store.ShapeStorage, regexp.MustCompile(`(?m)^/.*/storage/part/msg_cc3e0a2b90007TIwsFVAjCqUB1/prt_cc3e0a2b9001BltghWe6MeMfoK\.json(:1)?: error SF104 text part is whitespace-only$`)},
+		{store.ShapeSessions, regexp.MustCompile(`(?m)^/.*/sessions/ses_33c1f6ffffffO8I11AapoBFcd9/parts/msg_cc3e0a2b90007TIwsFVAjCqUB1/prt_cc3e0a2b9001BltghWe6MeMfoK\.json(:1)?: error SF104 text part is whitespace-only$`)},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.shape), func(t *testing.T) {
+			path := storetest.Materialize(t, tt.shape, t.TempDir(), fx)
+			r := run(t, nil, "scan", "--select", "SF104", path)
+			if r.code != ExitFindings {
+				t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+			}
+			if !tt.line.MatchString(r.stdout) {
+				t.Errorf("no line matching %s in:\n%s", tt.line, r.stdout)
+			}
+			if !strings.Contains(r.stderr, "scanning "+string(tt.shape)+" store "+path+" (1 session)") {
+				t.Errorf("stderr:\n%s", r.stderr)
+			}
+		})
 	}
 }
