@@ -101,6 +101,9 @@ func openSQLite(path string) (*sqliteStore, error) {
 	if err == nil || !needsFallback(err) {
 		return s, err
 	}
+	if _, shmErr := os.Stat(abs + "-shm"); shmErr == nil {
+		return nil, err // the shared-memory file exists: the failure is something else
+	}
 	if fi, werr := os.Stat(abs + "-wal"); werr != nil || fi.Size() == 0 {
 		s, err2 := openSQLiteMode(abs, abs, sqliteImmutable)
 		if err2 != nil {
