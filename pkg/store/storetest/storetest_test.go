@@ -1,0 +1,89 @@
+package storetest
+
+import (
+	"database/sql"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+func fixture() *Fixture {
+	return &Fixture{ID: "ses_a", Title: "t", Messages: []Message{
+		{Body: json.RawMessage(`{"id":"msg_a","role":"user","time":{"created":5}}`),
+			Parts: []Part{{ID: "prt_a", Body: json.RawMessage(`{"type":"text","text":"x"}`)}}},
+	}}
+}
+
+func TestSQLiteRowsMirrorOpenCode(t *testing.T) {
+	path := Materialize(t, store.ShapeSQLite, t.TempDir(), fixture())
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var mdata, pdata, msid, pmid string
+	var created int64
+	if err := db.QueryRow(`SELECT data, session_id, time_created FROM message WHERE id = 'msg_a'`).Scan(&mdata, &msid, &created); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRow(`SELECT data, message_id FROM part WHERE id = 'prt_a'`).Scan(&pdata, &pmid); err != nil {
+		t.Fatal(err)
+	}
+	if mdata != `{"role":"user","time":{"created":5}}` || msid != "ses_a" || created != 5 {
+		t.Errorf("message row %q %q %d", mdata, msid, created)
+	}
+	if pdata != `{"type":"text","text":"x"}` || pmid != "msg_a" {
+		t.Errorf("part row %q %q", pdata, pmid)
+	}
+	var indexes []string
+	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%' ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var n string
+		rows.Scan(&n)
+		indexes = append(indexes, n)
+	}
+	rows.Close()
+	for _, want := range []string{"message_session_time_created_id_idx", "part_message_id_id_idx", "part_session_idx"} {
+		if !strings.Contains(strings.Join(indexes, " "), want) {
+			t.Errorf("index %s missing from %v", want, indexes)
+		}
+	}
+}
+
+func TestJSONFilesArePrettyWithIDs(t *testing.T) {
+	path := Materialize(t, store.ShapeStorage, t.TempDir(), fixture())
+	b, err := os.ReadFile(filepath.Join(path, "part", "msg_a", "prt_a.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "{\n  \"id\": \"prt_a\",\n  \"sessionID\": \"ses_a\",\n  \"messageID\": \"msg_a\",\n  \"type\": \"text\",\n  \"text\": \"x\"\n}"
+	if string(b) != want {
+		t.Errorf("part file\n%s\nwant\n%s", b, want)
+	}
+}
+
+func TestSupports(t *testing.T) {
+	bad := fixture()
+	bad.Messages[0].Parts[0].Body = json.RawMessage(`{"type":`)
+	if err := Supports(store.ShapeExport, bad); err == nil || !strings.Contains(err.Error(), "prt_a") {
+		t.Errorf("export of an invalid body: %v", err)
+	}
+	if err := Supports(store.ShapeSessions, bad); err != nil {
+		t.Errorf("sessions shape refuses an invalid body: %v", err)
+	}
+	if err := Supports(store.ShapeExport, fixture(), fixture()); err == nil {
+		t.Error("export of two sessions accepted")
+	}
+	noID := fixture()
+	noID.Messages[0].Body = json.RawMessage(`{"role":"user"}`)
+	if err := Supports(store.ShapeSQLite, noID); err == nil {
+		t.Error("message without an id accepted")
+	}
+}
