@@ -342,7 +342,7 @@ func (w *sqliteWriter) readRow(ctx context.Context, t Target) (Image, error) {
 	if _, err := tableFor(Kind(t.Table)); err != nil {
 		return im, fmt.Errorf("%s: %w", t, err)
 	}
-	rows, err := w.db.QueryContext(ctx, `SELECT * FROM `+t.Table+` WHERE id = ?`, t.ID)
+	rows, err := w.db.QueryContext(ctx, `SELECT rowid, * FROM `+t.Table+` WHERE id = ?`, t.ID)
 	if err != nil {
 		return im, w.dbError("read", err)
 	}
@@ -364,6 +364,9 @@ func (w *sqliteWriter) readRow(ctx context.Context, t Target) (Image, error) {
 	}
 	im.Exists = true
 	for i, n := range names {
+		if i == 0 {
+			n = "rowid" // kept so a re-inserted row gets its old rowid back
+		}
 		switch n {
 		case "id":
 		case "data":
@@ -428,10 +431,13 @@ func (c Column) value() any {
 
 func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
-// Restore puts rows back in one transaction: rows that existed are
-// re-inserted or overwritten with every column they had (messages first),
-// then rows that did not exist are deleted (parts first), so a message
-// delete's cascade never takes a restored part with it.
+// Restore puts rows back in one transaction, exactly: every column,
+// rowid included when it is free. Foreign keys are switched off for the
+// transaction so deleting a row the run added (a re-keyed message's new id)
+// cascades to nothing; rows the run added are deleted first (freeing their
+// rowids), then every row that existed is re-inserted or overwritten. A
+// message the run added that has gained parts since is not deleted: the
+// restore fails and changes nothing.
 func (w *sqliteWriter) Restore(ctx context.Context, images []Image) error {
 	if len(images) == 0 {
 		return nil
@@ -444,15 +450,25 @@ func (w *sqliteWriter) Restore(ctx context.Context, images []Image) error {
 			return fmt.Errorf("%s: %w", im.Target, err)
 		}
 	}
-	tx, err := w.begin(ctx, "restore rows in")
+	conn, err := w.db.Conn(ctx)
 	if err != nil {
-		return err
+		return w.dbError("restore rows in", err)
+	}
+	defer conn.Close()
+	// foreign_keys cannot change inside a transaction: set it around it.
+	if _, err := conn.ExecContext(ctx, `PRAGMA foreign_keys = OFF`); err != nil {
+		return w.dbError("restore rows in", err)
+	}
+	defer conn.ExecContext(context.Background(), `PRAGMA foreign_keys = ON`)
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return w.dbError("restore rows in", err)
 	}
 	defer tx.Rollback()
 	order := []struct {
 		table  string
 		exists bool
-	}{{"message", true}, {"part", true}, {"part", false}, {"message", false}}
+	}{{"part", false}, {"message", false}, {"message", true}, {"part", true}}
 	for _, o := range order {
 		for _, im := range images {
 			if im.Table != o.table || im.Exists != o.exists {
@@ -461,6 +477,18 @@ func (w *sqliteWriter) Restore(ctx context.Context, images []Image) error {
 			if err := restoreRow(ctx, tx, im); err != nil {
 				return w.dbError("restore "+im.Table+" "+im.ID+" in", err)
 			}
+		}
+	}
+	for _, im := range images {
+		if im.Table != "message" || im.Exists {
+			continue
+		}
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM part WHERE message_id = ?`, im.ID).Scan(&n); err != nil {
+			return w.dbError("restore rows in", err)
+		}
+		if n > 0 {
+			return fmt.Errorf("cannot restore %s: message %s, which the run created, now has %d parts that were added later; nothing was restored", w.info.Path, im.ID, n)
 		}
 	}
 	if err := tx.Commit(); err != nil {
@@ -477,6 +505,16 @@ func restoreRow(ctx context.Context, tx *sql.Tx, im Image) error {
 	cols := []string{"id", "data"}
 	args := []any{im.ID, string(im.Data)}
 	for _, c := range im.Columns {
+		if c.Name == "rowid" {
+			var other string
+			err := tx.QueryRowContext(ctx, `SELECT id FROM `+im.Table+` WHERE rowid = ?`, c.value()).Scan(&other)
+			if err == nil && other != im.ID {
+				continue // taken by another row since: let SQLite pick one
+			}
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+		}
 		cols = append(cols, c.Name)
 		args = append(args, c.value())
 	}
@@ -486,7 +524,7 @@ func restoreRow(ctx context.Context, tx *sql.Tx, im Image) error {
 	for i, c := range cols {
 		quoted[i] = quoteIdent(c)
 		marks[i] = "?"
-		if c != "id" {
+		if c != "id" && c != "rowid" {
 			sets = append(sets, quoted[i]+" = excluded."+quoted[i])
 		}
 	}

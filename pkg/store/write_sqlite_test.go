@@ -90,8 +90,8 @@ func dumpDB(t *testing.T, path string) string {
 	defer db.Close()
 	var b strings.Builder
 	for _, q := range []string{
-		`SELECT 'message', id, session_id, '', time_created, time_updated, data FROM message ORDER BY id`,
-		`SELECT 'part', id, session_id, message_id, time_created, time_updated, data FROM part ORDER BY id`,
+		`SELECT 'message', rowid, id, session_id, '', time_created, time_updated, data FROM message ORDER BY id`,
+		`SELECT 'part', rowid, id, session_id, message_id, time_created, time_updated, data FROM part ORDER BY id`,
 	} {
 		rows, err := db.Query(q)
 		if err != nil {
@@ -99,11 +99,11 @@ func dumpDB(t *testing.T, path string) string {
 		}
 		for rows.Next() {
 			var tbl, id, ses, msg, data string
-			var c, u int64
-			if err := rows.Scan(&tbl, &id, &ses, &msg, &c, &u, &data); err != nil {
+			var rowid, c, u int64
+			if err := rows.Scan(&tbl, &rowid, &id, &ses, &msg, &c, &u, &data); err != nil {
 				t.Fatal(err)
 			}
-			fmt.Fprintf(&b, "%s %s ses=%s msg=%s c=%d u=%d %s\n", tbl, id, ses, msg, c, u, data)
+			fmt.Fprintf(&b, "%s #%d %s ses=%s msg=%s c=%d u=%d %s\n", tbl, rowid, id, ses, msg, c, u, data)
 		}
 		rows.Close()
 	}
