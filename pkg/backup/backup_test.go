@@ -1,0 +1,573 @@
+package backup_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sessfix/sessfix/pkg/backup"
+	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/storetest"
+	"github.com/tidwall/sjson"
+)
+
+const (
+	sesID   = "ses_7ffffffffff0aaaaaaaaaaaaaa"
+	msgUser = "msg_0000000000010000000000000a"
+	msgAsst = "msg_0000000000020000000000000b"
+	prtUser = "prt_0000000000010000000000000a"
+	prtStep = "prt_0000000000020000000000000a"
+	prtThk  = "prt_0000000000020000000000000b"
+	prtText = "prt_0000000000020000000000000c"
+	prtNew  = "prt_0000000000020000000000000d"
+	prtRk   = "prt_00000000000200000000000009"
+)
+
+func fixture() *storetest.Fixture {
+	return &storetest.Fixture{
+		ID: sesID, Title: "interrupted",
+		Info: json.RawMessage(`{"id":"` + sesID + `","title":"interrupted","time":{"created":1767225600000,"updated":1767225609000}}`),
+		Messages: []storetest.Message{
+			{Body: json.RawMessage(`{"id":"` + msgUser + `","role":"user","time":{"created":1767225601000}}`),
+				Parts: []storetest.Part{{Body: json.RawMessage(`{"id":"` + prtUser + `","type":"text","text":"hi"}`)}}},
+			{Body: json.RawMessage(`{"id":"` + msgAsst + `","role":"assistant","parentID":"` + msgUser + `","time":{"created":1767225602000},"unknownKey":[1,{"deep":null}]}`),
+				Parts: []storetest.Part{
+					{Body: json.RawMessage(`{"id":"` + prtStep + `","type":"step-start"}`)},
+					{Body: json.RawMessage(`{"id":"` + prtThk + `","type":"reasoning","text":"unsigned","time":{"start":1767225602100}}`)},
+					{Body: json.RawMessage(`{"id":"` + prtText + `","type":"text","text":""}`)},
+				}},
+		},
+	}
+}
+
+// storeState renders a whole store: every file under a JSON store (path,
+// sha256, mode), the export file, or every row of every table of a
+// database (rowid and all columns).
+func storeState(t *testing.T, info store.Info) string {
+	t.Helper()
+	var b strings.Builder
+	switch info.Shape {
+	case store.ShapeSQLite:
+		db, err := sql.Open("sqlite", "file:"+info.Path+"?mode=ro")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var tables []string
+		rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var n string
+			rows.Scan(&n)
+			tables = append(tables, n)
+		}
+		rows.Close()
+		for _, tbl := range tables {
+			rows, err := db.Query(`SELECT rowid, * FROM "` + tbl + `" ORDER BY rowid`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cols, _ := rows.Columns()
+			for rows.Next() {
+				vals := make([]any, len(cols))
+				ptrs := make([]any, len(cols))
+				for i := range vals {
+					ptrs[i] = &vals[i]
+				}
+				if err := rows.Scan(ptrs...); err != nil {
+					t.Fatal(err)
+				}
+				fmt.Fprintf(&b, "%s %q\n", tbl, vals)
+			}
+			rows.Close()
+		}
+	case store.ShapeExport:
+		data, err := os.ReadFile(info.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fi, _ := os.Stat(info.Path)
+		fmt.Fprintf(&b, "%x %v\n", sha256.Sum256(data), fi.Mode())
+	default:
+		var lines []string
+		filepath.WalkDir(info.Path, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel, _ := filepath.Rel(info.Path, p)
+			fi, _ := os.Lstat(p)
+			if d.IsDir() {
+				lines = append(lines, rel+"/ "+fi.Mode().String())
+				return nil
+			}
+			data, _ := os.ReadFile(p)
+			s := sha256.Sum256(data)
+			lines = append(lines, rel+" "+hex.EncodeToString(s[:])+" "+fi.Mode().String())
+			return nil
+		})
+		sort.Strings(lines)
+		b.WriteString(strings.Join(lines, "\n"))
+	}
+	return b.String()
+}
+
+func loadSession(t *testing.T, path string) (store.Store, *store.Session) {
+	t.Helper()
+	st := storetest.OpenOne(t, path)
+	refs, err := st.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range refs {
+		if r.ID == sesID {
+			s, err := st.Load(context.Background(), r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return st, s
+		}
+	}
+	t.Fatalf("session %s not in %s", sesID, path)
+	return nil, nil
+}
+
+func findPart(t *testing.T, s *store.Session, id string) (*store.Message, *store.Part) {
+	t.Helper()
+	for _, m := range s.Messages {
+		for _, p := range m.Parts {
+			if p.ID == id {
+				return m, p
+			}
+		}
+	}
+	return nil, nil
+}
+
+// repair plans edits the way pkg/fix does: an update, an added part, a
+// deleted part and a re-keyed part, in the store's own body format.
+func repair(t *testing.T, s *store.Session) *store.ChangeSet {
+	t.Helper()
+	m, text := findPart(t, s, prtText)
+	_, thk := findPart(t, s, prtThk)
+	_, step := findPart(t, s, prtStep)
+	if text == nil || thk == nil || step == nil {
+		t.Fatalf("fixture parts missing from the loaded session")
+	}
+	edit := func(op store.Op, p *store.Part) store.Edit {
+		return store.Edit{Op: op, Kind: store.KindPart, ID: p.ID, SessionID: sesID, MessageID: m.ID, Loc: p.Loc, Before: p.Raw, Rule: "SF104", Mutation: "test"}
+	}
+	up := edit(store.OpUpdate, text)
+	var err error
+	if up.After, err = sjson.SetBytes(text.Raw, "text", "[user interrupted]"); err != nil {
+		t.Fatal(err)
+	}
+	add := store.Edit{Op: store.OpAdd, Kind: store.KindPart, ID: prtNew, SessionID: sesID, MessageID: m.ID, Rule: "SF102", Mutation: "injectTextPart"}
+	if s.Store.Shape == store.ShapeSQLite {
+		add.After = []byte(`{"type":"text","text":"[user interrupted]","synthetic":true}`)
+	} else {
+		add.After = []byte("{\n  \"id\": \"" + prtNew + "\",\n  \"sessionID\": \"" + sesID + "\",\n  \"messageID\": \"" + msgAsst + "\",\n  \"type\": \"text\",\n  \"text\": \"[user interrupted]\",\n  \"synthetic\": true\n}")
+	}
+	del := edit(store.OpDelete, thk)
+	del.Rule = "SF107"
+	rk := edit(store.OpRekey, step)
+	rk.NewID = prtRk
+	rk.After = step.Raw
+	if s.Store.Shape != store.ShapeSQLite {
+		if rk.After, err = sjson.SetBytes(step.Raw, "id", prtRk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &store.ChangeSet{Store: s.Store, SessionID: sesID, Edits: []store.Edit{up, add, del, rk}}
+}
+
+func testOptions(t *testing.T) backup.Options {
+	return backup.Options{Dir: filepath.Join(t.TempDir(), "state"), Write: store.WriteOptions{BusyTimeout: 200 * time.Millisecond}}
+}
+
+func TestApplyUndoRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	for _, shape := range storetest.Shapes {
+		t.Run(string(shape), func(t *testing.T) {
+			path := storetest.Materialize(t, shape, t.TempDir(), fixture())
+			st, s := loadSession(t, path)
+			info := st.Info()
+			before := storeState(t, info)
+			opts := testOptions(t)
+
+			cs := repair(t, s)
+			run, err := backup.Apply(ctx, opts, info, []*store.ChangeSet{cs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if run == "" {
+				t.Fatal("no run id for a run that wrote")
+			}
+			if storeState(t, info) == before {
+				t.Fatal("the store did not change")
+			}
+			_, after := loadSession(t, path)
+			if _, p := findPart(t, after, prtText); p == nil || p.Get("text").Str != "[user interrupted]" {
+				t.Errorf("updated part not on disk")
+			}
+			if _, p := findPart(t, after, prtNew); p == nil {
+				t.Errorf("added part not on disk")
+			}
+			if _, p := findPart(t, after, prtThk); p != nil {
+				t.Errorf("deleted part still on disk")
+			}
+			if _, p := findPart(t, after, prtRk); p == nil {
+				t.Errorf("re-keyed part not under its new id")
+			}
+			checkJournal(t, opts, run, info, cs)
+
+			res, err := backup.Undo(ctx, opts, "last", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.RunID != run || len(res.Restored) == 0 || len(res.Refused) != 0 {
+				t.Fatalf("undo result = %+v", res)
+			}
+			if got := storeState(t, info); got != before {
+				t.Fatalf("after undo the store differs from before:\n%s\nwant:\n%s", got, before)
+			}
+
+			again, err := backup.Undo(ctx, opts, run, false)
+			if err != nil || !again.AlreadyUndone || !strings.Contains(again.Message, "already undone") {
+				t.Fatalf("second undo = %+v, %v; want a no-op saying it was already undone", again, err)
+			}
+			if got := storeState(t, info); got != before {
+				t.Fatal("the second undo changed the store")
+			}
+			runs, _ := backup.List(opts)
+			if len(runs) != 1 || runs[0].State != "undone" || runs[0].Undone == nil {
+				t.Fatalf("runs = %+v, want the one run marked undone", runs)
+			}
+		})
+	}
+}
+
+// checkJournal checks the run folder: private modes, and a manifest that
+// names the store and every edit with its hashes.
+func checkJournal(t *testing.T, opts backup.Options, run string, info store.Info, cs *store.ChangeSet) {
+	t.Helper()
+	dir := filepath.Join(opts.Dir, "backups", run)
+	fi, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o700 {
+		t.Errorf("run folder mode = %v, want 0700", fi.Mode().Perm())
+	}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, _ := d.Info(); fi.Mode().Perm() != 0o600 {
+				t.Errorf("%s mode = %v, want 0600", p, fi.Mode().Perm())
+			}
+		}
+		return nil
+	})
+	raw, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m backup.Manifest
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.RunID != run || m.Store.Shape != info.Shape || m.Version == "" || m.Time.IsZero() {
+		t.Errorf("manifest header = %+v", m)
+	}
+	if len(m.Sessions) != 1 || m.Sessions[0].State != backup.StateApplied || len(m.Sessions[0].Edits) != len(cs.Edits) {
+		t.Fatalf("manifest sessions = %+v", m.Sessions)
+	}
+	for i, e := range m.Sessions[0].Edits {
+		want := cs.Edits[i]
+		if e.Op != want.Op || e.ID != want.ID || e.Rule != want.Rule || e.Mutation != want.Mutation {
+			t.Errorf("manifest edit %d = %+v, want %s %s", i, e, want.Op, want.ID)
+		}
+		if e.Location.Path == "" {
+			t.Errorf("manifest edit %d (%s %s) has no location", i, e.Op, e.ID)
+		}
+		if want.Op != store.OpAdd && e.SHA256Before != store.HashBytes(want.Before) {
+			t.Errorf("manifest edit %d: sha256 before = %s, want the hash of its Before", i, e.SHA256Before)
+		}
+		if (want.Op == store.OpUpdate || want.Op == store.OpAdd) && e.SHA256After != store.HashBytes(want.After) {
+			t.Errorf("manifest edit %d: sha256 after = %s, want the hash of its After", i, e.SHA256After)
+		}
+	}
+	for _, im := range m.Sessions[0].Images {
+		if !im.Existed {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, im.File))
+		if err != nil {
+			t.Fatalf("backup file of %s: %v", im.Target, err)
+		}
+		if store.HashBytes(data) != im.SHA256Before {
+			t.Errorf("backup file %s does not hash to the manifest's sha256", im.File)
+		}
+		if info.Shape == store.ShapeSQLite && len(im.Columns) == 0 {
+			t.Errorf("row %s was backed up without its columns", im.Target)
+		}
+	}
+}
+
+// mutateAfterRun changes one record the run wrote, as OpenCode would.
+func mutateAfterRun(t *testing.T, info store.Info, path string) {
+	t.Helper()
+	_, s := loadSession(t, path)
+	_, p := findPart(t, s, prtText)
+	after, _ := sjson.SetBytes(p.Raw, "text", "typed by the user later")
+	w, err := store.OpenWriter(info, store.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	err = w.Apply(context.Background(), &store.ChangeSet{Store: info, SessionID: sesID, Edits: []store.Edit{
+		{Op: store.OpUpdate, Kind: store.KindPart, ID: p.ID, SessionID: sesID, MessageID: msgAsst, Loc: p.Loc, Before: p.Raw, After: after},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestUndoRefusesChangedRecordsUnlessForced(t *testing.T) {
+	ctx := context.Background()
+	for _, shape := range []store.Shape{store.ShapeSQLite, store.ShapeSessions, store.ShapeExport} {
+		t.Run(string(shape), func(t *testing.T) {
+			path := storetest.Materialize(t, shape, t.TempDir(), fixture())
+			st, s := loadSession(t, path)
+			info := st.Info()
+			before := storeState(t, info)
+			opts := testOptions(t)
+			run, err := backup.Apply(ctx, opts, info, []*store.ChangeSet{repair(t, s)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mutateAfterRun(t, info, path)
+			changed := storeState(t, info)
+
+			res, err := backup.Undo(ctx, opts, run, false)
+			t.Log(err)
+			if !errors.Is(err, store.ErrChanged) {
+				t.Fatalf("err = %v, want ErrChanged", err)
+			}
+			if res == nil || len(res.Refused) != 1 || !strings.Contains(err.Error(), res.Refused[0].Target.String()) || !strings.Contains(err.Error(), "--force") {
+				t.Fatalf("refusal = %+v, err = %v; want the one changed record named and a --force hint", res, err)
+			}
+			if storeState(t, info) != changed {
+				t.Fatal("a refused undo changed the store")
+			}
+			if _, err := backup.Undo(ctx, opts, run, true); err != nil {
+				t.Fatalf("forced undo: %v", err)
+			}
+			if got := storeState(t, info); got != before {
+				t.Fatalf("after a forced undo the store differs from before:\n%s\nwant:\n%s", got, before)
+			}
+		})
+	}
+}
+
+func TestUndoOfAnIncompleteRun(t *testing.T) {
+	ctx := context.Background()
+	path := storetest.Materialize(t, store.ShapeStorage, t.TempDir(), fixture())
+	st, s := loadSession(t, path)
+	info := st.Info()
+	before := storeState(t, info)
+	opts := testOptions(t)
+	// A sessfix killed after applying but before committing the manifest.
+	w, err := store.OpenWriter(info, store.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	j, err := backup.Begin(opts, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := repair(t, s)
+	if err := j.Record(ctx, w, cs); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Apply(ctx, cs); err != nil {
+		t.Fatal(err)
+	}
+	runs, _ := backup.List(opts)
+	if len(runs) != 1 || runs[0].State != "incomplete" {
+		t.Fatalf("runs = %+v, want one incomplete run", runs)
+	}
+	_, err = backup.Undo(ctx, opts, j.ID(), false)
+	if !errors.Is(err, store.ErrChanged) || !strings.Contains(err.Error(), "stopped before it finished") {
+		t.Fatalf("err = %v, want a refusal explaining the run did not finish", err)
+	}
+	if _, err := backup.Undo(ctx, opts, j.ID(), true); err != nil {
+		t.Fatal(err)
+	}
+	if got := storeState(t, info); got != before {
+		t.Fatalf("after a forced undo the store differs from before:\n%s\nwant:\n%s", got, before)
+	}
+}
+
+func TestApplyFailureIsJournaledAndLeavesTheStore(t *testing.T) {
+	ctx := context.Background()
+	path := storetest.Materialize(t, store.ShapeSQLite, t.TempDir(), fixture())
+	st, s := loadSession(t, path)
+	info := st.Info()
+	before := storeState(t, info)
+	opts := testOptions(t)
+	cs := repair(t, s)
+	cs.Edits[len(cs.Edits)-1].Before = []byte(`{"stale":true}`)
+	run, err := backup.Apply(ctx, opts, info, []*store.ChangeSet{cs})
+	if !errors.Is(err, store.ErrChanged) {
+		t.Fatalf("err = %v, want ErrChanged", err)
+	}
+	if storeState(t, info) != before {
+		t.Fatal("a refused change set changed the store")
+	}
+	runs, _ := backup.List(opts)
+	if len(runs) != 1 || runs[0].ID != run || runs[0].State != backup.StateFailed {
+		t.Fatalf("runs = %+v, want the failed run %s", runs, run)
+	}
+	res, err := backup.Undo(ctx, opts, run, false)
+	if err != nil || len(res.Restored) != 0 {
+		t.Fatalf("undo of a run that changed nothing = %+v, %v", res, err)
+	}
+}
+
+func TestNoBackupNoWrite(t *testing.T) {
+	path := storetest.Materialize(t, store.ShapeSessions, t.TempDir(), fixture())
+	st, s := loadSession(t, path)
+	info := st.Info()
+	before := storeState(t, info)
+	// The state directory cannot be created: a file sits where it should be.
+	blocker := filepath.Join(t.TempDir(), "state")
+	os.WriteFile(blocker, []byte("x"), 0o600)
+	_, err := backup.Apply(context.Background(), backup.Options{Dir: blocker}, info, []*store.ChangeSet{repair(t, s)})
+	if err == nil || !strings.Contains(err.Error(), "writes nothing without a backup") {
+		t.Fatalf("err = %v, want a backup failure that says nothing was written", err)
+	}
+	if storeState(t, info) != before {
+		t.Fatal("the store changed although the backup failed")
+	}
+}
+
+func TestUndoWaitsForTheWriterLock(t *testing.T) {
+	ctx := context.Background()
+	path := storetest.Materialize(t, store.ShapeSessions, t.TempDir(), fixture())
+	st, s := loadSession(t, path)
+	info := st.Info()
+	opts := testOptions(t)
+	run, err := backup.Apply(ctx, opts, info, []*store.ChangeSet{repair(t, s)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := storeState(t, info)
+	lock, err := store.AcquireLock(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = backup.Undo(ctx, opts, run, false)
+	lock.Release()
+	if !errors.Is(err, store.ErrLocked) {
+		t.Fatalf("err = %v, want ErrLocked while another sessfix writes", err)
+	}
+	if storeState(t, info) != after {
+		t.Fatal("undo changed a locked store")
+	}
+}
+
+func TestUndoUnknownRuns(t *testing.T) {
+	opts := testOptions(t)
+	if _, err := backup.Undo(context.Background(), opts, "", false); !errors.Is(err, backup.ErrNoRuns) {
+		t.Fatalf("undo with an empty journal: %v, want ErrNoRuns", err)
+	}
+	for _, id := range []string{"20261121T153000Z-aaaaaa", "../../etc", "nope"} {
+		if _, err := backup.Undo(context.Background(), opts, id, false); !errors.Is(err, backup.ErrNoRun) {
+			t.Errorf("undo %q: %v, want ErrNoRun", id, err)
+		}
+	}
+}
+
+func TestListAndPrune(t *testing.T) {
+	opts := testOptions(t)
+	now := time.Date(2026, 11, 21, 15, 30, 0, 0, time.UTC)
+	info := store.Info{Shape: store.ShapeSessions, Path: t.TempDir()}
+	var ids []string
+	for _, age := range []time.Duration{40 * 24 * time.Hour, 10 * 24 * time.Hour, time.Hour} {
+		o := opts
+		o.Now = func() time.Time { return now.Add(-age) }
+		j, err := backup.Begin(o, info)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(j.ID(), now.Add(-age).Format("20060102T150405Z")+"-") {
+			t.Errorf("run id %s does not start with its time", j.ID())
+		}
+		ids = append(ids, j.ID())
+		// Runs that recorded nothing are removed on Close; keep these.
+	}
+	runs, err := backup.List(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 3 || runs[0].ID != ids[2] || runs[2].ID != ids[0] {
+		t.Fatalf("runs = %+v, want newest first", runs)
+	}
+	opts.Now = func() time.Time { return now }
+	removed, err := backup.Prune(opts, 30*24*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(removed) != 1 || removed[0].ID != ids[0] {
+		t.Fatalf("pruned %+v, want only the 40-day-old run", removed)
+	}
+	runs, _ = backup.List(opts)
+	if len(runs) != 2 {
+		t.Fatalf("after prune: %+v", runs)
+	}
+	if _, err := os.Stat(filepath.Join(opts.Dir, "backups", ids[0])); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("pruned run folder still there: %v", err)
+	}
+}
+
+func TestEmptyRunLeavesNoFolder(t *testing.T) {
+	opts := testOptions(t)
+	run, err := backup.Apply(context.Background(), opts, store.Info{Shape: store.ShapeSessions, Path: t.TempDir()}, []*store.ChangeSet{{}})
+	if err != nil || run != "" {
+		t.Fatalf("apply of nothing = %q, %v", run, err)
+	}
+	runs, _ := backup.List(opts)
+	if len(runs) != 0 {
+		t.Fatalf("runs = %+v, want none", runs)
+	}
+}
+
+func TestStateDir(t *testing.T) {
+	t.Setenv("SESSFIX_STATE_DIR", "/x/state")
+	if d, _ := backup.StateDir(); d != "/x/state" {
+		t.Errorf("with SESSFIX_STATE_DIR: %s", d)
+	}
+	t.Setenv("SESSFIX_STATE_DIR", "")
+	t.Setenv("XDG_STATE_HOME", "/xdg")
+	if d, _ := backup.StateDir(); d != filepath.Join("/xdg", "sessfix") {
+		t.Errorf("with XDG_STATE_HOME: %s", d)
+	}
+	t.Setenv("XDG_STATE_HOME", "relative")
+	t.Setenv("HOME", "/home/u")
+	if d, _ := backup.StateDir(); d != filepath.Join("/home/u", ".local", "state", "sessfix") {
+		t.Errorf("default: %s", d)
+	}
+}

@@ -1,0 +1,403 @@
+package backup
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+// Options locate the journal and tune the writers undo opens.
+type Options struct {
+	// Dir is sessfix's state directory; empty means StateDir().
+	Dir string
+	// Now is the clock (tests inject it); nil means time.Now.
+	Now func() time.Time
+	// Write tunes the store writers Apply and Undo open.
+	Write store.WriteOptions
+}
+
+func (o Options) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
+
+// backupsDir is where the run folders live.
+func (o Options) backupsDir() (string, error) {
+	dir := o.Dir
+	if dir == "" {
+		var err error
+		if dir, err = StateDir(); err != nil {
+			return "", err
+		}
+	}
+	return filepath.Join(dir, "backups"), nil
+}
+
+// StateDir is sessfix's state directory: $SESSFIX_STATE_DIR, else
+// $XDG_STATE_HOME/sessfix (when absolute), else ~/.local/state/sessfix.
+func StateDir() (string, error) {
+	if d := os.Getenv("SESSFIX_STATE_DIR"); d != "" {
+		return d, nil
+	}
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "sessfix"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("cannot find the sessfix state directory: %w\nhint: set SESSFIX_STATE_DIR or XDG_STATE_HOME", err)
+	}
+	return filepath.Join(home, ".local", "state", "sessfix"), nil
+}
+
+// ManifestFormat is the version of manifest.json's layout.
+const ManifestFormat = 1
+
+// Manifest is a run's manifest.json.
+type Manifest struct {
+	Format  int        `json:"format"`
+	RunID   string     `json:"run"`
+	Time    time.Time  `json:"time"`
+	Version string     `json:"sessfix_version"`
+	Store   store.Info `json:"store"`
+	// Sessions are the change sets of the run, in the order applied.
+	Sessions []*SessionEntry `json:"sessions"`
+	// Undone is set once the run has been undone.
+	Undone *UndoneEntry `json:"undone,omitempty"`
+}
+
+// Session entry states.
+const (
+	// StateRecorded: backed up, the writer was about to apply it (a run
+	// that stops here crashed mid-apply).
+	StateRecorded = "recorded"
+	// StateApplied: applied; the after hashes are known.
+	StateApplied = "applied"
+	// StateFailed: the writer failed; it normally put everything back, and
+	// the after hashes say what it left.
+	StateFailed = "failed"
+)
+
+// SessionEntry is one change set in a run.
+type SessionEntry struct {
+	SessionID string       `json:"session"`
+	State     string       `json:"state"`
+	Error     string       `json:"error,omitempty"`
+	Edits     []EditEntry  `json:"edits"`
+	Images    []ImageEntry `json:"images"`
+}
+
+// EditEntry records one planned edit.
+type EditEntry struct {
+	Op        store.Op       `json:"op"`
+	Kind      store.Kind     `json:"kind"`
+	ID        string         `json:"id"`
+	NewID     string         `json:"new_id,omitempty"`
+	SessionID string         `json:"session_id,omitempty"`
+	MessageID string         `json:"message_id,omitempty"`
+	Location  store.Location `json:"location"`
+	// SHA256Before and SHA256After hash the record's body before and after
+	// ("" when there is none: an added or removed record).
+	SHA256Before string `json:"sha256_before"`
+	SHA256After  string `json:"sha256_after"`
+	Rule         string `json:"rule,omitempty"`
+	Mutation     string `json:"mutation,omitempty"`
+	Reason       string `json:"reason,omitempty"`
+}
+
+// ImageEntry is the saved state of one file or row the change set touched.
+type ImageEntry struct {
+	store.Target
+	// Existed is whether the file or row existed before the run; File holds
+	// its bytes (file content or the data column), relative to the run folder.
+	Existed bool           `json:"existed"`
+	File    string         `json:"file,omitempty"`
+	Mode    fs.FileMode    `json:"mode,omitempty"`
+	Columns []store.Column `json:"columns,omitempty"`
+	// SHA256Before hashes the saved bytes; SHA256After what the run left
+	// ("" when absent). ExistsAfter is false when the run removed it.
+	SHA256Before string `json:"sha256_before"`
+	SHA256After  string `json:"sha256_after,omitempty"`
+	ExistsAfter  bool   `json:"exists_after,omitempty"`
+}
+
+// UndoneEntry says when a run was undone.
+type UndoneEntry struct {
+	Time     time.Time `json:"time"`
+	Version  string    `json:"sessfix_version"`
+	Forced   bool      `json:"forced,omitempty"`
+	Restored int       `json:"restored"`
+}
+
+// Journal is an open backup run.
+type Journal struct {
+	opts    Options
+	dir     string
+	m       *Manifest
+	pending *SessionEntry
+	cs      *store.ChangeSet
+	targets []store.Target
+	w       store.StoreWriter
+	files   int
+}
+
+var runIDPattern = regexp.MustCompile(`^\d{8}T\d{6}Z-[0-9a-z]{6}$`)
+
+// NewRunID returns a run id that sorts by time: 20261121T153000Z-k3x9qa.
+func NewRunID(now time.Time) string {
+	const alphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return now.UTC().Format("20060102T150405Z") + "-" + string(b)
+}
+
+// Begin starts a backup run for a store: it creates the run folder and an
+// empty manifest.
+func Begin(opts Options, info store.Info) (*Journal, error) {
+	base, err := opts.backupsDir()
+	if err != nil {
+		return nil, err
+	}
+	if err := mkdirPrivate(base); err != nil {
+		return nil, err
+	}
+	now := opts.now()
+	var id, dir string
+	for {
+		id = NewRunID(now)
+		dir = filepath.Join(base, id)
+		err := os.Mkdir(dir, 0o700)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, backupError(fmt.Errorf("cannot create the backup folder %s: %w", dir, err))
+		}
+	}
+	if err := mkdirPrivate(filepath.Join(dir, "before")); err != nil {
+		return nil, err
+	}
+	if abs, err := filepath.Abs(info.Path); err == nil {
+		info.Path = abs
+	}
+	j := &Journal{opts: opts, dir: dir, m: &Manifest{
+		Format: ManifestFormat, RunID: id, Time: now.UTC(), Version: store.SessfixVersion(), Store: info,
+	}}
+	if err := j.save(); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return j, nil
+}
+
+// ID is the run id.
+func (j *Journal) ID() string { return j.m.RunID }
+
+// Dir is the run folder.
+func (j *Journal) Dir() string { return j.dir }
+
+// mkdirPrivate creates dir (and parents) as 0700 and syncs its parent.
+func mkdirPrivate(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return backupError(fmt.Errorf("cannot create the backup folder %s: %w", dir, err))
+	}
+	if d, err := os.Open(filepath.Dir(dir)); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+func backupError(err error) error {
+	return fmt.Errorf("%w\nhint: sessfix backs up every edit before making it and writes nothing without a backup; free space in or fix permissions of the state directory, or set SESSFIX_STATE_DIR", err)
+}
+
+func (j *Journal) save() error {
+	b, err := json.MarshalIndent(j.m, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if err := store.WriteFileAtomic(filepath.Join(j.dir, "manifest.json"), b, 0o600); err != nil {
+		return backupError(fmt.Errorf("cannot write the backup manifest: %w", err))
+	}
+	return nil
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+
+// Record backs up everything cs will touch, through the writer that will
+// apply it, and writes the manifest. Call it before w.Apply(cs), then
+// Commit (or Fail). When Record fails nothing may be applied.
+func (j *Journal) Record(ctx context.Context, w store.StoreWriter, cs *store.ChangeSet) error {
+	if j.pending != nil {
+		return errors.New("backup: the previous change set was neither committed nor failed")
+	}
+	targets, err := w.Targets(ctx, cs)
+	if err != nil {
+		return err
+	}
+	images, err := w.Read(ctx, targets)
+	if err != nil {
+		return err
+	}
+	e := &SessionEntry{SessionID: cs.SessionID, State: StateRecorded}
+	for _, ed := range cs.Edits {
+		ee := EditEntry{
+			Op: ed.Op, Kind: ed.Kind, ID: ed.ID, NewID: ed.NewID, SessionID: ed.SessionID, MessageID: ed.MessageID,
+			Location: ed.Loc, Rule: ed.Rule, Mutation: ed.Mutation, Reason: ed.Reason,
+		}
+		if ed.Op != store.OpAdd {
+			ee.SHA256Before = store.HashBytes(ed.Before)
+		}
+		switch ed.Op {
+		case store.OpUpdate, store.OpAdd:
+			ee.SHA256After = store.HashBytes(ed.After)
+		case store.OpRekey:
+			after := ed.After
+			if len(after) == 0 {
+				after = ed.Before
+			}
+			ee.SHA256After = store.HashBytes(after)
+		}
+		e.Edits = append(e.Edits, ee)
+	}
+	for _, im := range images {
+		ie := ImageEntry{Target: im.Target, Existed: im.Exists, Mode: im.Mode, Columns: im.Columns, SHA256Before: im.Hash()}
+		if im.Exists {
+			j.files++
+			name := im.ID
+			if name == "" {
+				name = filepath.Base(im.Path)
+			}
+			kind := string(im.Kind)
+			if kind == "" {
+				kind = "file"
+			}
+			ie.File = filepath.Join("before", fmt.Sprintf("%04d-%s-%s", j.files, kind, unsafeName.ReplaceAllString(name, "_")))
+			if err := store.WriteFileAtomic(filepath.Join(j.dir, ie.File), im.Data, 0o600); err != nil {
+				return backupError(fmt.Errorf("cannot back up %s: %w", im.Target, err))
+			}
+		}
+		e.Images = append(e.Images, ie)
+	}
+	j.m.Sessions = append(j.m.Sessions, e)
+	if err := j.save(); err != nil {
+		j.m.Sessions = j.m.Sessions[:len(j.m.Sessions)-1]
+		return err
+	}
+	j.pending, j.cs, j.targets, j.w = e, cs, targets, w
+	return nil
+}
+
+// Commit records what the applied change set left (the after hashes undo
+// checks against).
+func (j *Journal) Commit(ctx context.Context) error {
+	return j.finish(ctx, StateApplied, nil)
+}
+
+// Fail records that applying the change set failed, with what it left.
+func (j *Journal) Fail(ctx context.Context, cause error) error {
+	return j.finish(ctx, StateFailed, cause)
+}
+
+func (j *Journal) finish(ctx context.Context, state string, cause error) error {
+	e := j.pending
+	if e == nil {
+		return errors.New("backup: no change set recorded")
+	}
+	j.pending = nil
+	after, err := j.w.Read(ctx, j.targets)
+	if err != nil {
+		// Leave the entry "recorded": undo will ask for --force.
+		return fmt.Errorf("cannot read back what was written for the backup manifest: %w", err)
+	}
+	for i := range e.Images {
+		e.Images[i].SHA256After = after[i].Hash()
+		e.Images[i].ExistsAfter = after[i].Exists
+	}
+	for i := range e.Edits {
+		if i < len(j.cs.Edits) {
+			e.Edits[i].Location = j.cs.Edits[i].Loc // writers fill it in for added records
+		}
+	}
+	e.State = state
+	if cause != nil {
+		e.Error = cause.Error()
+	}
+	return j.save()
+}
+
+// Close ends the run. A run that recorded nothing is removed.
+func (j *Journal) Close() error {
+	if len(j.m.Sessions) == 0 {
+		return os.RemoveAll(j.dir)
+	}
+	return nil
+}
+
+// Empty reports whether the run recorded nothing.
+func (j *Journal) Empty() bool { return len(j.m.Sessions) == 0 }
+
+// Apply backs up and applies change sets to one store, one run for all of
+// them: each change set is recorded, applied and committed in turn. The
+// caller holds the store's writer lock (store.AcquireLock). It returns the
+// run id ("" when nothing was written). When a change set fails, the ones
+// before it stay applied and the run id is still returned, so they can be
+// undone.
+func Apply(ctx context.Context, opts Options, info store.Info, sets []*store.ChangeSet) (runID string, err error) {
+	var todo []*store.ChangeSet
+	for _, cs := range sets {
+		if !cs.Empty() {
+			todo = append(todo, cs)
+		}
+	}
+	if len(todo) == 0 {
+		return "", nil
+	}
+	w, err := store.OpenWriter(info, opts.Write)
+	if err != nil {
+		return "", err
+	}
+	defer w.Close()
+	j, err := Begin(opts, info)
+	if err != nil {
+		return "", err
+	}
+	defer func() {
+		if cerr := j.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+		if j.Empty() {
+			runID = ""
+		}
+	}()
+	for _, cs := range todo {
+		if err := j.Record(ctx, w, cs); err != nil {
+			return j.ID(), fmt.Errorf("session %s: %w", cs.SessionID, err)
+		}
+		if aerr := w.Apply(ctx, cs); aerr != nil {
+			if ferr := j.Fail(ctx, aerr); ferr != nil {
+				aerr = fmt.Errorf("%w (and the backup manifest could not be updated: %v)", aerr, ferr)
+			}
+			return j.ID(), fmt.Errorf("session %s: %w", cs.SessionID, aerr)
+		}
+		if err := j.Commit(ctx); err != nil {
+			return j.ID(), fmt.Errorf("session %s was repaired, but %w", cs.SessionID, err)
+		}
+	}
+	return j.ID(), nil
+}
