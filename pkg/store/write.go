@@ -17,7 +17,10 @@ import (
 // Apply checks, before writing anything, that every edit's Before bytes are
 // still what the store holds; if any record changed since the scan it
 // refuses the whole change set (the error wraps ErrChanged and names the
-// record) and changes nothing. Apply does not take the writer lock and does
+// record) and changes nothing. An OpQuarantine edit with a nil Before takes
+// the record whatever it holds (a reader could not read it; the backup
+// keeps its bytes). Apply fills in Loc of the records it creates. Apply
+// does not take the writer lock and does
 // not back up: callers hold AcquireLock and record the change set in a
 // backup journal (pkg/backup) first.
 type Writer interface {

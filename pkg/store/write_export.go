@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 
 	"github.com/tidwall/gjson"
 )
@@ -97,6 +98,7 @@ func (w *exportWriter) Apply(ctx context.Context, cs *ChangeSet) error {
 	if !gjson.ValidBytes(doc) {
 		return fmt.Errorf("rewriting %s produced invalid JSON; nothing was written (please report this)", w.info.Path)
 	}
+	cleanTemps(w.ops, filepath.Dir(w.info.Path))
 	if err := writeAtomic(w.ops, w.info.Path, doc, 0o644, nil); err != nil {
 		return withHint(fmt.Errorf("%w; the export file was left as it was", err), true)
 	}
