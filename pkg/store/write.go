@@ -19,10 +19,11 @@ import (
 // refuses the whole change set (the error wraps ErrChanged and names the
 // record) and changes nothing. An OpQuarantine edit with a nil Before takes
 // the record whatever it holds (a reader could not read it; the backup
-// keeps its bytes). Apply fills in Loc of the records it creates. Apply
-// does not take the writer lock and does
-// not back up: callers hold AcquireLock and record the change set in a
-// backup journal (pkg/backup) first.
+// keeps its bytes). Apply fills in Loc of the records it creates.
+//
+// Apply does not take the writer lock and does not back up: callers hold
+// AcquireLock and record the change set in a backup journal (pkg/backup)
+// first; backup.Apply does both steps for a list of change sets.
 type Writer interface {
 	Apply(ctx context.Context, cs *ChangeSet) error
 }
@@ -43,6 +44,39 @@ type StoreWriter interface {
 	// transaction; files are each replaced atomically.
 	Restore(ctx context.Context, images []Image) error
 	Close() error
+}
+
+// listed remembers what Targets returned for a change set, so Apply can
+// refuse to touch anything the backup did not cover (a part OpenCode added
+// to a message sessfix deletes, between the backup and the write).
+type listed struct {
+	cs      *ChangeSet
+	targets map[Target]bool
+}
+
+func (l *listed) remember(cs *ChangeSet, targets []Target) {
+	l.cs, l.targets = cs, map[Target]bool{}
+	for _, t := range targets {
+		l.targets[t] = true
+	}
+}
+
+// uncovered returns the first target the backup of cs did not list, when
+// cs was listed at all.
+func (l *listed) uncovered(cs *ChangeSet, targets []Target) (Target, bool) {
+	if l.cs == nil || l.cs != cs {
+		return Target{}, false
+	}
+	for _, t := range targets {
+		if !l.targets[t] {
+			return t, true
+		}
+	}
+	return Target{}, false
+}
+
+func notBackedUp(t Target) error {
+	return changedError(t.String(), t.Kind, t.ID, "appeared after the backup was taken")
 }
 
 // ErrChanged means a record no longer holds the bytes a change set (or an

@@ -23,6 +23,7 @@ type jsonWriter struct {
 	root string
 	ops  fileOps
 	opts WriteOptions
+	seen listed
 }
 
 func newJSONWriter(info Info, opts WriteOptions, ops fileOps) (*jsonWriter, error) {
@@ -317,6 +318,7 @@ func (w *jsonWriter) Targets(_ context.Context, cs *ChangeSet) ([]Target, error)
 	if err != nil {
 		return nil, err
 	}
+	w.seen.remember(cs, p.targets)
 	return p.targets, nil
 }
 
@@ -342,6 +344,9 @@ func (w *jsonWriter) Apply(ctx context.Context, cs *ChangeSet) error {
 	}
 	if len(p.steps) == 0 {
 		return nil
+	}
+	if t, ok := w.seen.uncovered(cs, p.targets); ok {
+		return notBackedUp(t)
 	}
 	before, err := w.Read(ctx, p.targets)
 	if err != nil {

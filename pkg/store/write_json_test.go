@@ -375,3 +375,22 @@ func TestJSONWriterCleansLeftoverTemps(t *testing.T) {
 		t.Fatalf("temp files left: %v", left)
 	}
 }
+
+func TestJSONWriterRefusesWhatTheBackupMissed(t *testing.T) {
+	ctx := context.Background()
+	f := newJSONFixture(t, ShapeStorage)
+	w := f.writer(t, osOps{})
+	cs := &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{f.edit(OpDelete, KindMessage, tMsgB, "")}}
+	if _, err := w.Targets(ctx, cs); err != nil {
+		t.Fatal(err)
+	}
+	// OpenCode adds a part to the message between the backup and the write.
+	late := partFile(ShapeStorage, f.root, tSes, tMsgB, tPrtNew)
+	writeTestFile(t, late, `{"type":"text","text":"late"}`, 0o644)
+	before := treeState(t, f.root)
+	err := w.Apply(ctx, cs)
+	if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), tPrtNew) || !strings.Contains(err.Error(), "after the backup") {
+		t.Fatalf("err = %v, want ErrChanged naming the part the backup missed", err)
+	}
+	assertSameTree(t, "refused change set", before, treeState(t, f.root))
+}

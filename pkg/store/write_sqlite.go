@@ -28,6 +28,7 @@ type sqliteWriter struct {
 	info Info
 	db   *sql.DB
 	opts WriteOptions
+	seen listed
 }
 
 func openSQLiteWriter(info Info, opts WriteOptions) (*sqliteWriter, error) {
@@ -147,6 +148,9 @@ func (w *sqliteWriter) Apply(ctx context.Context, cs *ChangeSet) error {
 		return err
 	}
 	defer tx.Rollback()
+	if err := w.checkCovered(ctx, tx, cs); err != nil {
+		return err
+	}
 	now := w.opts.now().UnixMilli()
 	locs := map[int]Location{}
 	for i := range cs.Edits {
@@ -164,6 +168,38 @@ func (w *sqliteWriter) Apply(ctx context.Context, cs *ChangeSet) error {
 	}
 	for i, l := range locs {
 		cs.Edits[i].Loc = l
+	}
+	return nil
+}
+
+// checkCovered makes sure, inside the write transaction, that the parts a
+// message delete or re-key takes along are the ones Targets listed for the
+// backup.
+func (w *sqliteWriter) checkCovered(ctx context.Context, tx *sql.Tx, cs *ChangeSet) error {
+	if w.seen.cs == nil || w.seen.cs != cs {
+		return nil
+	}
+	for _, e := range cs.Edits {
+		if e.Kind != KindMessage || e.Op == OpUpdate || e.Op == OpAdd {
+			continue
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT id FROM part WHERE message_id = ?`, e.ID)
+		if err != nil {
+			return w.dbError("read", err)
+		}
+		var targets []Target
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return w.dbError("read", err)
+			}
+			targets = append(targets, Target{Kind: KindPart, ID: id, Path: w.info.Path, Table: "part"})
+		}
+		rows.Close()
+		if t, ok := w.seen.uncovered(cs, targets); ok {
+			return notBackedUp(t)
+		}
 	}
 	return nil
 }
@@ -302,6 +338,7 @@ func (w *sqliteWriter) Targets(ctx context.Context, cs *ChangeSet) ([]Target, er
 			}
 		}
 	}
+	w.seen.remember(cs, out)
 	return out, nil
 }
 

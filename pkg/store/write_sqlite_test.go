@@ -315,3 +315,27 @@ func TestSQLiteWriterNeverCreatesADatabase(t *testing.T) {
 		t.Fatal("a database file was created")
 	}
 }
+
+func TestSQLiteWriterRefusesWhatTheBackupMissed(t *testing.T) {
+	ctx := context.Background()
+	f := newSQLiteFixture(t)
+	w := f.writer(t, 0)
+	cs := &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{f.edit(OpDelete, KindMessage, tMsgB, "")}}
+	if _, err := w.Targets(ctx, cs); err != nil {
+		t.Fatal(err)
+	}
+	db, _ := sql.Open("sqlite", f.info.Path)
+	_, err := db.Exec(`INSERT INTO part VALUES (?, ?, ?, 2300, 2300, '{"type":"text","text":"late"}')`, tPrtNew, tMsgB, tSes)
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := dumpDB(t, f.info.Path)
+	err = w.Apply(ctx, cs)
+	if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), tPrtNew) {
+		t.Fatalf("err = %v, want ErrChanged naming the part the backup missed", err)
+	}
+	if got := dumpDB(t, f.info.Path); got != before {
+		t.Fatalf("the database changed:\n%s", got)
+	}
+}
