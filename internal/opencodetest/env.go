@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
@@ -152,6 +153,35 @@ func (e *Env) DBPath() string { return filepath.Join(e.DataDir(), "opencode.db")
 
 // StorageDir is the JSON storage tree of 1.0–1.1.
 func (e *Env) StorageDir() string { return filepath.Join(e.DataDir(), "storage") }
+
+// LoadData copies a recorded data dir (e.g. testdata/real/opencode-1.18.33:
+// an opencode.db and/or a storage/ tree) into the Env's data dir, so real
+// OpenCode can be run against it.
+func (e *Env) LoadData(src string) error {
+	return CopyTree(src, e.DataDir())
+}
+
+// CopyTree copies the regular files under src to dst, creating directories.
+func CopyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+}
 
 // ConfigPath is the global config file the Env wrote.
 func (e *Env) ConfigPath() string { return filepath.Join(e.ConfigHome, "opencode", "opencode.json") }

@@ -234,3 +234,61 @@ func TestResumeAndServe_1_18(t *testing.T) {
 		t.Fatalf("messages: %v %.500s", err, body)
 	}
 }
+
+// TestRecordedData checks that testdata/real opens with the store readers
+// and that real OpenCode still reads it (export of every session).
+func TestRecordedData(t *testing.T) {
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{V1_18, V1_1} {
+		t.Run(v, func(t *testing.T) {
+			t.Parallel()
+			src := filepath.Join(root, "testdata", "real", "opencode-"+v)
+			ids, err := Sessions(src)
+			if err != nil || len(ids) != 3 {
+				t.Fatalf("sessions %v %v", ids, err)
+			}
+			e := NewT(t, Options{Version: v})
+			if err := e.LoadData(src); err != nil {
+				t.Fatal(err)
+			}
+			ctx := testCtx(t)
+			kinds := map[string]bool{}
+			for _, id := range ids {
+				msgs, err := LoadSession(src, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				doc, res, err := e.Export(ctx, id)
+				if err != nil {
+					t.Fatalf("export %s: %v\n%s", id, err, res)
+				}
+				var exp struct{ Messages []json.RawMessage }
+				if err := json.Unmarshal(doc, &exp); err != nil || len(exp.Messages) != len(msgs) {
+					t.Errorf("export %s: %d messages, store has %d (%v)", id, len(exp.Messages), len(msgs), err)
+				}
+				for _, m := range msgs {
+					for _, p := range m.Parts {
+						kinds[p.Type()] = true
+					}
+				}
+				users := 0
+				for _, m := range msgs {
+					if m.Role() == "user" {
+						users++
+					}
+				}
+				if users >= 2 {
+					kinds["multi-turn"] = true
+				}
+			}
+			for _, k := range []string{"step-start", "reasoning", "tool", "text", "step-finish", "multi-turn"} {
+				if !kinds[k] {
+					t.Errorf("recorded data has no %s", k)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,125 @@
+// Command record makes the real, healthy OpenCode stores kept under
+// testdata/real/: for each pinned OpenCode version it installs the release
+// from npm, drives it offline against internal/mockanthropic (thinking
+// signed with mockanthropic.DefaultSecret), records three sessions — a
+// plain one, a bash tool loop and a two-turn one resumed with --session —
+// and copies only the session data (opencode.db, checkpointed so no
+// -wal/-shm is needed, or the storage/ tree) to
+// testdata/real/opencode-<version>/.
+//
+//	go run ./internal/opencodetest/cmd/record            # both versions
+//	go run ./internal/opencodetest/cmd/record -versions 1.18.33
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sessfix/sessfix/internal/mockanthropic"
+	"github.com/sessfix/sessfix/internal/opencodetest"
+)
+
+func main() {
+	versions := flag.String("versions", opencodetest.V1_18+","+opencodetest.V1_1, "comma-separated OpenCode versions")
+	out := flag.String("out", "", "output directory (default <repo>/testdata/real)")
+	flag.Parse()
+	if *out == "" {
+		root, err := opencodetest.RepoRoot()
+		if err != nil {
+			log.Fatal(err)
+		}
+		*out = filepath.Join(root, "testdata", "real")
+	}
+	for _, v := range strings.Split(*versions, ",") {
+		start := time.Now()
+		if err := record(strings.TrimSpace(v), *out); err != nil {
+			log.Fatalf("%s: %v", v, err)
+		}
+		log.Printf("%s: recorded in %s", v, time.Since(start).Round(time.Second))
+	}
+}
+
+func record(version, outRoot string) error {
+	e, err := opencodetest.New(opencodetest.Options{Version: version})
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+
+	steps := []struct {
+		resume bool
+		prompt string
+	}{
+		{false, "What is a good name for a cat?"},
+		{false, "Please run a command for me [[tool:bash echo hello from bash]]"},
+		{false, "Let's talk about Go testing."},
+		{true, "And what about table-driven tests?"},
+	}
+	last := ""
+	for _, s := range steps {
+		var res *opencodetest.Result
+		if s.resume {
+			res, err = e.Resume(ctx, last, s.prompt)
+		} else {
+			res, err = e.Prompt(ctx, s.prompt)
+		}
+		if err != nil {
+			return err
+		}
+		if res.ExitCode != 0 || res.SessionID == "" {
+			return fmt.Errorf("run failed\n%s", res)
+		}
+		last = res.SessionID
+		log.Printf("%s: %q -> %s (%s)", version, s.prompt, res.SessionID, res.Duration.Round(time.Millisecond))
+	}
+	for _, r := range e.Mock.Requests() {
+		if r.Verdict != mockanthropic.Accepted {
+			return fmt.Errorf("mock rejected request %d: %s", r.Index, r.Error)
+		}
+	}
+
+	dst := filepath.Join(outRoot, "opencode-"+version)
+	if err := os.RemoveAll(dst); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	src := e.DataDir()
+	if _, err := os.Stat(e.DBPath()); err == nil {
+		if err := opencodetest.Checkpoint(e.DBPath()); err != nil {
+			return err
+		}
+		b, err := os.ReadFile(e.DBPath())
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dst, "opencode.db"), b, 0o644); err != nil {
+			return err
+		}
+	} else if err := opencodetest.CopyTree(filepath.Join(src, "storage"), filepath.Join(dst, "storage")); err != nil {
+		return err
+	}
+	ids, err := opencodetest.Sessions(dst)
+	if err != nil {
+		return fmt.Errorf("reading the copy: %w", err)
+	}
+	if len(ids) != 3 {
+		return fmt.Errorf("copy holds %d sessions, want 3", len(ids))
+	}
+	for _, id := range ids {
+		msgs, err := opencodetest.LoadSession(dst, id)
+		if err != nil || len(msgs) == 0 {
+			return fmt.Errorf("reading session %s from the copy: %v", id, err)
+		}
+	}
+	return nil
+}
