@@ -8,12 +8,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	backupscmd "github.com/sessfix/sessfix/cmd/backups"
 	explaincmd "github.com/sessfix/sessfix/cmd/explain"
 	fixcmd "github.com/sessfix/sessfix/cmd/fix"
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/cmd/internal/iostreams"
 	rulescmd "github.com/sessfix/sessfix/cmd/rules"
 	scancmd "github.com/sessfix/sessfix/cmd/scan"
+	undocmd "github.com/sessfix/sessfix/cmd/undo"
 	versioncmd "github.com/sessfix/sessfix/cmd/version"
 	"github.com/sessfix/sessfix/pkg/report"
 )
@@ -75,6 +77,8 @@ Start with ` + "`sessfix scan`" + `. Exit codes are described in ` + "`sessfix s
 	root.AddCommand(
 		scancmd.NewCmdScan(f, nil),
 		fixcmd.NewCmdFix(f, nil),
+		undocmd.NewCmdUndo(f, nil),
+		backupscmd.NewCmdBackups(f, nil),
 		rulescmd.NewCmdRules(f, nil),
 		explaincmd.NewCmdExplain(f, nil),
 		versioncmd.NewCmdVersion(f, nil),

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
+	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/fix"
 	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/scan"
@@ -40,6 +41,7 @@ type FixOptions struct {
 
 	// Apply writes one store's change sets, backing every edit up first, and
 	// returns the backup run's id. The caller holds the store's writer lock.
+	// Nil means backup.Apply with the default journal.
 	Apply func(ctx context.Context, info store.Info, sets []*store.ChangeSet) (runID string, err error)
 	// Confirm asks the user a yes/no question; nil reads a line from stdin.
 	Confirm func(question string) (bool, error)
@@ -281,8 +283,11 @@ func RunFix(ctx context.Context, opts *FixOptions) error {
 // re-scans every fixed session from disk.
 func apply(ctx context.Context, opts *FixOptions, plans []*sessionPlan, sopts *scan.Options, remaining int) error {
 	ios := opts.Factory.IOStreams
-	if opts.Apply == nil {
-		return errors.New("this sessfix build cannot write: no backup journal is available")
+	applyF := opts.Apply
+	if applyF == nil {
+		applyF = func(ctx context.Context, info store.Info, sets []*store.ChangeSet) (string, error) {
+			return backup.Apply(ctx, backup.Options{Now: opts.Factory.Now}, info, sets)
+		}
 	}
 	byStore := map[store.Store][]*sessionPlan{}
 	var order []store.Store
@@ -309,12 +314,16 @@ func apply(ctx context.Context, opts *FixOptions, plans []*sessionPlan, sopts *s
 		for _, sp := range byStore[st] {
 			sets = append(sets, sp.plan.Changes)
 		}
-		run, err := opts.Apply(ctx, info, sets)
+		run, err := applyF(ctx, info, sets)
 		if uerr := lock.Release(); uerr != nil && err == nil {
 			err = uerr
 		}
 		if err != nil {
-			return fmt.Errorf("cannot fix %s store %s: %w", info.Shape, info.Path, err)
+			err = fmt.Errorf("cannot fix %s store %s: %w", info.Shape, info.Path, err)
+			if run != "" {
+				return cli.WithHints(err, "sessions before the failing one were written; undo them with `sessfix undo "+run+"`")
+			}
+			return err
 		}
 		if run != "" {
 			runs = append(runs, run)

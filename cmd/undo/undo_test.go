@@ -1,0 +1,169 @@
+package undo
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	backupscmd "github.com/sessfix/sessfix/cmd/backups"
+	fixcmd "github.com/sessfix/sessfix/cmd/fix"
+	"github.com/sessfix/sessfix/cmd/internal/cli"
+	"github.com/sessfix/sessfix/cmd/internal/iostreams"
+	"github.com/sessfix/sessfix/pkg/backup"
+	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/storetest"
+)
+
+var clock = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+func factory() (*cli.Factory, *bytes.Buffer, *bytes.Buffer) {
+	ios, _, out, errOut := iostreams.Test()
+	f := cli.New(cli.BuildInfo{Version: "test"})
+	f.IOStreams = ios
+	f.Now = func() time.Time { return clock }
+	return f, out, errOut
+}
+
+func materialize(t *testing.T, shape store.Shape, cases ...string) string {
+	t.Helper()
+	var fxs []*storetest.Fixture
+	for _, c := range cases {
+		fx, err := storetest.LoadExportFixture(filepath.Join("../../testdata/sessions", c, "session.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fxs = append(fxs, fx)
+	}
+	path := storetest.Materialize(t, shape, t.TempDir(), fxs...)
+	old := clock.Add(-24 * time.Hour)
+	_ = filepath.WalkDir(filepath.Dir(path), func(p string, d fs.DirEntry, err error) error {
+		if err == nil {
+			_ = os.Chtimes(p, old, old)
+		}
+		return nil
+	})
+	return path
+}
+
+// storeHash hashes every file of a JSON store, or every loaded record of a
+// database (SQLite rewrites pages, so its file bytes are not compared).
+func storeHash(t *testing.T, path string, shape store.Shape) string {
+	t.Helper()
+	h := sha256.New()
+	if shape != store.ShapeSQLite {
+		var files []string
+		_ = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && !strings.HasSuffix(p, ".sessfix.lock") {
+				files = append(files, p)
+			}
+			return nil
+		})
+		sort.Strings(files)
+		for _, p := range files {
+			b, _ := os.ReadFile(p)
+			fmt.Fprintf(h, "%s\x00%x\x00", strings.TrimPrefix(p, path), sha256.Sum256(b))
+		}
+		return fmt.Sprintf("%x", h.Sum(nil))
+	}
+	st := storetest.OpenOne(t, path)
+	defer st.Close()
+	refs, err := st.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ref := range refs {
+		s, err := st.Load(context.Background(), ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range s.Messages {
+			fmt.Fprintf(h, "m %s %s\n", m.ID, m.Raw)
+			for _, p := range m.Parts {
+				fmt.Fprintf(h, "p %s %s\n", p.ID, p.Raw)
+			}
+		}
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))
+}
+
+// TestFixUndoRoundTrip: fix writes through the real backup journal, a
+// second fix plans nothing, undo --last restores the whole store, a second
+// undo does nothing, and backups lists the run.
+func TestFixUndoRoundTrip(t *testing.T) {
+	cases := []string{"sf103-reasoning-after-tool", "sf104-empty-text", "sf102-thinking-only", "sf105-abandoned-tool", "sf205-foreign-parts"}
+	for _, shape := range []store.Shape{store.ShapeSessions, store.ShapeStorage, store.ShapeSQLite} {
+		t.Run(string(shape), func(t *testing.T) {
+			path := materialize(t, shape, cases...)
+			journal := backup.Options{Dir: t.TempDir(), Now: func() time.Time { return clock }}
+			before := storeHash(t, path, shape)
+
+			fixOnce := func() string {
+				f, _, errOut := factory()
+				fo := &fixcmd.FixOptions{Factory: f, Paths: []string{path}, Yes: true, Settle: 5 * time.Second, Placeholder: "[user interrupted]",
+					Apply: func(ctx context.Context, info store.Info, sets []*store.ChangeSet) (string, error) {
+						return backup.Apply(ctx, journal, info, sets)
+					}}
+				if err := fixcmd.RunFix(context.Background(), fo); err != nil && !errors.Is(err, cli.ErrFindings) {
+					t.Fatalf("fix: %v\n%s", err, errOut)
+				}
+				return errOut.String()
+			}
+			first := fixOnce()
+			if !strings.Contains(first, "sessfix undo ") {
+				t.Fatalf("no undo command in:\n%s", first)
+			}
+			fixed := storeHash(t, path, shape)
+			if fixed == before {
+				t.Fatal("fix changed nothing")
+			}
+			if second := fixOnce(); !strings.Contains(second, "nothing to change") || storeHash(t, path, shape) != fixed {
+				t.Fatalf("second fix changed something:\n%s", second)
+			}
+
+			f, out, _ := factory()
+			lo := &backupscmd.BackupsOptions{Factory: f, Backup: journal}
+			if err := backupscmd.RunList(context.Background(), lo); err != nil {
+				t.Fatal(err)
+			}
+			if lines := strings.Split(strings.TrimSpace(out.String()), "\n"); len(lines) != 2 || !strings.Contains(lines[1], "applied") {
+				t.Errorf("backups lists:\n%s", out)
+			}
+
+			f, _, errOut := factory()
+			if err := RunUndo(context.Background(), &UndoOptions{Factory: f, Last: true, Backup: journal}); err != nil {
+				t.Fatalf("undo: %v\n%s", err, errOut)
+			}
+			if storeHash(t, path, shape) != before {
+				t.Error("undo did not restore the store")
+			}
+			f, _, errOut = factory()
+			if err := RunUndo(context.Background(), &UndoOptions{Factory: f, Last: true, Backup: journal}); err != nil || !strings.Contains(errOut.String(), "already undone") {
+				t.Errorf("second undo: %v\n%s", err, errOut)
+			}
+		})
+	}
+}
+
+func TestUndoUsage(t *testing.T) {
+	f, _, _ := factory()
+	var fe *cli.FlagError
+	if err := RunUndo(context.Background(), &UndoOptions{Factory: f}); !errors.As(err, &fe) {
+		t.Errorf("no run and no --last: %v", err)
+	}
+	if err := RunUndo(context.Background(), &UndoOptions{Factory: f, RunID: "x", Last: true}); !errors.As(err, &fe) {
+		t.Errorf("run and --last: %v", err)
+	}
+	err := RunUndo(context.Background(), &UndoOptions{Factory: f, Last: true, Backup: backup.Options{Dir: t.TempDir()}})
+	if err == nil || !strings.Contains(strings.Join(cli.Hints(err), " "), "sessfix backups") {
+		t.Errorf("empty journal: %v", err)
+	}
+}
