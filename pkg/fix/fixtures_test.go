@@ -200,3 +200,31 @@ func mustList(t *testing.T, st store.Store) []store.SessionRef {
 	}
 	return refs
 }
+
+// TestRealHealthyStoresPlanNothing: sessions recorded with real OpenCode
+// (testdata/real) are healthy; fix must not touch them.
+func TestRealHealthyStoresPlanNothing(t *testing.T) {
+	for _, path := range []string{
+		"../../testdata/real/opencode-1.1.65/storage",
+		"../../testdata/real/opencode-1.18.33/opencode.db",
+	} {
+		t.Run(filepath.Base(filepath.Dir(path)), func(t *testing.T) {
+			if _, err := os.Stat(path); err != nil {
+				t.Fatalf("real store missing: %v", err)
+			}
+			st := storetest.OpenOne(t, path)
+			defer st.Close()
+			sessions := loadAll(t, st)
+			if len(sessions) == 0 {
+				t.Fatal("no sessions in the real store")
+			}
+			for _, s := range sessions {
+				opts := clockFor(s, time.Hour)
+				p, err := Plan(s, opts.check(s), opts)
+				if err != nil || !p.Empty() {
+					t.Errorf("session %s: %v\n%s", s.ID, err, editSummary(p))
+				}
+			}
+		})
+	}
+}

@@ -136,11 +136,12 @@ func prependThinkingPart(s *store.Session, m *store.Message, e env) ([]store.Edi
 			meta = []byte(md.Raw)
 		}
 	}
-	f := obj().set("type", "reasoning").set("text", text).set("synthetic", true).
-		set("time", obj().set("start", e.ms()).set("end", e.ms()))
+	// Keys in the order OpenCode writes reasoning parts.
+	f := obj().set("type", "reasoning").set("text", text).set("synthetic", true)
 	if meta != nil {
 		f.set("metadata", json.RawMessage(compactJSON(meta)))
 	}
+	f.set("time", obj().set("start", e.ms()).set("end", e.ms()))
 	reason := "synthetic thinking part placed before the first content part"
 	return []store.Edit{addPart(s, m, id, f, "prependThinkingPart", reason, e.now)}, nil
 }

@@ -110,14 +110,14 @@ func TestPrependThinkingPartGolden(t *testing.T) {
   "type": "reasoning",
   "text": "earlier thought",
   "synthetic": true,
-  "time": {
-    "start": 1795262400000,
-    "end": 1795262400000
-  },
   "metadata": {
     "anthropic": {
       "signature": "sig-abc"
     }
+  },
+  "time": {
+    "start": 1795262400000,
+    "end": 1795262400000
   }
 }`
 	if string(ed.After) != want {
