@@ -1,4 +1,3 @@
-// Package version is the `sessfix version` command.
 package version
 
 import (

@@ -1,0 +1,3 @@
+// Package explain is the `sessfix explain CODE` command: print one rule's
+// documentation.
+package explain
