@@ -64,7 +64,7 @@ func New(name string, opts Options) (Printer, error) {
 	return f(opts), nil
 }
 
-// FailOn returns the effective threshold.
+// failOn returns the effective threshold.
 func (r *Report) failOn() scan.Severity {
 	if r.FailOn == 0 {
 		return DefaultFailOn
