@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Generates shell completions and man pages for the release archives.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rm -rf completions manpages
+mkdir -p completions manpages
+go build -o .cache/gen/sessfix .
+for sh in bash zsh fish powershell; do
+  .cache/gen/sessfix completion "$sh" > "completions/sessfix.$sh"
+done
+if .cache/gen/sessfix help man >/dev/null 2>&1; then
+  .cache/gen/sessfix help man --dir manpages
+else
+  # Man pages come from the command tree once `sessfix help man` exists.
+  : > manpages/.keep
+fi

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# sessfix's whole test suite: formatting, vet, unit and golden tests,
+# testscript end-to-end tests of the built binary, and the end-to-end proof
+# against real OpenCode (the tests install opencode-ai from npm into .cache/),
+# then the release configuration check and a snapshot build.
+#
+# Needs only Go, npm and git. Safe to re-run: downloads are cached under
+# .cache/ and $HOME/go.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go'))
+if [ -n "$unformatted" ]; then
+  echo "these files need gofmt:" >&2
+  echo "$unformatted" >&2
+  exit 1
+fi
+
+echo "== go vet"
+go vet ./...
+
+echo "== go test"
+go test -count=1 -timeout 80m ./...
+
+if [ -x scripts/release-check.sh ]; then
+  echo "== release check"
+  bash scripts/release-check.sh
+fi
