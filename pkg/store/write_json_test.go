@@ -394,3 +394,28 @@ func TestJSONWriterRefusesWhatTheBackupMissed(t *testing.T) {
 	}
 	assertSameTree(t, "refused change set", before, treeState(t, f.root))
 }
+
+func TestJSONWriterNewFilesBelongToTheStoreOwner(t *testing.T) {
+	f := newJSONFixture(t, ShapeSessions)
+	uid, gid := os.Getuid(), os.Getgid()
+	if os.Geteuid() == 0 {
+		// sessfix run with sudo must not leave root-owned files in a user's store.
+		uid, gid = 4321, 4322
+		filepath.Walk(f.root, func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, uid, gid) })
+	}
+	msgC := "msg_0000000000030000000000000c"
+	add := Edit{Op: OpAdd, Kind: KindPart, ID: tPrtNew, SessionID: tSes, MessageID: msgC, After: []byte(`{}`)}
+	if err := f.writer(t, osOps{}).Apply(context.Background(), &ChangeSet{Store: f.info, Edits: []Edit{add}}); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(f.root, tSes, "parts", msgC)
+	for _, p := range []string{dir, filepath.Join(dir, tPrtNew+".json")} {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u, g, ok := fileOwner(fi); ok && (u != uid || g != gid) {
+			t.Errorf("%s is owned by %d:%d, want the store owner %d:%d", p, u, g, uid, gid)
+		}
+	}
+}
