@@ -17,6 +17,7 @@ import (
 	scancmd "github.com/sessfix/sessfix/cmd/scan"
 	undocmd "github.com/sessfix/sessfix/cmd/undo"
 	versioncmd "github.com/sessfix/sessfix/cmd/version"
+	watchcmd "github.com/sessfix/sessfix/cmd/watch"
 	"github.com/sessfix/sessfix/pkg/report"
 )
 
@@ -82,6 +83,7 @@ Start with ` + "`sessfix scan`" + `. Exit codes are described in ` + "`sessfix s
 		rulescmd.NewCmdRules(f, nil),
 		explaincmd.NewCmdExplain(f, nil),
 		versioncmd.NewCmdVersion(f, nil),
+		watchcmd.NewCmdWatch(f, nil),
 	)
 	return root
 }

@@ -1,0 +1,5 @@
+// Package watch is the `sessfix watch` command: open the stores as `scan`
+// does, then hand them to pkg/watch, which repairs sessions as they settle,
+// and print its events as text lines or JSON Lines. SIGINT and SIGTERM stop
+// it after the repair being written, if any.
+package watch

@@ -1,0 +1,323 @@
+package watch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sessfix/sessfix/cmd/internal/cli"
+	"github.com/sessfix/sessfix/pkg/backup"
+	"github.com/sessfix/sessfix/pkg/fix"
+	"github.com/sessfix/sessfix/pkg/report"
+	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/watch"
+)
+
+// WatchOptions are the parsed inputs of `sessfix watch`.
+type WatchOptions struct {
+	Factory *cli.Factory
+
+	Paths          []string
+	Sessions       []string
+	Select, Ignore []string
+	DryRun         bool
+	Verbose        bool
+	Strategies     []string
+	Placeholder    string
+	Settle         time.Duration
+	Abandon        time.Duration
+	Poll           time.Duration
+
+	// Watch replaces the watcher's run (tests); nil runs watch.New(o).Run.
+	Watch func(ctx context.Context, o watch.Options) error
+}
+
+// NewCmdWatch returns `sessfix watch`. runF replaces the command's work in
+// tests.
+func NewCmdWatch(f *cli.Factory, runF func(context.Context, *WatchOptions) error) *cobra.Command {
+	opts := &WatchOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "watch [PATH...]",
+		Short: "Repair sessions live, as soon as they are safe to touch",
+		Long: `Watch OpenCode's session stores and repair broken sessions while you work: a crash, a kill or an
+ESC in the middle of a turn never leaves a bricked session behind. Stores are found as ` + "`sessfix scan`" + `
+finds them.
+
+watch scans every session once, then follows file events (inotify, FSEvents, ...; --poll for filesystems
+without them). A session is examined once it has been quiet for --settle; an unfinished assistant
+message in a store another process has open (OpenCode running a long tool) is left alone until it has
+been quiet for --abandon. Repairs are the default repairs of ` + "`sessfix fix --yes`" + `, including the repair of
+a stored provider error; each is backed up and can be reverted with ` + "`sessfix undo RUN`" + `.
+
+One line per event that matters (repaired, skipped-busy, unfixed, failed) on stdout; --format json
+prints JSON Lines. --verbose adds every examination, --quiet keeps only repairs and failures.
+SIGINT or SIGTERM stops watch; a repair being written is finished first. See docs/watch.md.
+
+Exit codes:
+  0    stopped by SIGTERM
+  2    usage error
+  3    no store found, or a store cannot be watched
+  130  stopped by SIGINT`,
+		Example: `  # repair the stores of the current user as sessions change
+  sessfix watch
+
+  # see what it would do, as JSON Lines
+  sessfix watch --dry-run --format json
+
+  # a network filesystem: poll every 5 seconds
+  sessfix watch --poll 5s ~/.local/share/opencode`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Paths = args
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return RunWatch(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVar(&opts.Sessions, "session", nil, "watch only the session with this `ID` (repeatable)")
+	fl.StringSliceVar(&opts.Select, "select", nil, "repair only findings of these rule `CODES` or prefixes")
+	fl.StringSliceVar(&opts.Ignore, "ignore", nil, "leave findings of these rule `CODES` or prefixes alone")
+	fl.BoolVarP(&opts.DryRun, "dry-run", "n", false, "report what would be repaired, write nothing")
+	fl.BoolVarP(&opts.Verbose, "verbose", "v", false, "also report every session examined, lock waits and rescans")
+	fl.StringArrayVar(&opts.Strategies, "strategy", nil, "repair `CODE=NAME`, e.g. SF103=strip (repeatable; see docs/fixing.md)")
+	fl.StringVar(&opts.Placeholder, "placeholder", fix.DefaultPlaceholder, "`TEXT` for empty and injected text parts (must not be blank)")
+	fl.DurationVar(&opts.Settle, "settle", watch.DefaultSettle, "examine a session once it has been quiet this `long`")
+	fl.DurationVar(&opts.Abandon, "abandon", watch.DefaultAbandon, "an unfinished message in a store open elsewhere is in progress for this `long`")
+	fl.DurationVar(&opts.Poll, "poll", 0, "poll the stores every `INTERVAL` instead of following file events")
+	_ = cmd.RegisterFlagCompletionFunc("select", cli.RuleCodeList)
+	_ = cmd.RegisterFlagCompletionFunc("ignore", cli.RuleCodeList)
+	return cmd
+}
+
+// RunWatch does the work of `sessfix watch`.
+func RunWatch(ctx context.Context, opts *WatchOptions) error {
+	f := opts.Factory
+	ios := f.IOStreams
+	format := f.Format()
+	if format != "text" && format != "json" {
+		return cli.FlagErrorf("watch prints text or json (JSON Lines), not %q", format)
+	}
+	strategies, err := fix.ParseStrategies(opts.Strategies)
+	if err != nil {
+		return &cli.FlagError{Err: err}
+	}
+	if err := fix.ValidatePlaceholder(opts.Placeholder); err != nil {
+		return &cli.FlagError{Err: fmt.Errorf("invalid --placeholder: %w", err)}
+	}
+	for name, d := range map[string]time.Duration{"--settle": opts.Settle, "--abandon": opts.Abandon, "--poll": opts.Poll} {
+		if d < 0 {
+			return cli.FlagErrorf("invalid %s %s: must not be negative", name, d)
+		}
+	}
+	if opts.Settle == 0 {
+		return cli.FlagErrorf("invalid --settle 0s: a session must be quiet for a while before it is safe to touch")
+	}
+	if opts.Verbose && ios.Quiet() {
+		return cli.FlagErrorf("--verbose and --quiet cannot be combined")
+	}
+	sopts := scan.Options{Select: cleanCodes(opts.Select), Ignore: cleanCodes(opts.Ignore), Sessions: opts.Sessions}
+	if err := sopts.ValidateFilters(); err != nil {
+		return &cli.FlagError{Err: err}
+	}
+
+	disc, err := openStores(f, opts.Paths)
+	if err != nil {
+		return err
+	}
+	defer disc.Close()
+	for _, n := range disc.Notes {
+		ios.Statusf("note: %s", n)
+	}
+
+	out, err := f.OpenOutput()
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	p := &printer{w: out.W, json: format == "json", styles: report.NewStyles(out.Color), verbose: opts.Verbose, quiet: ios.Quiet()}
+
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
+	defer stop()
+
+	wo := watch.Options{
+		Stores:  disc.Stores,
+		Settle:  opts.Settle,
+		Abandon: opts.Abandon,
+		Poll:    opts.Poll,
+		DryRun:  opts.DryRun,
+		Scan:    sopts,
+		Fix:     fix.Options{Strategies: strategies, Placeholder: opts.Placeholder},
+		Write:   fix.WriteOptions{Backup: backup.Options{}},
+		Report:  p.print,
+	}
+	if f.Now != nil {
+		wo.Write.Backup.Now = f.Now
+	}
+	for _, st := range disc.Stores {
+		info := st.Info()
+		ios.Statusf("watching %s store %s", info.Shape, info.Path)
+	}
+	if !opts.DryRun {
+		ios.Statusf("repairs are backed up; list them with `sessfix backups`, revert one with `sessfix undo RUN`")
+	}
+	run := opts.Watch
+	if run == nil {
+		run = func(ctx context.Context, o watch.Options) error {
+			w, err := watch.New(o)
+			if err != nil {
+				return err
+			}
+			return w.Run(ctx)
+		}
+	}
+	if err := run(ctx, wo); err != nil {
+		return err
+	}
+	if p.err != nil {
+		return fmt.Errorf("cannot write the watch output: %w", p.err)
+	}
+	return nil
+}
+
+// printer writes the watcher's events as text lines or JSON Lines.
+type printer struct {
+	w       io.Writer
+	json    bool
+	styles  *report.Styles
+	verbose bool
+	quiet   bool
+	err     error
+}
+
+func (p *printer) shows(k watch.Kind) bool {
+	switch {
+	case p.verbose:
+		return true
+	case p.quiet:
+		return k == watch.Repaired || k == watch.WouldRepair || k == watch.Failed
+	}
+	return k.Matters()
+}
+
+func (p *printer) print(e watch.Event) {
+	if !p.shows(e.Kind) || p.err != nil {
+		return
+	}
+	var line string
+	if p.json {
+		b, err := json.Marshal(e)
+		if err != nil {
+			p.err = err
+			return
+		}
+		line = string(b)
+	} else {
+		line = p.text(e)
+	}
+	if _, err := io.WriteString(p.w, line+"\n"); err != nil {
+		p.err = err
+	}
+}
+
+// text renders one event: time, what happened, the session, the rules,
+// then details.
+func (p *printer) text(e watch.Event) string {
+	st := p.styles
+	kind := string(e.Kind)
+	switch e.Kind {
+	case watch.Repaired, watch.WouldRepair:
+		kind = st.OK.Render(kind)
+	case watch.Failed:
+		kind = st.Error.Render(kind)
+	case watch.SkippedBusy, watch.Unfixed, watch.Warning, watch.Waiting:
+		kind = st.Warning.Render(kind)
+	default:
+		kind = st.Dim.Render(kind)
+	}
+	parts := []string{st.Dim.Render(e.Time.Local().Format("15:04:05")), kind}
+	if e.Session != "" {
+		s := st.Title.Render(e.Session)
+		if e.Title != "" {
+			s += " " + fmt.Sprintf("%q", e.Title)
+		}
+		parts = append(parts, s)
+	}
+	if len(e.Rules) > 0 {
+		codes := make([]string, len(e.Rules))
+		for i, c := range e.Rules {
+			codes[i] = st.Code.Render(c)
+		}
+		parts = append(parts, strings.Join(codes, ","))
+	}
+	if e.Edits > 0 {
+		parts = append(parts, "("+plural(e.Edits, "edit", "edits")+")")
+	}
+	if e.Backup != "" {
+		parts = append(parts, "backup "+e.Backup)
+	}
+	line := strings.Join(parts, " ")
+	if e.Message != "" {
+		line += ": " + e.Message
+	}
+	if e.Error != "" {
+		line += ": " + e.Error
+	}
+	if e.Session == "" && e.Store != nil {
+		line += " (" + string(e.Store.Shape) + " store " + e.Store.Path + ")"
+	}
+	return line
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+func cleanCodes(in []string) []string {
+	var out []string
+	for _, c := range in {
+		if c = strings.TrimSpace(c); c != "" {
+			out = append(out, strings.ToUpper(c))
+		}
+	}
+	return out
+}
+
+// openStores discovers the user's stores or opens the named paths, as scan
+// does.
+func openStores(f *cli.Factory, paths []string) (*store.Discovery, error) {
+	var (
+		disc *store.Discovery
+		err  error
+	)
+	if len(paths) == 0 {
+		disc, err = f.Discover(f.Env())
+	} else {
+		disc, err = f.Open(paths)
+	}
+	if err == nil && (disc == nil || len(disc.Stores) == 0) {
+		err = fmt.Errorf("%w (looked in %s)", store.ErrNotFound, strings.Join(paths, ", "))
+	}
+	if err != nil {
+		if disc != nil {
+			disc.Close()
+		}
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, cli.WithHints(err, "pass an OpenCode data dir, storage/ dir, sessions dir, opencode.db or export file, e.g. sessfix watch ~/.local/share/opencode")
+		}
+		return nil, err
+	}
+	return disc, nil
+}

@@ -1,0 +1,29 @@
+// Package watch repairs OpenCode sessions while OpenCode runs: the engine of
+// `sessfix watch`.
+//
+// A Watcher scans every store once, then follows changes: fsnotify watches
+// on every directory of a JSON store (added recursively, and for each
+// directory that appears, whose contents are then scanned because they may
+// predate the watch), the directory of a SQLite database filtered to the
+// database and its -wal file (each change asks the database which sessions
+// have a newer time_updated than the last pass), and the directory of an
+// export file. With Options.Poll set it polls instead, for filesystems
+// without inotify.
+//
+// Guarantees:
+//   - Events are debounced per session in one goroutine, on an injected
+//     clock. A session is examined only after it has been quiet for the
+//     settle window; a session with an unfinished assistant message whose
+//     store another process holds open is left alone until the abandon
+//     window has passed. A session OpenCode is writing is never touched.
+//   - Every repair is planned by pkg/fix from the same findings as `fix`,
+//     written by fix.Write (writer lock, backup journal, atomic apply,
+//     verification), so `sessfix undo` reverts it. When another sessfix
+//     holds the writer lock the session is retried later.
+//   - A session is examined again only when its content changed: each
+//     session's records are fingerprinted, and the fingerprint of what a
+//     repair wrote is remembered, so its own writes never trigger work.
+//   - Cancelling the context stops the watcher between sessions: a repair
+//     that has started writing is finished, never left half applied.
+//   - Idle costs nothing: no timer runs while no session is pending.
+package watch

@@ -1,0 +1,76 @@
+package watch
+
+import (
+	"time"
+
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+// Kind says what happened to a session.
+type Kind string
+
+// Event kinds. Repaired, WouldRepair, SkippedBusy, Unfixed and Failed are
+// the ones that matter; the rest are for --verbose.
+const (
+	// Repaired: a repair was written and verified; Backup names the run.
+	Repaired Kind = "repaired"
+	// WouldRepair: with DryRun, the repair that would have been written.
+	WouldRepair Kind = "would-repair"
+	// SkippedBusy: the session has findings but may be in use (an
+	// unfinished assistant message in a store another process has open);
+	// it is examined again when the abandon window has passed.
+	SkippedBusy Kind = "skipped-busy"
+	// Unfixed: findings sessfix cannot repair remain (reported once per
+	// content of the session).
+	Unfixed Kind = "unfixed"
+	// Failed: the session could not be read, planned, written or verified.
+	Failed Kind = "failed"
+
+	// Started: the watcher has scanned the stores and follows changes.
+	Started Kind = "started"
+	// Stopped: the watcher stopped (context cancelled).
+	Stopped Kind = "stopped"
+	// Rescan: every session of a store is examined again (event queue
+	// overflow, or a directory that appeared).
+	Rescan Kind = "rescan"
+	// Checked: a settled session was examined and needs nothing.
+	Checked Kind = "checked"
+	// Waiting: the writer lock is held by another sessfix, or a record
+	// changed while the repair was written; the session is retried.
+	Waiting Kind = "waiting"
+	// Warning: something the user should know that concerns no session
+	// (a directory that cannot be watched, a watcher error).
+	Warning Kind = "warning"
+)
+
+// Matters reports whether the event is one of those printed without
+// --verbose.
+func (k Kind) Matters() bool {
+	switch k {
+	case Repaired, WouldRepair, SkippedBusy, Unfixed, Failed, Warning:
+		return true
+	}
+	return false
+}
+
+// Event is one thing the watcher reports. Field names are the JSON Lines
+// contract of `sessfix watch --format json`.
+type Event struct {
+	Time  time.Time   `json:"time"`
+	Kind  Kind        `json:"event"`
+	Store *store.Info `json:"store,omitempty"`
+	// Session and Title name the session (empty for store-wide events).
+	Session string `json:"session,omitempty"`
+	Title   string `json:"title,omitempty"`
+	// Rules are the codes of the findings repaired (Repaired,
+	// WouldRepair) or left (SkippedBusy, Unfixed), sorted.
+	Rules []string `json:"rules,omitempty"`
+	// Edits is the number of edits written or planned.
+	Edits int `json:"edits,omitempty"`
+	// Backup is the backup run id of a repair: `sessfix undo BACKUP`.
+	Backup string `json:"backup,omitempty"`
+	// Message is a lowercase sentence for humans.
+	Message string `json:"message,omitempty"`
+	// Error is set on Failed and Warning events.
+	Error string `json:"error,omitempty"`
+}

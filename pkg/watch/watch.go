@@ -1,0 +1,583 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/sessfix/sessfix/pkg/fix"
+	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+// Defaults.
+const (
+	// DefaultSettle is how long a session must be quiet before it is examined.
+	DefaultSettle = 2 * time.Second
+	// DefaultAbandon is how long an unfinished assistant message in a store
+	// another process holds open counts as in progress (OpenCode may be
+	// running a long tool and writing nothing meanwhile).
+	DefaultAbandon = 10 * time.Minute
+	// DefaultLockRetry is how long to wait before retrying a session whose
+	// store another sessfix is writing.
+	DefaultLockRetry = time.Second
+	// DefaultCoalesce is how long database changes are gathered before the
+	// database is asked which sessions they touched.
+	DefaultCoalesce = 250 * time.Millisecond
+)
+
+// batch bounds how many due sessions are examined before events are
+// looked at again.
+const batch = 32
+
+// Options configure a Watcher.
+type Options struct {
+	// Stores are the opened stores to watch (store.Discover or store.Open).
+	// The watcher does not close them.
+	Stores []store.Store
+	// Settle is the quiet period before a session is examined; zero means
+	// DefaultSettle.
+	Settle time.Duration
+	// Abandon is how long an unfinished assistant message counts as in
+	// progress while another process has the store open; zero means
+	// DefaultAbandon.
+	Abandon time.Duration
+	// Poll, when positive, replaces fsnotify by polling the stores at this
+	// interval (filesystems without inotify: network and some container
+	// mounts).
+	Poll time.Duration
+	// DryRun reports what would be repaired and writes nothing.
+	DryRun bool
+	// Scan holds the rule filters (Select, Ignore, Sessions). The watcher
+	// sets its own Settle and Now.
+	Scan scan.Options
+	// Fix holds the repair choices (Strategies, Placeholder). The watcher
+	// sets its own Now and Scan.
+	Fix fix.Options
+	// Write locates the backup journal (and replaces the apply step in
+	// tests). Its Scan is set by the watcher.
+	Write fix.WriteOptions
+	// Clock is the time source; nil means RealClock.
+	Clock Clock
+	// Report receives every event, from the watcher's goroutine. Nil drops
+	// them.
+	Report func(Event)
+	// LockRetry is the wait before retrying a locked store; zero means
+	// DefaultLockRetry.
+	LockRetry time.Duration
+	// Coalesce is the wait before asking a changed database what changed;
+	// zero means DefaultCoalesce.
+	Coalesce time.Duration
+	// InUse reports whether another process has the store open. Nil means
+	// the operating system's answer (/proc on Linux; elsewhere "maybe",
+	// which makes unfinished messages wait for the abandon window).
+	InUse func(store.Info) bool
+}
+
+// storeState is what the watcher keeps per store.
+type storeState struct {
+	st   store.Store
+	info store.Info
+	// root is the absolute store path: the JSON tree, the database or the
+	// export file.
+	root     string
+	exportID string
+	refs     map[string]store.SessionRef
+	// fps holds, per session, the fingerprint of the content last examined
+	// (or last written by a repair): the same content is not examined again.
+	fps map[string]string
+	// busy holds the fingerprint for which skipped-busy was last reported.
+	busy map[string]string
+	// msgSession maps message ids to sessions (storage/ trees).
+	msgSession map[string]string
+	// db follows a SQLite store's changes.
+	db *changes
+	// dirs are the watched directories of a JSON store; snap the files seen
+	// by the last poll.
+	dirs map[string]bool
+	snap map[string]fileStamp
+}
+
+type fileStamp struct {
+	size  int64
+	mtime int64
+}
+
+// key names one pending session; an empty id is a store's database check.
+type key struct {
+	store int
+	id    string
+}
+
+type pending struct {
+	due       time.Time
+	lastEvent time.Time
+}
+
+// Watcher repairs sessions as they change. Create it with New and call Run
+// once.
+type Watcher struct {
+	opts    Options
+	clock   Clock
+	stores  []*storeState
+	fsw     *fsnotify.Watcher
+	pending map[key]*pending
+	timer   Timer
+	armed   bool
+	inUse   func(store.Info) bool
+}
+
+// New checks the options and prepares a watcher.
+func New(opts Options) (*Watcher, error) {
+	if len(opts.Stores) == 0 {
+		return nil, errors.New("no store to watch")
+	}
+	if opts.Settle < 0 || opts.Abandon < 0 || opts.Poll < 0 {
+		return nil, errors.New("settle, abandon and poll durations must not be negative")
+	}
+	if opts.Settle == 0 {
+		opts.Settle = DefaultSettle
+	}
+	if opts.Abandon == 0 {
+		opts.Abandon = DefaultAbandon
+	}
+	if opts.LockRetry == 0 {
+		opts.LockRetry = DefaultLockRetry
+	}
+	if opts.Coalesce == 0 {
+		opts.Coalesce = DefaultCoalesce
+	}
+	if opts.Clock == nil {
+		opts.Clock = RealClock{}
+	}
+	w := &Watcher{opts: opts, clock: opts.Clock, pending: map[key]*pending{}, inUse: opts.InUse}
+	if w.inUse == nil {
+		w.inUse = storeInUse
+	}
+	for _, st := range opts.Stores {
+		info := st.Info()
+		root, err := filepath.Abs(info.Path)
+		if err != nil {
+			return nil, fmt.Errorf("cannot resolve %s: %w", info.Path, err)
+		}
+		w.stores = append(w.stores, &storeState{
+			st: st, info: info, root: filepath.Clean(root),
+			refs: map[string]store.SessionRef{}, fps: map[string]string{}, busy: map[string]string{},
+			msgSession: map[string]string{}, dirs: map[string]bool{},
+		})
+	}
+	return w, nil
+}
+
+func (w *Watcher) report(e Event) {
+	if w.opts.Report == nil {
+		return
+	}
+	if e.Time.IsZero() {
+		e.Time = w.clock.Now()
+	}
+	w.opts.Report(e)
+}
+
+func (w *Watcher) warn(ss *storeState, msg string, err error) {
+	e := Event{Kind: Warning, Message: msg}
+	if ss != nil {
+		info := ss.info
+		e.Store = &info
+	}
+	if err != nil {
+		e.Error = err.Error()
+	}
+	w.report(e)
+}
+
+// Run scans every store once, then follows changes until ctx is done. It
+// returns nil when ctx ends (after finishing a repair being written), or
+// the error that keeps it from watching at all.
+func (w *Watcher) Run(ctx context.Context) error {
+	defer w.close()
+	if w.opts.Poll == 0 {
+		fsw, err := fsnotify.NewWatcher()
+		if err != nil {
+			return fmt.Errorf("cannot watch for file changes: %w (try --poll)", err)
+		}
+		w.fsw = fsw
+	}
+	for _, ss := range w.stores {
+		if err := w.setup(ctx, ss); err != nil {
+			return err
+		}
+	}
+	now := w.clock.Now()
+	for i, ss := range w.stores {
+		for id := range ss.refs {
+			w.pending[key{i, id}] = &pending{due: now}
+		}
+	}
+	w.timer = w.clock.NewTimer(time.Hour)
+	w.timer.Stop()
+	w.arm()
+	mode := "file events"
+	if w.opts.Poll > 0 {
+		mode = "polling every " + w.opts.Poll.String()
+	}
+	w.report(Event{Kind: Started, Message: fmt.Sprintf("watching %s (%s), settle %s", plural(len(w.stores), "store", "stores"), mode, w.opts.Settle)})
+
+	var events chan fsnotify.Event
+	var errs chan error
+	if w.fsw != nil {
+		events, errs = w.fsw.Events, w.fsw.Errors
+	}
+	var tick <-chan time.Time
+	var ticker Timer
+	if w.opts.Poll > 0 {
+		ticker = w.clock.NewTimer(w.opts.Poll)
+		tick = ticker.C()
+		defer ticker.Stop()
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			w.report(Event{Kind: Stopped, Message: "no more repairs in progress"})
+			return nil
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			w.handle(ctx, ev)
+		case err, ok := <-errs:
+			if !ok {
+				errs = nil
+				continue
+			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				w.report(Event{Kind: Rescan, Message: "too many file events at once; examining every session again"})
+				w.rescanAll(ctx)
+			} else {
+				w.warn(nil, "file watcher error", err)
+			}
+		case <-tick:
+			w.poll(ctx)
+			ticker.Reset(w.opts.Poll)
+		case <-w.timer.C():
+			w.armed = false
+			w.runDue(ctx)
+		}
+		w.arm()
+	}
+}
+
+func (w *Watcher) close() {
+	if w.fsw != nil {
+		w.fsw.Close()
+	}
+	for _, ss := range w.stores {
+		if ss.db != nil {
+			ss.db.Close()
+		}
+	}
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+}
+
+// setup lists a store's sessions and starts following it.
+func (w *Watcher) setup(ctx context.Context, ss *storeState) error {
+	if err := w.list(ctx, ss); err != nil {
+		return err
+	}
+	switch ss.info.Shape {
+	case store.ShapeSQLite:
+		db, err := openChanges(ss.root)
+		if err != nil {
+			return err
+		}
+		ss.db = db
+		if _, err := db.since(ctx, true); err != nil {
+			return fmt.Errorf("cannot read the changes of %s: %w", ss.root, err)
+		}
+		if w.opts.Poll > 0 {
+			ss.snap = stampFiles(ss.root, ss.root+"-wal")
+			return nil
+		}
+		return w.addWatch(ss, filepath.Dir(ss.root))
+	case store.ShapeExport:
+		if w.opts.Poll > 0 {
+			ss.snap = stampFiles(ss.root)
+			return nil
+		}
+		return w.addWatch(ss, filepath.Dir(ss.root))
+	}
+	if w.opts.Poll > 0 {
+		ss.snap = walkStamps(ss.root)
+		return nil
+	}
+	w.addTree(ss, ss.root, false)
+	return nil
+}
+
+// list refreshes a store's session refs.
+func (w *Watcher) list(ctx context.Context, ss *storeState) error {
+	refs, err := ss.st.List(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot list the sessions of %s store %s: %w", ss.info.Shape, ss.info.Path, err)
+	}
+	ss.refs = map[string]store.SessionRef{}
+	for _, r := range refs {
+		if !w.selected(r.ID) {
+			continue
+		}
+		ss.refs[r.ID] = r
+	}
+	if ss.info.Shape == store.ShapeExport && len(refs) == 1 {
+		ss.exportID = refs[0].ID
+	}
+	return nil
+}
+
+func (w *Watcher) selected(id string) bool {
+	if len(w.opts.Scan.Sessions) == 0 {
+		return true
+	}
+	for _, s := range w.opts.Scan.Sessions {
+		if s == id {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *Watcher) addWatch(ss *storeState, dir string) error {
+	if err := w.fsw.Add(dir); err != nil {
+		return fmt.Errorf("cannot watch %s: %w (for filesystems without inotify, or when the watch limit is reached, use --poll)", dir, err)
+	}
+	ss.dirs[dir] = true
+	return nil
+}
+
+// addTree watches dir and every directory under it. With mark set, every
+// session found under it is marked changed: it may have been written
+// before its watch existed.
+func (w *Watcher) addTree(ss *storeState, dir string, mark bool) {
+	walkDirs(dir, func(d string, files []string) {
+		if !ss.dirs[d] {
+			if err := w.fsw.Add(d); err != nil {
+				w.warn(ss, "cannot watch "+d+"; changes below it are missed (use --poll, or raise fs.inotify.max_user_watches)", err)
+			} else {
+				ss.dirs[d] = true
+			}
+		}
+		if !mark {
+			return
+		}
+		if id, ok := ss.sessionOf(d, true); ok {
+			w.mark(ss, id)
+		}
+		for _, f := range files {
+			if id, ok := ss.sessionOf(f, false); ok {
+				w.mark(ss, id)
+			}
+		}
+	})
+}
+
+func (w *Watcher) storeIndex(ss *storeState) int {
+	for i, s := range w.stores {
+		if s == ss {
+			return i
+		}
+	}
+	return -1
+}
+
+// mark records a change to a session: it is examined once it has been quiet
+// for the settle window.
+func (w *Watcher) mark(ss *storeState, id string) {
+	if id == "" || !w.selected(id) {
+		return
+	}
+	now := w.clock.Now()
+	k := key{w.storeIndex(ss), id}
+	p := w.pending[k]
+	if p == nil {
+		p = &pending{}
+		w.pending[k] = p
+	}
+	p.lastEvent = now
+	p.due = now.Add(w.opts.Settle)
+}
+
+// markDB schedules a database check unless one is already due.
+func (w *Watcher) markDB(ss *storeState) {
+	k := key{w.storeIndex(ss), ""}
+	if w.pending[k] != nil {
+		return
+	}
+	w.pending[k] = &pending{due: w.clock.Now().Add(w.opts.Coalesce)}
+}
+
+// handle maps one file event to the sessions it changes.
+func (w *Watcher) handle(ctx context.Context, ev fsnotify.Event) {
+	path := filepath.Clean(ev.Name)
+	for _, ss := range w.stores {
+		switch ss.info.Shape {
+		case store.ShapeSQLite:
+			if ss.sqliteName(path) {
+				w.markDB(ss)
+			}
+			continue
+		case store.ShapeExport:
+			if path == ss.root {
+				if ss.exportID == "" {
+					_ = w.list(ctx, ss)
+				}
+				w.mark(ss, ss.exportID)
+			}
+			continue
+		}
+		if path != ss.root && !within(ss.root, path) {
+			continue
+		}
+		if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+			// The path is gone: a removed directory loses its watch; a
+			// renamed file is an editor's save or OpenCode's rewrite.
+			delete(ss.dirs, path)
+			if id, ok := ss.sessionOf(path, false); ok {
+				w.mark(ss, id)
+			} else if id, ok := ss.sessionOf(path, true); ok {
+				w.mark(ss, id)
+			}
+			continue
+		}
+		if ev.Has(fsnotify.Create) && isDir(path) {
+			w.addTree(ss, path, true)
+			continue
+		}
+		if id, ok := ss.sessionOf(path, false); ok {
+			w.mark(ss, id)
+		}
+	}
+}
+
+func within(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != "." && !startsDotDot(rel)
+}
+
+func startsDotDot(rel string) bool {
+	return rel == ".." || len(rel) > 2 && rel[:3] == ".."+string(filepath.Separator)
+}
+
+// rescanAll re-lists every store and marks every session; JSON trees get
+// their missing watches back.
+func (w *Watcher) rescanAll(ctx context.Context) {
+	for _, ss := range w.stores {
+		if err := w.list(ctx, ss); err != nil {
+			w.warn(ss, "cannot list the sessions again", err)
+			continue
+		}
+		for id := range ss.refs {
+			w.mark(ss, id)
+		}
+		switch ss.info.Shape {
+		case store.ShapeSQLite:
+			w.markDB(ss)
+		case store.ShapeExport:
+		default:
+			if w.fsw != nil {
+				w.addTree(ss, ss.root, true)
+			}
+		}
+	}
+}
+
+// arm sets the timer to the earliest due time; with nothing pending the
+// timer stays stopped and the watcher costs nothing.
+func (w *Watcher) arm() {
+	if w.armed {
+		w.timer.Stop()
+		w.armed = false
+	}
+	var first time.Time
+	for _, p := range w.pending {
+		if first.IsZero() || p.due.Before(first) {
+			first = p.due
+		}
+	}
+	if first.IsZero() {
+		return
+	}
+	d := first.Sub(w.clock.Now())
+	if d < 0 {
+		d = 0
+	}
+	w.timer.Reset(d)
+	w.armed = true
+}
+
+// runDue examines the sessions whose time has come, oldest first, at most
+// a batch at a time so file events keep being read.
+func (w *Watcher) runDue(ctx context.Context) {
+	now := w.clock.Now()
+	var due []key
+	for k, p := range w.pending {
+		if !p.due.After(now) {
+			due = append(due, k)
+		}
+	}
+	sort.Slice(due, func(i, j int) bool {
+		a, b := w.pending[due[i]], w.pending[due[j]]
+		if !a.due.Equal(b.due) {
+			return a.due.Before(b.due)
+		}
+		if due[i].store != due[j].store {
+			return due[i].store < due[j].store
+		}
+		return due[i].id < due[j].id
+	})
+	if len(due) > batch {
+		due = due[:batch]
+	}
+	for _, k := range due {
+		if ctx.Err() != nil {
+			return
+		}
+		p := w.pending[k]
+		delete(w.pending, k)
+		ss := w.stores[k.store]
+		if k.id == "" {
+			w.checkDB(ctx, ss)
+			continue
+		}
+		w.examine(ctx, ss, k.id, p.lastEvent)
+	}
+}
+
+// checkDB asks a database which sessions changed.
+func (w *Watcher) checkDB(ctx context.Context, ss *storeState) {
+	ids, err := ss.db.since(ctx, false)
+	if err != nil {
+		if ctx.Err() == nil {
+			w.warn(ss, "cannot read the database's changes; retrying", err)
+			k := key{w.storeIndex(ss), ""}
+			w.pending[k] = &pending{due: w.clock.Now().Add(w.opts.Settle)}
+		}
+		return
+	}
+	for _, id := range ids {
+		w.mark(ss, id)
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
