@@ -221,6 +221,13 @@ func (w *work) stepFor(f scan.Finding) step {
 	case isPreflight(f.Code) && f.ErrorType != "":
 		return w.findingErrorStep(f)
 	}
+	if f.Severity == scan.Info {
+		// Info findings are about records OpenCode never sends (an errored
+		// attempt, tools on it) or facts worth knowing; the failed attempt
+		// itself is left alone (rules.md, error-driven recovery).
+		st.why = "info only: nothing reaches the provider from here, so nothing is changed"
+		return st
+	}
 	if f.Code == "SF203" && f.MessageID == "" && f.PartID == "" {
 		st.why = "sessfix does not move a whole session whose record is missing; restore the session record from a backup, or `opencode import` an export of it"
 		return st

@@ -48,7 +48,13 @@ func (c *Context) Report(f Finding) {
 	if f.Severity == 0 {
 		f.Severity = r.Severity
 	}
-	if f.Fix == "" && r.Fixable {
+	// Info findings are report-only: they describe records OpenCode never
+	// sends (an errored attempt and what is on it) or facts worth knowing,
+	// and the failed attempt itself is left alone (rules.md).
+	switch {
+	case f.Severity == Info:
+		f.Fix = ""
+	case f.Fix == "" && r.Fixable:
 		f.Fix = r.Fix
 	}
 	s := c.Session
