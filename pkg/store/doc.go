@@ -5,6 +5,10 @@
 //
 // Guarantees:
 //   - Reading never writes: SQLite is opened read-only, JSON files are only read.
+//     Only a StoreWriter (OpenWriter, WriterFor) changes a store, and only by
+//     applying a ChangeSet whose Before bytes still match: JSON files through
+//     a temp file, fsync, rename and directory fsync; SQLite in one
+//     transaction per session. AcquireLock keeps sessfix writers apart.
 //   - Every record keeps its raw bytes exactly as stored, so later edits can be
 //     byte-surgical, and its location (file path and line, or table and rowid).
 //   - Sessions are loaded one at a time; memory is bounded by the largest
@@ -13,5 +17,5 @@
 //     returned as Broken records, never dropped silently.
 //
 // The package knows nothing about rules; it hands sessions to pkg/scan and
-// applies change sets planned by pkg/fix.
+// applies change sets planned by pkg/fix (pkg/backup journals them first).
 package store
