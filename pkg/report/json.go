@@ -59,6 +59,10 @@ type JSONFinding struct {
 	ProviderError string       `json:"provider_error"`
 	Index         string       `json:"index"`
 	ErrorType     string       `json:"error_type"`
+	// Suppressed findings are shown but never fail a run; the reason
+	// comes from the config file's suppression.
+	Suppressed        bool   `json:"suppressed"`
+	SuppressionReason string `json:"suppression_reason"`
 }
 
 // JSONLocation is where a finding's record lives.
@@ -72,6 +76,7 @@ type JSONLocation struct {
 // JSONSummary counts the findings.
 type JSONSummary struct {
 	Total      int            `json:"total"`
+	Suppressed int            `json:"suppressed"`
 	BySeverity JSONSeverities `json:"by_severity"`
 	ByCode     map[string]int `json:"by_code"`
 	Fixable    int            `json:"fixable"`
@@ -90,7 +95,7 @@ type JSONSeverities struct {
 
 // NewJSONFinding converts a finding to its JSON form.
 func NewJSONFinding(f scan.Finding) JSONFinding {
-	return JSONFinding{
+	jf := JSONFinding{
 		Code:      f.Code,
 		Rule:      f.Rule,
 		Severity:  f.Severity.String(),
@@ -112,6 +117,10 @@ func NewJSONFinding(f scan.Finding) JSONFinding {
 		Index:         f.Index,
 		ErrorType:     f.ErrorType,
 	}
+	if f.Suppression != nil {
+		jf.Suppressed, jf.SuppressionReason = true, f.Suppression.Reason
+	}
+	return jf
 }
 
 // NewJSONDocument converts a report to the JSON document.
@@ -138,18 +147,19 @@ func NewJSONDocument(r *Report) *JSONDocument {
 		}
 		doc.Stores = append(doc.Stores, js)
 	}
-	for _, f := range r.findings() {
+	for _, f := range r.all() {
 		doc.Findings = append(doc.Findings, NewJSONFinding(f))
 	}
 	s := r.Summarize()
 	doc.Summary = JSONSummary{
 		Total:      s.Total,
+		Suppressed: s.Suppressed,
 		BySeverity: JSONSeverities{Error: s.Error, Warning: s.Warning, Info: s.Info},
 		ByCode:     map[string]int{},
 		Fixable:    s.Fixable,
 		Sessions:   s.Sessions,
 		Stores:     s.Stores,
-		FailOn:     s.FailOn.String(),
+		FailOn:     r.FailOnString(),
 		Failing:    s.Failing,
 	}
 	for _, c := range s.ByCode {

@@ -19,8 +19,13 @@ type Report struct {
 	Result *scan.Result
 	// Version is the sessfix version that produced the report.
 	Version string
-	// FailOn is the --fail-on threshold; zero means DefaultFailOn.
+	// FailOn is the --fail-on threshold; zero means DefaultFailOn unless
+	// FailCodes is set.
 	FailOn scan.Severity
+	// FailCodes are rule codes or prefixes whose findings fail a run
+	// whatever their severity (--fail-on SF103,SF2). With FailCodes and a
+	// zero FailOn, only findings of these codes fail.
+	FailCodes []string
 }
 
 // Printer renders a report in one format.
@@ -35,6 +40,11 @@ type Options struct {
 	TTY bool
 	// Color enables ANSI styling; it only affects the terminal layout.
 	Color bool
+	// BaseDir is the directory CI formats (sarif, github, junit) make
+	// absolute paths relative to, normally the working directory, so that
+	// annotations point at files of the checked-out repository. Paths
+	// outside it, and every path when it is empty, are kept as they are.
+	BaseDir string
 }
 
 // NewPrinter builds a printer for the given options.
@@ -64,15 +74,91 @@ func New(name string, opts Options) (Printer, error) {
 	return f(opts), nil
 }
 
-// failOn returns the effective threshold.
+// failOn returns the effective severity threshold; zero when only
+// FailCodes fail.
 func (r *Report) failOn() scan.Severity {
-	if r.FailOn == 0 {
+	if r.FailOn == 0 && len(r.FailCodes) == 0 {
 		return DefaultFailOn
 	}
 	return r.FailOn
 }
 
+// Fails reports whether f fails the run: it is not suppressed, and its
+// severity is at or above the threshold or its code is one of FailCodes.
+func (r *Report) Fails(f scan.Finding) bool {
+	if f.Suppressed() {
+		return false
+	}
+	if sev := r.failOn(); sev != 0 && f.Severity >= sev {
+		return true
+	}
+	for _, c := range r.FailCodes {
+		if len(f.Code) >= len(c) && strings.EqualFold(f.Code[:len(c)], c) {
+			return true
+		}
+	}
+	return false
+}
+
+// FailOnString renders the threshold as --fail-on takes it: "warning",
+// "SF103,SF104" or "error,SF105".
+func (r *Report) FailOnString() string {
+	var parts []string
+	if sev := r.failOn(); sev != 0 {
+		parts = append(parts, sev.String())
+	}
+	parts = append(parts, r.FailCodes...)
+	return strings.Join(parts, ",")
+}
+
+// ParseFailOn parses a --fail-on value: a comma-separated list of severity
+// names (error, warning, info; the lowest wins) and rule codes or prefixes.
+// An empty value is DefaultFailOn.
+func ParseFailOn(value string) (sev scan.Severity, codes []string, err error) {
+	if strings.TrimSpace(value) == "" {
+		return DefaultFailOn, nil, nil
+	}
+	for _, item := range strings.Split(value, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		if s, perr := scan.ParseSeverity(item); perr == nil {
+			if sev == 0 || s < sev {
+				sev = s
+			}
+			continue
+		}
+		code := strings.ToUpper(item)
+		if err := (&scan.Options{Select: []string{code}}).ValidateFilters(); err != nil {
+			return 0, nil, fmt.Errorf("%q is neither a severity (error, warning, info) nor a rule code or prefix (see `sessfix rules`)", item)
+		}
+		codes = append(codes, code)
+	}
+	if sev == 0 && len(codes) == 0 {
+		return DefaultFailOn, nil, nil
+	}
+	return sev, codes, nil
+}
+
+// findings returns the findings that are not suppressed: what text output
+// shows and what counts.
 func (r *Report) findings() []scan.Finding {
+	if r.Result == nil {
+		return nil
+	}
+	var out []scan.Finding
+	for _, f := range r.Result.Findings {
+		if !f.Suppressed() {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// all returns every finding, suppressed ones included: what JSON and SARIF
+// show.
+func (r *Report) all() []scan.Finding {
 	if r.Result == nil {
 		return nil
 	}
@@ -86,9 +172,12 @@ func (r *Report) stores() []scan.StoreResult {
 	return r.Result.Stores
 }
 
-// Summary counts a report's findings.
+// Summary counts a report's findings. Suppressed findings are counted only
+// in Suppressed.
 type Summary struct {
 	Total int
+	// Suppressed counts findings a config file suppressed.
+	Suppressed int
 	// BySeverity counts findings per severity.
 	Error, Warning, Info int
 	// ByCode lists each code that has findings, in code order.
@@ -97,7 +186,8 @@ type Summary struct {
 	Fixable int
 	// Sessions and Stores count what was scanned.
 	Sessions, Stores int
-	// FailOn is the threshold; Failing counts findings at or above it.
+	// FailOn is the severity threshold (zero when only codes fail);
+	// Failing counts findings that fail the run (see Report.Fails).
 	FailOn  scan.Severity
 	Failing int
 }
@@ -118,6 +208,11 @@ func (r *Report) Summarize() Summary {
 	for _, st := range r.stores() {
 		s.Sessions += len(st.Sessions)
 	}
+	for _, f := range r.all() {
+		if f.Suppressed() {
+			s.Suppressed++
+		}
+	}
 	byCode := map[string]*CodeCount{}
 	for _, f := range r.findings() {
 		s.Total++
@@ -129,7 +224,7 @@ func (r *Report) Summarize() Summary {
 		case scan.Info:
 			s.Info++
 		}
-		if f.Severity >= s.FailOn {
+		if r.Fails(f) {
 			s.Failing++
 		}
 		c := byCode[f.Code]
@@ -153,12 +248,12 @@ func (r *Report) Summarize() Summary {
 	return s
 }
 
-// Failing counts findings at or above the report's threshold: a scan whose
-// report has any fails (exit code 1).
+// Failing counts the findings that fail the run (see Fails): a scan whose
+// report has any exits 1.
 func (r *Report) Failing() int {
 	n := 0
 	for _, f := range r.findings() {
-		if f.Severity >= r.failOn() {
+		if r.Fails(f) {
 			n++
 		}
 	}

@@ -238,10 +238,10 @@ func TestStoreErrorShown(t *testing.T) {
 
 func TestUnknownFormat(t *testing.T) {
 	_, err := New("xml", Options{})
-	if err == nil || !strings.Contains(err.Error(), "json, text") {
+	if err == nil || !strings.Contains(err.Error(), "github, json, junit, sarif, text") {
 		t.Errorf("New(xml) error = %v, want one listing the formats", err)
 	}
-	if got := strings.Join(Formats(), ","); got != "json,text" {
+	if got := strings.Join(Formats(), ","); got != "github,json,junit,sarif,text" {
 		t.Errorf("Formats() = %s", got)
 	}
 }

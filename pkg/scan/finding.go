@@ -83,4 +83,20 @@ type Finding struct {
 	Index string `json:"index"`
 	// ErrorType is the error-driven recovery class (SF302, preflight).
 	ErrorType string `json:"error_type"`
+
+	// Suppression is set when a config file accepts the finding as it is:
+	// it is still reported (JSON, SARIF) but never fails a run and is never
+	// fixed. Nil for every finding a rule reports; pkg/config sets it.
+	Suppression *Suppression `json:"suppression,omitempty"`
 }
+
+// Suppression is why a finding is accepted as it is.
+type Suppression struct {
+	// Reason is the justification the config gives; never blank.
+	Reason string `json:"reason"`
+	// Source is the config file that holds the suppression.
+	Source string `json:"source"`
+}
+
+// Suppressed reports whether a config suppressed the finding.
+func (f Finding) Suppressed() bool { return f.Suppression != nil }
