@@ -201,6 +201,15 @@ func (w *Watcher) warn(ss *storeState, msg string, err error) {
 // the error that keeps it from watching at all.
 func (w *Watcher) Run(ctx context.Context) error {
 	defer w.close()
+	if err := w.start(ctx); err != nil {
+		return err
+	}
+	return w.loop(ctx)
+}
+
+// start opens the file watcher, lists and follows every store, and marks
+// every session for the initial scan.
+func (w *Watcher) start(ctx context.Context) error {
 	if w.opts.Poll == 0 {
 		fsw, err := fsnotify.NewWatcher()
 		if err != nil {
@@ -227,7 +236,12 @@ func (w *Watcher) Run(ctx context.Context) error {
 		mode = "polling every " + w.opts.Poll.String()
 	}
 	w.report(Event{Kind: Started, Message: fmt.Sprintf("watching %s (%s), settle %s", plural(len(w.stores), "store", "stores"), mode, w.opts.Settle)})
+	return nil
+}
 
+// loop is the watcher's one goroutine: file events, poll ticks and due
+// sessions, until ctx ends.
+func (w *Watcher) loop(ctx context.Context) error {
 	var events chan fsnotify.Event
 	var errs chan error
 	if w.fsw != nil {
@@ -256,12 +270,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 				errs = nil
 				continue
 			}
-			if errors.Is(err, fsnotify.ErrEventOverflow) {
-				w.report(Event{Kind: Rescan, Message: "too many file events at once; examining every session again"})
-				w.rescanAll(ctx)
-			} else {
-				w.warn(nil, "file watcher error", err)
-			}
+			w.watchError(ctx, err)
 		case <-tick:
 			w.poll(ctx)
 			ticker.Reset(w.opts.Poll)
@@ -271,6 +280,17 @@ func (w *Watcher) Run(ctx context.Context) error {
 		}
 		w.arm()
 	}
+}
+
+// watchError handles an error from the file watcher: a lost event queue
+// means any session may have changed.
+func (w *Watcher) watchError(ctx context.Context, err error) {
+	if errors.Is(err, fsnotify.ErrEventOverflow) {
+		w.report(Event{Kind: Rescan, Message: "too many file events at once; examining every session again"})
+		w.rescanAll(ctx)
+		return
+	}
+	w.warn(nil, "file watcher error", err)
 }
 
 func (w *Watcher) close() {

@@ -1,0 +1,206 @@
+package watch_test
+
+import (
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // database/sql driver "sqlite"
+)
+
+// helperEnv makes the test binary a writer process: "sessions" copies a
+// session into a sessions/ store file by file, "sqlite" inserts it into a
+// database row by row, each in its own transaction. Both rewrite one part
+// every 100 ms for 3 s, as OpenCode does while a block streams, then give
+// it its final body, print "last-write <unix ns>" and exit.
+const helperEnv = "SESSFIX_WATCH_E2E_WRITER"
+
+const (
+	streamRewrites = 30
+	streamEvery    = 100 * time.Millisecond
+	recordEvery    = 50 * time.Millisecond
+)
+
+// runHelper runs the writer; args are: staging store, target store,
+// session id, streamed part id.
+func runHelper(mode string, args []string) int {
+	var err error
+	var last time.Time
+	switch mode {
+	case "sessions":
+		last, err = writeSessions(args[0], args[1], args[2], args[3])
+	case "sqlite":
+		last, err = writeSQLite(args[0], args[1], args[2], args[3])
+	default:
+		err = fmt.Errorf("unknown writer mode %q", mode)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "writer:", err)
+		return 1
+	}
+	fmt.Printf("last-write %d\n", last.UnixNano())
+	return 0
+}
+
+// writeSessions copies staging/<sid> into target/<sid>: session.json, then
+// each message file followed by its parts, creating directories as
+// OpenCode does.
+func writeSessions(staging, target, sid, streamed string) (time.Time, error) {
+	src := filepath.Join(staging, sid)
+	var order []string
+	if _, err := os.Stat(filepath.Join(src, "session.json")); err == nil {
+		order = append(order, "session.json")
+	}
+	msgs, err := filepath.Glob(filepath.Join(src, "messages", "*.json"))
+	if err != nil {
+		return time.Time{}, err
+	}
+	sort.Strings(msgs)
+	for _, m := range msgs {
+		order = append(order, filepath.Join("messages", filepath.Base(m)))
+		mid := strings.TrimSuffix(filepath.Base(m), ".json")
+		parts, _ := filepath.Glob(filepath.Join(src, "parts", mid, "*.json"))
+		sort.Strings(parts)
+		for _, p := range parts {
+			order = append(order, filepath.Join("parts", mid, filepath.Base(p)))
+		}
+	}
+	write := func(rel string, body []byte) error {
+		dst := filepath.Join(target, sid, rel)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(dst, body, 0o644)
+	}
+	var streamRel string
+	for _, rel := range order {
+		body, err := os.ReadFile(filepath.Join(src, rel))
+		if err != nil {
+			return time.Time{}, err
+		}
+		if err := write(rel, body); err != nil {
+			return time.Time{}, err
+		}
+		if strings.Contains(rel, streamed) {
+			streamRel = rel
+			final := body
+			for i := 0; i < streamRewrites; i++ {
+				time.Sleep(streamEvery)
+				grown := strings.Replace(string(final), `"text": "`, `"text": "`+strings.Repeat("…", i+1), 1)
+				if err := write(rel, []byte(grown)); err != nil {
+					return time.Time{}, err
+				}
+			}
+			if err := write(rel, final); err != nil {
+				return time.Time{}, err
+			}
+		}
+		time.Sleep(recordEvery)
+	}
+	if streamRel == "" {
+		return time.Time{}, fmt.Errorf("part %s not in session %s", streamed, sid)
+	}
+	return time.Now(), nil
+}
+
+// writeSQLite inserts the session's rows from the staging database into the
+// target one, in OpenCode's order, one transaction per row, with
+// time_updated set to the current time.
+func writeSQLite(staging, target, sid, streamed string) (time.Time, error) {
+	db, err := sql.Open("sqlite", "file:"+target+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)")
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec(`ATTACH DATABASE ? AS st`, staging); err != nil {
+		return time.Time{}, err
+	}
+	now := func() int64 { return time.Now().UnixMilli() }
+	tx := func(stmts ...func(*sql.Tx) error) error {
+		t, err := db.Begin()
+		if err != nil {
+			return err
+		}
+		for _, s := range stmts {
+			if err := s(t); err != nil {
+				t.Rollback()
+				return err
+			}
+		}
+		return t.Commit()
+	}
+	exec := func(q string, args ...any) func(*sql.Tx) error {
+		return func(t *sql.Tx) error { _, err := t.Exec(q, args...); return err }
+	}
+	if err := tx(
+		exec(`INSERT INTO main.session SELECT * FROM st.session WHERE id = ?`, sid),
+		exec(`UPDATE main.session SET time_updated = ? WHERE id = ?`, now(), sid),
+	); err != nil {
+		return time.Time{}, fmt.Errorf("insert session: %w", err)
+	}
+	ids := func(q string, args ...any) ([]string, error) {
+		rows, err := db.Query(q, args...)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return nil, err
+			}
+			out = append(out, id)
+		}
+		return out, rows.Err()
+	}
+	msgs, err := ids(`SELECT id FROM st.message WHERE session_id = ? ORDER BY time_created, id`, sid)
+	if err != nil {
+		return time.Time{}, err
+	}
+	found := false
+	for _, mid := range msgs {
+		if err := tx(
+			exec(`INSERT INTO main.message SELECT * FROM st.message WHERE id = ?`, mid),
+			exec(`UPDATE main.message SET time_updated = ? WHERE id = ?`, now(), mid),
+		); err != nil {
+			return time.Time{}, fmt.Errorf("insert message %s: %w", mid, err)
+		}
+		time.Sleep(recordEvery)
+		parts, err := ids(`SELECT id FROM st.part WHERE message_id = ? ORDER BY id`, mid)
+		if err != nil {
+			return time.Time{}, err
+		}
+		for _, pid := range parts {
+			if err := tx(
+				exec(`INSERT INTO main.part SELECT * FROM st.part WHERE id = ?`, pid),
+				exec(`UPDATE main.part SET time_updated = ? WHERE id = ?`, now(), pid),
+			); err != nil {
+				return time.Time{}, fmt.Errorf("insert part %s: %w", pid, err)
+			}
+			if pid == streamed {
+				found = true
+				for i := 0; i < streamRewrites; i++ {
+					time.Sleep(streamEvery)
+					if err := tx(exec(`UPDATE main.part SET data = json_set(data, '$.text', ?), time_updated = ? WHERE id = ?`,
+						strings.Repeat("…", i+1), now(), pid)); err != nil {
+						return time.Time{}, fmt.Errorf("stream part %s: %w", pid, err)
+					}
+				}
+				if err := tx(exec(`UPDATE main.part SET data = (SELECT data FROM st.part WHERE id = ?1), time_updated = ?2 WHERE id = ?1`, pid, now())); err != nil {
+					return time.Time{}, err
+				}
+			}
+			time.Sleep(recordEvery)
+		}
+	}
+	if !found {
+		return time.Time{}, fmt.Errorf("part %s not in session %s", streamed, sid)
+	}
+	return time.Now(), nil
+}

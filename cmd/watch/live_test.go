@@ -1,0 +1,213 @@
+package watch_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/storetest"
+	"github.com/sessfix/sessfix/pkg/watch"
+)
+
+const (
+	fixtures = "../../testdata/sessions/"
+	// brokenPart is the signed reasoning part of sf104-empty-text's
+	// unfinished assistant message: the writer streams it.
+	brokenPart = "prt_cc3e09a66000Jx7Bi7b4qBCpys"
+	settle     = time.Second
+)
+
+func fixture(t *testing.T, name string) *storetest.Fixture {
+	t.Helper()
+	f, err := storetest.LoadExportFixture(filepath.Join(fixtures, name, "session.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// fixableNow loads a session from disk and returns the codes of the
+// findings fix would repair.
+func fixableNow(t *testing.T, path, id string) []string {
+	t.Helper()
+	st := storetest.OpenOne(t, path)
+	s, err := st.Load(context.Background(), store.SessionRef{ID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range scan.CheckSession(s, &scan.Options{Settle: time.Millisecond}) {
+		if r := scan.Lookup(f.Code); r != nil && r.Fixable && f.Severity >= scan.Warning && f.Code != "SF302" {
+			out = append(out, f.Code)
+		}
+	}
+	st.Close()
+	return out
+}
+
+// checkLiveRepair is the part both shapes share: the writer streamed the
+// broken session; watch must not have touched it before the writer's last
+// write plus the settle window, must repair it, and undo must bring back
+// exactly what the writer left.
+func checkLiveRepair(t *testing.T, p *watchProc, storePath, sid string, lastWrite time.Time, snapshot func() map[string]string, want map[string]string) {
+	t.Helper()
+	rep := p.wait(func(e received) bool { return e.Kind == watch.Repaired && e.Session == sid }, time.Minute, "repaired")
+	if early := rep.Time.Add(5 * time.Millisecond).Before(lastWrite.Add(settle)); early {
+		t.Errorf("repaired at %s, before the writer's last write %s plus the settle window", rep.Time.Format(time.StampMicro), lastWrite.Format(time.StampMicro))
+	}
+	if n := len(p.all(watch.Repaired, sid)); n != 1 {
+		t.Errorf("%d repairs of %s, want 1", n, sid)
+	}
+	if rep.Backup == "" || len(rep.Rules) == 0 {
+		t.Fatalf("repaired event without backup or rules: %+v", rep.Event)
+	}
+	if left := fixableNow(t, storePath, sid); len(left) > 0 {
+		t.Errorf("after the live repair %v remain", left)
+	}
+	// Stop watch before undo, or it would repair the session again.
+	if err := p.stop(syscall.SIGTERM); err != nil {
+		t.Errorf("watch exited with %v after SIGTERM, want 0", err)
+	}
+	if out, err := sessfix(t, p.state, "undo", rep.Backup); err != nil {
+		t.Fatalf("undo %s: %v\n%s", rep.Backup, err, out)
+	}
+	got := snapshot()
+	if len(got) != len(want) {
+		t.Errorf("after undo the session has %d records, want %d", len(got), len(want))
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("after undo %s differs from what the writer left", k)
+		}
+	}
+	if left := fixableNow(t, storePath, sid); len(left) == 0 {
+		t.Error("after undo the session is repaired still")
+	}
+}
+
+func hashFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		s := sha256.Sum256(b)
+		out[rel] = hex.EncodeToString(s[:])
+		return nil
+	})
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestLiveRepairSessionsStore: a session written into a sessions/ store
+// after watch started, in directories that did not exist when it started.
+func TestLiveRepairSessionsStore(t *testing.T) {
+	t.Parallel()
+	broken, healthy := fixture(t, "sf104-empty-text"), fixture(t, "healthy-tool-loop")
+	path := storetest.Materialize(t, store.ShapeSessions, t.TempDir(), healthy)
+	staging := storetest.Materialize(t, store.ShapeSessions, t.TempDir(), broken)
+	state := t.TempDir()
+	p := startWatch(t, state, "--settle", settle.String(), path)
+
+	last := runWriter(t, "sessions", staging, path, broken.ID, brokenPart)
+	want := hashFiles(t, filepath.Join(staging, broken.ID))
+	checkLiveRepair(t, p, path, broken.ID, last, func() map[string]string {
+		return hashFiles(t, filepath.Join(path, broken.ID))
+	}, want)
+	if n := len(p.all(watch.Repaired, healthy.ID)); n != 0 {
+		t.Errorf("the healthy session was repaired %d times", n)
+	}
+}
+
+func sqliteRows(t *testing.T, dbPath, sid string) map[string]string {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+dbPath+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	out := map[string]string{}
+	for _, q := range []string{
+		`SELECT 'message/' || id, data FROM message WHERE session_id = ?`,
+		`SELECT 'part/' || id, data FROM part WHERE session_id = ?`,
+	} {
+		rows, err := db.Query(q, sid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var k, v string
+			if err := rows.Scan(&k, &v); err != nil {
+				t.Fatal(err)
+			}
+			s := sha256.Sum256([]byte(v))
+			out[k] = hex.EncodeToString(s[:])
+		}
+		rows.Close()
+	}
+	return out
+}
+
+// TestLiveRepairSQLite: rows inserted and updated in transactions by a
+// second process; watch finds them through time_updated.
+func TestLiveRepairSQLite(t *testing.T) {
+	t.Parallel()
+	broken, healthy := fixture(t, "sf104-empty-text"), fixture(t, "healthy-tool-loop")
+	path := storetest.Materialize(t, store.ShapeSQLite, t.TempDir(), healthy)
+	staging := storetest.Materialize(t, store.ShapeSQLite, t.TempDir(), broken)
+	state := t.TempDir()
+	p := startWatch(t, state, "--settle", settle.String(), path)
+
+	last := runWriter(t, "sqlite", staging, path, broken.ID, brokenPart)
+	want := sqliteRows(t, staging, broken.ID)
+	checkLiveRepair(t, p, path, broken.ID, last, func() map[string]string {
+		return sqliteRows(t, path, broken.ID)
+	}, want)
+}
+
+// TestDryRunReportsAndWritesNothing runs watch --dry-run over a broken
+// export file.
+func TestDryRunReportsAndWritesNothing(t *testing.T) {
+	t.Parallel()
+	broken := fixture(t, "sf104-empty-text")
+	path := storetest.Materialize(t, store.ShapeExport, t.TempDir(), broken)
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(path, old, old)
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := t.TempDir()
+	p := startWatch(t, state, "--dry-run", path)
+	e := p.wait(func(e received) bool { return e.Kind == watch.WouldRepair }, time.Minute, "would-repair")
+	if e.Session != broken.ID || len(e.Rules) == 0 || e.Edits == 0 {
+		t.Errorf("would-repair event %+v", e.Event)
+	}
+	if err := p.stop(syscall.SIGTERM); err != nil {
+		t.Errorf("exit after SIGTERM: %v", err)
+	}
+	after, _ := os.ReadFile(path)
+	if string(after) != string(before) {
+		t.Error("dry run changed the export file")
+	}
+	if entries, _ := os.ReadDir(filepath.Join(state, "backups")); len(entries) != 0 {
+		t.Errorf("dry run made %d backup runs", len(entries))
+	}
+}

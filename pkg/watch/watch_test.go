@@ -1,0 +1,565 @@
+package watch
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/sessfix/sessfix/pkg/backup"
+	"github.com/sessfix/sessfix/pkg/fix"
+	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/storetest"
+)
+
+// fakeClock is a Clock tests move by hand.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	timers []*fakeTimer
+}
+
+type fakeTimer struct {
+	c      *fakeClock
+	ch     chan time.Time
+	at     time.Time
+	active bool
+}
+
+func newFakeClock(start time.Time) *fakeClock { return &fakeClock{now: start} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) NewTimer(d time.Duration) Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &fakeTimer{c: c, ch: make(chan time.Time, 1), at: c.now.Add(d), active: true}
+	c.timers = append(c.timers, t)
+	return t
+}
+
+// Advance moves the clock and fires the timers that are due.
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	for _, t := range c.timers {
+		if t.active && !t.at.After(c.now) {
+			t.active = false
+			select {
+			case t.ch <- c.now:
+			default:
+			}
+		}
+	}
+}
+
+func (t *fakeTimer) C() <-chan time.Time { return t.ch }
+
+func (t *fakeTimer) Stop() bool {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	was := t.active
+	t.active = false
+	return was
+}
+
+func (t *fakeTimer) Reset(d time.Duration) {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	t.at, t.active = t.c.now.Add(d), true
+}
+
+const repo = "../../testdata/sessions/"
+
+func loadFixture(t *testing.T, name string) *storetest.Fixture {
+	t.Helper()
+	f, err := storetest.LoadExportFixture(filepath.Join(repo, name, "session.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// harness is a watcher driven by hand: polling mode (no fsnotify), a fake
+// clock, and an event log.
+type harness struct {
+	t      *testing.T
+	w      *Watcher
+	clock  *fakeClock
+	st     store.Store
+	path   string
+	state  string
+	mu     sync.Mutex
+	events []Event
+	inUse  bool
+}
+
+func newHarness(t *testing.T, shape store.Shape, configure func(*Options), fixtures ...*storetest.Fixture) *harness {
+	t.Helper()
+	dir := t.TempDir()
+	h := &harness{t: t, state: t.TempDir()}
+	h.path = storetest.Materialize(t, shape, dir, fixtures...)
+	h.st = storetest.OpenOne(t, h.path)
+	// File times are real; the fake clock starts an hour later so that
+	// only the events the test makes decide what is quiet.
+	h.clock = newFakeClock(time.Now().Add(time.Hour).Truncate(time.Millisecond))
+	opts := Options{
+		Stores: []store.Store{h.st},
+		Settle: 2 * time.Second,
+		Poll:   time.Hour, // the test calls poll itself
+		Clock:  h.clock,
+		Write:  fix.WriteOptions{Backup: backup.Options{Dir: h.state}},
+		Report: func(e Event) {
+			h.mu.Lock()
+			h.events = append(h.events, e)
+			h.mu.Unlock()
+		},
+		InUse: func(store.Info) bool { return h.inUse },
+	}
+	if configure != nil {
+		configure(&opts)
+	}
+	w, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.w = w
+	if err := w.start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.close)
+	return h
+}
+
+// step advances the clock and runs what is due, as the loop would.
+func (h *harness) step(d time.Duration) {
+	h.clock.Advance(d)
+	for h.anyDue() {
+		h.w.runDue(context.Background())
+	}
+}
+
+func (h *harness) anyDue() bool {
+	now := h.clock.Now()
+	for _, p := range h.w.pending {
+		if !p.due.After(now) {
+			return true
+		}
+	}
+	return false
+}
+
+func (h *harness) kinds(k Kind) []Event {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []Event
+	for _, e := range h.events {
+		if e.Kind == k {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (h *harness) runs() []backup.RunInfo {
+	h.t.Helper()
+	runs, err := backup.List(backup.Options{Dir: h.state})
+	if err != nil && len(runs) != 0 {
+		h.t.Fatal(err)
+	}
+	return runs
+}
+
+// findings scans the store from disk, as `sessfix scan` would long after.
+func (h *harness) findings(id string) []scan.Finding {
+	h.t.Helper()
+	s, err := h.st.Load(context.Background(), store.SessionRef{ID: id})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return scan.CheckSession(s, &scan.Options{Now: func() time.Time { return h.clock.Now().Add(time.Hour) }})
+}
+
+func fixable(fs []scan.Finding) []string {
+	var out []string
+	for _, f := range fs {
+		if r := scan.Lookup(f.Code); r != nil && r.Fixable && f.Severity >= scan.Warning && f.Code != "SF302" {
+			out = append(out, f.Code)
+		}
+	}
+	return out
+}
+
+// hashTree maps every file under dir to its content hash.
+func hashTree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		s := sha256.Sum256(b)
+		out[p] = hex.EncodeToString(s[:])
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestInitialScanRepairsBrokenAndLeavesHealthy(t *testing.T) {
+	broken := loadFixture(t, "sf104-empty-text")
+	healthy := loadFixture(t, "healthy-tool-loop")
+	for _, shape := range storetest.Shapes {
+		if shape == store.ShapeExport {
+			continue
+		}
+		t.Run(string(shape), func(t *testing.T) {
+			h := newHarness(t, shape, nil, broken, healthy)
+			before := fixable(h.findings(broken.ID))
+			if len(before) == 0 {
+				t.Fatal("fixture has nothing to repair")
+			}
+			h.step(0)
+			rep := h.kinds(Repaired)
+			if len(rep) != 1 || rep[0].Session != broken.ID {
+				t.Fatalf("repaired events %+v, want one for %s", rep, broken.ID)
+			}
+			if rep[0].Backup == "" || len(rep[0].Rules) == 0 || rep[0].Edits == 0 {
+				t.Errorf("repaired event lacks backup, rules or edits: %+v", rep[0])
+			}
+			if left := fixable(h.findings(broken.ID)); len(left) > 0 {
+				t.Errorf("after the repair %v remain (before: %v)", left, before)
+			}
+			if runs := h.runs(); len(runs) != 1 || runs[0].ID != rep[0].Backup {
+				t.Errorf("backup runs %+v, want exactly %s", runs, rep[0].Backup)
+			}
+		})
+	}
+}
+
+// TestOwnWritesDoNotLoop marks the repaired session changed again, as the
+// events of the repair's own writes do, and checks nothing more happens.
+func TestOwnWritesDoNotLoop(t *testing.T) {
+	broken := loadFixture(t, "sf104-empty-text")
+	h := newHarness(t, store.ShapeSessions, nil, broken)
+	h.step(0)
+	if n := len(h.kinds(Repaired)); n != 1 {
+		t.Fatalf("%d repairs, want 1", n)
+	}
+	for i := 0; i < 5; i++ {
+		h.w.poll(context.Background()) // sees the repair's files
+		h.w.mark(h.w.stores[0], broken.ID)
+		h.step(3 * time.Second)
+	}
+	if n := len(h.kinds(Repaired)); n != 1 {
+		t.Errorf("%d repairs after the session's own writes came back, want 1", n)
+	}
+	if n := len(h.runs()); n != 1 {
+		t.Errorf("%d backup runs, want 1", n)
+	}
+	if n := len(h.kinds(Checked)); n != 0 {
+		t.Errorf("unchanged content was examined again %d times", n)
+	}
+}
+
+// copyInto copies one file of a materialised store into the watched one.
+func copyInto(t *testing.T, src, dst string, mutate func([]byte) []byte) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mutate != nil {
+		b = mutate(b)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStreamingSessionIsLeftAloneUntilQuiet writes a broken session file by
+// file, rewriting one part every 100 ms, and checks the watcher waits for
+// the settle window after the last write, and not a moment less.
+func TestStreamingSessionIsLeftAloneUntilQuiet(t *testing.T) {
+	broken := loadFixture(t, "sf104-empty-text")
+	healthy := loadFixture(t, "healthy-tool-loop")
+	h := newHarness(t, store.ShapeSessions, nil, healthy)
+	h.step(0)
+	staging := storetest.Materialize(t, store.ShapeSessions, t.TempDir(), broken)
+	var files []string
+	filepath.WalkDir(filepath.Join(staging, broken.ID), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files = append(files, p)
+		}
+		return err
+	})
+	sort.Strings(files)
+	streamed := ""
+	for _, f := range files {
+		if strings.Contains(f, "prt_cc3e09a66000Jx7Bi7b4qBCpys") {
+			streamed = f
+		}
+	}
+	if streamed == "" {
+		t.Fatal("the fixture lost its reasoning part")
+	}
+	dst := func(p string) string { rel, _ := filepath.Rel(staging, p); return filepath.Join(h.path, rel) }
+	for _, f := range files {
+		copyInto(t, f, dst(f), nil)
+		h.w.poll(context.Background())
+		h.step(100 * time.Millisecond)
+	}
+	// The reasoning part grows every 100 ms for 5 s (50 rewrites).
+	for i := 0; i < 50; i++ {
+		copyInto(t, streamed, dst(streamed), func(b []byte) []byte {
+			return []byte(strings.Replace(string(b), "exponentially.", "exponentially"+strings.Repeat(".", i+2), 1))
+		})
+		h.w.poll(context.Background())
+		h.step(100 * time.Millisecond)
+		if n := len(h.kinds(Repaired)); n != 0 {
+			t.Fatalf("repaired while streaming, after %d rewrites", i+1)
+		}
+	}
+	copyInto(t, streamed, dst(streamed), nil) // the final body
+	h.w.poll(context.Background())
+	h.step(2*time.Second - time.Millisecond)
+	if n := len(h.kinds(Repaired)); n != 0 {
+		t.Fatalf("repaired %d times before the settle window passed", n)
+	}
+	h.step(time.Millisecond)
+	rep := h.kinds(Repaired)
+	if len(rep) != 1 || rep[0].Session != broken.ID {
+		t.Fatalf("repaired %+v, want the streamed session once the settle window passed", rep)
+	}
+	if left := fixable(h.findings(broken.ID)); len(left) > 0 {
+		t.Errorf("after the repair %v remain", left)
+	}
+}
+
+func TestDryRunWritesNothing(t *testing.T) {
+	broken := loadFixture(t, "sf104-empty-text")
+	h := newHarness(t, store.ShapeStorage, func(o *Options) { o.DryRun = true }, broken)
+	before := hashTree(t, h.path)
+	h.step(0)
+	h.step(time.Minute)
+	would := h.kinds(WouldRepair)
+	if len(would) != 1 || len(would[0].Rules) == 0 || would[0].Backup != "" {
+		t.Fatalf("would-repair events %+v", would)
+	}
+	if n := len(h.kinds(Repaired)); n != 0 {
+		t.Errorf("%d repairs in a dry run", n)
+	}
+	after := hashTree(t, h.path)
+	if len(before) != len(after) {
+		t.Fatalf("dry run changed the file set: %d → %d files", len(before), len(after))
+	}
+	for p, hash := range before {
+		if after[p] != hash {
+			t.Errorf("dry run changed %s", p)
+		}
+	}
+	if n := len(h.runs()); n != 0 {
+		t.Errorf("dry run made %d backup runs", n)
+	}
+}
+
+// TestBusySessionWaitsForAbandon: an unfinished assistant message in a
+// store another process holds open is in progress until the abandon window
+// has passed.
+func TestBusySessionWaitsForAbandon(t *testing.T) {
+	broken := loadFixture(t, "sf104-empty-text")
+	h := newHarness(t, store.ShapeSessions, func(o *Options) { o.Abandon = time.Minute }, broken)
+	h.inUse = true
+	h.w.mark(h.w.stores[0], broken.ID)
+	h.w.pending[key{0, broken.ID}].due = h.clock.Now() // no initial-scan shortcut
+	h.step(2 * time.Second)
+	busy := h.kinds(SkippedBusy)
+	if len(busy) != 1 || busy[0].Session != broken.ID || len(busy[0].Rules) == 0 {
+		t.Fatalf("skipped-busy events %+v", busy)
+	}
+	h.step(50 * time.Second)
+	if n := len(h.kinds(Repaired)); n != 0 {
+		t.Fatalf("repaired a busy session before the abandon window")
+	}
+	if n := len(h.kinds(SkippedBusy)); n != 1 {
+		t.Errorf("skipped-busy reported %d times for the same content", n)
+	}
+	h.step(10 * time.Second)
+	if n := len(h.kinds(Repaired)); n != 1 {
+		t.Fatalf("%d repairs once the abandon window passed, want 1", n)
+	}
+}
+
+// TestBusyOnlyForUnfinishedMessages: a store held open does not delay a
+// session whose messages are all finished.
+func TestBusyOnlyForUnfinishedMessages(t *testing.T) {
+	f := loadFixture(t, "sf103-reasoning-after-tool")
+	h := newHarness(t, store.ShapeSessions, nil, f)
+	h.inUse = true
+	s, err := h.st.Load(context.Background(), store.SessionRef{ID: f.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if Unfinished(s) {
+		t.Fatal("fixture has an unfinished message; pick another")
+	}
+	h.step(0)
+	if n := len(h.kinds(SkippedBusy)); n != 0 {
+		t.Errorf("finished session reported busy")
+	}
+	if n := len(h.kinds(Repaired)); n != 1 {
+		t.Errorf("%d repairs, want 1", n)
+	}
+}
+
+func TestLockedStoreIsRetried(t *testing.T) {
+	broken := loadFixture(t, "sf104-empty-text")
+	h := newHarness(t, store.ShapeSessions, nil, broken)
+	lock, err := store.AcquireLock(h.st.Info())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.step(0)
+	if n := len(h.kinds(Waiting)); n != 1 {
+		t.Fatalf("%d waiting events while the lock is held, want 1", n)
+	}
+	h.step(DefaultLockRetry)
+	if n := len(h.kinds(Repaired)); n != 0 {
+		t.Fatal("repaired while another sessfix holds the lock")
+	}
+	if err := lock.Release(); err != nil {
+		t.Fatal(err)
+	}
+	h.step(DefaultLockRetry)
+	if n := len(h.kinds(Repaired)); n != 1 {
+		t.Fatalf("%d repairs once the lock was released, want 1", n)
+	}
+}
+
+// TestChangedWhileWritingIsRetried: when a record changes between the scan
+// and the write, nothing is written and the session is examined again.
+func TestChangedWhileWritingIsRetried(t *testing.T) {
+	broken := loadFixture(t, "sf104-empty-text")
+	var h *harness
+	calls := 0
+	h = newHarness(t, store.ShapeSessions, func(o *Options) {
+		o.Write.Apply = func(ctx context.Context, info store.Info, sets []*store.ChangeSet) (string, error) {
+			calls++
+			if calls == 1 {
+				return "", store.ErrChanged
+			}
+			return backup.Apply(ctx, backup.Options{Dir: h.state}, info, sets)
+		}
+	}, broken)
+	h.step(0)
+	if len(h.kinds(Waiting)) != 1 || len(h.kinds(Repaired)) != 0 {
+		t.Fatalf("first attempt: waiting %d, repaired %d", len(h.kinds(Waiting)), len(h.kinds(Repaired)))
+	}
+	h.step(2 * time.Second)
+	if n := len(h.kinds(Repaired)); n != 1 || calls != 2 {
+		t.Fatalf("second attempt: %d repairs after %d calls", n, calls)
+	}
+}
+
+func TestOverflowRescansEverySession(t *testing.T) {
+	a, b := loadFixture(t, "healthy-tool-loop"), loadFixture(t, "sf103-negative")
+	h := newHarness(t, store.ShapeSessions, func(o *Options) { o.Poll = 0 }, a, b)
+	h.step(0)
+	if len(h.w.pending) != 0 {
+		t.Fatalf("%d sessions pending after the initial scan", len(h.w.pending))
+	}
+	h.w.watchError(context.Background(), fsnotify.ErrEventOverflow)
+	if len(h.kinds(Rescan)) != 1 {
+		t.Errorf("no rescan event")
+	}
+	var ids []string
+	for k := range h.w.pending {
+		ids = append(ids, k.id)
+	}
+	sort.Strings(ids)
+	want := []string{a.ID, b.ID}
+	sort.Strings(want)
+	if strings.Join(ids, ",") != strings.Join(want, ",") {
+		t.Errorf("pending after overflow %v, want %v", ids, want)
+	}
+}
+
+func TestSessionOfMapsEveryShape(t *testing.T) {
+	root := filepath.FromSlash("/data/store")
+	cases := []struct {
+		shape store.Shape
+		path  string
+		dir   bool
+		want  string
+	}{
+		{store.ShapeSessions, "ses_a/messages/msg_1.json", false, "ses_a"},
+		{store.ShapeSessions, "ses_a/parts/msg_1/prt_1.json", false, "ses_a"},
+		{store.ShapeSessions, "ses_a/parts/msg_1", true, "ses_a"},
+		{store.ShapeSessions, "ses_a/parts/msg_1/.sessfix-123.tmp", false, ""},
+		{store.ShapeSessions, ".sessfix.lock", false, ""},
+		{store.ShapeStorage, "session/proj/ses_b.json", false, "ses_b"},
+		{store.ShapeStorage, "message/ses_b/msg_2.json", false, "ses_b"},
+		{store.ShapeStorage, "part/msg_2/prt_9.json", false, "ses_b"}, // learned from the message above
+		{store.ShapeStorage, "part/msg_unknown/prt_9.json", false, ""},
+		{store.ShapeStorage, "session_diff/ses_b.json", false, ""},
+		{store.ShapeProject, "session/info/ses_c.json", false, "ses_c"},
+		{store.ShapeProject, "session/message/ses_c/msg_3.json", false, "ses_c"},
+		{store.ShapeProject, "session/part/ses_c/msg_3/prt_1.json", false, "ses_c"},
+		{store.ShapeProject, "session/info", true, ""},
+	}
+	states := map[store.Shape]*storeState{}
+	for _, c := range cases {
+		ss := states[c.shape]
+		if ss == nil {
+			ss = &storeState{info: store.Info{Shape: c.shape}, root: root, msgSession: map[string]string{}}
+			states[c.shape] = ss
+		}
+		got, ok := ss.sessionOf(filepath.Join(root, filepath.FromSlash(c.path)), c.dir)
+		if got != c.want || ok != (c.want != "") {
+			t.Errorf("%s %s: got %q %v, want %q", c.shape, c.path, got, ok, c.want)
+		}
+	}
+}
+
+func TestFingerprintIgnoresTimesNotBytes(t *testing.T) {
+	f := loadFixture(t, "healthy-tool-loop")
+	st := storetest.OpenOne(t, storetest.Materialize(t, store.ShapeSessions, t.TempDir(), f))
+	s, err := st.Load(context.Background(), store.SessionRef{ID: f.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp := Fingerprint(s)
+	s.Messages[0].Modified = s.Messages[0].Modified.Add(time.Hour)
+	if Fingerprint(s) != fp {
+		t.Error("a new modification time changed the fingerprint")
+	}
+	p := s.Messages[len(s.Messages)-1].Parts[0]
+	p.Raw = append(append([]byte(nil), p.Raw...), ' ')
+	if Fingerprint(s) == fp {
+		t.Error("a changed record body kept the fingerprint")
+	}
+}
