@@ -143,9 +143,15 @@ func (w *Watcher) examine(ctx context.Context, ss *storeState, id string, lastEv
 				w.report(e)
 			}
 		}
+		// Look again when the abandon window has passed, or earlier to see
+		// whether the other process is gone (a killed OpenCode writes
+		// nothing more, so no event would come).
 		at := last.Add(w.opts.Abandon)
 		if last.IsZero() {
 			at = now.Add(w.opts.Abandon)
+		}
+		if re := now.Add(w.opts.BusyRecheck); re.Before(at) {
+			at = re
 		}
 		w.later(ss, id, at, lastEvent)
 		return

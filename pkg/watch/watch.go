@@ -26,6 +26,9 @@ const (
 	// DefaultLockRetry is how long to wait before retrying a session whose
 	// store another sessfix is writing.
 	DefaultLockRetry = time.Second
+	// DefaultBusyRecheck is how often a session left alone as busy is
+	// looked at again, to notice that the process holding the store is gone.
+	DefaultBusyRecheck = 5 * time.Second
 	// DefaultCoalesce is how long database changes are gathered before the
 	// database is asked which sessions they touched.
 	DefaultCoalesce = 250 * time.Millisecond
@@ -70,6 +73,9 @@ type Options struct {
 	// LockRetry is the wait before retrying a locked store; zero means
 	// DefaultLockRetry.
 	LockRetry time.Duration
+	// BusyRecheck is how often a busy session is looked at again; zero
+	// means DefaultBusyRecheck.
+	BusyRecheck time.Duration
 	// Coalesce is the wait before asking a changed database what changed;
 	// zero means DefaultCoalesce.
 	Coalesce time.Duration
@@ -148,6 +154,9 @@ func New(opts Options) (*Watcher, error) {
 	}
 	if opts.LockRetry == 0 {
 		opts.LockRetry = DefaultLockRetry
+	}
+	if opts.BusyRecheck == 0 {
+		opts.BusyRecheck = DefaultBusyRecheck
 	}
 	if opts.Coalesce == 0 {
 		opts.Coalesce = DefaultCoalesce

@@ -563,3 +563,25 @@ func TestFingerprintIgnoresTimesNotBytes(t *testing.T) {
 		t.Error("a changed record body kept the fingerprint")
 	}
 }
+
+// TestBusySessionRepairedOnceTheWriterIsGone: a killed OpenCode writes
+// nothing more, so the busy session is looked at again without an event.
+func TestBusySessionRepairedOnceTheWriterIsGone(t *testing.T) {
+	broken := loadFixture(t, "sf104-empty-text")
+	h := newHarness(t, store.ShapeSessions, nil, broken)
+	h.inUse = true
+	h.w.mark(h.w.stores[0], broken.ID)
+	h.step(2 * time.Second)
+	if len(h.kinds(SkippedBusy)) != 1 {
+		t.Fatal("not reported busy")
+	}
+	h.step(DefaultBusyRecheck)
+	if n := len(h.kinds(Repaired)); n != 0 {
+		t.Fatal("repaired while the store is still open elsewhere")
+	}
+	h.inUse = false // the writer was killed
+	h.step(DefaultBusyRecheck)
+	if n := len(h.kinds(Repaired)); n != 1 {
+		t.Fatalf("%d repairs once the writer was gone, want 1", n)
+	}
+}
