@@ -17,6 +17,7 @@ import (
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/pkg/backup"
+	"github.com/sessfix/sessfix/pkg/config"
 	"github.com/sessfix/sessfix/pkg/fix"
 	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/scan"
@@ -38,6 +39,12 @@ type FixOptions struct {
 	Placeholder    string
 	Error          string
 	Settle         time.Duration
+	// FailOn is --fail-on: which unfixed findings make the command exit 1
+	// ("" means warning).
+	FailOn string
+	// Config is the config file whose suppressions apply (suppressed
+	// findings are left alone); nil when none was found.
+	Config *config.Config
 
 	// Apply writes one store's change sets, backing every edit up first, and
 	// returns the backup run's id. The caller holds the store's writer lock.
@@ -53,6 +60,7 @@ type FixOptions struct {
 // NewCmdFix returns `sessfix fix`. runF replaces the command's work in tests.
 func NewCmdFix(f *cli.Factory, runF func(context.Context, *FixOptions) error) *cobra.Command {
 	opts := &FixOptions{Factory: f}
+	filters := &cli.Filters{}
 	cmd := &cobra.Command{
 		Use:   "fix [PATH...]",
 		Short: "Repair broken OpenCode sessions",
@@ -90,16 +98,24 @@ Exit codes:
     --error 'messages.3.content.0.type: Expected ` + "`thinking`" + ` or ` + "`redacted_thinking`" + `, but found ` + "`tool_use`" + `'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
+			cfg, err := f.ApplyConfig(cmd, cli.ConfigTargets{Filters: filters, Settle: &opts.Settle,
+				Strategies: &opts.Strategies, Placeholder: &opts.Placeholder})
+			if err != nil {
+				return err
+			}
+			if cfg.Path != "" {
+				opts.Config = cfg
+			}
+			opts.Select, opts.Ignore, opts.FailOn = filters.Select, filters.Ignore, filters.FailOn
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
 			return RunFix(cmd.Context(), opts)
 		},
 	}
+	cli.AddFilterFlags(cmd, filters, "fix")
 	fl := cmd.Flags()
 	fl.StringArrayVar(&opts.Sessions, "session", nil, "fix only the session with this `ID` (repeatable)")
-	fl.StringSliceVar(&opts.Select, "select", nil, "fix only findings of these rule `CODES` or prefixes")
-	fl.StringSliceVar(&opts.Ignore, "ignore", nil, "leave findings of these rule `CODES` or prefixes alone")
 	fl.BoolVarP(&opts.DryRun, "dry-run", "n", false, "plan and print, write nothing")
 	fl.BoolVar(&opts.Diff, "diff", false, "print a unified diff of every record that would change (with --dry-run)")
 	fl.BoolVarP(&opts.Yes, "yes", "y", false, "write without asking")
@@ -108,8 +124,8 @@ Exit codes:
 	fl.StringVar(&opts.Placeholder, "placeholder", fix.DefaultPlaceholder, "`TEXT` for empty and injected text parts (must not be blank)")
 	fl.StringVar(&opts.Error, "error", "", "repair what this provider error `TEXT` points at (needs --session)")
 	fl.DurationVar(&opts.Settle, "settle", scan.DefaultSettle, "a session changed within this `long` may be in use and is skipped")
-	_ = cmd.RegisterFlagCompletionFunc("select", cli.RuleCodeList)
-	_ = cmd.RegisterFlagCompletionFunc("ignore", cli.RuleCodeList)
+	_ = cmd.RegisterFlagCompletionFunc("session", f.SessionIDs)
+	_ = cmd.RegisterFlagCompletionFunc("strategy", cli.StrategyPairs)
 	return cmd
 }
 
@@ -148,16 +164,13 @@ func RunFix(ctx context.Context, opts *FixOptions) error {
 		return cli.WithHints(cli.FlagErrorf("--error needs exactly one --session: the error's messages.N only means something in the session it came from"),
 			"find the session with `sessfix scan`, then: sessfix fix --session ID --error TEXT")
 	}
-	sopts := &scan.Options{
-		Select:   cleanCodes(opts.Select),
-		Ignore:   cleanCodes(opts.Ignore),
-		Sessions: opts.Sessions,
-		Settle:   opts.Settle,
-		Now:      now,
+	sopts, failOn, failCodes, err := (&cli.Filters{Select: opts.Select, Ignore: opts.Ignore, FailOn: opts.FailOn}).ScanFilters()
+	if err != nil {
+		return err
 	}
-	if err := sopts.ValidateFilters(); err != nil {
-		return &cli.FlagError{Err: err}
-	}
+	sopts.Sessions, sopts.Settle, sopts.Now = opts.Sessions, opts.Settle, now
+	// policy decides which findings left unfixed make the command exit 1.
+	policy := &report.Report{FailOn: failOn, FailCodes: failCodes}
 	fopts := fix.Options{Strategies: strategies, Placeholder: opts.Placeholder, Now: now, Scan: sopts}
 
 	disc, err := openStores(f, opts.Paths)
@@ -193,12 +206,12 @@ func RunFix(ctx context.Context, opts *FixOptions) error {
 			if opts.Error != "" {
 				p, err = fix.PlanFromError(s, opts.Error, fopts)
 			} else {
-				p, err = fix.Plan(s, scan.CheckSession(s, sopts), fopts)
+				p, err = fix.Plan(s, unsuppressed(opts.Config, scan.CheckSession(s, sopts)), fopts)
 			}
 			if err != nil {
 				return fmt.Errorf("session %s in %s: %w", s.ID, st.Info().Path, err)
 			}
-			unfixed += countUnfixed(p)
+			unfixed += countUnfixed(p, policy)
 			if p.Empty() && len(p.Unfixed) == 0 && len(p.Notes) == 0 {
 				continue
 			}
@@ -382,14 +395,29 @@ func verify(ctx context.Context, sp *sessionPlan, sopts *scan.Options) error {
 	return nil
 }
 
-func countUnfixed(p *fix.SessionPlan) int {
+func countUnfixed(p *fix.SessionPlan, policy *report.Report) int {
 	n := 0
 	for _, u := range p.Unfixed {
-		if u.Finding.Severity >= scan.Warning {
+		if policy.Fails(u.Finding) {
 			n++
 		}
 	}
 	return n
+}
+
+// unsuppressed drops the findings the config file suppresses: fix leaves
+// them as they are.
+func unsuppressed(c *config.Config, fs []scan.Finding) []scan.Finding {
+	if c == nil {
+		return fs
+	}
+	out := fs[:0:0]
+	for _, f := range fs {
+		if !c.Suppressed(f) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 func editCount(plans []*sessionPlan) int {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
+	"github.com/sessfix/sessfix/pkg/config"
 	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
@@ -31,6 +32,11 @@ type ScanOptions struct {
 	// abandoned.
 	Settle time.Duration
 
+	// Config is the config file whose suppressions apply; nil when none
+	// was found. Its other settings are already merged into the fields
+	// above (flags win).
+	Config *config.Config
+
 	// Scan runs the rules; nil means scan.Run. Tests may replace it.
 	Scan func(context.Context, []store.Store, *scan.Options) (*scan.Result, error)
 }
@@ -39,6 +45,7 @@ type ScanOptions struct {
 // tests; nil runs it.
 func NewCmdScan(f *cli.Factory, runF func(context.Context, *ScanOptions) error) *cobra.Command {
 	opts := &ScanOptions{Factory: f}
+	filters := &cli.Filters{}
 	cmd := &cobra.Command{
 		Use:   "scan [PATH...]",
 		Short: "Find what breaks OpenCode sessions",
@@ -55,10 +62,15 @@ On a terminal, findings are grouped by store and session with a summary; piped o
 finding is one line "LOCATION: SEVERITY CODE message"; --format json prints one JSON document
 (docs/json-output.md). Store names, notes and hints go to stderr.
 
+--fail-on takes a severity (error, warning, info), rule codes or prefixes, or both: "error,SF105" fails on
+errors and on any SF105 finding. Settings can live in .sessfix.yaml or .sessfix.json at the repository root
+(or --config FILE): select, ignore, fail-on, settle and suppressions of single findings with a reason; flags
+win over the file. --format sarif, github and junit are for CI (docs/ci.md).
+
 Exit codes:
   0    no finding at or above --fail-on
   1    findings at or above --fail-on remain
-  2    usage error: bad flag, unknown rule code or prefix
+  2    usage error: bad flag, unknown rule code or prefix, invalid config file
   3    no store found, or a store is unreadable or unsupported
   4    a store is locked or busy
   130  interrupted`,
@@ -72,24 +84,32 @@ Exit codes:
   sessfix scan --fail-on error --format json --output findings.json
 
   # one session, ignoring all store-integrity rules
-  sessfix scan --session ses_3a1f2b9c8d7eAbCdEfGhIjKlMn --ignore SF2`,
+  sessfix scan --session ses_3a1f2b9c8d7eAbCdEfGhIjKlMn --ignore SF2
+
+  # in GitHub Actions: annotations on the pull request, or SARIF for code scanning
+  sessfix scan fixtures/ --format github
+  sessfix scan fixtures/ --format sarif --output sessfix.sarif`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
+			cfg, err := f.ApplyConfig(cmd, cli.ConfigTargets{Filters: filters, Settle: &opts.Settle})
+			if err != nil {
+				return err
+			}
+			if cfg.Path != "" {
+				opts.Config = cfg
+			}
+			opts.Select, opts.Ignore, opts.FailOn = filters.Select, filters.Ignore, filters.FailOn
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
 			return RunScan(cmd.Context(), opts)
 		},
 	}
+	cli.AddFilterFlags(cmd, filters, "run")
 	fl := cmd.Flags()
-	fl.StringSliceVar(&opts.Select, "select", nil, "run only these rule `CODES` or prefixes (comma-separated or repeated, e.g. SF1,SF203)")
-	fl.StringSliceVar(&opts.Ignore, "ignore", nil, "skip these rule `CODES` or prefixes")
-	fl.StringVar(&opts.FailOn, "fail-on", "warning", "exit 1 when findings at or above `SEVERITY` remain: error, warning or info")
 	fl.StringArrayVar(&opts.Sessions, "session", nil, "scan only the session with this `ID` (repeatable)")
 	fl.DurationVar(&opts.Settle, "settle", scan.DefaultSettle, "treat an unfinished session as abandoned after it has been quiet this `long`")
-	_ = cmd.RegisterFlagCompletionFunc("select", cli.RuleCodeList)
-	_ = cmd.RegisterFlagCompletionFunc("ignore", cli.RuleCodeList)
-	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"error", "warning", "info"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("session", f.SessionIDs)
 	return cmd
 }
 
@@ -98,9 +118,10 @@ func RunScan(ctx context.Context, opts *ScanOptions) error {
 	f := opts.Factory
 	ios := f.IOStreams
 
-	failOn, err := scan.ParseSeverity(opts.FailOn)
+	filters := &cli.Filters{Select: opts.Select, Ignore: opts.Ignore, FailOn: opts.FailOn}
+	sopts, failOn, failCodes, err := filters.ScanFilters()
 	if err != nil {
-		return cli.FlagErrorf("invalid --fail-on: %v", err)
+		return err
 	}
 	if opts.Settle < 0 {
 		return cli.FlagErrorf("invalid --settle %s: must not be negative", opts.Settle)
@@ -108,16 +129,7 @@ func RunScan(ctx context.Context, opts *ScanOptions) error {
 	if _, err := report.New(f.Format(), report.Options{}); err != nil {
 		return cli.FlagErrorf("invalid --format: %v", err)
 	}
-	sopts := &scan.Options{
-		Select:   cleanCodes(opts.Select),
-		Ignore:   cleanCodes(opts.Ignore),
-		Sessions: opts.Sessions,
-		Settle:   opts.Settle,
-		Now:      f.Now,
-	}
-	if err := sopts.ValidateFilters(); err != nil {
-		return &cli.FlagError{Err: err}
-	}
+	sopts.Sessions, sopts.Settle, sopts.Now = opts.Sessions, opts.Settle, f.Now
 
 	disc, err := openStores(f, opts.Paths)
 	if err != nil {
@@ -160,10 +172,18 @@ func RunScan(ctx context.Context, opts *ScanOptions) error {
 		return err
 	}
 
-	rep := &report.Report{Result: res, Version: f.Build.Version, FailOn: failOn}
+	if opts.Config != nil {
+		unused := opts.Config.Apply(res.Findings)
+		if len(opts.Sessions) == 0 && len(sopts.Select) == 0 && len(sopts.Ignore) == 0 {
+			// Only a full scan can tell that a suppression is stale.
+			f.WarnUnusedSuppressions(opts.Config, unused)
+		}
+	}
+	rep := &report.Report{Result: res, Version: f.Build.Version, FailOn: failOn, FailCodes: failCodes}
 	if err := printReport(f, rep); err != nil {
 		return err
 	}
+	f.SuppressedNote(opts.Config, rep.Summarize().Suppressed)
 
 	var storeErrs []error
 	for _, sr := range res.Stores {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sessfix/sessfix/cmd/internal/iostreams"
+	"github.com/sessfix/sessfix/pkg/config"
 	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -34,6 +35,12 @@ type Factory struct {
 	Now func() time.Time
 	// Globals holds the persistent flags, filled in when flags are parsed.
 	Globals *Globals
+	// Getwd returns the working directory (config discovery, relative
+	// paths in CI reports); nil means os.Getwd.
+	Getwd func() (string, error)
+
+	config    *config.Config
+	configErr error
 }
 
 // New returns the factory of a real run.
@@ -59,6 +66,9 @@ type Globals struct {
 	Output string
 	// Quiet is -q: no status lines, notes, hints or progress on stderr.
 	Quiet bool
+	// Config is --config: the config file to read instead of looking for
+	// .sessfix.json or .sessfix.yaml.
+	Config string
 }
 
 // Output is where a command writes its result.
@@ -107,7 +117,8 @@ func (f *Factory) Printer(out *Output) (report.Printer, error) {
 	if f.Globals != nil && f.Globals.Format != "" {
 		format = f.Globals.Format
 	}
-	p, err := report.New(format, report.Options{TTY: out.TTY, Color: out.Color})
+	base, _ := f.Workdir() // no working directory: paths stay as they are
+	p, err := report.New(format, report.Options{TTY: out.TTY, Color: out.Color, BaseDir: base})
 	if err != nil {
 		return nil, FlagErrorf("%v", err)
 	}
