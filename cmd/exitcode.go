@@ -22,6 +22,32 @@ const (
 	ExitInterrupted = 130 // SIGINT
 )
 
+// ExitCodeDoc documents one exit code.
+type ExitCodeDoc struct {
+	Code int
+	// Meaning says when sessfix exits with the code.
+	Meaning string
+	// Examples are commands or situations that produce it ("" when none).
+	Examples string
+}
+
+// ExitCodes is the documentation of every exit code, in order. `sessfix help
+// exit-codes` prints it and the table in docs/exit-codes.md must say the same
+// (a test compares them).
+var ExitCodes = []ExitCodeDoc{
+	{ExitOK, "success: the scan is clean (no finding at or above `--fail-on`; suppressed findings never count), or every finding was fixed",
+		"`sessfix scan` on healthy sessions; `sessfix rules`"},
+	{ExitFindings, "findings remain at or above `--fail-on` (default `warning`), or a dry run printed a diff",
+		"`sessfix scan` finding an empty text part"},
+	{ExitUsage, "usage error: unknown command or flag, bad flag value, unknown rule code or prefix, invalid config file",
+		"`sessfix scan --select SF999`; `sessfix explain NOPE`; `--format xml`; a suppression without a reason"},
+	{ExitFailure, "operational failure: no store found, a store unreadable or unsupported, an output file that cannot be written",
+		"`sessfix scan /no/such/dir`; a database of OpenCode 2.x"},
+	{ExitLocked, "the store is locked or busy: OpenCode or another sessfix holds it",
+		"`sessfix fix` while OpenCode writes the session"},
+	{ExitInterrupted, "interrupted (Ctrl-C); nothing half-written is left behind", ""},
+}
+
 // ExitCode maps a command's error to the process exit code. When an error
 // carries several causes the most serious wins: interrupted, locked, usage,
 // failure, findings.

@@ -34,10 +34,13 @@ func NewCmdRoot(f *cli.Factory) *cobra.Command {
 thinking blocks in the wrong place, unfinished tools, corrupted records. It reads every storage layout
 OpenCode has used (SQLite, JSON storage/, project trees, sessions dirs, export files).
 
-Start with ` + "`sessfix scan`" + `. Exit codes are described in ` + "`sessfix scan --help`" + `.`,
+Start with ` + "`sessfix scan`" + `. Settings can live in .sessfix.yaml or .sessfix.json at the repository root
+(or --config FILE). Exit codes: ` + "`sessfix help exit-codes`" + `. Guides: https://github.com/sessfix/sessfix/tree/main/docs`,
 		Example: `  sessfix scan
+  sessfix fix --dry-run --diff
   sessfix rules
-  sessfix explain SF103`,
+  sessfix explain SF103
+  sessfix help exit-codes`,
 		Version:                    f.Build.Version,
 		SilenceErrors:              true,
 		SilenceUsage:               true,
@@ -72,8 +75,13 @@ Start with ` + "`sessfix scan`" + `. Exit codes are described in ` + "`sessfix s
 	pf.StringVar(&g.Format, "format", "text", "output `FORMAT`: "+strings.Join(report.Formats(), ", "))
 	pf.StringVarP(&g.Output, "output", "o", "", "write the report to `FILE` instead of stdout")
 	pf.BoolVarP(&g.Quiet, "quiet", "q", false, "print no status lines, notes, hints or progress on stderr")
+	pf.StringVar(&g.Config, "config", "", "read settings from `FILE` instead of .sessfix.json or .sessfix.yaml found from the working directory")
 	_ = root.RegisterFlagCompletionFunc("color", cobra.FixedCompletions(iostreams.ColorModes, cobra.ShellCompDirectiveNoFileComp))
 	_ = root.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(report.Formats(), cobra.ShellCompDirectiveNoFileComp))
+	_ = root.RegisterFlagCompletionFunc("config", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"json", "yaml", "yml"}, cobra.ShellCompDirectiveFilterFileExt
+	})
+	root.SetHelpCommand(newCmdHelp(f))
 
 	root.AddCommand(
 		scancmd.NewCmdScan(f, nil),
