@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -209,5 +211,48 @@ func TestDryRunReportsAndWritesNothing(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(filepath.Join(state, "backups")); len(entries) != 0 {
 		t.Errorf("dry run made %d backup runs", len(entries))
+	}
+}
+
+// TestServiceFilesUseRealFlags parses the command lines of the systemd unit
+// and the launchd plist with the built sessfix.
+func TestServiceFilesUseRealFlags(t *testing.T) {
+	t.Parallel()
+	unit, err := os.ReadFile("../../docs/sessfix-watch.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plist, err := os.ReadFile("../../docs/dev.sessfix.watch.plist")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines [][]string
+	for _, l := range strings.Split(string(unit), "\n") {
+		if strings.HasPrefix(l, "ExecStart=") {
+			lines = append(lines, strings.Fields(l)[1:])
+		}
+	}
+	prog := regexp.MustCompile(`(?s)<key>ProgramArguments</key>\s*<array>(.*?)</array>`).FindSubmatch(plist)
+	if prog == nil {
+		t.Fatal("the plist has no ProgramArguments")
+	}
+	var args []string
+	for _, m := range regexp.MustCompile(`<string>([^<]*)</string>`).FindAllSubmatch(prog[1], -1) {
+		args = append(args, string(m[1]))
+	}
+	if len(args) > 1 {
+		lines = append(lines, args[1:])
+	}
+	if len(lines) != 2 {
+		t.Fatalf("found %d command lines, want one per file", len(lines))
+	}
+	for _, l := range lines {
+		if len(l) == 0 || l[0] != "watch" {
+			t.Errorf("command line %q does not run sessfix watch", l)
+			continue
+		}
+		if out, err := sessfix(t, t.TempDir(), append(l, "--help")...); err != nil {
+			t.Errorf("sessfix %s: %v\n%s", strings.Join(l, " "), err, out)
+		}
 	}
 }

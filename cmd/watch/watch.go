@@ -52,7 +52,7 @@ func NewCmdWatch(f *cli.Factory, runF func(context.Context, *WatchOptions) error
 ESC in the middle of a turn never leaves a bricked session behind. Stores are found as ` + "`sessfix scan`" + `
 finds them.
 
-watch scans every session once, then follows file events (inotify, FSEvents, ...; --poll for filesystems
+watch scans every session once, then follows file events (inotify, kqueue, ...; --poll for filesystems
 without them). A session is examined once it has been quiet for --settle; an unfinished assistant
 message in a store another process has open (OpenCode running a long tool) is left alone until it has
 been quiet for --abandon. Repairs are the default repairs of ` + "`sessfix fix --yes`" + `, including the repair of
