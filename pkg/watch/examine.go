@@ -109,6 +109,13 @@ func (w *Watcher) examine(ctx context.Context, ss *storeState, id string, lastEv
 		if ctx.Err() != nil {
 			return
 		}
+		if lerr := w.list(ctx, ss); lerr == nil {
+			if _, still := ss.refs[id]; !still {
+				delete(ss.fps, id) // deleted while we looked: nothing to repair
+				delete(ss.busy, id)
+				return
+			}
+		}
 		e := w.sessionEvent(ss, Failed, nil, ref)
 		e.Message, e.Error = "the session cannot be loaded", err.Error()
 		w.report(e)

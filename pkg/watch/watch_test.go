@@ -585,3 +585,48 @@ func TestBusySessionRepairedOnceTheWriterIsGone(t *testing.T) {
 		t.Fatalf("%d repairs once the writer was gone, want 1", n)
 	}
 }
+
+// TestRunFollowsNewDirectories runs the real loop with fsnotify on a
+// storage/ tree: a session whose session, message and part directories
+// are all created after the start is found through the events and
+// repaired once the (fake) settle window has passed.
+func TestRunFollowsNewDirectories(t *testing.T) {
+	healthy, broken := loadFixture(t, "healthy-tool-loop"), loadFixture(t, "sf104-empty-text")
+	h := newHarness(t, store.ShapeStorage, func(o *Options) { o.Poll = 0 }, healthy)
+	h.w.close() // the harness started it by hand; Run starts it again
+	w, err := New(h.w.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.w = w
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	started := func() bool { return len(h.kinds(Started)) == 1 }
+	for i := 0; !started(); i++ {
+		if i > 1000 {
+			t.Fatal("never started")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	staging := storetest.Materialize(t, store.ShapeStorage, t.TempDir(), broken)
+	if err := os.CopyFS(h.path, os.DirFS(staging)); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; len(h.kinds(Repaired)) == 0; i++ {
+		if i > 500 {
+			t.Fatalf("the new session was never repaired; events %+v", h.events)
+		}
+		time.Sleep(20 * time.Millisecond) // let the events arrive, then move the fake time on
+		h.clock.Advance(time.Second)
+	}
+	if rep := h.kinds(Repaired); len(rep) != 1 || rep[0].Session != broken.ID {
+		t.Errorf("repaired %+v, want only %s", rep, broken.ID)
+	}
+}
