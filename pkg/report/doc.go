@@ -2,8 +2,15 @@
 // programs. It knows findings and output formats, never storage.
 //
 // Each output format is one file that registers a Printer under its name
-// (text.go: "text", json.go: "json"); New looks formats up by name, so adding
-// a format (SARIF, GitHub annotations, JUnit) is one new file.
+// (text.go: "text", json.go: "json", sarif.go: "sarif", github.go:
+// "github", junit.go: "junit"); New looks formats up by name, so adding a
+// format is one new file. The CI formats (sarif, github, junit) make paths
+// relative to Options.BaseDir.
+//
+// Suppressed findings (scan.Finding.Suppression, set from a config file)
+// never fail a run: text and github output leave them out, JSON and SARIF
+// show them marked, JUnit lists them in system-out. Report.Fails decides
+// what fails: the severity threshold, or rule codes (--fail-on).
 //
 // Guarantees:
 //   - Output is a pure function of the Report and the Options: findings keep

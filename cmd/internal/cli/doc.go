@@ -1,7 +1,10 @@
 // Package cli is the plumbing every sessfix command shares: the Factory that
 // hands commands their streams, build information and store access (so tests
-// can replace each), the global flags, the error kinds that cmd/exitcode.go
-// maps to exit codes, and shell completion of rule codes.
+// can replace each), the global flags, the rule flags every scanning command
+// shares (Filters: --select, --ignore, --fail-on) and how the config file
+// fills them (Factory.ApplyConfig; flags win), the error kinds that
+// cmd/exitcode.go maps to exit codes, and shell completion of rule codes,
+// --fail-on lists, strategies and session ids.
 //
 // It holds no command logic: each verb lives in its own package under cmd/.
 package cli
