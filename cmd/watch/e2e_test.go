@@ -55,7 +55,7 @@ type received struct {
 
 // watchProc is a running `sessfix watch --format json --verbose`.
 type watchProc struct {
-	t      *testing.T
+	t      testing.TB
 	cmd    *exec.Cmd
 	state  string
 	stderr bytes.Buffer
@@ -71,7 +71,7 @@ func sessfixEnv(state, home string) []string {
 	return append(os.Environ(), "SESSFIX_STATE_DIR="+state, "HOME="+home, "XDG_DATA_HOME="+filepath.Join(home, "data"), "NO_COLOR=1")
 }
 
-func startWatch(t *testing.T, state string, args ...string) *watchProc {
+func startWatch(t testing.TB, state string, args ...string) *watchProc {
 	t.Helper()
 	home := t.TempDir()
 	p := &watchProc{t: t, state: state, done: make(chan struct{})}
