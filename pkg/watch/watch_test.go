@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -592,41 +593,86 @@ func TestBusySessionRepairedOnceTheWriterIsGone(t *testing.T) {
 // repaired once the (fake) settle window has passed.
 func TestRunFollowsNewDirectories(t *testing.T) {
 	healthy, broken := loadFixture(t, "healthy-tool-loop"), loadFixture(t, "sf104-empty-text")
-	h := newHarness(t, store.ShapeStorage, func(o *Options) { o.Poll = 0 }, healthy)
+	h := runHarness(t, store.ShapeStorage, healthy)
+	staging := storetest.Materialize(t, store.ShapeStorage, t.TempDir(), broken)
+	if err := os.CopyFS(h.path, os.DirFS(staging)); err != nil {
+		t.Fatal(err)
+	}
+	h.waitRepaired(broken.ID)
+}
+
+// TestRunFollowsRenameReplace breaks a part the way an editor saves it:
+// a temp file renamed over the original.
+func TestRunFollowsRenameReplace(t *testing.T) {
+	healthy := loadFixture(t, "healthy-tool-loop")
+	h := runHarness(t, store.ShapeSessions, healthy)
+	var target string
+	filepath.WalkDir(h.path, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.Contains(p, "parts") && target == "" {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), `"type": "text"`) {
+				target = p
+			}
+		}
+		return err
+	})
+	if target == "" {
+		t.Fatal("no text part in the fixture")
+	}
+	b, _ := os.ReadFile(target)
+	broken := regexp.MustCompile(`"text": "[^"]*"`).ReplaceAll(b, []byte(`"text": "   "`))
+	tmp := filepath.Join(filepath.Dir(target), ".edit.json.swp")
+	if err := os.WriteFile(tmp, broken, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, target); err != nil {
+		t.Fatal(err)
+	}
+	h.waitRepaired(healthy.ID)
+}
+
+// runHarness starts the real loop (fsnotify, fake clock) on a store and
+// waits until the initial scan is done.
+func runHarness(t *testing.T, shape store.Shape, fixtures ...*storetest.Fixture) *harness {
+	t.Helper()
+	h := newHarness(t, shape, func(o *Options) { o.Poll = 0 }, fixtures...)
 	h.w.close() // the harness started it by hand; Run starts it again
 	w, err := New(h.w.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.w = w
+	before := len(h.kinds(Started))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
-	defer func() {
+	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Error(err)
 		}
-	}()
-	started := func() bool { return len(h.kinds(Started)) == 1 }
-	for i := 0; !started(); i++ {
+	})
+	// The initial scan checks every (healthy) session.
+	for i := 0; len(h.kinds(Started)) == before || len(h.kinds(Checked)) < len(fixtures); i++ {
 		if i > 1000 {
-			t.Fatal("never started")
+			t.Fatal("the initial scan never finished")
 		}
 		time.Sleep(10 * time.Millisecond)
+		h.clock.Advance(0) // fire the timer the loop armed for now
 	}
-	staging := storetest.Materialize(t, store.ShapeStorage, t.TempDir(), broken)
-	if err := os.CopyFS(h.path, os.DirFS(staging)); err != nil {
-		t.Fatal(err)
-	}
+	return h
+}
+
+// waitRepaired moves the fake time on until the session was repaired.
+func (h *harness) waitRepaired(id string) {
+	h.t.Helper()
 	for i := 0; len(h.kinds(Repaired)) == 0; i++ {
 		if i > 500 {
-			t.Fatalf("the new session was never repaired; events %+v", h.events)
+			h.t.Fatalf("%s was never repaired; events %+v", id, h.kinds(Repaired))
 		}
 		time.Sleep(20 * time.Millisecond) // let the events arrive, then move the fake time on
 		h.clock.Advance(time.Second)
 	}
-	if rep := h.kinds(Repaired); len(rep) != 1 || rep[0].Session != broken.ID {
-		t.Errorf("repaired %+v, want only %s", rep, broken.ID)
+	if rep := h.kinds(Repaired); len(rep) != 1 || rep[0].Session != id {
+		h.t.Errorf("repaired %+v, want only %s", rep, id)
 	}
 }
