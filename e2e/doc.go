@@ -1,0 +1,42 @@
+// Package e2e proves, with real OpenCode binaries, that sessions sessfix
+// repairs are accepted again.
+//
+// The package holds only tests. They install the pinned OpenCode releases
+// (opencode-ai 1.18.33, SQLite, and 1.1.65, JSON storage/) from npm through
+// internal/opencodetest, build the sessfix binary once, and drive both
+// against internal/mockanthropic, a strict mock of the Anthropic Messages API
+// whose validator is independent of sessfix's checks. Nothing is skipped:
+// when OpenCode cannot be installed the tests fail.
+//
+// For each OpenCode version the suite records a healthy session with a tool
+// loop and a second turn (thinking on), checks that sessfix scan reports
+// nothing for it, and then, per scenario, copies that data dir into a fresh
+// OpenCode home and breaks it the way users reported: edited records
+// (whitespace-only text, reasoning ordered after a tool call, unsigned
+// reasoning on the final tool-loop message, a corrupted signature, a
+// thinking-only turn, a tool stuck in running, 0-byte and NUL-filled part
+// files, a part id without its prefix) or a real SIGKILL of `opencode run` at
+// a chosen moment of a turn (the mock holds its stream there). Each scenario
+// then:
+//
+//  1. scans the broken store (`sessfix scan --format json`): sessfix must
+//     report it, and for a session the mock rejects, a preflight finding
+//     (SF150–SF169) must predict the mock's exact error text;
+//  2. resumes it with `opencode run --session ID continue` and records the
+//     mock's verdict and error (OpenCode stores the failed attempt);
+//  3. runs `sessfix fix --yes` with no other hint;
+//  4. resumes again: the mock must accept every request, `opencode export`
+//     must succeed, `opencode serve` must answer GET /session/:id/message
+//     with 200, and every text the user wrote must still be there.
+//
+// sessfix runs with HOME and the XDG directories of the OpenCode home and
+// with --settle=1ms: the test knows OpenCode has exited, so no quiet period
+// is needed before a killed turn counts as abandoned.
+//
+// The results are written to docs/compatibility.md as a table (scenario ×
+// OpenCode version × verdict before, sessfix findings, prediction, verdict
+// after), with what the suite found out about OpenCode 1.18's `event`
+// table. The table holds no timings or random ids, so a fresh run must
+// reproduce the committed file: the test fails when it differs, and
+// `go test ./e2e -update` (or SESSFIX_WRITE_COMPAT=1) rewrites it.
+package e2e
