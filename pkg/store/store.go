@@ -14,7 +14,7 @@ type Info struct {
 	// export file.
 	Path string `json:"path"`
 	// Notes are facts worth telling the user (e.g. "pre-migration copy").
-	Notes []string `json:"notes"`
+	Notes []string `json:"notes,omitempty"`
 }
 
 // SessionRef names a session in a store without loading it.
