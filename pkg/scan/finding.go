@@ -83,6 +83,10 @@ type Finding struct {
 	Index string `json:"index"`
 	// ErrorType is the error-driven recovery class (SF302, preflight).
 	ErrorType string `json:"error_type"`
+	// FixedBy names the record rule(s) whose finding about the same defect
+	// this preflight finding replaces ("SF103"; several joined by ","), so
+	// the defect is reported once; empty otherwise.
+	FixedBy string `json:"fixed_by"`
 
 	// Suppression is set when a config file accepts the finding as it is:
 	// it is still reported (JSON, SARIF) but never fails a run and is never

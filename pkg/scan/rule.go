@@ -35,6 +35,9 @@ type Context struct {
 	Opts    *Options
 	rule    *Rule
 	out     *[]Finding
+	// pre holds the session's preflight violations, computed once per
+	// CheckSession and shared by the SF150–SF169 rules.
+	pre *preflightState
 }
 
 // Now is the scan's clock.

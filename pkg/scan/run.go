@@ -100,19 +100,23 @@ func (o *Options) Enabled(code string) bool {
 }
 
 // CheckSession runs every enabled rule over one loaded session and returns
-// its findings in a stable order (message order, part order, code).
+// its findings in a stable order (message order, part order, code). A
+// record-rule finding about the same defect as a preflight finding is
+// dropped; the preflight finding names it in FixedBy (see dedupePreflight).
 func CheckSession(s *store.Session, opts *Options) []Finding {
 	if opts == nil {
 		opts = &Options{}
 	}
 	var out []Finding
+	pre := &preflightState{}
 	for _, r := range Rules() {
 		if !opts.Enabled(r.Code) || r.Check == nil {
 			continue
 		}
-		c := &Context{Session: s, Opts: opts, rule: r, out: &out}
+		c := &Context{Session: s, Opts: opts, rule: r, out: &out, pre: pre}
 		r.Check(c)
 	}
+	out = dedupePreflight(out)
 	sortFindings(s, out)
 	return out
 }

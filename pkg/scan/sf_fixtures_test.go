@@ -155,9 +155,9 @@ func TestDemoStore(t *testing.T) {
 	}
 	want := map[string]string{
 		"Add a health check endpoint": "",
-		"Speed up the test suite":     "SF103 SF105 SF301",
-		"Explain the config loader":   "SF101 SF104",
-		"Fix the lint errors":         "SF101 SF107 SF302",
+		"Speed up the test suite":     "SF105 SF153 SF155 SF301",
+		"Explain the config loader":   "SF151",
+		"Fix the lint errors":         "SF101 SF152 SF302",
 	}
 	if len(refs) != len(want) {
 		t.Fatalf("demo store has %d sessions, want %d", len(refs), len(want))

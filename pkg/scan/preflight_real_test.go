@@ -1,0 +1,101 @@
+package scan
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/storetest"
+)
+
+// realStores are the healthy sessions recorded with real OpenCode.
+var realStores = []struct {
+	path    string
+	version ConvVersion
+}{
+	{"../../testdata/real/opencode-1.18.33/opencode.db", Conv118},
+	{"../../testdata/real/opencode-1.1.65/storage", Conv11},
+}
+
+func loadReal(t *testing.T, path string) []*store.Session {
+	t.Helper()
+	st := storetest.OpenOne(t, path)
+	t.Cleanup(func() { st.Close() })
+	ctx := context.Background()
+	refs, err := st.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*store.Session
+	for _, ref := range refs {
+		s, err := st.Load(ctx, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	if len(out) != 3 {
+		t.Fatalf("%s: %d sessions, want 3", path, len(out))
+	}
+	return out
+}
+
+// realShapes are the requests a resume of each recorded session sends (the
+// history and the next prompt): each assistant step is its own message,
+// starting with its signed thinking, and tool results go in the next user
+// message (internal/opencodetest/OBSERVED.md).
+var realShapes = []string{
+	"0 user [text]\n1 assistant [thinking text]\n2 user [text]\n",
+	"0 user [text]\n1 assistant [thinking tool_use]\n2 user [tool_result]\n3 assistant [thinking text]\n4 user [text]\n",
+	"0 user [text]\n1 assistant [thinking text]\n2 user [text]\n3 assistant [thinking text]\n4 user [text]\n",
+}
+
+// renderRequest prints a request compactly: one line per message with its
+// blocks' types.
+func renderRequest(r *Request) string {
+	var b strings.Builder
+	for n, pm := range r.Messages {
+		var types []string
+		for _, bl := range pm.Blocks {
+			types = append(types, bl.Type)
+		}
+		fmt.Fprintf(&b, "%d %s [%s]\n", n, pm.Role, strings.Join(types, " "))
+	}
+	return b.String()
+}
+
+// TestRealSessionsHaveNoPreflightFindings: the six sessions real OpenCode
+// recorded were all accepted by the strict mock, so the preflight must find
+// nothing in them, and it must pick each store's conversion.
+func TestRealSessionsHaveNoPreflightFindings(t *testing.T) {
+	for _, rs := range realStores {
+		t.Run(filepath.Base(filepath.Dir(rs.path)), func(t *testing.T) {
+			seen := map[string]bool{}
+			for _, s := range loadReal(t, rs.path) {
+				if v := RequestVersion(s); v != rs.version {
+					t.Errorf("session %s: version %s, want %s", s.ID, v, rs.version)
+				}
+				now := s.LastModified().Add(time.Hour)
+				opts := &Options{Now: func() time.Time { return now }}
+				if vs := Preflight(s, opts); len(vs) > 0 {
+					t.Errorf("session %s: preflight violations %+v\n%s", s.ID, vs, renderRequest(BuildRequest(s, RequestOptions{NextPrompt: true})))
+				}
+				for _, f := range CheckSession(s, opts) {
+					t.Errorf("session %s: finding %s %s", s.ID, f.Code, f.Message)
+				}
+				got := renderRequest(BuildRequest(s, RequestOptions{NextPrompt: true}))
+				if !seen[got] && !containsStr(realShapes, got) {
+					t.Errorf("session %s: request\n%s is none of the recorded shapes", s.ID, got)
+				}
+				seen[got] = true
+			}
+			if len(seen) != len(realShapes) {
+				t.Errorf("saw %d request shapes, want %d", len(seen), len(realShapes))
+			}
+		})
+	}
+}

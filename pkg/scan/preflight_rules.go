@@ -1,0 +1,161 @@
+package scan
+
+import (
+	"strings"
+
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+// preflightState is one session's preflight, computed on first use.
+type preflightState struct {
+	done bool
+	vs   []Violation
+}
+
+// Preflight builds the request a resume of the session sends (the history
+// and the user's next prompt) and checks it against the provider rules;
+// the rules about a final assistant message are checked on the history
+// alone when OpenCode would send it without a new prompt (its last
+// assistant turn is unfinished). A session that may still be streaming is
+// not checked: its request is not final.
+func Preflight(s *store.Session, opts *Options) []Violation {
+	c := &Context{Session: s, Opts: opts}
+	if c.Opts == nil {
+		c.Opts = &Options{}
+	}
+	return computePreflight(c)
+}
+
+func computePreflight(c *Context) []Violation {
+	s := c.Session
+	if len(s.Messages) == 0 {
+		return nil
+	}
+	for _, m := range s.Messages {
+		if Streaming(c, m) {
+			return nil
+		}
+	}
+	r := BuildRequest(s, RequestOptions{NextPrompt: true})
+	var final *Request
+	if continuesWithoutPrompt(s) {
+		if f := BuildRequest(s, RequestOptions{}); len(f.Messages) > 0 && f.Messages[len(f.Messages)-1].Role == "assistant" {
+			final = f
+		}
+	}
+	return CheckRequest(s, r, final)
+}
+
+// continuesWithoutPrompt reports whether OpenCode's loop would send the
+// history as it is: its last message is an assistant turn without error
+// that did not finish (no finish, or it stopped for tool calls).
+func continuesWithoutPrompt(s *store.Session) bool {
+	m := s.Messages[len(s.Messages)-1]
+	if m.Role != "assistant" || ErrorName(m) != "" {
+		return false
+	}
+	switch m.Get("finish").String() {
+	case "", "tool-calls", "unknown":
+		return true
+	}
+	return false
+}
+
+func (c *Context) preflight() []Violation {
+	if c.pre == nil {
+		c.pre = &preflightState{}
+	}
+	if !c.pre.done {
+		c.pre.vs = computePreflight(c)
+		c.pre.done = true
+	}
+	return c.pre.vs
+}
+
+// registerPreflight registers a preflight rule: it reports the session's
+// violations that carry its code.
+func registerPreflight(r *Rule) {
+	code := r.Code
+	r.Check = func(c *Context) {
+		for _, v := range c.preflight() {
+			if v.Code != code {
+				continue
+			}
+			m := c.Session.Message(v.MessageID)
+			var p *store.Part
+			if m != nil && v.PartID != "" {
+				p = findPart(c.Session, v.MessageID, v.PartID)
+			}
+			f := At(m, p)
+			f.MessageID, f.PartID = v.MessageID, v.PartID
+			f.Message = v.Message
+			f.Severity = v.Severity
+			f.ProviderError = v.ProviderError
+			f.Index = v.Index
+			f.ErrorType = string(DetectErrorType(v.ProviderError))
+			f.Fix = v.Fix
+			if v.Fix == "" {
+				c.reportNoFix(f)
+				continue
+			}
+			c.Report(f)
+		}
+	}
+	register(r)
+}
+
+// sameDefect lists, for each preflight code, the record rules that report
+// the same defect on the same message.
+var sameDefect = map[string][]string{
+	"SF150": {"SF101", "SF102", "SF107"},
+	"SF151": {"SF104", "SF101"},
+	"SF152": {"SF103", "SF107"},
+	"SF153": {"SF103"},
+	"SF154": {"SF107"},
+	"SF155": {"SF102"},
+	"SF156": {"SF106"},
+	"SF157": {"SF105"},
+	"SF160": {"SF104", "SF101"},
+	"SF161": {"SF101", "SF102", "SF107"},
+	"SF162": {"SF105"},
+}
+
+// SameDefect returns the record rules whose findings a preflight rule's
+// finding replaces when both name the same stored message.
+func SameDefect(preflightCode string) []string {
+	return append([]string(nil), sameDefect[strings.ToUpper(preflightCode)]...)
+}
+
+// dedupePreflight reports each defect once: a record-rule finding on the
+// same message as a preflight finding about the same defect is dropped,
+// and the preflight finding names the record rule in FixedBy.
+func dedupePreflight(fs []Finding) []Finding {
+	drop := make([]bool, len(fs))
+	for i := range fs {
+		codes := sameDefect[fs[i].Code]
+		if len(codes) == 0 || fs[i].MessageID == "" {
+			continue
+		}
+		var by []string
+		for j := range fs {
+			g := fs[j]
+			if j == i || drop[j] || g.SessionID != fs[i].SessionID || g.MessageID != fs[i].MessageID || !containsStr(codes, g.Code) {
+				continue
+			}
+			drop[j] = true
+			if !containsStr(by, g.Code) {
+				by = append(by, g.Code)
+			}
+		}
+		if len(by) > 0 {
+			fs[i].FixedBy = strings.Join(by, ",")
+		}
+	}
+	out := fs[:0]
+	for i, f := range fs {
+		if !drop[i] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
