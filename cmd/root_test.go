@@ -170,7 +170,7 @@ func TestScanStoreListErrorExits3AfterReport(t *testing.T) {
 	if r.code != ExitFailure {
 		t.Errorf("exit code %d, want %d", r.code, ExitFailure)
 	}
-	if !strings.Contains(r.stdout, "SF104") {
+	if !strings.Contains(r.stdout, "SF151") {
 		t.Errorf("findings of the readable store are missing:\n%s", r.stdout)
 	}
 	if !strings.Contains(r.stderr, "sessfix: cannot list the sessions of storage store /gone/storage: permission denied") {
@@ -256,9 +256,9 @@ func TestScanStderr(t *testing.T) {
 	for _, want := range []string{
 		"scanning export store " + broken + " (1 session)\n",
 		"scanning export store " + healthy + " (1 session)\n",
-		"5 findings in 2 sessions\n",
-		"hint: run `sessfix fix` to repair 5 of them\n",
-		"hint: run `sessfix explain SF101` to read about the most frequent finding\n",
+		"3 findings in 2 sessions\n",
+		"hint: run `sessfix fix` to repair 3 of them\n",
+		"hint: run `sessfix explain SF151` to read about the most frequent finding\n",
 	} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)

@@ -266,7 +266,7 @@ func TestFixWithoutTerminalIsADryRun(t *testing.T) {
 	if storeHash(t, path, store.ShapeStorage) != before || e.ap.n != 0 {
 		t.Error("wrote without a terminal and without --yes")
 	}
-	if !strings.Contains(e.out.String(), "fix SF104") {
+	if !strings.Contains(e.out.String(), "fix SF151") {
 		t.Errorf("the plan was not shown:\n%s", e.out)
 	}
 }

@@ -110,12 +110,14 @@ func thinkingAfterText(t *testing.T) (*sb, *store.Message) {
 func TestPlanThinkingNotFirstMovesSignedThinking(t *testing.T) {
 	b, _ := thinkingAfterText(t)
 	fs := scan.CheckSession(b.s, scanOpts())
-	if !present(scan.Finding{Code: "SF103", MessageID: msgA1, PartID: fs0(fs, "SF103").PartID, Location: fs0(fs, "SF103").Location}, fs) {
-		t.Fatalf("expected SF103, got %v", codes(fs))
+	// The preflight reports the defect (SF153) and names the record rule
+	// whose finding it replaces.
+	if f := fs0(fs, "SF153"); f.MessageID != msgA1 || f.FixedBy != "SF103" || fs0(fs, "SF103").Code != "" {
+		t.Fatalf("expected SF153 fixed by SF103, got %v", codes(fs))
 	}
 	p, _ := planAndVerify(t, b.s, planOpts())
-	if len(p.Changes.Edits) != 1 || p.Changes.Edits[0].Op != store.OpRekey || p.Changes.Edits[0].Rule != "SF103" {
-		t.Fatalf("want one SF103 rekey, got\n%s", editSummary(p))
+	if len(p.Changes.Edits) != 1 || p.Changes.Edits[0].Op != store.OpRekey || p.Changes.Edits[0].Rule != "SF153" {
+		t.Fatalf("want one SF153 rekey, got\n%s", editSummary(p))
 	}
 	if p.Fixed[0].Strategy != "move" {
 		t.Errorf("strategy %q, want move", p.Fixed[0].Strategy)
@@ -134,7 +136,7 @@ func fs0(fs []scan.Finding, code string) scan.Finding {
 func TestPlanStrategyChoice(t *testing.T) {
 	b, _ := thinkingAfterText(t)
 	opts := planOpts()
-	opts.Strategies = map[string]string{"SF103": "strip"}
+	opts.Strategies = map[string]string{"SF153": "strip"}
 	p, _ := planAndVerify(t, b.s, opts)
 	if len(p.Changes.Edits) != 1 || p.Changes.Edits[0].Op != store.OpDelete || p.Changes.Edits[0].ID != prt4 {
 		t.Fatalf("want the thinking part deleted, got\n%s", editSummary(p))
@@ -154,7 +156,10 @@ func TestPlanStrategyChoice(t *testing.T) {
 // a tool part does not start with thinking; strict also requires a signature.
 func preflightLike(strict bool) func(s *store.Session) []scan.Finding {
 	return func(s *store.Session) []scan.Finding {
-		fs := scan.CheckSession(s, scanOpts())
+		// The fake stands in for the preflight, so the real one is off.
+		o := scanOpts()
+		o.Ignore = []string{"SF15", "SF16"}
+		fs := scan.CheckSession(s, o)
 		m := lastToolMessage(s)
 		if m == nil {
 			return fs
