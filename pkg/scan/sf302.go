@@ -1,5 +1,7 @@
 package scan
 
+import "github.com/sessfix/sessfix/pkg/store"
+
 func init() {
 	register(&Rule{
 		Code:     "SF302",
@@ -48,6 +50,20 @@ func checkFailedAttempt(c *Context) {
 		f.Message = "the last attempt failed with " + ErrorName(m) + " " + string(t)
 		if f.Index != "" {
 			f.Message += " at " + f.Index
+			// The request that failed held what came before the errored
+			// message, sessfix's exclusions counted as they were then.
+			req := BuildRequest(c.Session, RequestOptions{Until: m.ID, AsOfError: true})
+			if id, part, err := req.LocateIndex(f.Index); err != nil {
+				f.Message += "; " + err.Error()
+			} else {
+				// The finding names the message (not the part): a repair
+				// that re-keys the part must not make it a new finding.
+				f = relocate(f, c.Session.Message(id), nil)
+				f.Message += ", which is stored message " + id
+				if part != "" {
+					f.Message += " part " + part
+				}
+			}
 		}
 		if fix := t.DefaultFix(); fix != "" {
 			f.Fix = fix
@@ -58,4 +74,12 @@ func checkFailedAttempt(c *Context) {
 		}
 		return
 	}
+}
+
+// relocate points a finding at the stored message (and part) a provider
+// index maps to, keeping everything else.
+func relocate(f Finding, m *store.Message, p *store.Part) Finding {
+	at := At(m, p)
+	f.MessageID, f.PartID, f.Location = at.MessageID, at.PartID, at.Location
+	return f
 }
