@@ -69,10 +69,19 @@ type Record struct {
 	Modified time.Time
 	// Err is set on Broken records: why the body could not be used.
 	Err error
+
+	// idx locates the body's top-level keys (messages and parts; see
+	// bodyindex.go). It only speeds Get up and is ignored once Raw changes.
+	idx *bodyIndex
 }
 
 // Get reads a JSON path (gjson syntax) from the record's body.
-func (r *Record) Get(path string) gjson.Result { return gjson.GetBytes(r.Raw, path) }
+func (r *Record) Get(path string) gjson.Result {
+	if res, ok := r.idx.lookup(r.Raw, path); ok {
+		return res
+	}
+	return gjson.GetBytes(r.Raw, path)
+}
 
 // Message is a message record with its parts in OpenCode's order (by id).
 type Message struct {

@@ -48,7 +48,8 @@ func CheckBody(raw []byte) error {
 // returns a *ParseError when the body lacks a role.
 func NewMessage(rec Record, sessionID string) (*Message, error) {
 	rec.Kind = KindMessage
-	role := gjson.GetBytes(rec.Raw, "role")
+	rec.idx = indexBody(rec.Raw)
+	role := rec.Get("role")
 	if role.Type != gjson.String || role.Str == "" {
 		return nil, &ParseError{Reason: "missing role"}
 	}
@@ -56,7 +57,7 @@ func NewMessage(rec Record, sessionID string) (*Message, error) {
 		Record:    rec,
 		SessionID: sessionID,
 		Role:      role.Str,
-		Created:   gjson.GetBytes(rec.Raw, "time.created").Int(),
+		Created:   rec.Get("time.created").Int(),
 	}, nil
 }
 
@@ -64,7 +65,8 @@ func NewMessage(rec Record, sessionID string) (*Message, error) {
 // a *ParseError when the body lacks a type.
 func NewPart(rec Record, messageID, sessionID string) (*Part, error) {
 	rec.Kind = KindPart
-	typ := gjson.GetBytes(rec.Raw, "type")
+	rec.idx = indexBody(rec.Raw)
+	typ := rec.Get("type")
 	if typ.Type != gjson.String || typ.Str == "" {
 		return nil, &ParseError{Reason: "missing type"}
 	}
