@@ -1,0 +1,516 @@
+package scan_test
+
+// Benchmarks of a full scan over generated stores, next to baselines that
+// only read the same bytes. docs/performance.md has the numbers and
+// scripts/bench.sh runs them:
+//
+//	go test -run '^$' -bench . -benchtime 3x ./pkg/scan
+//
+// The stores (internal/storegen's Default: 125 sessions, 100,000 parts) are
+// generated once and kept in $SESSFIX_BENCH_DIR, default
+// $TMPDIR/sessfix-bench (about 2 GB on disk); a stamp file makes a
+// changed generator regenerate them. Remove the directory to free the space.
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+	"weak"
+
+	"github.com/sessfix/sessfix/internal/storegen"
+	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+// benchShapes are the JSON shapes benchmarked (the project tree is read by
+// the same code as the sessions layout).
+var benchShapes = []store.Shape{store.ShapeSessions, store.ShapeStorage}
+
+type benchStore struct {
+	path    string
+	stats   storegen.Stats
+	defects int
+}
+
+var (
+	benchMu     sync.Mutex
+	benchStores = map[store.Shape]*benchStore{}
+)
+
+// generated returns the benchmark store of the shape, generating it on
+// first use (or reusing the one a previous run left in the cache).
+func generated(b *testing.B, shape store.Shape) *benchStore {
+	b.Helper()
+	benchMu.Lock()
+	defer benchMu.Unlock()
+	if s := benchStores[shape]; s != nil {
+		return s
+	}
+	root := os.Getenv("SESSFIX_BENCH_DIR")
+	if root == "" {
+		root = filepath.Join(os.TempDir(), "sessfix-bench")
+	}
+	cfg := storegen.Default
+	dir := filepath.Join(root, string(shape))
+	stampPath := filepath.Join(dir, "stamp")
+	stamp := fmt.Sprintf("storegen v%d %+v\n", storegen.Version, cfg)
+	var s benchStore
+	if old, err := os.ReadFile(stampPath); err == nil && string(old[:min(len(old), len(stamp))]) == stamp {
+		if _, err := fmt.Sscanf(string(old[len(stamp):]), "%q %d %d %d %d %d %d", &s.path, &s.stats.Sessions,
+			&s.stats.Messages, &s.stats.Parts, &s.stats.Bytes, &s.stats.MaxSessionBytes, &s.defects); err == nil {
+			benchStores[shape] = &s
+			return &s
+		}
+	}
+	b.Logf("generating the %s benchmark store in %s (once; set SESSFIX_BENCH_DIR to move it)", shape, dir)
+	if err := os.RemoveAll(dir); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	path, st, err := storegen.Generate(shape, dir, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s = benchStore{path: path, stats: st, defects: defectCount(st)}
+	rec := fmt.Sprintf("%s%q %d %d %d %d %d %d\n", stamp, path, st.Sessions, st.Messages, st.Parts, st.Bytes, st.MaxSessionBytes, s.defects)
+	if err := os.WriteFile(stampPath, []byte(rec), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	benchStores[shape] = &s
+	return &s
+}
+
+// cpuMeter measures the process's CPU time and the wall time over a
+// benchmark loop. Reported as cpu-ms/op and cores (CPU time over wall
+// time: above 1 means the work ran on more than one core at once).
+type cpuMeter struct {
+	cpu0 time.Duration
+	t0   time.Time
+	ok   bool
+	n    int
+}
+
+func startCPU() *cpuMeter {
+	c, ok := processCPU()
+	return &cpuMeter{cpu0: c, t0: time.Now(), ok: ok}
+}
+
+func (m *cpuMeter) report(b *testing.B) {
+	wall := time.Since(m.t0)
+	c, ok := processCPU()
+	if !ok || !m.ok || m.n == 0 || wall <= 0 {
+		return
+	}
+	cpu := c - m.cpu0
+	b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(m.n), "cpu-ms/op")
+	b.ReportMetric(float64(cpu)/float64(wall), "cores")
+}
+
+func defectCount(st storegen.Stats) int {
+	n := 0
+	for _, c := range st.Defects {
+		n += c
+	}
+	return n
+}
+
+// scanOnce opens the store at path the way `sessfix scan PATH` does and
+// scans every session with the default options.
+func scanOnce(b *testing.B, path string) *scan.Result {
+	d, err := store.Open([]string{path})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	res, err := scan.Run(context.Background(), d.Stores, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return res
+}
+
+func benchScan(b *testing.B, shape store.Shape) {
+	s := generated(b, shape)
+	b.SetBytes(s.stats.Bytes)
+	b.ReportMetric(float64(s.stats.Parts), "parts")
+	var res *scan.Result
+	m := startCPU()
+	for b.Loop() {
+		res = scanOnce(b, s.path)
+		m.n++
+	}
+	m.report(b)
+	// A scan that skipped work would be fast for nothing: it must see
+	// every session and report every injected defect.
+	if got := len(res.Stores[0].Sessions); got != s.stats.Sessions {
+		b.Fatalf("scan saw %d sessions, the store has %d", got, s.stats.Sessions)
+	}
+	if len(res.Findings) < s.defects {
+		b.Fatalf("scan reported %d findings, the store has %d injected defects", len(res.Findings), s.defects)
+	}
+}
+
+// BenchmarkScanJSON scans the JSON shapes: open, list, load and check
+// every session with the default number of workers.
+func BenchmarkScanJSON(b *testing.B) {
+	for _, shape := range benchShapes {
+		b.Run(string(shape), func(b *testing.B) { benchScan(b, shape) })
+	}
+}
+
+// BenchmarkScanSQLite scans the SQLite database.
+func BenchmarkScanSQLite(b *testing.B) { benchScan(b, store.ShapeSQLite) }
+
+// BenchmarkReadOnlyJSON is the baseline of BenchmarkScanJSON: walk the
+// store's directories and read every file, with as many goroutines as the
+// scan uses workers, doing nothing with the bytes.
+func BenchmarkReadOnlyJSON(b *testing.B) {
+	for _, shape := range benchShapes {
+		b.Run(string(shape), func(b *testing.B) {
+			s := generated(b, shape)
+			b.SetBytes(s.stats.Bytes)
+			var n int64
+			m := startCPU()
+			for b.Loop() {
+				n = readTree(b, s.path, runtime.GOMAXPROCS(0))
+				m.n++
+			}
+			m.report(b)
+			if n < s.stats.Bytes {
+				b.Fatalf("read %d bytes, the store's records hold %d", n, s.stats.Bytes)
+			}
+		})
+	}
+}
+
+// readTree reads every file under root with the given number of
+// goroutines, which share a stack of directories still to list, and
+// returns the bytes read.
+func readTree(b *testing.B, root string, workers int) int64 {
+	var (
+		mu      sync.Mutex
+		cond    = sync.NewCond(&mu)
+		dirs    = []string{root}
+		pending = 1 // directories pushed and not yet finished
+		total   int64
+		first   error
+		wg      sync.WaitGroup
+	)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var n int64
+			for {
+				mu.Lock()
+				for len(dirs) == 0 && pending > 0 {
+					cond.Wait()
+				}
+				if pending == 0 {
+					total += n
+					mu.Unlock()
+					return
+				}
+				dir := dirs[len(dirs)-1]
+				dirs = dirs[:len(dirs)-1]
+				mu.Unlock()
+
+				des, err := os.ReadDir(dir)
+				var sub []string
+				for _, de := range des {
+					p := filepath.Join(dir, de.Name())
+					if de.IsDir() {
+						sub = append(sub, p)
+						continue
+					}
+					data, rerr := os.ReadFile(p)
+					if rerr != nil && err == nil {
+						err = rerr
+					}
+					n += int64(len(data))
+				}
+
+				mu.Lock()
+				if err != nil && first == nil {
+					first = err
+				}
+				dirs = append(dirs, sub...)
+				pending += len(sub) - 1
+				cond.Broadcast()
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if first != nil {
+		b.Fatal(first)
+	}
+	return total
+}
+
+// BenchmarkReadOnlySQLite is the baseline of BenchmarkScanSQLite: select
+// every data column of the message and part tables (and the session rows)
+// through a read-only connection, the part table split by rowid between as
+// many goroutines as the scan uses workers.
+func BenchmarkReadOnlySQLite(b *testing.B) {
+	s := generated(b, store.ShapeSQLite)
+	b.SetBytes(s.stats.Bytes)
+	var n int64
+	m := startCPU()
+	for b.Loop() {
+		n = readSQLite(b, s.path, runtime.GOMAXPROCS(0))
+		m.n++
+	}
+	m.report(b)
+	if n < s.stats.Bytes {
+		b.Fatalf("read %d bytes, the store's data columns hold %d", n, s.stats.Bytes)
+	}
+}
+
+func readSQLite(b *testing.B, path string, workers int) int64 {
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=query_only(1)")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(workers)
+	var maxRow int64
+	if err := db.QueryRow(`SELECT COALESCE(MAX(rowid), 0) FROM part`).Scan(&maxRow); err != nil {
+		b.Fatal(err)
+	}
+	queries := []struct {
+		q    string
+		args []any
+	}{
+		{`SELECT * FROM session`, nil},
+		{`SELECT data FROM message`, nil},
+	}
+	step := maxRow/int64(workers) + 1
+	for lo := int64(0); lo <= maxRow; lo += step {
+		queries = append(queries, struct {
+			q    string
+			args []any
+		}{`SELECT data FROM part WHERE rowid >= ? AND rowid < ?`, []any{lo, lo + step}})
+	}
+	var (
+		mu    sync.Mutex
+		total int64
+		first error
+		wg    sync.WaitGroup
+		next  = make(chan int, len(queries))
+	)
+	for i := range queries {
+		next <- i
+	}
+	close(next)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				n, err := readRows(db, queries[i].q, queries[i].args...)
+				mu.Lock()
+				total += n
+				if err != nil && first == nil {
+					first = err
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if first != nil {
+		b.Fatal(first)
+	}
+	return total
+}
+
+// readRows runs a query and returns the bytes of its column when it has
+// one (the data columns); wider rows (sessions) are read but not counted.
+func readRows(db *sql.DB, q string, args ...any) (int64, error) {
+	rows, err := db.Query(q, args...)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return 0, err
+	}
+	vals := make([]sql.RawBytes, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	var n int64
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return 0, err
+		}
+		if len(cols) == 1 {
+			n += int64(len(vals[0]))
+		}
+	}
+	return n, rows.Err()
+}
+
+// BenchmarkLoadCheckSession loads and checks the store's first session
+// alone, reporting allocations: what one session costs in memory, which is
+// what bounds a scan's memory (times the number of workers).
+func BenchmarkLoadCheckSession(b *testing.B) {
+	for _, shape := range []store.Shape{store.ShapeSQLite, store.ShapeSessions} {
+		b.Run(string(shape), func(b *testing.B) {
+			s := generated(b, shape)
+			d, err := store.Open([]string{s.path})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer d.Close()
+			st := d.Stores[0]
+			refs, err := st.List(context.Background())
+			if err != nil || len(refs) == 0 {
+				b.Fatalf("list %s: %d sessions, %v", s.path, len(refs), err)
+			}
+			ctx := context.Background()
+			var size int64
+			b.ReportAllocs()
+			for b.Loop() {
+				sess, err := st.Load(ctx, refs[0])
+				if err != nil {
+					b.Fatal(err)
+				}
+				scan.CheckSession(sess, nil)
+				size = sessionBytes(sess)
+			}
+			b.SetBytes(size)
+		})
+	}
+}
+
+func sessionBytes(s *store.Session) int64 {
+	var n int64
+	for _, m := range s.Messages {
+		n += int64(len(m.Raw))
+		for _, p := range m.Parts {
+			n += int64(len(p.Raw))
+		}
+	}
+	for _, r := range s.Broken {
+		n += int64(len(r.Raw))
+	}
+	return n
+}
+
+// retention wraps a store and records, each time a session is about to be
+// loaded, how many sessions loaded before are still reachable after a
+// full garbage collection. A scan that keeps sessions it has checked shows
+// them all as alive.
+type retention struct {
+	store.Store
+	mu       sync.Mutex
+	loaded   []weak.Pointer[store.Session]
+	maxAlive int
+}
+
+func (r *retention) alive() int {
+	// Two cycles: with another goroutine collecting at the same time, an
+	// object that died during one cycle may only be cleared by the next.
+	runtime.GC()
+	runtime.GC()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, w := range r.loaded {
+		if w.Value() != nil {
+			n++
+		}
+	}
+	return n
+}
+
+func (r *retention) Load(ctx context.Context, ref store.SessionRef) (*store.Session, error) {
+	n := r.alive()
+	r.mu.Lock()
+	r.maxAlive = max(r.maxAlive, n)
+	r.mu.Unlock()
+	s, err := r.Store.Load(ctx, ref)
+	if s != nil {
+		r.mu.Lock()
+		r.loaded = append(r.loaded, weak.Make(s))
+		r.mu.Unlock()
+	}
+	return s, err
+}
+
+// TestScanKeepsNoCheckedSession proves memory is bounded by the sessions in
+// flight, not the store: while the scan runs, at most one session per
+// worker (plus one being handed over) is reachable, and none once it
+// returns. It counts reachable sessions, not bytes or time, so it does not
+// depend on the machine.
+func TestScanKeepsNoCheckedSession(t *testing.T) {
+	const sessions, workers = 24, 2
+	cfg := storegen.Config{Sessions: sessions, Messages: 8, Parts: 4, ToolOutput: 200, Seed: 7}
+	for _, shape := range []store.Shape{store.ShapeSQLite, store.ShapeSessions} {
+		t.Run(string(shape), func(t *testing.T) {
+			path, _, err := storegen.Generate(shape, t.TempDir(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := store.Open([]string{path})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+
+			// The detector itself: loading sessions and keeping them must
+			// show up as retention.
+			kept := &retention{Store: d.Stores[0]}
+			refs, err := kept.List(context.Background())
+			if err != nil || len(refs) != sessions {
+				t.Fatalf("list: %d sessions, %v", len(refs), err)
+			}
+			var hold []*store.Session
+			for _, ref := range refs {
+				s, err := kept.Load(context.Background(), ref)
+				if err != nil {
+					t.Fatal(err)
+				}
+				hold = append(hold, s)
+			}
+			if got := kept.alive(); got != sessions {
+				t.Fatalf("detector: %d of %d kept sessions seen alive", got, sessions)
+			}
+			runtime.KeepAlive(hold)
+
+			r := &retention{Store: d.Stores[0]}
+			res, err := scan.Run(context.Background(), []store.Store{r}, &scan.Options{Workers: workers})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(res.Stores[0].Sessions); got != sessions {
+				t.Fatalf("scan saw %d sessions, want %d", got, sessions)
+			}
+			if len(r.loaded) != sessions {
+				t.Fatalf("scan loaded %d sessions, want %d", len(r.loaded), sessions)
+			}
+			// workers sessions being checked, plus one per worker waiting
+			// to hand its summary over: anything above keeps checked
+			// sessions.
+			if limit := 2 * workers; r.maxAlive > limit {
+				t.Errorf("while scanning, %d checked sessions were still reachable (limit %d): the scan keeps sessions it is done with", r.maxAlive, limit)
+			}
+			if got := r.alive(); got != 0 {
+				t.Errorf("after the scan, %d sessions are still reachable from its result", got)
+			}
+			runtime.KeepAlive(res)
+		})
+	}
+}
