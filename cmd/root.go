@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	backupscmd "github.com/sessfix/sessfix/cmd/backups"
+	diagnosecmd "github.com/sessfix/sessfix/cmd/diagnose"
 	explaincmd "github.com/sessfix/sessfix/cmd/explain"
 	fixcmd "github.com/sessfix/sessfix/cmd/fix"
 	"github.com/sessfix/sessfix/cmd/internal/cli"
@@ -90,6 +91,7 @@ Start with ` + "`sessfix scan`" + `. Settings can live in .sessfix.yaml or .sess
 		backupscmd.NewCmdBackups(f, nil),
 		rulescmd.NewCmdRules(f, nil),
 		explaincmd.NewCmdExplain(f, nil),
+		diagnosecmd.NewCmdDiagnose(f, nil),
 		versioncmd.NewCmdVersion(f, nil),
 		watchcmd.NewCmdWatch(f, nil),
 	)

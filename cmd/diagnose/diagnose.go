@@ -1,0 +1,268 @@
+package diagnose
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sessfix/sessfix/cmd/internal/cli"
+	"github.com/sessfix/sessfix/pkg/fix"
+	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+// DiagnoseOptions are the parsed inputs of `sessfix diagnose`.
+type DiagnoseOptions struct {
+	Factory *cli.Factory
+	Paths   []string
+	// Error is the provider's error text.
+	Error string
+	// Session names the session; empty means the one whose stored failed
+	// attempt carries the error.
+	Session string
+	Settle  time.Duration
+}
+
+// NewCmdDiagnose returns `sessfix diagnose`. runF replaces the work in tests.
+func NewCmdDiagnose(f *cli.Factory, runF func(context.Context, *DiagnoseOptions) error) *cobra.Command {
+	opts := &DiagnoseOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "diagnose --error TEXT [--session ID] [PATH...]",
+		Short: "Map a provider error to the stored message and part it points at",
+		Long: `Classify a provider error (as OpenCode shows it, or as the provider returned it), map its messages.N
+index to the exact stored message and part through the same conversion the preflight uses, and print what
+is wrong there and the repair ` + "`sessfix fix --error`" + ` would apply (a dry run: nothing is written).
+
+Without --session, the session is the one whose stored failed attempt carries the error text.
+
+Exit codes:
+  0    the error points at nothing sessfix can repair
+  1    a repair is planned, or findings remain on the message
+  2    usage error
+  3    a store could not be read`,
+		Example: `  sessfix diagnose --error 'messages.3.content.0.type: Expected ` + "`thinking`" + ` or ` + "`redacted_thinking`" + `, but found ` + "`tool_use`" + `'
+  sessfix diagnose --session ses_3a1f2b9c8d7eAbCdEfGhIjKlMn --error "$(pbpaste)" --format json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Paths = args
+			if strings.TrimSpace(opts.Error) == "" {
+				return cli.WithHints(cli.FlagErrorf("diagnose needs the provider's error text in --error"),
+					"copy the error OpenCode shows, then: sessfix diagnose --error 'TEXT'")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return RunDiagnose(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Error, "error", "", "the provider error `TEXT` to diagnose")
+	fl.StringVar(&opts.Session, "session", "", "the session `ID` the error came from")
+	fl.DurationVar(&opts.Settle, "settle", scan.DefaultSettle, "a session changed within this `long` may still be streaming")
+	_ = cmd.RegisterFlagCompletionFunc("session", f.SessionIDs)
+	return cmd
+}
+
+// Result is what `sessfix diagnose --format json` prints.
+type Result struct {
+	Store string `json:"store"`
+	*scan.Diagnosis
+	// Fix is what `sessfix fix --error` would do.
+	Fix FixPreview `json:"fix"`
+}
+
+// FixPreview is the dry-run plan of `sessfix fix --error`.
+type FixPreview struct {
+	Command string   `json:"command"`
+	Edits   []string `json:"edits"`
+	Notes   []string `json:"notes"`
+	Unfixed []string `json:"unfixed"`
+}
+
+// RunDiagnose does the work of `sessfix diagnose`.
+func RunDiagnose(ctx context.Context, opts *DiagnoseOptions) error {
+	f := opts.Factory
+	format := f.Format()
+	if format != "text" && format != "json" {
+		return cli.FlagErrorf("sessfix diagnose prints text or json, not %q", format)
+	}
+	now := f.Now
+	if now == nil {
+		now = time.Now
+	}
+	var (
+		disc *store.Discovery
+		err  error
+	)
+	if len(opts.Paths) == 0 {
+		disc, err = f.Discover(f.Env())
+	} else {
+		disc, err = f.Open(opts.Paths)
+	}
+	if err == nil && (disc == nil || len(disc.Stores) == 0) {
+		err = fmt.Errorf("%w (looked in %s)", store.ErrNotFound, strings.Join(opts.Paths, ", "))
+	}
+	if err != nil {
+		if disc != nil {
+			disc.Close()
+		}
+		if errors.Is(err, store.ErrNotFound) {
+			return cli.WithHints(err, "pass an OpenCode data dir, storage/ dir, sessions dir, opencode.db or export file")
+		}
+		return err
+	}
+	defer disc.Close()
+
+	s, info, err := findSession(ctx, disc.Stores, opts)
+	if err != nil {
+		return err
+	}
+	sopts := &scan.Options{Settle: opts.Settle, Now: now}
+	res := &Result{Store: info.Path, Diagnosis: scan.Diagnose(s, opts.Error, sopts)}
+	plan, err := fix.PlanFromError(s, opts.Error, fix.Options{Now: now, Scan: sopts})
+	if err != nil {
+		return fmt.Errorf("session %s in %s: %w", s.ID, info.Path, err)
+	}
+	res.Fix = preview(s.ID, opts.Error, plan)
+
+	out, err := f.OpenOutput()
+	if err != nil {
+		return err
+	}
+	if format == "json" {
+		enc := json.NewEncoder(out.W)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(res)
+	} else {
+		err = printText(out.W, res)
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if len(res.Fix.Edits) > 0 || len(res.Findings) > 0 {
+		return cli.ErrFindings
+	}
+	return nil
+}
+
+// findSession loads the named session, or the one whose stored failed
+// attempt carries the error.
+func findSession(ctx context.Context, stores []store.Store, opts *DiagnoseOptions) (*store.Session, store.Info, error) {
+	type hit struct {
+		s    *store.Session
+		info store.Info
+	}
+	var hits []hit
+	for _, st := range stores {
+		refs, err := st.List(ctx)
+		if err != nil {
+			return nil, store.Info{}, fmt.Errorf("cannot list the sessions of %s store %s: %w", st.Info().Shape, st.Info().Path, err)
+		}
+		for _, ref := range refs {
+			if opts.Session != "" && ref.ID != opts.Session {
+				continue
+			}
+			s, err := st.Load(ctx, ref)
+			if err != nil {
+				if opts.Session != "" {
+					return nil, store.Info{}, fmt.Errorf("session %s in %s cannot be loaded: %w", ref.ID, st.Info().Path, err)
+				}
+				continue
+			}
+			if opts.Session != "" {
+				return s, st.Info(), nil
+			}
+			if scan.FailedAttempt(s, opts.Error) != nil {
+				hits = append(hits, hit{s, st.Info()})
+			}
+		}
+	}
+	switch {
+	case opts.Session != "":
+		return nil, store.Info{}, cli.WithHints(fmt.Errorf("session %s not found in the stores", opts.Session), "list sessions with `sessfix scan`")
+	case len(hits) == 1:
+		return hits[0].s, hits[0].info, nil
+	case len(hits) == 0:
+		return nil, store.Info{}, cli.WithHints(cli.FlagErrorf("no session stores a failed attempt with this error; name the session with --session"),
+			"find the session with `sessfix scan`, then: sessfix diagnose --session ID --error TEXT")
+	}
+	var ids []string
+	for _, h := range hits {
+		ids = append(ids, h.s.ID)
+	}
+	return nil, store.Info{}, cli.WithHints(cli.FlagErrorf("%d sessions store a failed attempt with this error (%s); name one with --session", len(hits), strings.Join(ids, ", ")),
+		"sessfix diagnose --session ID --error TEXT")
+}
+
+func preview(sessionID, text string, p *fix.SessionPlan) FixPreview {
+	fp := FixPreview{
+		Command: fmt.Sprintf("sessfix fix --session %s --error %s", sessionID, shellQuote(text)),
+		Edits:   []string{}, Notes: append([]string{}, p.Notes...), Unfixed: []string{},
+	}
+	for _, e := range p.Changes.Edits {
+		line := fmt.Sprintf("%s %s %s", e.Op, e.Kind, e.ID)
+		if e.Mutation != "" {
+			line += ": " + e.Mutation
+		}
+		if e.Reason != "" {
+			line += " (" + e.Reason + ")"
+		}
+		fp.Edits = append(fp.Edits, line)
+	}
+	for _, u := range p.Unfixed {
+		fp.Unfixed = append(fp.Unfixed, u.Reason)
+	}
+	return fp
+}
+
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func printText(w io.Writer, r *Result) error {
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	p("session %s in %s\n", r.SessionID, r.Store)
+	t := string(r.ErrorType)
+	if t == "" {
+		t = "not an error sessfix recognises"
+	}
+	p("error type: %s\n", t)
+	if r.FailedMessage != "" {
+		p("failed attempt: stored assistant message %s\n", r.FailedMessage)
+	}
+	p("%s\n", r.Describe())
+	if len(r.Findings) > 0 {
+		p("what is wrong there:\n")
+		for _, f := range r.Findings {
+			p("  %s %s %s\n", f.Severity, f.Code, f.Message)
+		}
+	} else if r.Mapped() {
+		p("sessfix finds nothing wrong on that message now\n")
+	}
+	if len(r.Fix.Edits) > 0 {
+		p("sessfix fix --error would:\n")
+		for _, e := range r.Fix.Edits {
+			p("  %s\n", e)
+		}
+		p("run: %s\n", r.Fix.Command)
+	} else {
+		p("sessfix fix --error would change nothing\n")
+		for _, u := range r.Fix.Unfixed {
+			p("  %s\n", u)
+		}
+	}
+	for _, n := range r.Fix.Notes {
+		p("note: %s\n", n)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
