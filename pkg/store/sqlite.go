@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"modernc.org/sqlite"
@@ -40,6 +41,16 @@ type sqliteStore struct {
 	db   *sql.DB
 	// tmp is a snapshot copy's directory, removed on Close.
 	tmp string
+
+	// stmts are the Load queries, prepared on first use and reused on
+	// every connection of the pool (nil until then).
+	stmtMu sync.Mutex
+	stmts  *sqliteStmts
+	// orphanMu guards orphanSessions: the session ids List saw with part
+	// rows whose message does not exist. Load only looks for orphans in
+	// those sessions; nil (List not called yet) means look in every one.
+	orphanMu       sync.Mutex
+	orphanSessions map[string]bool
 }
 
 // sqliteMode is how a database file is opened.
@@ -271,6 +282,12 @@ func (s *sqliteStore) wrap(err error) error {
 func (s *sqliteStore) Info() Info { return s.info }
 
 func (s *sqliteStore) Close() error {
+	s.stmtMu.Lock()
+	if s.stmts != nil {
+		s.stmts.close()
+		s.stmts = nil
+	}
+	s.stmtMu.Unlock()
 	err := s.db.Close()
 	if s.tmp != "" {
 		os.RemoveAll(s.tmp)
@@ -288,14 +305,14 @@ func (s *sqliteStore) List(ctx context.Context) ([]SessionRef, error) {
 	defer tx.Rollback()
 	var out []SessionRef
 	seen := map[string]bool{}
+	orphans := map[string]bool{}
 	queries := []string{
 		`SELECT id, title, time_updated FROM session`,
 		`SELECT session_id, '', MAX(time_updated) FROM message
 		  WHERE session_id NOT IN (SELECT id FROM session) GROUP BY session_id`,
-		`SELECT p.session_id, '', MAX(p.time_updated) FROM part p
-		  WHERE NOT EXISTS (SELECT 1 FROM message m WHERE m.id = p.message_id) GROUP BY p.session_id`,
+		sqliteOrphanSessions,
 	}
-	for _, q := range queries {
+	for qi, q := range queries {
 		rows, err := tx.QueryContext(ctx, q)
 		if err != nil {
 			return nil, s.wrap(err)
@@ -306,6 +323,9 @@ func (s *sqliteStore) List(ctx context.Context) ([]SessionRef, error) {
 			if err := rows.Scan(&id, &title, &upd); err != nil {
 				rows.Close()
 				return nil, s.wrap(err)
+			}
+			if qi == 2 {
+				orphans[id.String] = true
 			}
 			if seen[id.String] {
 				continue
@@ -322,24 +342,102 @@ func (s *sqliteStore) List(ctx context.Context) ([]SessionRef, error) {
 			return nil, s.wrap(err)
 		}
 	}
+	s.orphanMu.Lock()
+	s.orphanSessions = orphans
+	s.orphanMu.Unlock()
 	sortRefs(out)
 	return out, nil
 }
 
+// sqliteOrphanSessions lists the sessions named by part rows whose message
+// does not exist. The message ids are found in the (message_id, id) index
+// alone, so the part rows themselves are only read for orphans.
+const sqliteOrphanSessions = `SELECT p.session_id, '', MAX(p.time_updated) FROM part p
+		  WHERE p.message_id IN (SELECT DISTINCT message_id FROM part
+		    WHERE NOT EXISTS (SELECT 1 FROM message m WHERE m.id = part.message_id))
+		  GROUP BY p.session_id`
+
+// The queries of Load, prepared once per connection.
+const (
+	sqliteInfoQuery    = `SELECT rowid AS "rowid", * FROM session WHERE id = ?`
+	sqliteMessageQuery = `SELECT rowid, id, time_created, time_updated, data FROM message
+		WHERE session_id = ? ORDER BY time_created, id`
+	sqlitePartColumns = `SELECT p.rowid, p.id, p.message_id, p.session_id, p.time_updated, p.data FROM part p `
+	// Parts of the session's messages, whatever their session_id says.
+	sqlitePartQuery = sqlitePartColumns + `WHERE p.message_id IN (SELECT id FROM message WHERE session_id = ?)
+		ORDER BY p.message_id, p.id`
+	// Parts that name the session but whose message does not exist.
+	sqliteOrphanQuery = sqlitePartColumns + `WHERE p.session_id = ?
+		AND NOT EXISTS (SELECT 1 FROM message m WHERE m.id = p.message_id) ORDER BY p.message_id, p.id`
+)
+
+type sqliteStmts struct {
+	info, messages, parts, orphans *sql.Stmt
+}
+
+func (st *sqliteStmts) close() {
+	for _, p := range []*sql.Stmt{st.info, st.messages, st.parts, st.orphans} {
+		if p != nil {
+			p.Close()
+		}
+	}
+}
+
+// prepare returns Load's prepared queries, preparing them on first use. A
+// failure (a database locked past the busy timeout) is not remembered: the
+// next Load tries again.
+func (s *sqliteStore) prepare() (*sqliteStmts, error) {
+	s.stmtMu.Lock()
+	defer s.stmtMu.Unlock()
+	if s.stmts != nil {
+		return s.stmts, nil
+	}
+	st := &sqliteStmts{}
+	for _, q := range []struct {
+		dst **sql.Stmt
+		sql string
+	}{
+		{&st.info, sqliteInfoQuery},
+		{&st.messages, sqliteMessageQuery},
+		{&st.parts, sqlitePartQuery},
+		{&st.orphans, sqliteOrphanQuery},
+	} {
+		p, err := s.db.Prepare(q.sql)
+		if err != nil {
+			st.close()
+			return nil, err
+		}
+		*q.dst = p
+	}
+	s.stmts = st
+	return st, nil
+}
+
+// mayHaveOrphans reports whether Load must look for orphaned parts naming
+// the session: List saw some, or List has not run.
+func (s *sqliteStore) mayHaveOrphans(id string) bool {
+	s.orphanMu.Lock()
+	defer s.orphanMu.Unlock()
+	return s.orphanSessions == nil || s.orphanSessions[id]
+}
+
 // Load reads one session inside one read transaction.
 func (s *sqliteStore) Load(ctx context.Context, ref SessionRef) (*Session, error) {
+	stmts, err := s.prepare()
+	if err != nil {
+		return nil, s.wrap(err)
+	}
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, s.wrap(err)
 	}
 	defer tx.Rollback()
 	sess := &Session{Store: s.info, ID: ref.ID}
-	if err := s.loadInfo(ctx, tx, sess); err != nil {
+	if err := s.loadInfo(ctx, tx, stmts.info, sess); err != nil {
 		return nil, s.wrap(err)
 	}
 
-	rows, err := tx.QueryContext(ctx, `SELECT rowid, id, time_created, time_updated, data FROM message
-		WHERE session_id = ? ORDER BY time_created, id`, ref.ID)
+	rows, err := tx.StmtContext(ctx, stmts.messages).QueryContext(ctx, ref.ID)
 	if err != nil {
 		return nil, s.wrap(err)
 	}
@@ -363,24 +461,21 @@ func (s *sqliteStore) Load(ctx context.Context, ref SessionRef) (*Session, error
 		return nil, s.wrap(err)
 	}
 
-	// Parts of this session's messages, whatever their session_id says;
-	// then parts that name this session but whose message does not exist.
-	const cols = `SELECT p.rowid, p.id, p.message_id, p.session_id, p.time_updated, p.data FROM part p `
-	if err := s.loadParts(ctx, tx, sess, byID, cols+`WHERE p.message_id IN (SELECT id FROM message WHERE session_id = ?)
-		ORDER BY p.message_id, p.id`, ref.ID); err != nil {
+	if err := s.loadParts(ctx, tx, sess, byID, stmts.parts, ref.ID); err != nil {
 		return nil, s.wrap(err)
 	}
-	if err := s.loadParts(ctx, tx, sess, nil, cols+`WHERE p.session_id = ?
-		AND NOT EXISTS (SELECT 1 FROM message m WHERE m.id = p.message_id) ORDER BY p.message_id, p.id`, ref.ID); err != nil {
-		return nil, s.wrap(err)
+	if s.mayHaveOrphans(ref.ID) {
+		if err := s.loadParts(ctx, tx, sess, nil, stmts.orphans, ref.ID); err != nil {
+			return nil, s.wrap(err)
+		}
 	}
 	return sess, nil
 }
 
 // loadParts runs a part query and puts each part under its message in
 // byID, or among the Orphans when byID does not hold it.
-func (s *sqliteStore) loadParts(ctx context.Context, tx *sql.Tx, sess *Session, byID map[string]*Message, q string, args ...any) error {
-	rows, err := tx.QueryContext(ctx, q, args...)
+func (s *sqliteStore) loadParts(ctx context.Context, tx *sql.Tx, sess *Session, byID map[string]*Message, q *sql.Stmt, args ...any) error {
+	rows, err := tx.StmtContext(ctx, q).QueryContext(ctx, args...)
 	if err != nil {
 		return err
 	}
@@ -417,8 +512,8 @@ func (s *sqliteStore) record(kind Kind, table string, rowid int64, id string, up
 
 // loadInfo reads the session row into sess.Info (a JSON object of the
 // row's columns) and sets Title, or sets InfoMissing.
-func (s *sqliteStore) loadInfo(ctx context.Context, tx *sql.Tx, sess *Session) error {
-	rows, err := tx.QueryContext(ctx, `SELECT rowid AS "rowid", * FROM session WHERE id = ?`, sess.ID)
+func (s *sqliteStore) loadInfo(ctx context.Context, tx *sql.Tx, q *sql.Stmt, sess *Session) error {
+	rows, err := tx.StmtContext(ctx, q).QueryContext(ctx, sess.ID)
 	if err != nil {
 		return err
 	}
