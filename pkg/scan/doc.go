@@ -3,6 +3,12 @@
 // one loaded session, and Run, which streams every session of a set of stores
 // through the rules with bounded memory and both cores.
 //
+// The preflight (preflight*.go, rules SF150–SF169) builds the request OpenCode
+// sends for a session, with every block mapped back to its stored message
+// and part (BuildRequest, Request.Locate), and checks it against the
+// provider rules. That mapping is the only one from a provider's
+// messages.N.content.M to storage; see docs/preflight.md.
+//
 // scan never writes: it reads sessions through pkg/store and returns findings
 // as plain values, sorted and stable.
 package scan

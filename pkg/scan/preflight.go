@@ -289,31 +289,3 @@ func (pm ProviderMessage) SourceOf() string {
 	}
 	return ""
 }
-
-// IndexOf returns the provider index of the first block that came from the
-// stored part ("" when the part sends no block).
-func (r *Request) IndexOf(partID string) string {
-	for n, pm := range r.Messages {
-		for m, b := range pm.Blocks {
-			if b.PartID == partID {
-				return fmt.Sprintf("messages.%d.content.%d", n, m)
-			}
-		}
-	}
-	return ""
-}
-
-// MessageIndexes returns the indexes of the entries built from the stored
-// message, in order.
-func (r *Request) MessageIndexes(msgID string) []int {
-	var out []int
-	for n, pm := range r.Messages {
-		for _, s := range pm.Sources {
-			if s == msgID {
-				out = append(out, n)
-				break
-			}
-		}
-	}
-	return out
-}
