@@ -84,7 +84,10 @@ type Violation struct {
 }
 
 // CheckRequest checks a request against the provider rules of its kind and
-// returns every violation in index order. final is the request as OpenCode
+// returns every violation, in the order the Messages API is known to check
+// them (text blocks, empty messages, tool pairing, thinking order and
+// signatures message by message, thinking mode, final assistant content):
+// the first one is the error the request gets. final is the request as OpenCode
 // would send it without a new prompt (nil when it ends with a user message):
 // the rules about the final assistant message are checked on it.
 func CheckRequest(s *store.Session, r, final *Request) []Violation {

@@ -17,7 +17,8 @@ type preflightState struct {
 // the rules about a final assistant message are checked on the history
 // alone when OpenCode would send it without a new prompt (its last
 // assistant turn is unfinished). A session that may still be streaming is
-// not checked: its request is not final.
+// not checked: its request is not final. The first violation is the error
+// the provider answers a resume with.
 func Preflight(s *store.Session, opts *Options) []Violation {
 	c := &Context{Session: s, Opts: opts}
 	if c.Opts == nil {
