@@ -380,3 +380,18 @@ func TestPreflightSkipsStreamingSessions(t *testing.T) {
 		t.Error("the same session once settled should be checked")
 	}
 }
+
+// TestPreflightOrderFirstIsTheAnswer: with several defects, the text-block
+// rule comes first, as the Messages API checks it before message order.
+func TestPreflightOrderFirstIsTheAnswer(t *testing.T) {
+	s := session(store.ShapeSQLite, user("u1", "go"),
+		testMessage("a1", "assistant", asstBody, `{"type":"text","text":"answer"}`, `{"type":"reasoning","text":"late",`+sig+`}`, `{"type":"text","text":"x"}`),
+		user("u2", "\t"))
+	vs := Preflight(s, settled())
+	if got := violationCodes(vs); got != "SF151@messages.2.content.0 SF153@messages.1.content.0" {
+		t.Fatalf("violations %q", got)
+	}
+	if vs[0].ProviderError != "messages: text content blocks must contain non-whitespace text" {
+		t.Errorf("first error %q", vs[0].ProviderError)
+	}
+}
