@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -37,7 +38,7 @@ func newFSRoot(dir string) (*fsRoot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolve %s: %w", dir, err)
 	}
-	return &fsRoot{root: real, open: os.Open}, nil
+	return &fsRoot{root: real, open: openRead}, nil
 }
 
 // inside reports whether the resolved path p lies within the root.
@@ -63,7 +64,7 @@ type entry struct {
 // readDir lists dir sorted by name (byte order). A missing directory is
 // empty; any other failure is returned as a *ParseError naming it.
 func (r *fsRoot) readDir(dir string) ([]entry, *ParseError) {
-	des, err := os.ReadDir(dir)
+	des, err := readDirSorted(dir)
 	if err != nil && len(des) == 0 {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
@@ -85,6 +86,19 @@ func (r *fsRoot) readDir(dir string) ([]entry, *ParseError) {
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// readDirSorted is os.ReadDir (entries sorted by name) opening the
+// directory with openRead.
+func readDirSorted(dir string) ([]fs.DirEntry, error) {
+	f, err := openRead(dir)
+	if err != nil {
+		return nil, err
+	}
+	des, err := f.ReadDir(-1)
+	f.Close()
+	slices.SortFunc(des, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return des, err
 }
 
 // resolve follows the symlink at p and reports whether its target is a
@@ -203,6 +217,11 @@ func (r *fsRoot) readFile(p string) ([]byte, time.Time, *ParseError) {
 		}
 		if err != nil {
 			return nil, fi.ModTime(), fsError(p, err)
+		}
+		// A short read that ends where Stat said the file ends is the end
+		// of a regular file: no second read to see io.EOF.
+		if int64(len(buf)) == fi.Size() && len(buf) < cap(buf) {
+			break
 		}
 		if len(buf) > maxRecordSize {
 			return nil, fi.ModTime(), &ParseError{Reason: "too large", Detail: fmt.Sprintf("%s grew past %d bytes while reading", p, maxRecordSize)}
