@@ -8,9 +8,5 @@ go build -o .cache/gen/sessfix .
 for sh in bash zsh fish powershell; do
   .cache/gen/sessfix completion "$sh" > "completions/sessfix.$sh"
 done
-if .cache/gen/sessfix help man >/dev/null 2>&1; then
-  .cache/gen/sessfix help man --dir manpages
-else
-  # Man pages come from the command tree once `sessfix help man` exists.
-  : > manpages/.keep
-fi
+# Man pages come from the command tree (a hidden command).
+.cache/gen/sessfix help man --dir manpages

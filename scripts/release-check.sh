@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Checks that a release would work, without publishing anything:
+#   1. goreleaser check                      (.goreleaser.yaml is valid)
+#   2. goreleaser build --snapshot --clean   (every target builds, CGO_ENABLED=0)
+#   3. the linux/amd64 binary runs `sessfix version`
+#
+# GoReleaser comes from the Go module proxy, pinned to GORELEASER_VERSION. A
+# goreleaser of that version already in .cache/bin, $GOBIN or $(go env
+# GOPATH)/bin is reused; otherwise it is installed into .cache/bin.
+#
+# Usage: scripts/release-check.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+GORELEASER_VERSION="${GORELEASER_VERSION:-v2.15.0}"
+GORELEASER_MODULE="github.com/goreleaser/goreleaser/v2"
+
+say() { printf 'release-check: %s\n' "$*" >&2; }
+
+# version_of prints the module version a Go binary was built from.
+version_of() {
+  go version -m "$1" 2>/dev/null | awk -v mod="$GORELEASER_MODULE" '$1 == "mod" && $2 == mod { print $3 }'
+}
+
+find_goreleaser() {
+  local gobin candidates c
+  gobin="$(go env GOBIN)"
+  candidates=("$PWD/.cache/bin/goreleaser")
+  [ -n "$gobin" ] && candidates+=("$gobin/goreleaser")
+  candidates+=("$(go env GOPATH)/bin/goreleaser")
+  for c in "${candidates[@]}"; do
+    if [ -x "$c" ] && [ "$(version_of "$c")" = "$GORELEASER_VERSION" ]; then
+      printf '%s\n' "$c"
+      return 0
+    fi
+  done
+  return 1
+}
+
+if ! GORELEASER="$(find_goreleaser)"; then
+  say "installing goreleaser $GORELEASER_VERSION into .cache/bin (from the Go module proxy)"
+  mkdir -p .cache/bin
+  GOBIN="$PWD/.cache/bin" go install "$GORELEASER_MODULE@$GORELEASER_VERSION"
+  GORELEASER="$PWD/.cache/bin/goreleaser"
+fi
+say "using $GORELEASER ($(version_of "$GORELEASER"))"
+
+# goreleaser reads the git state (commit, dirty or not) for the snapshot.
+if ! git rev-parse --git-dir >/dev/null 2>&1; then
+  say "not a git checkout: goreleaser needs one"
+  exit 1
+fi
+
+say "goreleaser check"
+"$GORELEASER" check
+
+say "goreleaser build --snapshot --clean"
+"$GORELEASER" build --snapshot --clean
+
+# The before hook made what the archives ship besides the binary.
+for f in completions/sessfix.bash completions/sessfix.zsh completions/sessfix.fish completions/sessfix.powershell \
+  manpages/sessfix.1 manpages/sessfix-scan.1; do
+  if [ ! -s "$f" ]; then
+    say "$f is missing or empty: scripts/gen-completions.sh did not make it"
+    exit 1
+  fi
+done
+
+bin="$(find dist -path '*linux_amd64*' -type f -name sessfix | head -n 1)"
+if [ -z "$bin" ]; then
+  say "no linux/amd64 binary under dist/"
+  exit 1
+fi
+out="$("$bin" version)"
+say "$bin version: $out"
+case "$out" in
+  "sessfix "*) ;;
+  *) say "unexpected version output"; exit 1 ;;
+esac
+if [ "$(uname -s)-$(uname -m)" = "Linux-x86_64" ]; then
+  # A static binary: no dynamic section (CGO_ENABLED=0).
+  if command -v readelf >/dev/null 2>&1 && readelf -d "$bin" 2>/dev/null | grep -q NEEDED; then
+    say "$bin is dynamically linked; releases must be static"
+    exit 1
+  fi
+fi
+say "ok"
