@@ -13,7 +13,6 @@ package scan_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -180,7 +179,10 @@ func BenchmarkReadOnlyJSON(b *testing.B) {
 			var n int64
 			m := startCPU()
 			for b.Loop() {
-				n = readTree(b, s.path, runtime.GOMAXPROCS(0))
+				var err error
+				if n, err = storegen.ReadTree(s.path, runtime.GOMAXPROCS(0)); err != nil {
+					b.Fatal(err)
+				}
 				m.n++
 			}
 			m.report(b)
@@ -189,71 +191,6 @@ func BenchmarkReadOnlyJSON(b *testing.B) {
 			}
 		})
 	}
-}
-
-// readTree reads every file under root with the given number of
-// goroutines, which share a stack of directories still to list, and
-// returns the bytes read.
-func readTree(b *testing.B, root string, workers int) int64 {
-	var (
-		mu      sync.Mutex
-		cond    = sync.NewCond(&mu)
-		dirs    = []string{root}
-		pending = 1 // directories pushed and not yet finished
-		total   int64
-		first   error
-		wg      sync.WaitGroup
-	)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var n int64
-			for {
-				mu.Lock()
-				for len(dirs) == 0 && pending > 0 {
-					cond.Wait()
-				}
-				if pending == 0 {
-					total += n
-					mu.Unlock()
-					return
-				}
-				dir := dirs[len(dirs)-1]
-				dirs = dirs[:len(dirs)-1]
-				mu.Unlock()
-
-				des, err := os.ReadDir(dir)
-				var sub []string
-				for _, de := range des {
-					p := filepath.Join(dir, de.Name())
-					if de.IsDir() {
-						sub = append(sub, p)
-						continue
-					}
-					data, rerr := os.ReadFile(p)
-					if rerr != nil && err == nil {
-						err = rerr
-					}
-					n += int64(len(data))
-				}
-
-				mu.Lock()
-				if err != nil && first == nil {
-					first = err
-				}
-				dirs = append(dirs, sub...)
-				pending += len(sub) - 1
-				cond.Broadcast()
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	if first != nil {
-		b.Fatal(first)
-	}
-	return total
 }
 
 // BenchmarkReadOnlySQLite is the baseline of BenchmarkScanSQLite: select
@@ -266,100 +203,16 @@ func BenchmarkReadOnlySQLite(b *testing.B) {
 	var n int64
 	m := startCPU()
 	for b.Loop() {
-		n = readSQLite(b, s.path, runtime.GOMAXPROCS(0))
+		var err error
+		if n, err = storegen.ReadSQLite(s.path, runtime.GOMAXPROCS(0)); err != nil {
+			b.Fatal(err)
+		}
 		m.n++
 	}
 	m.report(b)
 	if n < s.stats.Bytes {
 		b.Fatalf("read %d bytes, the store's data columns hold %d", n, s.stats.Bytes)
 	}
-}
-
-func readSQLite(b *testing.B, path string, workers int) int64 {
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=query_only(1)")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	db.SetMaxOpenConns(workers)
-	var maxRow int64
-	if err := db.QueryRow(`SELECT COALESCE(MAX(rowid), 0) FROM part`).Scan(&maxRow); err != nil {
-		b.Fatal(err)
-	}
-	queries := []struct {
-		q    string
-		args []any
-	}{
-		{`SELECT * FROM session`, nil},
-		{`SELECT data FROM message`, nil},
-	}
-	step := maxRow/int64(workers) + 1
-	for lo := int64(0); lo <= maxRow; lo += step {
-		queries = append(queries, struct {
-			q    string
-			args []any
-		}{`SELECT data FROM part WHERE rowid >= ? AND rowid < ?`, []any{lo, lo + step}})
-	}
-	var (
-		mu    sync.Mutex
-		total int64
-		first error
-		wg    sync.WaitGroup
-		next  = make(chan int, len(queries))
-	)
-	for i := range queries {
-		next <- i
-	}
-	close(next)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				n, err := readRows(db, queries[i].q, queries[i].args...)
-				mu.Lock()
-				total += n
-				if err != nil && first == nil {
-					first = err
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	if first != nil {
-		b.Fatal(first)
-	}
-	return total
-}
-
-// readRows runs a query and returns the bytes of its column when it has
-// one (the data columns); wider rows (sessions) are read but not counted.
-func readRows(db *sql.DB, q string, args ...any) (int64, error) {
-	rows, err := db.Query(q, args...)
-	if err != nil {
-		return 0, err
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return 0, err
-	}
-	vals := make([]sql.RawBytes, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	var n int64
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return 0, err
-		}
-		if len(cols) == 1 {
-			n += int64(len(vals[0]))
-		}
-	}
-	return n, rows.Err()
 }
 
 // BenchmarkLoadCheckSession loads and checks the store's first session
