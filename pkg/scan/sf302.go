@@ -1,6 +1,10 @@
 package scan
 
-import "github.com/sessfix/sessfix/pkg/store"
+import (
+	"time"
+
+	"github.com/sessfix/sessfix/pkg/store"
+)
 
 func init() {
 	register(&Rule{
@@ -24,7 +28,10 @@ func init() {
 			"(`replaceEmptyTextParts`, else `injectTextPart`); invalid_signature → strip that message's thinking " +
 			"(`stripThinkingParts`, and `excludeMessage` when it is the final tool-loop message). " +
 			"thinking_modified and prefill_unsupported have no storage fix and are reported only. The failed " +
-			"attempt itself is left alone: OpenCode already skips the errored message.",
+			"attempt itself is left alone: OpenCode already skips the errored message. Once the message the " +
+			"error points at is repaired (excluded, changed since the attempt with nothing left to report on it, " +
+			"or stripped of the thinking the error was about), the finding stays as info so the history is " +
+			"visible, and no longer fails the scan.",
 		Fixable: true,
 		Fix:     "errorDrivenRecovery",
 		Check:   checkFailedAttempt,
@@ -58,10 +65,19 @@ func checkFailedAttempt(c *Context) {
 			} else {
 				// The finding names the message (not the part): a repair
 				// that re-keys the part must not make it a new finding.
-				f = relocate(f, c.Session.Message(id), nil)
+				target := c.Session.Message(id)
+				f = relocate(f, target, nil)
 				f.Message += ", which is stored message " + id
 				if part != "" {
 					f.Message += " part " + part
+				}
+				if why, ok := repairedSince(c, m, target, t); ok {
+					// The stored error is history now: say so without
+					// failing the scan or planning another repair.
+					f.Severity = Info
+					f.Message += "; " + why + ": resume the session"
+					c.Report(f)
+					return
 				}
 			}
 		}
@@ -82,4 +98,46 @@ func relocate(f Finding, m *store.Message, p *store.Part) Finding {
 	at := At(m, p)
 	f.MessageID, f.PartID, f.Location = at.MessageID, at.PartID, at.Location
 	return f
+}
+
+// repairedSince reports whether the stored message a failed attempt points
+// at has been repaired since the attempt, so the stored error no longer
+// describes the session. It is repaired when sessfix excluded it, or when
+// nothing at error level is found on it now and either one of its records
+// changed after the attempt (an edit, a re-key, a new part) or, for the
+// thinking errors, it holds no thinking any more (stripThinkingParts leaves
+// no record behind to carry a newer time). A stored error the checks cannot
+// see offline (a corrupted signature) stays an error until the message is
+// changed.
+func repairedSince(c *Context, failed, target *store.Message, t ErrorType) (string, bool) {
+	if target == nil {
+		return "", false
+	}
+	if ExcludedBySessfix(target) {
+		return "sessfix has since excluded that message from requests", true
+	}
+	o := *c.Opts
+	o.Select = nil
+	o.Ignore = append(append([]string(nil), c.Opts.Ignore...), "SF302")
+	for _, g := range CheckSession(c.Session, &o) {
+		if g.MessageID == target.ID && g.Severity == Error {
+			return "", false
+		}
+	}
+	at := time.UnixMilli(failed.Created)
+	if target.Modified.After(at) {
+		return "that message has changed since and no longer shows a problem", true
+	}
+	for _, p := range target.Parts {
+		if p.Modified.After(at) {
+			return "that message has changed since and no longer shows a problem", true
+		}
+	}
+	switch t {
+	case ErrorThinkingBlockOrder, ErrorThinkingDisabledViolation, ErrorInvalidSignature:
+		if len(ThinkingParts(target)) == 0 {
+			return "that message no longer holds thinking", true
+		}
+	}
+	return "", false
 }
