@@ -69,12 +69,15 @@ func writeSessions(staging, target, sid, streamed string) (time.Time, error) {
 			order = append(order, filepath.Join("parts", mid, filepath.Base(p)))
 		}
 	}
+	var last time.Time
 	write := func(rel string, body []byte) error {
 		dst := filepath.Join(target, sid, rel)
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err
 		}
-		return os.WriteFile(dst, body, 0o644)
+		err := os.WriteFile(dst, body, 0o644)
+		last = time.Now()
+		return err
 	}
 	var streamRel string
 	for _, rel := range order {
@@ -104,7 +107,9 @@ func writeSessions(staging, target, sid, streamed string) (time.Time, error) {
 	if streamRel == "" {
 		return time.Time{}, fmt.Errorf("part %s not in session %s", streamed, sid)
 	}
-	return time.Now(), nil
+	// The time of the last write itself, not of the pause after it: the
+	// settle window counts from when the store last changed.
+	return last, nil
 }
 
 // writeSQLite inserts the session's rows from the staging database into the
@@ -121,6 +126,7 @@ func writeSQLite(staging, target, sid, streamed string) (time.Time, error) {
 		return time.Time{}, err
 	}
 	now := func() int64 { return time.Now().UnixMilli() }
+	var last time.Time
 	tx := func(stmts ...func(*sql.Tx) error) error {
 		t, err := db.Begin()
 		if err != nil {
@@ -132,7 +138,9 @@ func writeSQLite(staging, target, sid, streamed string) (time.Time, error) {
 				return err
 			}
 		}
-		return t.Commit()
+		err = t.Commit()
+		last = time.Now()
+		return err
 	}
 	exec := func(q string, args ...any) func(*sql.Tx) error {
 		return func(t *sql.Tx) error { _, err := t.Exec(q, args...); return err }
@@ -202,5 +210,5 @@ func writeSQLite(staging, target, sid, streamed string) (time.Time, error) {
 	if !found {
 		return time.Time{}, fmt.Errorf("part %s not in session %s", streamed, sid)
 	}
-	return time.Now(), nil
+	return last, nil
 }
