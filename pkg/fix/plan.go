@@ -240,8 +240,19 @@ func (w *work) stepFor(f scan.Finding) step {
 }
 
 // chosen filters strategies to the one the user picked for the code.
-func (w *work) chosen(code string, list []strat) ([]strat, string) {
+//
+// A preflight finding that stands for a record rule's defect (FixedBy, after
+// the dedupe) takes the strategy given under either code, so
+// `--strategy SF103=strip` still applies when the defect is reported as
+// SF153.
+func (w *work) chosen(code, fixedBy string, list []strat) ([]strat, string) {
 	name, ok := w.opts.Strategies[strings.ToUpper(code)]
+	for _, c := range strings.Split(fixedBy, ",") {
+		if ok {
+			break
+		}
+		name, ok = w.opts.Strategies[strings.ToUpper(strings.TrimSpace(c))]
+	}
 	if !ok {
 		if isPreflight(code) {
 			name, ok = w.opts.Strategies["SF302"]
@@ -282,7 +293,7 @@ func (w *work) run(steps []step) (*SessionPlan, error) {
 			plan.Fixed = append(plan.Fixed, Repair{Finding: st.f})
 			continue
 		}
-		list, name := w.chosen(st.f.Code, st.strats)
+		list, name := w.chosen(st.f.Code, st.f.FixedBy, st.strats)
 		if len(list) == 0 {
 			reason := "no strategy applies"
 			if name != "" {

@@ -58,3 +58,46 @@ func TestStoredErrorIsInfoOnceRepaired(t *testing.T) {
 		}
 	}
 }
+
+// A strategy given under a record rule's code applies to the preflight
+// finding that stands for the same defect (FixedBy).
+func TestStrategyFollowsFixedBy(t *testing.T) {
+	d, err := store.Open([]string{"../../testdata/demo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	s, err := d.Stores[0].Load(context.Background(), store.SessionRef{ID: "ses_28d19877fffffNMbc1a0x3ej60"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := scan.CheckSession(s, scanOpts())
+	var deduped bool
+	for _, f := range fs {
+		if f.Code == "SF153" && strings.Contains(f.FixedBy, "SF103") {
+			deduped = true
+		}
+	}
+	if !deduped {
+		t.Fatalf("demo session should report SF153 fixed by SF103: %+v", fs)
+	}
+	mutations := func(strategies map[string]string) map[string]bool {
+		opts := planOpts()
+		opts.Strategies = strategies
+		p, err := Plan(s, fs, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		for _, e := range p.Changes.Edits {
+			out[e.Mutation] = true
+		}
+		return out
+	}
+	if m := mutations(nil); !m["moveThinkingFirst"] || m["stripThinkingParts"] {
+		t.Errorf("default plan should move the signed thinking first: %v", m)
+	}
+	if m := mutations(map[string]string{"SF103": "strip"}); !m["stripThinkingParts"] || m["moveThinkingFirst"] {
+		t.Errorf("--strategy SF103=strip should strip on the SF153 finding: %v", m)
+	}
+}
