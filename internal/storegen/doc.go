@@ -19,7 +19,11 @@
 // pkg/store/storetest's SchemaV1), the storage/ tree, the project tree, the
 // sessions/ layout, and an export file (one session only).
 //
-// The command in cmd/storegen wraps Generate:
+// ReadTree and ReadSQLite are the read-only baselines a scan is measured
+// against: they read every byte of a store and do nothing with it.
+//
+// Two commands wrap the package for scripts/bench.sh:
 //
 //	go run ./internal/storegen/cmd/storegen -shape sqlite -sessions 125 -out /tmp/store
+//	go run ./internal/storegen/cmd/readstore /tmp/store/opencode.db
 package storegen
