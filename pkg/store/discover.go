@@ -192,8 +192,11 @@ func (d *Discovery) addDataDir(dir, db string, unsupported *[]error) error {
 // file, or an export file. Shapes are detected by content. A path named
 // explicitly is always scanned, even a pre-migration storage/ copy; a data
 // dir is treated as Discover treats it (its database wins over storage/).
-// A path that does not exist or holds nothing recognisable is an error
-// wrapping ErrNotFound that names it.
+// A directory that is none of these is searched as a fixture tree: every
+// store below it (export files, sessions/ and storage/ trees, databases) is
+// opened, so `sessfix scan fixtures/` lints a repository's fixtures. A path
+// that does not exist or holds nothing recognisable is an error wrapping
+// ErrNotFound that names it.
 func Open(paths []string) (*Discovery, error) {
 	d := &Discovery{}
 	seen := map[string]bool{}
@@ -284,6 +287,9 @@ func openPath(p string) ([]Store, []string, error) {
 			out = append(out, st)
 		}
 		return out, nil, nil
+	}
+	if stores, notes, err := openFixtureTree(p); err != nil || len(stores) > 0 {
+		return stores, notes, err
 	}
 	return nil, nil, fmt.Errorf("%s holds no opencode store (%s): %w", p, expectedShapes, ErrNotFound)
 }
