@@ -61,7 +61,7 @@ func TestCompatibility(t *testing.T) {
 	order := func(o outcome) string {
 		for i := range scenarios {
 			if scenarios[i].name == o.Scenario {
-				return fmt.Sprintf("%03d/%s", i, o.Version)
+				return fmt.Sprintf("%03d/%d", i, slices.Index(versions, o.Version))
 			}
 		}
 		return o.Scenario

@@ -264,7 +264,8 @@ type verdict struct {
 func (v verdict) String() string {
 	s := v.State
 	if v.Error != "" {
-		s += ": `" + v.Error + "`"
+		// A double-backtick code span: the texts hold backticks.
+		s += ": `` " + v.Error + " ``"
 	}
 	if v.Serve != 0 {
 		s += fmt.Sprintf("; GET /session/:id/message %d", v.Serve)
