@@ -173,7 +173,7 @@ func RunFix(ctx context.Context, opts *FixOptions) error {
 	policy := &report.Report{FailOn: failOn, FailCodes: failCodes}
 	fopts := fix.Options{Strategies: strategies, Placeholder: opts.Placeholder, Now: now, Scan: sopts}
 
-	disc, err := openStores(f, opts.Paths)
+	disc, err := f.OpenStores("fix", opts.Paths)
 	if err != nil {
 		return err
 	}
@@ -547,29 +547,3 @@ func plural(n int, one, many string) string {
 }
 
 func strconvQuote(s string) string { return fmt.Sprintf("%q", s) }
-
-// openStores discovers the user's stores or opens the named paths.
-func openStores(f *cli.Factory, paths []string) (*store.Discovery, error) {
-	var (
-		disc *store.Discovery
-		err  error
-	)
-	if len(paths) == 0 {
-		disc, err = f.Discover(f.Env())
-	} else {
-		disc, err = f.Open(paths)
-	}
-	if err == nil && (disc == nil || len(disc.Stores) == 0) {
-		err = fmt.Errorf("%w (looked in %s)", store.ErrNotFound, strings.Join(paths, ", "))
-	}
-	if err != nil {
-		if disc != nil {
-			disc.Close()
-		}
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, cli.WithHints(err, "pass an OpenCode data dir, storage/ dir, sessions dir, opencode.db or export file, e.g. sessfix fix ~/.local/share/opencode")
-		}
-		return nil, err
-	}
-	return disc, nil
-}

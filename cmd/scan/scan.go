@@ -131,7 +131,7 @@ func RunScan(ctx context.Context, opts *ScanOptions) error {
 	}
 	sopts.Sessions, sopts.Settle, sopts.Now = opts.Sessions, opts.Settle, f.Now
 
-	disc, err := openStores(f, opts.Paths)
+	disc, err := f.OpenStores("scan", opts.Paths)
 	if err != nil {
 		return err
 	}
@@ -233,44 +233,6 @@ func printReport(f *cli.Factory, rep *report.Report) error {
 		ios.Statusf("hint: %s", h)
 	}
 	return nil
-}
-
-// openStores discovers the user's stores, or opens the named paths, and
-// turns "nothing there" into an error that says where sessfix looked.
-func openStores(f *cli.Factory, paths []string) (*store.Discovery, error) {
-	var (
-		disc *store.Discovery
-		err  error
-	)
-	if len(paths) == 0 {
-		disc, err = f.Discover(f.Env())
-	} else {
-		disc, err = f.Open(paths)
-	}
-	if err == nil && (disc == nil || len(disc.Stores) == 0) {
-		looked := paths
-		if disc != nil && len(disc.Looked) > 0 {
-			looked = disc.Looked
-		}
-		err = fmt.Errorf("%w (looked in %s)", store.ErrNotFound, strings.Join(looked, ", "))
-	}
-	if err == nil {
-		return disc, nil
-	}
-	if disc != nil {
-		disc.Close()
-	}
-	switch {
-	case errors.Is(err, store.ErrNotFound) && len(paths) == 0:
-		return nil, cli.WithHints(err,
-			"pass a path: sessfix scan ~/.local/share/opencode",
-			"OpenCode keeps its data in $XDG_DATA_HOME/opencode; `opencode debug paths` prints it")
-	case errors.Is(err, store.ErrNotFound):
-		return nil, cli.WithHints(err, "pass an OpenCode data dir, storage/ dir, sessions dir, opencode.db or export file, e.g. sessfix scan ~/.local/share/opencode")
-	case errors.Is(err, store.ErrUnsupported):
-		return nil, cli.WithHints(err, "this sessfix cannot read that store; check for a newer release")
-	}
-	return nil, err
 }
 
 // announcing tells the user about a store once scan.Run has listed it, so

@@ -3,7 +3,6 @@ package watch
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os/signal"
@@ -18,7 +17,6 @@ import (
 	"github.com/sessfix/sessfix/pkg/fix"
 	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/scan"
-	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/watch"
 )
 
@@ -130,7 +128,7 @@ func RunWatch(ctx context.Context, opts *WatchOptions) error {
 		return &cli.FlagError{Err: err}
 	}
 
-	disc, err := openStores(f, opts.Paths)
+	disc, err := f.OpenStores("watch", opts.Paths)
 	if err != nil {
 		return err
 	}
@@ -293,31 +291,4 @@ func cleanCodes(in []string) []string {
 		}
 	}
 	return out
-}
-
-// openStores discovers the user's stores or opens the named paths, as scan
-// does.
-func openStores(f *cli.Factory, paths []string) (*store.Discovery, error) {
-	var (
-		disc *store.Discovery
-		err  error
-	)
-	if len(paths) == 0 {
-		disc, err = f.Discover(f.Env())
-	} else {
-		disc, err = f.Open(paths)
-	}
-	if err == nil && (disc == nil || len(disc.Stores) == 0) {
-		err = fmt.Errorf("%w (looked in %s)", store.ErrNotFound, strings.Join(paths, ", "))
-	}
-	if err != nil {
-		if disc != nil {
-			disc.Close()
-		}
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, cli.WithHints(err, "pass an OpenCode data dir, storage/ dir, sessions dir, opencode.db or export file, e.g. sessfix watch ~/.local/share/opencode")
-		}
-		return nil, err
-	}
-	return disc, nil
 }

@@ -1,0 +1,48 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+// OpenStores discovers the user's stores (no paths) or opens the named
+// paths, for the command verb ("scan", "fix", ...). "Nothing there" becomes
+// an error that says where sessfix looked, with hints naming the verb.
+func (f *Factory) OpenStores(verb string, paths []string) (*store.Discovery, error) {
+	var (
+		disc *store.Discovery
+		err  error
+	)
+	if len(paths) == 0 {
+		disc, err = f.Discover(f.Env())
+	} else {
+		disc, err = f.Open(paths)
+	}
+	if err == nil && (disc == nil || len(disc.Stores) == 0) {
+		looked := paths
+		if disc != nil && len(disc.Looked) > 0 {
+			looked = disc.Looked
+		}
+		err = fmt.Errorf("%w (looked in %s)", store.ErrNotFound, strings.Join(looked, ", "))
+	}
+	if err == nil {
+		return disc, nil
+	}
+	if disc != nil {
+		disc.Close()
+	}
+	switch {
+	case errors.Is(err, store.ErrNotFound) && len(paths) == 0:
+		return nil, WithHints(err,
+			"pass a path: sessfix "+verb+" ~/.local/share/opencode",
+			"OpenCode keeps its data in $XDG_DATA_HOME/opencode; `opencode debug paths` prints it")
+	case errors.Is(err, store.ErrNotFound):
+		return nil, WithHints(err, "pass an OpenCode data dir, storage/ dir, sessions dir, opencode.db or export file, e.g. sessfix "+verb+" ~/.local/share/opencode")
+	case errors.Is(err, store.ErrUnsupported):
+		return nil, WithHints(err, "this sessfix cannot read that store; check for a newer release")
+	}
+	return nil, err
+}
