@@ -318,33 +318,24 @@ func apply(ctx context.Context, opts *FixOptions, plans []*sessionPlan, sopts *s
 	sessions := 0
 	for _, st := range order {
 		info := st.Info()
-		lock, err := store.AcquireLock(info)
-		if err != nil {
+		var planned []fix.Planned
+		for _, sp := range byStore[st] {
+			planned = append(planned, fix.Planned{Ref: sp.ref, Plan: sp.plan})
+		}
+		run, err := fix.Write(ctx, st, planned, fix.WriteOptions{Apply: applyF, Scan: sopts})
+		switch {
+		case errors.Is(err, store.ErrLocked) && run == "":
 			return cli.WithHints(fmt.Errorf("cannot fix %s: %w", info.Path, err),
 				"another sessfix is writing this store; wait for it to finish and run sessfix fix again")
-		}
-		var sets []*store.ChangeSet
-		for _, sp := range byStore[st] {
-			sets = append(sets, sp.plan.Changes)
-		}
-		run, err := applyF(ctx, info, sets)
-		if uerr := lock.Release(); uerr != nil && err == nil {
-			err = uerr
-		}
-		if err != nil {
-			err = fmt.Errorf("cannot fix %s store %s: %w", info.Shape, info.Path, err)
-			if run != "" {
-				return cli.WithHints(err, "sessions before the failing one were written; undo them with `sessfix undo "+run+"`")
-			}
+		case err != nil && run != "":
+			return cli.WithHints(err, "undo the run with `sessfix undo "+run+"` and report the session if it was a verification failure")
+		case err != nil:
 			return err
 		}
 		if run != "" {
 			runs = append(runs, run)
 		}
 		for _, sp := range byStore[st] {
-			if err := verify(ctx, sp, sopts); err != nil {
-				return cli.WithHints(err, "undo the run with `sessfix undo "+run+"` and report the session")
-			}
 			sessions++
 			for r, n := range sp.plan.EditsByRule() {
 				byRule[r] += n
@@ -368,29 +359,6 @@ func apply(ctx context.Context, opts *FixOptions, plans []*sessionPlan, sopts *s
 	}
 	if remaining > 0 {
 		return cli.ErrFindings
-	}
-	return nil
-}
-
-// verify re-reads the session from disk and checks the fixed findings are
-// gone.
-func verify(ctx context.Context, sp *sessionPlan, sopts *scan.Options) error {
-	s, err := sp.st.Load(ctx, sp.ref)
-	if err != nil {
-		return fmt.Errorf("session %s cannot be loaded after the fix: %w", sp.ref.ID, err)
-	}
-	vopts := *sopts
-	vopts.Select, vopts.Ignore = nil, nil
-	after := scan.CheckSession(s, &vopts)
-	for _, r := range sp.plan.Fixed {
-		if r.Finding.Code == "SF302" {
-			continue // the failed attempt stays on purpose
-		}
-		for _, g := range after {
-			if g.Code == r.Finding.Code && g.MessageID == r.Finding.MessageID && g.PartID == r.Finding.PartID {
-				return fmt.Errorf("verification failed: %s is still reported on session %s after the fix (%s)", g.Code, s.ID, g.Message)
-			}
-		}
 	}
 	return nil
 }
