@@ -34,6 +34,9 @@ type WatchOptions struct {
 	Settle         time.Duration
 	Abandon        time.Duration
 	Poll           time.Duration
+	// Suppressed reports findings the config file suppresses; they are
+	// never repaired.
+	Suppressed func(scan.Finding) bool
 
 	// Watch replaces the watcher's run (tests); nil runs watch.New(o).Run.
 	Watch func(ctx context.Context, o watch.Options) error
@@ -75,6 +78,18 @@ Exit codes:
   sessfix watch --poll 5s ~/.local/share/opencode`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
+			// The config file's selects, ignores, settle window, strategies,
+			// placeholder and suppressions apply as they do to fix; flags win.
+			filters := &cli.Filters{Select: opts.Select, Ignore: opts.Ignore}
+			cfg, err := f.ApplyConfig(cmd, cli.ConfigTargets{Filters: filters, Settle: &opts.Settle,
+				Strategies: &opts.Strategies, Placeholder: &opts.Placeholder})
+			if err != nil {
+				return err
+			}
+			opts.Select, opts.Ignore = filters.Select, filters.Ignore
+			if cfg != nil && cfg.Path != "" {
+				opts.Suppressed = cfg.Suppressed
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -148,15 +163,16 @@ func RunWatch(ctx context.Context, opts *WatchOptions) error {
 	defer stop()
 
 	wo := watch.Options{
-		Stores:  disc.Stores,
-		Settle:  opts.Settle,
-		Abandon: opts.Abandon,
-		Poll:    opts.Poll,
-		DryRun:  opts.DryRun,
-		Scan:    sopts,
-		Fix:     fix.Options{Strategies: strategies, Placeholder: opts.Placeholder},
-		Write:   fix.WriteOptions{Backup: backup.Options{}},
-		Report:  p.print,
+		Stores:     disc.Stores,
+		Settle:     opts.Settle,
+		Abandon:    opts.Abandon,
+		Poll:       opts.Poll,
+		DryRun:     opts.DryRun,
+		Scan:       sopts,
+		Fix:        fix.Options{Strategies: strategies, Placeholder: opts.Placeholder},
+		Suppressed: opts.Suppressed,
+		Write:      fix.WriteOptions{Backup: backup.Options{}},
+		Report:     p.print,
 	}
 	if f.Now != nil {
 		wo.Write.Backup.Now = f.Now

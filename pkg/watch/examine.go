@@ -167,6 +167,15 @@ func (w *Watcher) examine(ctx context.Context, ss *storeState, id string, lastEv
 
 	sopts := w.scanOptions(w.opts.Settle)
 	findings := scan.CheckSession(s, sopts)
+	if w.opts.Suppressed != nil {
+		kept := findings[:0:0]
+		for _, f := range findings {
+			if !w.opts.Suppressed(f) {
+				kept = append(kept, f)
+			}
+		}
+		findings = kept
+	}
 	fopts := w.opts.Fix
 	fopts.Now = w.clock.Now
 	fopts.Scan = sopts

@@ -62,6 +62,9 @@ type Options struct {
 	// Fix holds the repair choices (Strategies, Placeholder). The watcher
 	// sets its own Now and Scan.
 	Fix fix.Options
+	// Suppressed, when set, reports findings the user has suppressed (the
+	// config file's suppressions): they are never repaired.
+	Suppressed func(scan.Finding) bool
 	// Write locates the backup journal (and replaces the apply step in
 	// tests). Its Scan is set by the watcher.
 	Write fix.WriteOptions

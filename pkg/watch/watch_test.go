@@ -676,3 +676,33 @@ func (h *harness) waitRepaired(id string) {
 		h.t.Errorf("repaired %+v, want only %s", rep, id)
 	}
 }
+
+// TestSuppressedFindingsAreNotRepaired: what the user suppressed (the config
+// file's suppressions) is left alone, and the rest is still repaired.
+func TestSuppressedFindingsAreNotRepaired(t *testing.T) {
+	broken := loadFixture(t, "sf104-empty-text")
+	var suppressed []string
+	h := newHarness(t, store.ShapeStorage, func(o *Options) {
+		o.Suppressed = func(f scan.Finding) bool {
+			if f.Code == "SF301" {
+				suppressed = append(suppressed, f.Code)
+				return true
+			}
+			return false
+		}
+	}, broken)
+	h.step(0)
+	h.step(time.Minute)
+	rep := h.kinds(Repaired)
+	if len(rep) != 1 {
+		t.Fatalf("repaired events %+v", rep)
+	}
+	if len(suppressed) == 0 {
+		t.Fatal("the fixture should have an SF301 finding to suppress")
+	}
+	for _, r := range rep[0].Rules {
+		if r == "SF301" {
+			t.Errorf("a suppressed SF301 was repaired: %v", rep[0].Rules)
+		}
+	}
+}
