@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"encoding/binary"
 
 	"github.com/tidwall/gjson"
 )
@@ -203,4 +204,280 @@ func (x *bodyIndex) lookup(raw []byte, path string) (res gjson.Result, ok bool) 
 		return res, true
 	}
 	return gjson.Result{}, true
+}
+
+// validIndex reports whether trimmed (raw without its surrounding white
+// space) is valid JSON, accepting exactly what gjson.ValidBytes accepts, and
+// indexes its top-level keys on the way when it is an object that
+// indexBody would index; the index (offsets into raw) is nil otherwise.
+// One pass instead of gjson.ValidBytes followed by indexBody.
+func validIndex(raw, trimmed []byte) (*bodyIndex, bool) {
+	v := validator{data: trimmed}
+	// Index only what indexBody would: an object starting raw after plain
+	// JSON white space, small enough for the offsets.
+	off := cap(raw) - cap(trimmed)
+	if trimmed[0] == '{' && len(raw) <= 1<<31-1 && skipSpace(raw, 0) == off {
+		v.idx = &bodyIndex{base: &raw[0], n: len(raw), keys: make([]keySpan, 0, 12)}
+		v.off = int32(off)
+	}
+	i, ok := v.any(0, 0)
+	if !ok || i != len(trimmed) {
+		return nil, false
+	}
+	return v.idx, true
+}
+
+// validator is a JSON validator that follows gjson's grammar (valid.go in
+// gjson: validpayload and friends) step for step, with a faster string scan
+// and the top-level keys recorded into idx.
+type validator struct {
+	data []byte
+	idx  *bodyIndex // nil: not indexing
+	off  int32      // offset of data in the indexed body
+}
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func (v *validator) any(i, depth int) (int, bool) {
+	data := v.data
+	for ; i < len(data); i++ {
+		switch data[i] {
+		default:
+			return i, false
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '{':
+			return v.object(i+1, depth+1)
+		case '[':
+			return v.array(i+1, depth+1)
+		case '"':
+			end, ok, _ := v.str(i + 1)
+			return end, ok
+		case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+			return v.number(i + 1)
+		case 't':
+			return v.literal(i+1, "rue")
+		case 'f':
+			return v.literal(i+1, "alse")
+		case 'n':
+			return v.literal(i+1, "ull")
+		}
+	}
+	return i, false
+}
+
+func (v *validator) literal(i int, rest string) (int, bool) {
+	if i+len(rest) <= len(v.data) && string(v.data[i:i+len(rest)]) == rest {
+		return i + len(rest), true
+	}
+	return i, false
+}
+
+func (v *validator) object(i, depth int) (int, bool) {
+	data := v.data
+	for ; i < len(data); i++ {
+		switch data[i] {
+		default:
+			return i, false
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '}':
+			return i + 1, true
+		case '"':
+			for {
+				keyStart := i + 1
+				end, ok, escaped := v.str(i + 1)
+				if !ok {
+					return end, false
+				}
+				i = end
+				for i < len(data) && isJSONSpace(data[i]) {
+					i++
+				}
+				if i >= len(data) || data[i] != ':' {
+					return i, false
+				}
+				i++
+				for i < len(data) && isJSONSpace(data[i]) {
+					i++
+				}
+				valStart := i
+				if i, ok = v.any(i, depth); !ok {
+					return i, false
+				}
+				if depth == 1 && v.idx != nil {
+					if escaped {
+						v.idx = nil
+					} else {
+						v.idx.keys = append(v.idx.keys, keySpan{
+							keyStart: int32(keyStart) + v.off, keyEnd: int32(end-1) + v.off,
+							valStart: int32(valStart) + v.off, valEnd: int32(i) + v.off,
+						})
+					}
+				}
+				for i < len(data) && isJSONSpace(data[i]) {
+					i++
+				}
+				if i >= len(data) {
+					return i, false
+				}
+				switch data[i] {
+				case '}':
+					return i + 1, true
+				case ',':
+				default:
+					return i, false
+				}
+				i++
+				for i < len(data) && isJSONSpace(data[i]) {
+					i++
+				}
+				if i >= len(data) || data[i] != '"' {
+					return i, false
+				}
+			}
+		}
+	}
+	return i, false
+}
+
+func (v *validator) array(i, depth int) (int, bool) {
+	data := v.data
+	for ; i < len(data); i++ {
+		switch data[i] {
+		default:
+			for ; i < len(data); i++ {
+				var ok bool
+				if i, ok = v.any(i, depth); !ok {
+					return i, false
+				}
+				for i < len(data) && isJSONSpace(data[i]) {
+					i++
+				}
+				if i >= len(data) {
+					return i, false
+				}
+				switch data[i] {
+				case ']':
+					return i + 1, true
+				case ',':
+				default:
+					return i, false
+				}
+			}
+		case ' ', '\t', '\n', '\r':
+			continue
+		case ']':
+			return i + 1, true
+		}
+	}
+	return i, false
+}
+
+const (
+	lsb8 = 0x0101010101010101
+	msb8 = 0x8080808080808080
+)
+
+// str validates a string whose opening quote is at i-1 and returns the
+// index past its closing quote, and whether it holds an escape.
+func (v *validator) str(i int) (int, bool, bool) {
+	data := v.data
+	escaped := false
+	for {
+		// Skip eight plain bytes at a time: none below 0x20, no '"', no '\'.
+		for i+8 <= len(data) {
+			w := binary.LittleEndian.Uint64(data[i:])
+			q := w ^ ('"' * lsb8)
+			b := w ^ ('\\' * lsb8)
+			if ((w-0x20*lsb8)&^w|(q-lsb8)&^q|(b-lsb8)&^b)&msb8 != 0 {
+				break
+			}
+			i += 8
+		}
+		if i >= len(data) {
+			return i, false, escaped
+		}
+		switch c := data[i]; {
+		case c < ' ':
+			return i, false, escaped
+		case c == '"':
+			return i + 1, true, escaped
+		case c == '\\':
+			escaped = true
+			i++
+			if i == len(data) {
+				return i, false, escaped
+			}
+			switch data[i] {
+			default:
+				return i, false, escaped
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				for range 4 {
+					i++
+					if i >= len(data) || !isHex(data[i]) {
+						return i, false, escaped
+					}
+				}
+			}
+		}
+		i++
+	}
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// number validates a number whose first byte is at i-1, as gjson does.
+func (v *validator) number(i int) (int, bool) {
+	data := v.data
+	i--
+	if data[i] == '-' {
+		i++
+		if i == len(data) || data[i] < '0' || data[i] > '9' {
+			return i, false
+		}
+	}
+	if data[i] == '0' {
+		i++
+	} else {
+		for i < len(data) && data[i] >= '0' && data[i] <= '9' {
+			i++
+		}
+	}
+	if i == len(data) {
+		return i, true
+	}
+	if data[i] == '.' {
+		i++
+		if i == len(data) || data[i] < '0' || data[i] > '9' {
+			return i, false
+		}
+		i++
+		for i < len(data) && data[i] >= '0' && data[i] <= '9' {
+			i++
+		}
+	}
+	if i == len(data) {
+		return i, true
+	}
+	if data[i] == 'e' || data[i] == 'E' {
+		i++
+		if i == len(data) {
+			return i, false
+		}
+		if data[i] == '+' || data[i] == '-' {
+			i++
+		}
+		if i == len(data) || data[i] < '0' || data[i] > '9' {
+			return i, false
+		}
+		i++
+		for i < len(data) && data[i] >= '0' && data[i] <= '9' {
+			i++
+		}
+	}
+	return i, true
 }

@@ -265,8 +265,6 @@ func (r *fsRoot) readRecord(e entry, kind Kind, id string) *Record {
 	}
 	rec.Raw = raw
 	rec.Loc.Line = 1
-	if err := CheckBody(raw); err != nil {
-		rec.Err = err
-	}
+	rec.idx, rec.Err = checkBody(raw)
 	return rec
 }

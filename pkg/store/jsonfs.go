@@ -16,7 +16,7 @@ func (s *Session) addMessage(rec *Record, sessionID string) *Message {
 		s.Broken = append(s.Broken, rec)
 		return nil
 	}
-	m, err := NewMessage(*rec, sessionID)
+	m, err := loadedMessage(*rec, sessionID)
 	if err != nil {
 		rec.Err = err
 		s.Broken = append(s.Broken, rec)
@@ -26,13 +26,30 @@ func (s *Session) addMessage(rec *Record, sessionID string) *Message {
 	return m
 }
 
+// loadedMessage is NewMessage for a record a loader just read: the index
+// checkBody built with the validation is kept instead of built again.
+func loadedMessage(rec Record, sessionID string) (*Message, error) {
+	if rec.idx == nil {
+		return NewMessage(rec, sessionID)
+	}
+	return newMessage(rec, sessionID)
+}
+
+// loadedPart is NewPart for a record a loader just read (see loadedMessage).
+func loadedPart(rec Record, messageID, sessionID string) (*Part, error) {
+	if rec.idx == nil {
+		return NewPart(rec, messageID, sessionID)
+	}
+	return newPart(rec, messageID, sessionID)
+}
+
 // newPartFrom turns a read record into a part, or files it under Broken.
 func (s *Session) newPartFrom(rec *Record, messageID, sessionID string) *Part {
 	if rec.Err != nil {
 		s.Broken = append(s.Broken, rec)
 		return nil
 	}
-	p, err := NewPart(*rec, messageID, sessionID)
+	p, err := loadedPart(*rec, messageID, sessionID)
 	if err != nil {
 		rec.Err = err
 		s.Broken = append(s.Broken, rec)

@@ -10,38 +10,47 @@ import (
 // CheckBody classifies a record body. It returns nil when the body is a JSON
 // object, and a *ParseError naming the damage otherwise.
 func CheckBody(raw []byte) error {
+	_, err := checkBody(raw)
+	return err
+}
+
+// checkBody is CheckBody that also returns the body's key index (see
+// bodyindex.go), built in the same pass as the validation; the index is nil
+// when the body is damaged or cannot be indexed.
+func checkBody(raw []byte) (*bodyIndex, error) {
 	if len(raw) == 0 {
-		return &ParseError{Reason: "empty file"}
-	}
-	if len(bytes.Trim(raw, "\x00")) == 0 {
-		return &ParseError{Reason: "NUL-filled"}
+		return nil, &ParseError{Reason: "empty file"}
 	}
 	if bytes.IndexByte(raw, 0) >= 0 {
-		return &ParseError{Reason: "contains NUL bytes"}
+		if len(bytes.Trim(raw, "\x00")) == 0 {
+			return nil, &ParseError{Reason: "NUL-filled"}
+		}
+		return nil, &ParseError{Reason: "contains NUL bytes"}
 	}
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 {
-		return &ParseError{Reason: "empty file", Detail: "only whitespace"}
+		return nil, &ParseError{Reason: "empty file", Detail: "only whitespace"}
 	}
-	if !gjson.ValidBytes(trimmed) {
+	idx, ok := validIndex(raw, trimmed)
+	if !ok {
 		var v any
 		err := json.Unmarshal(trimmed, &v)
 		var se *json.SyntaxError
 		if err != nil && err.Error() == "unexpected end of JSON input" {
-			return &ParseError{Reason: "truncated JSON"}
+			return nil, &ParseError{Reason: "truncated JSON"}
 		}
 		if errorsAs(err, &se) {
-			return &ParseError{Reason: "invalid JSON", Detail: se.Error()}
+			return nil, &ParseError{Reason: "invalid JSON", Detail: se.Error()}
 		}
 		if err != nil {
-			return &ParseError{Reason: "invalid JSON", Detail: err.Error()}
+			return nil, &ParseError{Reason: "invalid JSON", Detail: err.Error()}
 		}
-		return &ParseError{Reason: "invalid JSON"}
+		return nil, &ParseError{Reason: "invalid JSON"}
 	}
 	if trimmed[0] != '{' {
-		return &ParseError{Reason: "not an object"}
+		return nil, &ParseError{Reason: "not an object"}
 	}
-	return nil
+	return idx, nil
 }
 
 // NewMessage builds a Message from a record whose body passed CheckBody. It
@@ -49,6 +58,12 @@ func CheckBody(raw []byte) error {
 func NewMessage(rec Record, sessionID string) (*Message, error) {
 	rec.Kind = KindMessage
 	rec.idx = indexBody(rec.Raw)
+	return newMessage(rec, sessionID)
+}
+
+// newMessage is NewMessage for a record whose idx indexes its Raw.
+func newMessage(rec Record, sessionID string) (*Message, error) {
+	rec.Kind = KindMessage
 	role := rec.Get("role")
 	if role.Type != gjson.String || role.Str == "" {
 		return nil, &ParseError{Reason: "missing role"}
@@ -64,8 +79,13 @@ func NewMessage(rec Record, sessionID string) (*Message, error) {
 // NewPart builds a Part from a record whose body passed CheckBody. It returns
 // a *ParseError when the body lacks a type.
 func NewPart(rec Record, messageID, sessionID string) (*Part, error) {
-	rec.Kind = KindPart
 	rec.idx = indexBody(rec.Raw)
+	return newPart(rec, messageID, sessionID)
+}
+
+// newPart is NewPart for a record whose idx indexes its Raw.
+func newPart(rec Record, messageID, sessionID string) (*Part, error) {
+	rec.Kind = KindPart
 	typ := rec.Get("type")
 	if typ.Type != gjson.String || typ.Str == "" {
 		return nil, &ParseError{Reason: "missing type"}

@@ -504,9 +504,7 @@ func (s *sqliteStore) loadParts(ctx context.Context, tx *sql.Tx, sess *Session, 
 func (s *sqliteStore) record(kind Kind, table string, rowid int64, id string, updated int64, data []byte) *Record {
 	rec := &Record{Kind: kind, ID: id, Raw: data, Modified: time.UnixMilli(updated),
 		Loc: Location{Path: s.path, Table: table, RowID: rowid}}
-	if err := CheckBody(data); err != nil {
-		rec.Err = err
-	}
+	rec.idx, rec.Err = checkBody(data)
 	return rec
 }
 
