@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 
 	"github.com/tidwall/gjson"
 )
@@ -385,12 +386,15 @@ func (v *validator) str(i int) (int, bool, bool) {
 	data := v.data
 	escaped := false
 	for {
-		// Skip eight plain bytes at a time: none below 0x20, no '"', no '\'.
+		// Skip plain bytes (none below 0x20, no '"', no '\') eight at a
+		// time. The lowest flagged byte of a word is always a special one
+		// (borrows only flag bytes above it), so jump straight to it.
 		for i+8 <= len(data) {
 			w := binary.LittleEndian.Uint64(data[i:])
 			q := w ^ ('"' * lsb8)
 			b := w ^ ('\\' * lsb8)
-			if ((w-0x20*lsb8)&^w|(q-lsb8)&^q|(b-lsb8)&^b)&msb8 != 0 {
+			if m := ((w-0x20*lsb8)&^w | (q-lsb8)&^q | (b-lsb8)&^b) & msb8; m != 0 {
+				i += bits.TrailingZeros64(m) / 8
 				break
 			}
 			i += 8
