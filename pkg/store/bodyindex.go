@@ -191,8 +191,12 @@ func (x *bodyIndex) lookup(raw []byte, path string) (res gjson.Result, ok bool) 
 		val := raw[k.valStart:k.valEnd]
 		start := int(k.valStart)
 		if rest == "" {
-			res = gjson.ParseBytes(val)
-			res.Index = start
+			return valueResult(raw, start, int(k.valEnd)), true
+		}
+		if res, found, sure := descend(raw, start, rest); sure {
+			if !found {
+				return gjson.Result{}, true
+			}
 			return res, true
 		}
 		res = gjson.GetBytes(val, rest)
@@ -205,6 +209,95 @@ func (x *bodyIndex) lookup(raw []byte, path string) (res gjson.Result, ok bool) 
 		return res, true
 	}
 	return gjson.Result{}, true
+}
+
+// valueResult is gjson.ParseBytes of the value raw[start:end] with its
+// Index set to start. A string without escapes, the common large value (a
+// text, a tool output, a signature), is sliced directly instead of being
+// copied and then scanned byte by byte again.
+func valueResult(raw []byte, start, end int) gjson.Result {
+	val := raw[start:end]
+	if len(val) >= 2 && val[0] == '"' && bytes.IndexByte(val, '\\') < 0 {
+		s := string(val)
+		return gjson.Result{Type: gjson.String, Raw: s, Str: s[1 : len(s)-1], Index: start}
+	}
+	res := gjson.ParseBytes(val)
+	res.Index = start
+	return res
+}
+
+// descend answers path (a gjson path without its first component) inside
+// the object starting at raw[start], the way gjson.GetBytes on that value
+// would, when every component is a plain key and the walk only meets
+// objects and unescaped keys; sure is false otherwise (the caller asks
+// gjson). found is false when gjson would find nothing.
+func descend(raw []byte, start int, path string) (res gjson.Result, found, sure bool) {
+	comp, rest := path, ""
+	for i := 0; i < len(path); i++ {
+		c := path[i]
+		if c == '.' {
+			comp, rest = path[:i], path[i+1:]
+			break
+		}
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return res, false, false
+		}
+	}
+	if comp == "" || (rest == "" && len(comp) != len(path)) {
+		return res, false, false
+	}
+	if start >= len(raw) || raw[start] != '{' {
+		return res, false, false
+	}
+	i := skipSpace(raw, start+1)
+	if i < len(raw) && raw[i] == '}' {
+		return res, false, true
+	}
+	for {
+		if i >= len(raw) || raw[i] != '"' {
+			return res, false, false
+		}
+		end, escaped := stringEnd(raw, i)
+		if end < 0 || escaped {
+			return res, false, false
+		}
+		match := string(raw[i+1:end-1]) == comp
+		i = skipSpace(raw, end)
+		if i >= len(raw) || raw[i] != ':' {
+			return res, false, false
+		}
+		i = skipSpace(raw, i+1)
+		vend := valueEnd(raw, i)
+		if vend < 0 {
+			return res, false, false
+		}
+		if match {
+			if rest == "" {
+				return valueResult(raw, i, vend), true, true
+			}
+			switch raw[i] {
+			case '{':
+				r, f, ok := descend(raw, i, rest)
+				if !ok || f {
+					return r, f, ok
+				}
+			case '[':
+				return res, false, false
+			}
+		}
+		i = skipSpace(raw, vend)
+		if i >= len(raw) {
+			return res, false, false
+		}
+		switch raw[i] {
+		case ',':
+			i = skipSpace(raw, i+1)
+		case '}':
+			return res, false, true
+		default:
+			return res, false, false
+		}
+	}
 }
 
 // validIndex reports whether trimmed (raw without its surrounding white

@@ -100,3 +100,32 @@ func FuzzValidIndex(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) { checkValidIndex(t, "fuzz", raw) })
 }
+
+// TestNestedLookupAnswersLikeGJSON covers the walk below the top level:
+// duplicate keys (gjson takes the first that leads to a hit), scalars and
+// arrays met on the way, escaped keys and strings.
+func TestNestedLookupAnswersLikeGJSON(t *testing.T) {
+	bodies := []string{
+		`{"a":{"b":1,"b":{"c":2}},"metadata":{"anthropic":{"signature":"sig"},"anthropic":{"redactedData":"r"}}}`,
+		`{"a":{"b":{"x":1},"b":{"c":"second"}},"state":{"time":{"start":"1"},"time":{"end":2}}}`,
+		`{"a":{"b":"str","b":{"c":3}},"time":{"created":1,"completed":null}}`,
+		`{"a":{"b":[{"c":1}],"b":{"c":4}},"arr":[1,2],"error":{"data":{"message":"m\"q"}}}`,
+		`{"a":{"b\"":{"c":1},"b":{"c":5}},"error":{"name":"E","data":{"message":"plain"}}}`,
+		`{"a":{ "b" : { "c" : "\u00e9" } },"metadata":{"bedrock":{"signature":""}},"text":"t\ta"}`,
+		`{"a":{},"metadata":{},"state":{"status":"completed","input":{},"output":"o\n\"x\"","time":{"start":1,"end":2}}}`,
+		`{"a":{"0":{"c":6}},"tokens":{"cache":{"read":12.5e1}},"model":{"modelID":"m"}}`,
+	}
+	paths := append([]string{"a.0.c", "a.b.c.d", "a.b.-", "tokens.cache", "state.output", "error.data"}, indexPaths...)
+	for _, b := range bodies {
+		raw := []byte(b)
+		rec := Record{Raw: raw, idx: indexBody(raw)}
+		if rec.idx == nil {
+			t.Fatalf("%s: not indexed", b)
+		}
+		for _, p := range paths {
+			if got, want := rec.Get(p), gjson.GetBytes(raw, p); !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: Get(%q) = %#v, gjson says %#v", b, p, got, want)
+			}
+		}
+	}
+}
