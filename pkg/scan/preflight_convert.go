@@ -408,8 +408,20 @@ func (c *converter) normalize(in []modelMsg) []modelMsg {
 
 var toolIDUnsafe = regexp.MustCompile(`[^a-zA-Z0-9_-]`)
 
+// toolIDSafe reports whether id has nothing toolIDUnsafe would replace
+// (the usual case: the regexp is only run when it has work to do).
+func toolIDSafe(id string) bool {
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
 func (c *converter) toolID(id string) string {
-	if strings.Contains(c.modelID, "claude") {
+	if strings.Contains(c.modelID, "claude") && !toolIDSafe(id) {
 		return toolIDUnsafe.ReplaceAllString(id, "_")
 	}
 	return id
@@ -438,6 +450,13 @@ func (c *converter) groupedMessages(model []modelMsg) []ProviderMessage {
 	out := make([]ProviderMessage, 0, len(groups))
 	for gi, g := range groups {
 		pm := ProviderMessage{Role: g.role}
+		n := 0
+		for _, mm := range g.msgs {
+			n += len(mm.content)
+		}
+		if n > 1 {
+			pm.Blocks = make([]Block, 0, n)
+		}
 		for mi, mm := range g.msgs {
 			if mm.src != "" && (len(pm.Sources) == 0 || pm.Sources[len(pm.Sources)-1] != mm.src) && !containsStr(pm.Sources, mm.src) {
 				pm.Sources = append(pm.Sources, mm.src)
@@ -476,6 +495,9 @@ func (c *converter) groupedMessages(model []modelMsg) []ProviderMessage {
 				}
 				pm.Blocks = append(pm.Blocks, b)
 			}
+		}
+		if len(pm.Blocks) == 0 {
+			pm.Blocks = nil // as when nothing was appended
 		}
 		out = append(out, pm)
 	}
