@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -445,7 +446,7 @@ func (s *sqliteStore) Load(ctx context.Context, ref SessionRef) (*Session, error
 	for rows.Next() {
 		var rowid, created, updated int64
 		var id string
-		var data []byte
+		var data columnBytes
 		if err := rows.Scan(&rowid, &id, &created, &updated, &data); err != nil {
 			rows.Close()
 			return nil, s.wrap(err)
@@ -483,7 +484,7 @@ func (s *sqliteStore) loadParts(ctx context.Context, tx *sql.Tx, sess *Session, 
 	for rows.Next() {
 		var rowid, updated int64
 		var id, mid, sid string
-		var data []byte
+		var data columnBytes
 		if err := rows.Scan(&rowid, &id, &mid, &sid, &updated, &data); err != nil {
 			return err
 		}
@@ -499,6 +500,38 @@ func (s *sqliteStore) loadParts(ctx context.Context, tx *sql.Tx, sess *Session, 
 		}
 	}
 	return rows.Err()
+}
+
+// columnBytes scans a data column as the bytes database/sql would give a
+// *[]byte, without copying the text the driver already copied into a Go
+// string: the bytes share that string's memory. Nothing writes into a
+// record's Raw in place (edits build new slices), so they are never changed.
+type columnBytes []byte
+
+func (c *columnBytes) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		*c = nil
+	case string:
+		if v == "" {
+			*c = []byte{}
+			break
+		}
+		*c = unsafe.Slice(unsafe.StringData(v), len(v))
+	case []byte:
+		*c = bytes.Clone(v)
+	case int64:
+		*c = strconv.AppendInt(nil, v, 10)
+	case float64:
+		*c = strconv.AppendFloat(nil, v, 'g', -1, 64)
+	case bool:
+		*c = strconv.AppendBool(nil, v)
+	case time.Time:
+		*c = []byte(v.Format(time.RFC3339Nano))
+	default:
+		return fmt.Errorf("unsupported type %T for a data column", src)
+	}
+	return nil
 }
 
 func (s *sqliteStore) record(kind Kind, table string, rowid int64, id string, updated int64, data []byte) *Record {
