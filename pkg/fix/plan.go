@@ -132,6 +132,9 @@ type step struct {
 	gone func(s *store.Session, fs []scan.Finding) bool
 	// why is set when nothing can be tried (report-only rules, unmappable errors).
 	why string
+	// leftWhy explains an unfixed finding that has no strategy of its own
+	// (a stored error without an index, covered only by other repairs).
+	leftWhy string
 	// note is told to the user whatever happens.
 	note string
 	// done is set when there is nothing to do (the note says why).
@@ -151,14 +154,20 @@ func Plan(s *store.Session, findings []scan.Finding, opts Options) (*SessionPlan
 	if err != nil {
 		return nil, err
 	}
-	var steps []step
+	var steps, last []step
 	for _, f := range findings {
 		if f.SessionID != "" && f.SessionID != s.ID {
 			continue
 		}
+		// A stored provider error goes last: when it names no message, the
+		// repairs of the other findings are what clears it.
+		if f.Code == "SF302" {
+			last = append(last, w.stepFor(f))
+			continue
+		}
 		steps = append(steps, w.stepFor(f))
 	}
-	return w.run(steps)
+	return w.run(append(steps, last...))
 }
 
 func newWork(s *store.Session, opts *Options) (*work, error) {
@@ -296,6 +305,9 @@ func (w *work) run(steps []step) (*SessionPlan, error) {
 		list, name := w.chosen(st.f.Code, st.f.FixedBy, st.strats)
 		if len(list) == 0 {
 			reason := "no strategy applies"
+			if st.leftWhy != "" {
+				reason = st.leftWhy
+			}
 			if name != "" {
 				reason = fmt.Sprintf("strategy %q does not apply to this finding", name)
 			}

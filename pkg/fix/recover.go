@@ -198,7 +198,26 @@ func (w *work) errorStep(f scan.Finding, text, errored string) step {
 	}
 	n, ok := scan.ExtractMessageIndex(text)
 	if !ok {
-		st.why = fmt.Sprintf("the %s error names no messages.N, so the message cannot be found exactly; nothing changed", t)
+		// No message can be named, so sessfix changes nothing for the error
+		// itself; the session's findings of the same class (a whitespace-only
+		// block the preflight predicts) are repaired by their own steps, and
+		// once none is left the stored error is covered.
+		explained := func(fs []scan.Finding) bool {
+			for _, g := range fs {
+				if g.Code != "SF302" && g.Severity == scan.Error && (g.ErrorType == string(t) || g.ErrorType == "") {
+					return true
+				}
+			}
+			return false
+		}
+		st.leftWhy = fmt.Sprintf("the %s error names no messages.N, so the message cannot be found exactly; nothing changed", t)
+		if !explained(w.findings) {
+			// Nothing in the session explains the error: no repair of
+			// sessfix's can be said to clear it.
+			st.why = st.leftWhy
+			return st
+		}
+		st.gone = func(_ *store.Session, fs []scan.Finding) bool { return !explained(fs) }
 		return st
 	}
 	target, err := MapProviderIndex(w.orig, n, MapOptions{Until: errored, AsOfError: true})

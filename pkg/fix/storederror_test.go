@@ -2,11 +2,14 @@ package fix
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
 
 // After the repair of a stored failed attempt, scan must stop failing on it:
@@ -99,5 +102,60 @@ func TestStrategyFollowsFixedBy(t *testing.T) {
 	}
 	if m := mutations(map[string]string{"SF103": "strip"}); !m["stripThinkingParts"] || m["moveThinkingFirst"] {
 		t.Errorf("--strategy SF103=strip should strip on the SF153 finding: %v", m)
+	}
+}
+
+// A stored error that names no message ("messages: text content blocks must
+// contain non-whitespace text") is cleared by the repairs of the findings
+// that explain it: fix plans no unfixed leftovers, and once the repair is on
+// disk scan reports the error as history (info), in every shape.
+func TestUnindexedStoredErrorClearedByRepairs(t *testing.T) {
+	fx, err := storetest.LoadExportFixture(filepath.Join(fixtureRoot, "sf302-unindexed", "session.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, shape := range storetest.Shapes {
+		t.Run(string(shape), func(t *testing.T) {
+			ctx := context.Background()
+			st := storetest.OpenOne(t, storetest.Materialize(t, shape, t.TempDir(), fx))
+			s, err := st.Load(ctx, store.SessionRef{ID: fx.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := planOpts()
+			p, err := Plan(s, scan.CheckSession(s, scanOpts()), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, u := range p.Unfixed {
+				if u.Finding.Severity >= scan.Warning {
+					t.Errorf("left unfixed: %s %s: %s", u.Finding.Code, u.Finding.Message, u.Reason)
+				}
+			}
+			w, err := store.OpenWriter(st.Info(), store.WriteOptions{Now: time.Now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			if err := w.Apply(ctx, p.Changes); err != nil {
+				t.Fatal(err)
+			}
+			after, err := reopen(t, st).Load(ctx, store.SessionRef{ID: fx.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sf302 *scan.Finding
+			for _, f := range scan.CheckSession(after, scanOpts()) {
+				if f.Code == "SF302" {
+					f := f
+					sf302 = &f
+				} else if f.Severity >= scan.Warning {
+					t.Errorf("after the fix: %s %s", f.Code, f.Message)
+				}
+			}
+			if sf302 == nil || sf302.Severity != scan.Info || !strings.Contains(sf302.Message, "no such problem") {
+				t.Errorf("after the fix SF302 = %+v; want info saying the session no longer shows the problem", sf302)
+			}
+		})
 	}
 }

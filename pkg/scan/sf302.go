@@ -81,6 +81,14 @@ func checkFailedAttempt(c *Context) {
 				}
 			}
 		}
+		if f.Index == "" {
+			if why, ok := clearedSince(c, m, t); ok {
+				f.Severity = Info
+				f.Message += "; " + why + ": resume the session"
+				c.Report(f)
+				return
+			}
+		}
 		if fix := t.DefaultFix(); fix != "" {
 			f.Fix = fix
 			c.Report(f)
@@ -137,6 +145,37 @@ func repairedSince(c *Context, failed, target *store.Message, t ErrorType) (stri
 	case ErrorThinkingBlockOrder, ErrorThinkingDisabledViolation, ErrorInvalidSignature:
 		if len(ThinkingParts(target)) == 0 {
 			return "that message no longer holds thinking", true
+		}
+	}
+	return "", false
+}
+
+// clearedSince is repairedSince for a stored error without a messages.N
+// index ("messages: text content blocks must contain non-whitespace text"):
+// no exact message can be named, so the whole session is the target. The
+// error is history when nothing of its class is found at error level any
+// more and a record of the session changed after the attempt.
+func clearedSince(c *Context, failed *store.Message, t ErrorType) (string, bool) {
+	o := *c.Opts
+	o.Select = nil
+	o.Ignore = append(append([]string(nil), c.Opts.Ignore...), "SF302")
+	for _, g := range CheckSession(c.Session, &o) {
+		if g.Severity == Error && (g.ErrorType == string(t) || g.ErrorType == "") {
+			return "", false
+		}
+	}
+	at := time.UnixMilli(failed.Created)
+	for _, m := range c.Session.Messages {
+		if m == failed {
+			continue
+		}
+		if m.Modified.After(at) {
+			return "the session has changed since and shows no such problem any more", true
+		}
+		for _, p := range m.Parts {
+			if p.Modified.After(at) {
+				return "the session has changed since and shows no such problem any more", true
+			}
 		}
 	}
 	return "", false
