@@ -275,7 +275,7 @@ func RunFix(ctx context.Context, opts *FixOptions) error {
 			if confirm == nil {
 				confirm = func(q string) (bool, error) { return askLine(ios.In, ios.ErrOut, q) }
 			}
-			ok, err := confirm(fmt.Sprintf("write %s to %s?", plural(editCount(plans), "edit", "edits"), plural(changing, "session", "sessions")))
+			ok, err := confirm(fmt.Sprintf("write %s to %s?", cli.Plural(editCount(plans), "edit", "edits"), cli.Plural(changing, "session", "sessions")))
 			if err != nil {
 				return err
 			}
@@ -286,7 +286,7 @@ func RunFix(ctx context.Context, opts *FixOptions) error {
 		}
 	}
 	if !write {
-		ios.Statusf("dry run: %s in %s would be written", plural(editCount(plans), "edit", "edits"), plural(changing, "session", "sessions"))
+		ios.Statusf("dry run: %s in %s would be written", cli.Plural(editCount(plans), "edit", "edits"), cli.Plural(changing, "session", "sessions"))
 		return cli.ErrFindings
 	}
 	return apply(ctx, opts, plans, sopts, unfixed+skippedBusy)
@@ -353,7 +353,7 @@ func apply(ctx context.Context, opts *FixOptions, plans []*sessionPlan, sopts *s
 		parts = append(parts, fmt.Sprintf("%s %d", r, byRule[r]))
 		total += byRule[r]
 	}
-	ios.Statusf("fixed %s: %s (%s)", plural(sessions, "session", "sessions"), plural(total, "edit", "edits"), strings.Join(parts, ", "))
+	ios.Statusf("fixed %s: %s (%s)", cli.Plural(sessions, "session", "sessions"), cli.Plural(total, "edit", "edits"), strings.Join(parts, ", "))
 	for _, run := range runs {
 		ios.Statusf("backup run %s; undo with: sessfix undo %s", run, run)
 	}
@@ -419,7 +419,7 @@ func printPlans(w io.Writer, plans []*sessionPlan, color bool) {
 			if how == "" {
 				how = "fixed by the repairs above"
 			} else {
-				how = fmt.Sprintf("%s (%s), %s", r.Strategy, r.Mutations, plural(r.Edits, "edit", "edits"))
+				how = fmt.Sprintf("%s (%s), %s", r.Strategy, r.Mutations, cli.Plural(r.Edits, "edit", "edits"))
 			}
 			fmt.Fprintf(w, "    %s %s %s: %s\n", st.OK.Render("fix"), st.Code.Render(r.Finding.Code), r.Finding.Message, how)
 		}
@@ -495,23 +495,6 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-func cleanCodes(in []string) []string {
-	var out []string
-	for _, c := range in {
-		if c = strings.TrimSpace(c); c != "" {
-			out = append(out, strings.ToUpper(c))
-		}
-	}
-	return out
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 func strconvQuote(s string) string { return fmt.Sprintf("%q", s) }

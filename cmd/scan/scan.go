@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -144,7 +143,7 @@ func RunScan(ctx context.Context, opts *ScanOptions) error {
 	for i, st := range disc.Stores {
 		stores[i] = announcing{Store: st, announce: func(info store.Info, n int, err error) {
 			if err == nil {
-				ios.Statusf("scanning %s store %s (%s)", info.Shape, info.Path, plural(n, "session", "sessions"))
+				ios.Statusf("scanning %s store %s (%s)", info.Shape, info.Path, cli.Plural(n, "session", "sessions"))
 			}
 		}}
 	}
@@ -225,9 +224,9 @@ func printReport(f *cli.Factory, rep *report.Report) error {
 	}
 	s := rep.Summarize()
 	if s.Total == 0 {
-		ios.Statusf("no findings in %s", plural(s.Sessions, "session", "sessions"))
+		ios.Statusf("no findings in %s", cli.Plural(s.Sessions, "session", "sessions"))
 	} else {
-		ios.Statusf("%s in %s", plural(s.Total, "finding", "findings"), plural(s.Sessions, "session", "sessions"))
+		ios.Statusf("%s in %s", cli.Plural(s.Total, "finding", "findings"), cli.Plural(s.Sessions, "session", "sessions"))
 	}
 	for _, h := range report.Hints(rep) {
 		ios.Statusf("hint: %s", h)
@@ -246,23 +245,4 @@ func (a announcing) List(ctx context.Context) ([]store.SessionRef, error) {
 	refs, err := a.Store.List(ctx)
 	a.announce(a.Info(), len(refs), err)
 	return refs, err
-}
-
-// cleanCodes splits nothing (pflag already split on commas) but drops empty
-// entries and spaces, so "SF1, SF2" and trailing commas work.
-func cleanCodes(in []string) []string {
-	var out []string
-	for _, c := range in {
-		if c = strings.TrimSpace(c); c != "" {
-			out = append(out, strings.ToUpper(c))
-		}
-	}
-	return out
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

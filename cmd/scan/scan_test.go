@@ -43,13 +43,6 @@ func TestFlagsFillOptions(t *testing.T) {
 	}
 }
 
-func TestCleanCodes(t *testing.T) {
-	got := cleanCodes([]string{" sf1", "", "SF203 ", "  "})
-	if want := []string{"SF1", "SF203"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("cleanCodes = %q, want %q", got, want)
-	}
-}
-
 func TestRunScanPassesOptionsToTheScan(t *testing.T) {
 	ios, _, _, _ := iostreams.Test()
 	now := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)

@@ -138,7 +138,7 @@ func RunWatch(ctx context.Context, opts *WatchOptions) error {
 	if opts.Verbose && ios.Quiet() {
 		return cli.FlagErrorf("--verbose and --quiet cannot be combined")
 	}
-	sopts := scan.Options{Select: cleanCodes(opts.Select), Ignore: cleanCodes(opts.Ignore), Sessions: opts.Sessions}
+	sopts := scan.Options{Select: cli.CleanCodes(opts.Select), Ignore: cli.CleanCodes(opts.Ignore), Sessions: opts.Sessions}
 	if err := sopts.ValidateFilters(); err != nil {
 		return &cli.FlagError{Err: err}
 	}
@@ -274,7 +274,7 @@ func (p *printer) text(e watch.Event) string {
 		parts = append(parts, strings.Join(codes, ","))
 	}
 	if e.Edits > 0 {
-		parts = append(parts, "("+plural(e.Edits, "edit", "edits")+")")
+		parts = append(parts, "("+cli.Plural(e.Edits, "edit", "edits")+")")
 	}
 	if e.Backup != "" {
 		parts = append(parts, "backup "+e.Backup)
@@ -290,21 +290,4 @@ func (p *printer) text(e watch.Event) string {
 		line += " (" + string(e.Store.Shape) + " store " + e.Store.Path + ")"
 	}
 	return line
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
-func cleanCodes(in []string) []string {
-	var out []string
-	for _, c := range in {
-		if c = strings.TrimSpace(c); c != "" {
-			out = append(out, strings.ToUpper(c))
-		}
-	}
-	return out
 }

@@ -183,10 +183,12 @@ func (f *Factory) SuppressedNote(c *config.Config, n int) {
 	if n == 0 || c == nil {
 		return
 	}
-	f.IOStreams.Statusf("%s suppressed by %s", plural(n, "finding", "findings"), c.Path)
+	f.IOStreams.Statusf("%s suppressed by %s", Plural(n, "finding", "findings"), c.Path)
 }
 
-func plural(n int, one, many string) string {
+// Plural renders a count with the singular or plural noun: "1 session",
+// "3 sessions".
+func Plural(n int, one, many string) string {
 	if n == 1 {
 		return fmt.Sprintf("%d %s", n, one)
 	}

@@ -108,3 +108,10 @@ func TestConfigDiscoveredFromWorkdir(t *testing.T) {
 		t.Errorf("Config = %+v %v", c, err)
 	}
 }
+
+func TestCleanCodes(t *testing.T) {
+	got := CleanCodes([]string{" sf1", "", "SF203 ", "  "})
+	if want := []string{"SF1", "SF203"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("CleanCodes = %q, want %q", got, want)
+	}
+}
