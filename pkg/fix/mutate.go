@@ -347,7 +347,7 @@ func excludeMessage(s *store.Session, m *store.Message, reason string, e env) ([
 		return nil, fmt.Errorf("message %s is a %s message; only assistant messages can be excluded", m.ID, m.Role)
 	}
 	errObj := obj().set("name", "UnknownError").
-		set("data", obj().set("message", "excluded by sessfix: "+reason))
+		set("data", obj().set("message", scan.ExcludedPrefix+reason))
 	return closeMessage(m, errObj, e, "excludeMessage", "assistant turn excluded from what opencode sends: "+reason)
 }
 

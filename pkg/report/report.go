@@ -287,8 +287,21 @@ func Hints(r *Report) []string {
 	if s.Fixable > 0 {
 		out = append(out, fmt.Sprintf("run `sessfix fix` to repair %d of them", s.Fixable))
 	}
-	if code := s.MostFrequent(); code != "" {
-		out = append(out, fmt.Sprintf("run `sessfix explain %s` to read about the most frequent finding", code))
+	// Point at the most frequent finding that fails the run: an info
+	// finding (history, facts) is not where a reader should start.
+	counts := map[string]int{}
+	best := ""
+	for _, f := range r.Result.Findings {
+		if f.Suppressed() || !r.Fails(f) {
+			continue
+		}
+		counts[f.Code]++
+		if n := counts[f.Code]; best == "" || n > counts[best] || n == counts[best] && f.Code < best {
+			best = f.Code
+		}
+	}
+	if best != "" {
+		out = append(out, fmt.Sprintf("run `sessfix explain %s` to read about the most frequent finding", best))
 	}
 	return out
 }

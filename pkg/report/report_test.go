@@ -272,3 +272,24 @@ func TestExplainWraps(t *testing.T) {
 		t.Errorf("empty section printed:\n%s", out)
 	}
 }
+
+// The explain hint points at a finding that fails the run, never at an info
+// finding that happens to be the most frequent (history after a fix).
+func TestExplainHintSkipsFindingsThatDoNotFail(t *testing.T) {
+	f := func(code string, sev scan.Severity) scan.Finding {
+		return scan.Finding{Code: code, Severity: sev, SessionID: "ses_1"}
+	}
+	r := &Report{Result: &scan.Result{Findings: []scan.Finding{
+		f("SF101", scan.Info), f("SF101", scan.Info), f("SF302", scan.Info), f("SF105", scan.Warning),
+	}}}
+	hints := Hints(r)
+	if len(hints) == 0 || !strings.Contains(hints[len(hints)-1], "sessfix explain SF105") {
+		t.Errorf("hints = %q, want the explain hint to name SF105", hints)
+	}
+	r.Result.Findings = r.Result.Findings[:3]
+	for _, h := range Hints(r) {
+		if strings.Contains(h, "explain") {
+			t.Errorf("only info findings: no explain hint expected, got %q", h)
+		}
+	}
+}
