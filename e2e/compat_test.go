@@ -120,7 +120,8 @@ func renderCompat(rows []outcome, events []eventFinding) []byte {
 	p("- **recovery**: the error type SF302 read from the failed attempt OpenCode stored (error-driven recovery). In\n")
 	p("  every rejected row `sessfix fix` ran after OpenCode had stored that attempt, with no other hint; for\n")
 	p("  `corrupted-signature` the stored error is all sessfix has to go on.\n")
-	p("- **fix**: the exit code of `sessfix fix --yes`; **left**: codes `sessfix scan` still reports afterwards.\n")
+	p("- **fix**: the exit code of `sessfix fix --yes`; **left**: codes `sessfix scan` still reports afterwards, with the severity of those below error " +
+		"(info: history, such as the failed attempt OpenCode stored, which sessfix leaves in place).\n")
 	p("- **after**: the resume after the fix, and the status of `GET /session/:id/message` from `opencode serve`.\n")
 	p("  After every fix the suite also checks that `opencode export` succeeds and every text the user wrote is still there.\n\n")
 

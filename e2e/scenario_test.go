@@ -394,6 +394,26 @@ func sortedCodes(fs []finding) []string {
 	return out
 }
 
+// codesWithSeverity is sortedCodes with the severity of findings below
+// error named ("SF302 (info)"): after a fix, what is left is usually
+// history (the failed attempt OpenCode stored), not damage.
+func codesWithSeverity(fs []finding) []string {
+	var out []string
+	for _, code := range sortedCodes(fs) {
+		sev := ""
+		for _, f := range fs {
+			if f.Code == code && (sev == "" || f.Severity == "error" || f.Severity == "warning" && sev == "info") {
+				sev = f.Severity
+			}
+		}
+		if sev != "error" {
+			code += " (" + sev + ")"
+		}
+		out = append(out, code)
+	}
+	return out
+}
+
 // runScenario runs one scenario on one version and returns its row.
 func runScenario(t *testing.T, sc *scenario, version string) outcome {
 	b := getBase(t, version)
@@ -488,7 +508,7 @@ func runScenario(t *testing.T, sc *scenario, version string) outcome {
 		t.Errorf("sessfix fix exited %d (0 means everything planned was fixed)\n%s", fix.ExitCode, fix)
 	}
 	left, _ := scanStore(t, e, c.session)
-	row.Left = sortedCodes(left)
+	row.Left = codesWithSeverity(left)
 	t.Logf("scan after the fix: %v", row.Left)
 	for _, f := range left {
 		if f.Severity == "error" {
