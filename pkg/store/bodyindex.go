@@ -385,16 +385,12 @@ func (v *validator) object(i, depth int) (int, bool) {
 					return end, false
 				}
 				i = end
-				for i < len(data) && isJSONSpace(data[i]) {
-					i++
-				}
+				i = skipSpace(data, i)
 				if i >= len(data) || data[i] != ':' {
 					return i, false
 				}
 				i++
-				for i < len(data) && isJSONSpace(data[i]) {
-					i++
-				}
+				i = skipSpace(data, i)
 				valStart := i
 				if i, ok = v.any(i, depth); !ok {
 					return i, false
@@ -409,9 +405,7 @@ func (v *validator) object(i, depth int) (int, bool) {
 						})
 					}
 				}
-				for i < len(data) && isJSONSpace(data[i]) {
-					i++
-				}
+				i = skipSpace(data, i)
 				if i >= len(data) {
 					return i, false
 				}
@@ -423,9 +417,7 @@ func (v *validator) object(i, depth int) (int, bool) {
 					return i, false
 				}
 				i++
-				for i < len(data) && isJSONSpace(data[i]) {
-					i++
-				}
+				i = skipSpace(data, i)
 				if i >= len(data) || data[i] != '"' {
 					return i, false
 				}
@@ -445,9 +437,7 @@ func (v *validator) array(i, depth int) (int, bool) {
 				if i, ok = v.any(i, depth); !ok {
 					return i, false
 				}
-				for i < len(data) && isJSONSpace(data[i]) {
-					i++
-				}
+				i = skipSpace(data, i)
 				if i >= len(data) {
 					return i, false
 				}
