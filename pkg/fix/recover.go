@@ -204,7 +204,7 @@ func (w *work) errorStep(f scan.Finding, text, errored string) step {
 		// once none is left the stored error is covered.
 		explained := func(fs []scan.Finding) bool {
 			for _, g := range fs {
-				if g.Code != "SF302" && g.Severity == scan.Error && (g.ErrorType == string(t) || g.ErrorType == "") {
+				if g.Severity == scan.Error && scan.ExplainsError(g, t) {
 					return true
 				}
 			}

@@ -71,7 +71,7 @@ func checkFailedAttempt(c *Context) {
 				if part != "" {
 					f.Message += " part " + part
 				}
-				if why, ok := repairedSince(c, m, target, t); ok {
+				if why, ok := resolvedSince(c, m, target, t); ok {
 					// The stored error is history now: say so without
 					// failing the scan or planning another repair.
 					f.Severity = Info
@@ -82,7 +82,7 @@ func checkFailedAttempt(c *Context) {
 			}
 		}
 		if f.Index == "" {
-			if why, ok := clearedSince(c, m, t); ok {
+			if why, ok := resolvedSince(c, m, nil, t); ok {
 				f.Severity = Info
 				f.Message += "; " + why + ": resume the session"
 				c.Report(f)
@@ -108,75 +108,82 @@ func relocate(f Finding, m *store.Message, p *store.Part) Finding {
 	return f
 }
 
-// repairedSince reports whether the stored message a failed attempt points
-// at has been repaired since the attempt, so the stored error no longer
-// describes the session. It is repaired when sessfix excluded it, or when
-// nothing at error level is found on it now and either one of its records
-// changed after the attempt (an edit, a re-key, a new part) or, for the
-// thinking errors, it holds no thinking any more (stripThinkingParts leaves
-// no record behind to carry a newer time). A stored error the checks cannot
-// see offline (a corrupted signature) stays an error until the message is
-// changed.
-func repairedSince(c *Context, failed, target *store.Message, t ErrorType) (string, bool) {
-	if target == nil {
-		return "", false
-	}
-	if ExcludedBySessfix(target) {
+// resolvedSince reports whether the problem a failed attempt's stored error
+// describes has been repaired since the attempt, so the error is history.
+// target is the stored message the error's messages.N maps to, or nil when
+// the error names no message ("messages: text content blocks must contain
+// non-whitespace text"): then the whole session is the target.
+//
+// It is repaired when sessfix excluded the target, or when nothing at error
+// level is found on it (or, for the whole session, nothing of the error's
+// class) and either one of its records changed after the attempt (an edit, a
+// re-key, a new part) or, for the thinking errors, the target holds no
+// thinking any more (stripThinkingParts leaves no record behind to carry a
+// newer time). A stored error the checks cannot see offline (a corrupted
+// signature) stays an error until the message is changed.
+func resolvedSince(c *Context, failed, target *store.Message, t ErrorType) (string, bool) {
+	if target != nil && ExcludedBySessfix(target) {
 		return "sessfix has since excluded that message from requests", true
 	}
-	o := *c.Opts
-	o.Select = nil
-	o.Ignore = append(append([]string(nil), c.Opts.Ignore...), "SF302")
-	for _, g := range CheckSession(c.Session, &o) {
-		if g.MessageID == target.ID && g.Severity == Error {
+	for _, g := range othersFound(c) {
+		if g.Severity != Error {
+			continue
+		}
+		if target != nil && g.MessageID == target.ID || target == nil && ExplainsError(g, t) {
 			return "", false
 		}
 	}
-	at := time.UnixMilli(failed.Created)
-	if target.Modified.After(at) {
-		return "that message has changed since and no longer shows a problem", true
+	scope, why := c.Session.Messages, "the session has changed since and shows no such problem any more"
+	if target != nil {
+		scope, why = []*store.Message{target}, "that message has changed since and no longer shows a problem"
 	}
-	for _, p := range target.Parts {
-		if p.Modified.After(at) {
-			return "that message has changed since and no longer shows a problem", true
+	at := time.UnixMilli(failed.Created)
+	for _, m := range scope {
+		if m != failed && changedAfter(m, at) {
+			return why, true
 		}
 	}
 	switch t {
 	case ErrorThinkingBlockOrder, ErrorThinkingDisabledViolation, ErrorInvalidSignature:
-		if len(ThinkingParts(target)) == 0 {
+		if target != nil && len(ThinkingParts(target)) == 0 {
 			return "that message no longer holds thinking", true
 		}
 	}
 	return "", false
 }
 
-// clearedSince is repairedSince for a stored error without a messages.N
-// index ("messages: text content blocks must contain non-whitespace text"):
-// no exact message can be named, so the whole session is the target. The
-// error is history when nothing of its class is found at error level any
-// more and a record of the session changed after the attempt.
-func clearedSince(c *Context, failed *store.Message, t ErrorType) (string, bool) {
+// changedAfter reports whether the message or one of its parts was written
+// after t.
+func changedAfter(m *store.Message, t time.Time) bool {
+	if m.Modified.After(t) {
+		return true
+	}
+	for _, p := range m.Parts {
+		if p.Modified.After(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// othersFound returns what every other rule finds on the session, as
+// CheckSession reports it. SF302 has the highest code, so when every rule
+// runs in this check the others have already reported; with --select or
+// --ignore the session is checked again with every rule but SF302, since
+// whether a stored error still applies does not depend on what the user
+// asked to see.
+func othersFound(c *Context) []Finding {
+	if len(c.Opts.Select) == 0 && len(c.Opts.Ignore) == 0 {
+		return dedupePreflight(append([]Finding(nil), (*c.out)...))
+	}
 	o := *c.Opts
-	o.Select = nil
-	o.Ignore = append(append([]string(nil), c.Opts.Ignore...), "SF302")
-	for _, g := range CheckSession(c.Session, &o) {
-		if g.Severity == Error && (g.ErrorType == string(t) || g.ErrorType == "") {
-			return "", false
-		}
-	}
-	at := time.UnixMilli(failed.Created)
-	for _, m := range c.Session.Messages {
-		if m == failed {
-			continue
-		}
-		if m.Modified.After(at) {
-			return "the session has changed since and shows no such problem any more", true
-		}
-		for _, p := range m.Parts {
-			if p.Modified.After(at) {
-				return "the session has changed since and shows no such problem any more", true
-			}
-		}
-	}
-	return "", false
+	o.Select, o.Ignore = nil, []string{"SF302"}
+	return CheckSession(c.Session, &o)
+}
+
+// ExplainsError reports whether a finding is of the class of a provider
+// error type: a preflight finding predicting that type, or a record-rule
+// finding, which carries no type (counted, to be safe, as explaining it).
+func ExplainsError(f Finding, t ErrorType) bool {
+	return f.Code != "SF302" && (f.ErrorType == string(t) || f.ErrorType == "")
 }
