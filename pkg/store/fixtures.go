@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -13,8 +12,8 @@ import (
 // maxFixtureDepth bounds how deep a fixture tree is searched.
 const maxFixtureDepth = 8
 
-// maxExportProbe is how much of a .json file is read to decide whether it
-// may be an export file before it is opened as one.
+// maxExportProbe is how much of a damaged .json file is looked at to decide
+// whether it was meant to be an export file.
 const maxExportProbe = 4096
 
 // openFixtureTree finds the stores inside a directory that is not a store
@@ -63,9 +62,6 @@ func openFixtureTree(root string) ([]Store, []string, error) {
 				if !fixtureFileCandidate(p) {
 					continue
 				}
-				if raw, err := os.ReadFile(p); err == nil && CheckBody(raw) == nil && !isExport(raw) && !isSQLiteFile(p) {
-					continue // other valid JSON a fixture repository holds
-				}
 				fi, err := e.Info()
 				if err != nil {
 					notes = append(notes, fmt.Sprintf("cannot read %s: %v; not scanned", p, err))
@@ -95,8 +91,11 @@ func recognisedDir(d string) bool {
 }
 
 // fixtureFileCandidate reports whether a file in a fixture tree may be a
-// store: an SQLite database, or a .json file that starts like an export
-// (`{` then "info" or "messages" near the top).
+// store: an SQLite database, an export file, or a damaged .json file that
+// starts like one (`{` then "info" or "messages" near the top), which is
+// opened so the damage is named. Other JSON a fixture repository holds is
+// not a candidate. An unreadable file is, so that opening it names the
+// error.
 func fixtureFileCandidate(p string) bool {
 	if isSQLiteFile(p) {
 		return true
@@ -104,13 +103,14 @@ func fixtureFileCandidate(p string) bool {
 	if !strings.EqualFold(filepath.Ext(p), ".json") {
 		return false
 	}
-	f, err := os.Open(p)
+	raw, err := os.ReadFile(p)
 	if err != nil {
-		return true // let openFile name the error
+		return true
 	}
-	defer f.Close()
-	head, _ := io.ReadAll(io.LimitReader(f, maxExportProbe))
-	head = bytes.TrimSpace(head)
+	if CheckBody(raw) == nil {
+		return isExport(raw)
+	}
+	head := bytes.TrimSpace(raw[:min(len(raw), maxExportProbe)])
 	return len(head) > 0 && head[0] == '{' && (bytes.Contains(head, []byte(`"info"`)) || bytes.Contains(head, []byte(`"messages"`)))
 }
 
