@@ -398,15 +398,16 @@ func sortedCodes(fs []finding) []string {
 // error named ("SF302 (info)"): after a fix, what is left is usually
 // history (the failed attempt OpenCode stored), not damage.
 func codesWithSeverity(fs []finding) []string {
+	rank := map[string]int{"info": 1, "warning": 2, "error": 3}
+	worst := map[string]string{}
+	for _, f := range fs {
+		if rank[f.Severity] > rank[worst[f.Code]] {
+			worst[f.Code] = f.Severity
+		}
+	}
 	var out []string
 	for _, code := range sortedCodes(fs) {
-		sev := ""
-		for _, f := range fs {
-			if f.Code == code && (sev == "" || f.Severity == "error" || f.Severity == "warning" && sev == "info") {
-				sev = f.Severity
-			}
-		}
-		if sev != "error" {
+		if sev := worst[code]; sev != "error" {
 			code += " (" + sev + ")"
 		}
 		out = append(out, code)

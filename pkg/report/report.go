@@ -263,18 +263,6 @@ func (r *Report) Failing() int {
 // fixable reports whether `sessfix fix` has a default repair for f.
 func fixable(f scan.Finding) bool { return f.Fix != "" }
 
-// MostFrequent returns the code with the most findings (ties: the lowest
-// code), or "" when there are none.
-func (s Summary) MostFrequent() string {
-	best := CodeCount{}
-	for _, c := range s.ByCode {
-		if c.Count > best.Count {
-			best = c
-		}
-	}
-	return best.Code
-}
-
 // Hints returns the next steps for a report, one sentence each without a
 // "hint:" prefix: how many findings `sessfix fix` repairs, and which code to
 // read about first. None when there are no findings.
