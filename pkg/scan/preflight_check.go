@@ -343,7 +343,6 @@ func (r *Request) FinalToolLoopMessage() string {
 }
 
 func checkThinkingMode(s *store.Session, r, final *Request) []Violation {
-	var out []Violation
 	if r.Thinking {
 		n := r.finalToolLoop()
 		if n < 0 || len(r.Messages[n].Blocks) == 0 {
@@ -368,35 +367,38 @@ func checkThinkingMode(s *store.Session, r, final *Request) []Violation {
 				break
 			}
 		}
-		return append(out, v)
+		return []Violation{v}
 	}
-	if final == nil || len(final.Messages) == 0 {
-		return nil
-	}
-	n := len(final.Messages) - 1
-	pm := final.Messages[n]
-	if pm.Role != "assistant" {
+	n, pm, ok := final.lastAssistant()
+	if !ok {
 		return nil
 	}
 	for m, b := range pm.Blocks {
 		if isThinkingBlock(b.Type) {
-			return append(out, Violation{
+			return []Violation{{
 				Code: "SF156", N: n, M: m, Index: idx(n, m), ProviderError: fmt.Sprintf("messages.%d.content.%d: %s", n, m, textThinkingDisabled),
 				MessageID: b.MessageID, PartID: b.PartID, Fix: "stripThinkingParts", Severity: Warning,
 				Message: "the history ends with an assistant message that holds thinking while thinking is off for " + r.ModelID,
-			})
+			}}
 		}
 	}
-	return out
+	return nil
+}
+
+// lastAssistant returns the request's last message when it is an assistant
+// message (the final-position rules apply to it).
+func (r *Request) lastAssistant() (int, ProviderMessage, bool) {
+	if r == nil || len(r.Messages) == 0 {
+		return 0, ProviderMessage{}, false
+	}
+	n := len(r.Messages) - 1
+	pm := r.Messages[n]
+	return n, pm, pm.Role == "assistant"
 }
 
 func checkFinalAssistant(_ *store.Session, final *Request) []Violation {
-	if final == nil || len(final.Messages) == 0 {
-		return nil
-	}
-	n := len(final.Messages) - 1
-	pm := final.Messages[n]
-	if pm.Role != "assistant" {
+	n, pm, ok := final.lastAssistant()
+	if !ok {
 		return nil
 	}
 	var out []Violation
