@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/bits"
+	"strings"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 )
@@ -199,7 +201,7 @@ func (x *bodyIndex) lookup(raw []byte, path string) (res gjson.Result, ok bool) 
 			}
 			return res, true
 		}
-		res = gjson.GetBytes(val, rest)
+		res = gjson.Get(bodyString(val), rest)
 		if res.Index > 0 {
 			res.Index += start
 		}
@@ -212,18 +214,27 @@ func (x *bodyIndex) lookup(raw []byte, path string) (res gjson.Result, ok bool) 
 }
 
 // valueResult is gjson.ParseBytes of the value raw[start:end] with its
-// Index set to start. A string without escapes, the common large value (a
-// text, a tool output, a signature), is sliced directly instead of being
-// copied and then scanned byte by byte again.
+// Index set to start, except that its strings share raw's memory instead of
+// copying it: a text or a tool output is sliced, not copied, each time a
+// rule reads it. Record bodies are never written in place (an edit builds a
+// new slice), so the strings never change.
 func valueResult(raw []byte, start, end int) gjson.Result {
-	val := raw[start:end]
-	if len(val) >= 2 && val[0] == '"' && bytes.IndexByte(val, '\\') < 0 {
-		s := string(val)
-		return gjson.Result{Type: gjson.String, Raw: s, Str: s[1 : len(s)-1], Index: start}
+	val := bodyString(raw[start:end])
+	if len(val) >= 2 && val[0] == '"' && strings.IndexByte(val, '\\') < 0 {
+		return gjson.Result{Type: gjson.String, Raw: val, Str: val[1 : len(val)-1], Index: start}
 	}
-	res := gjson.ParseBytes(val)
+	res := gjson.Parse(val)
 	res.Index = start
 	return res
+}
+
+// bodyString is b as a string sharing b's memory. Only for record bodies,
+// which nothing writes in place.
+func bodyString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }
 
 // descend answers path (a gjson path without its first component) inside
