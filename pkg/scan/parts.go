@@ -233,7 +233,11 @@ type sentView struct {
 }
 
 func newSentView(c *Context) *sentView {
-	return &sentView{c: c, history: History(c.Session)}
+	cc := c.shared()
+	if cc.history == nil {
+		cc.history = History(c.Session)
+	}
+	return &sentView{c: c, history: cc.history}
 }
 
 // sent reports whether OpenCode includes the message in the next request.
@@ -262,6 +266,14 @@ const StreamingMaxQuiet = 24 * time.Hour
 // time_updated) is older than the window, or the records themselves show no
 // activity for StreamingMaxQuiet.
 func Settled(c *Context) bool {
+	cc := c.shared()
+	if !cc.settledDone {
+		cc.settled, cc.settledDone = quietFor(c), true
+	}
+	return cc.settled
+}
+
+func quietFor(c *Context) bool {
 	now := c.Now()
 	last := c.Session.LastModified()
 	if last.IsZero() || now.Sub(last) > c.Opts.SettleWindow() {

@@ -129,7 +129,8 @@ type item struct {
 	kind    string // text, file, reasoning, tool-call, tool-result, step
 	text    string
 	mime    string
-	meta    gjson.Result // provider metadata (absent for another model's messages)
+	part    *store.Part // the stored part (reasoning: where its metadata is)
+	meta    bool        // the reasoning's provider metadata is sent (not another model's message)
 	toolID  string
 	isError bool
 	msgID   string
@@ -148,6 +149,20 @@ type converter struct {
 	kind                ProviderKind
 	providerID, modelID string
 	opts                RequestOptions
+	// Paths of the provider metadata namespaces the SDKs read signatures
+	// from, made once per request instead of once per reasoning part.
+	anthropicNS, providerNS, bedrockNS metaNS
+}
+
+// metaNS holds the paths of one provider namespace inside a part's
+// metadata ("metadata.anthropic" and the keys in it).
+type metaNS struct {
+	ns, signature, redactedData, redactedContent string
+}
+
+func newMetaNS(key string) metaNS {
+	ns := "metadata." + gjsonKey(key)
+	return metaNS{ns: ns, signature: ns + ".signature", redactedData: ns + ".redactedData", redactedContent: ns + ".redactedContent"}
 }
 
 // BuildRequest builds the messages array OpenCode sends for the session to
@@ -162,6 +177,7 @@ func BuildRequest(s *store.Session, opts RequestOptions) *Request {
 		c.providerID, c.modelID = CurrentModel(s)
 	}
 	c.kind = ProviderKindOf(c.providerID, c.modelID)
+	c.anthropicNS, c.providerNS, c.bedrockNS = newMetaNS("anthropic"), newMetaNS(c.providerID), newMetaNS("bedrock")
 	msgs := s.Messages
 	if opts.Until != "" {
 		for i, m := range msgs {
@@ -198,7 +214,7 @@ func (c *converter) toModel(m *store.Message) []modelMsg {
 	if len(m.Parts) == 0 {
 		return nil
 	}
-	var ui []item
+	ui := make([]item, 0, len(m.Parts))
 	add := func(p *store.Part, it item) {
 		it.msgID, it.partID = m.ID, p.ID
 		ui = append(ui, it)
@@ -241,12 +257,6 @@ func (c *converter) toModel(m *store.Message) []modelMsg {
 			signedHere = true
 		}
 	}
-	meta := func(p *store.Part) gjson.Result {
-		if different {
-			return gjson.Result{}
-		}
-		return p.Get("metadata")
-	}
 	for _, p := range m.Parts {
 		switch p.Type {
 		case "text":
@@ -282,7 +292,7 @@ func (c *converter) toModel(m *store.Message) []modelMsg {
 				}
 				continue
 			}
-			add(p, item{kind: "reasoning", text: t, meta: meta(p)})
+			add(p, item{kind: "reasoning", text: t, part: p, meta: !different})
 		}
 	}
 	onlySteps := true
@@ -295,8 +305,9 @@ func (c *converter) toModel(m *store.Message) []modelMsg {
 		return nil
 	}
 	var out []modelMsg
-	var block []item
-	flush := func() {
+	// Each step's items are a run of ui between step markers; the run is
+	// used in place (capped, so nothing appends into the next run).
+	flush := func(block []item) {
 		if len(block) == 0 {
 			return
 		}
@@ -312,39 +323,53 @@ func (c *converter) toModel(m *store.Message) []modelMsg {
 		if len(results) > 0 {
 			out = append(out, modelMsg{role: "tool", src: m.ID, content: results})
 		}
-		block = nil
 	}
-	for _, it := range ui {
+	start := 0
+	for i, it := range ui {
 		if it.kind == "step" {
-			flush()
-			continue
+			flush(ui[start:i:i])
+			start = i + 1
 		}
-		block = append(block, it)
 	}
-	flush()
+	flush(ui[start:len(ui):len(ui)])
 	return out
 }
 
 // signedFor reports whether reasoning carries what the provider SDK needs
 // to send it: a signature or redacted data in the metadata the SDK reads.
 func (c *converter) signedFor(it item) bool {
-	if c.kind == KindBedrock {
-		ns := it.meta.Get(gjsonKey(c.providerID))
-		if !ns.Exists() {
-			ns = it.meta.Get("bedrock")
-		}
-		return notNull(ns.Get("signature")) || notNull(ns.Get("redactedContent")) || notNull(ns.Get("redactedData"))
+	ns, ok := c.signatureNS(it)
+	if !ok {
+		return false
 	}
-	a := c.anthropicMeta(it)
-	return notNull(a.Get("signature")) || notNull(a.Get("redactedData"))
+	get := it.part.Get
+	if c.kind == KindBedrock {
+		return notNull(get(ns.signature)) || notNull(get(ns.redactedContent)) || notNull(get(ns.redactedData))
+	}
+	return notNull(get(ns.signature)) || notNull(get(ns.redactedData))
 }
 
-func (c *converter) anthropicMeta(it item) gjson.Result {
-	a := it.meta.Get("anthropic")
-	if !a.Exists() && c.providerID != "" {
-		a = it.meta.Get(gjsonKey(c.providerID))
+// signatureNS returns the metadata namespace the provider's SDK reads the
+// reasoning's signature from: Bedrock's under the provider id, else
+// "bedrock"; Anthropic's under "anthropic", else the provider id. ok is
+// false when the metadata is not sent or has neither.
+func (c *converter) signatureNS(it item) (ns metaNS, ok bool) {
+	if !it.meta || it.part == nil {
+		return ns, false
 	}
-	return a
+	first, second := c.anthropicNS, c.providerNS
+	if c.kind == KindBedrock {
+		first, second = c.providerNS, c.bedrockNS
+	} else if c.providerID == "" {
+		second = first
+	}
+	if it.part.Get(first.ns).Exists() {
+		return first, true
+	}
+	if it.part.Get(second.ns).Exists() {
+		return second, true
+	}
+	return ns, false
 }
 
 func notNull(r gjson.Result) bool { return r.Exists() && r.Type != gjson.Null }
@@ -389,18 +414,26 @@ func (c *converter) normalize(in []modelMsg) []modelMsg {
 	default:
 		return in
 	}
-	var out []modelMsg
+	out := make([]modelMsg, 0, len(in))
 	for _, mm := range in {
-		var content []item
-		for _, it := range mm.content {
-			if keep(it) {
-				content = append(content, it)
-			}
+		// Most messages keep every item: copy only from the first dropped one.
+		k := 0
+		for k < len(mm.content) && keep(mm.content[k]) {
+			k++
 		}
-		if len(content) == 0 {
+		if k < len(mm.content) {
+			content := make([]item, k, len(mm.content)-1)
+			copy(content, mm.content[:k])
+			for _, it := range mm.content[k+1:] {
+				if keep(it) {
+					content = append(content, it)
+				}
+			}
+			mm.content = content
+		}
+		if len(mm.content) == 0 {
 			continue
 		}
-		mm.content = content
 		out = append(out, mm)
 	}
 	return out
@@ -507,21 +540,16 @@ func (c *converter) groupedMessages(model []modelMsg) []ProviderMessage {
 // signature returns the signature or redacted data the SDK sends for
 // reasoning (nil when it has neither and the block is left out).
 func (c *converter) signature(it item) (sig, redacted *string) {
-	var ns gjson.Result
-	if c.kind == KindBedrock {
-		ns = it.meta.Get(gjsonKey(c.providerID))
-		if !ns.Exists() {
-			ns = it.meta.Get("bedrock")
-		}
-	} else {
-		ns = c.anthropicMeta(it)
+	ns, ok := c.signatureNS(it)
+	if !ok {
+		return nil, nil
 	}
-	if v := ns.Get("signature"); notNull(v) {
+	if v := it.part.Get(ns.signature); notNull(v) {
 		s := v.String()
 		return &s, nil
 	}
-	for _, k := range []string{"redactedData", "redactedContent"} {
-		if v := ns.Get(k); notNull(v) {
+	for _, k := range []string{ns.redactedData, ns.redactedContent} {
+		if v := it.part.Get(k); notNull(v) {
 			s := v.String()
 			return nil, &s
 		}

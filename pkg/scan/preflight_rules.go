@@ -7,9 +7,17 @@ import (
 )
 
 // preflightState is one session's preflight, computed on first use.
-type preflightState struct {
-	done bool
-	vs   []Violation
+// sessionCache holds what several rules compute about the same session,
+// each part built on first use and shared by every rule's Context within
+// one CheckSession.
+type sessionCache struct {
+	preDone bool
+	pre     []Violation // the preflight's violations
+
+	history map[string]bool // History(Session), nil until asked
+
+	settledDone bool
+	settled     bool // Settled
 }
 
 // Preflight builds the request a resume of the session sends (the history
@@ -63,14 +71,12 @@ func continuesWithoutPrompt(s *store.Session) bool {
 }
 
 func (c *Context) preflight() []Violation {
-	if c.pre == nil {
-		c.pre = &preflightState{}
+	cc := c.shared()
+	if !cc.preDone {
+		cc.pre = computePreflight(c)
+		cc.preDone = true
 	}
-	if !c.pre.done {
-		c.pre.vs = computePreflight(c)
-		c.pre.done = true
-	}
-	return c.pre.vs
+	return cc.pre
 }
 
 // registerPreflight registers a preflight rule: it reports the session's

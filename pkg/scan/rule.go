@@ -35,9 +35,18 @@ type Context struct {
 	Opts    *Options
 	rule    *Rule
 	out     *[]Finding
-	// pre holds the session's preflight violations, computed once per
-	// CheckSession and shared by the SF150–SF169 rules.
-	pre *preflightState
+	// cache holds what rules compute about the session and share: the
+	// preflight's violations, the history OpenCode sends, whether it has
+	// settled. One per CheckSession.
+	cache *sessionCache
+}
+
+// shared returns the session's cache, making it for a Context built alone.
+func (c *Context) shared() *sessionCache {
+	if c.cache == nil {
+		c.cache = &sessionCache{}
+	}
+	return c.cache
 }
 
 // Now is the scan's clock.

@@ -108,12 +108,12 @@ func CheckSession(s *store.Session, opts *Options) []Finding {
 		opts = &Options{}
 	}
 	var out []Finding
-	pre := &preflightState{}
+	cache := &sessionCache{}
 	for _, r := range Rules() {
 		if !opts.Enabled(r.Code) || r.Check == nil {
 			continue
 		}
-		c := &Context{Session: s, Opts: opts, rule: r, out: &out, pre: pre}
+		c := &Context{Session: s, Opts: opts, rule: r, out: &out, cache: cache}
 		r.Check(c)
 	}
 	out = dedupePreflight(out)
@@ -122,13 +122,26 @@ func CheckSession(s *store.Session, opts *Options) []Finding {
 }
 
 func sortFindings(s *store.Session, fs []Finding) {
-	pos := map[string]int{}
+	if len(fs) < 2 {
+		return
+	}
+	// Positions of the records the findings name, not of the whole session.
+	named := make(map[string]bool, 2*len(fs))
+	for _, f := range fs {
+		named[f.MessageID] = true
+		named[f.PartID] = true
+	}
+	pos := make(map[string]int, len(named))
 	i := 0
 	for _, m := range s.Messages {
 		i++
-		pos[m.ID] = i * 100000
+		if named[m.ID] {
+			pos[m.ID] = i * 100000
+		}
 		for j, p := range m.Parts {
-			pos[p.ID] = i*100000 + j + 1
+			if named[p.ID] {
+				pos[p.ID] = i*100000 + j + 1
+			}
 		}
 	}
 	key := func(f Finding) int {

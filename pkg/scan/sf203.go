@@ -52,7 +52,7 @@ func checkOrphans(c *Context) {
 		c.Report(f)
 	}
 	for _, m := range s.Messages {
-		bodyIDs(c, m, nil, map[string]string{"id": m.ID, "sessionID": m.SessionID})
+		bodyIDs(c, m, nil, [3]string{m.ID, "", m.SessionID})
 		for _, p := range m.Parts {
 			if p.SessionID != "" && m.SessionID != "" && p.SessionID != m.SessionID {
 				f := At(m, p)
@@ -60,21 +60,25 @@ func checkOrphans(c *Context) {
 				f.Message = fmt.Sprintf("part is stored under session %s, but its message belongs to session %s", quote(p.SessionID), quote(m.SessionID))
 				c.Report(f)
 			}
-			bodyIDs(c, m, p, map[string]string{"id": p.ID, "messageID": m.ID, "sessionID": m.SessionID})
+			bodyIDs(c, m, p, [3]string{p.ID, m.ID, m.SessionID})
 		}
 	}
 }
 
-// bodyIDs reports body id fields that disagree with the stored ids. Fields
+// bodyIDKeys are the body's id fields, in the order bodyIDs checks them.
+var bodyIDKeys = [3]string{"id", "messageID", "sessionID"}
+
+// bodyIDs reports body id fields that disagree with the stored ids: want
+// holds the stored id for each of bodyIDKeys ("" when not checked). Fields
 // are checked in a fixed order so findings are stable.
-func bodyIDs(c *Context, m *store.Message, p *store.Part, want map[string]string) {
+func bodyIDs(c *Context, m *store.Message, p *store.Part, want [3]string) {
 	rec, kind := &m.Record, "message"
 	if p != nil {
 		rec, kind = &p.Record, "part"
 	}
-	for _, key := range []string{"id", "messageID", "sessionID"} {
-		w, ok := want[key]
-		if !ok || w == "" {
+	for i, key := range bodyIDKeys {
+		w := want[i]
+		if w == "" {
 			continue
 		}
 		got := rec.Get(key)
