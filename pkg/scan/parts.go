@@ -249,10 +249,10 @@ func (v *sentView) sent(m *store.Message) bool {
 // no time.completed, no error, and the session was modified within the
 // settle window. Rules never flag such a message's parts as damage.
 func Streaming(c *Context, m *store.Message) bool {
-	if m.Role != "assistant" || IsCompleted(m) || ErrorName(m) != "" {
+	if m.Role != "assistant" || Settled(c) {
 		return false
 	}
-	return !Settled(c)
+	return !IsCompleted(m) && ErrorName(m) == ""
 }
 
 // StreamingMaxQuiet bounds how long a message can still be streaming: when

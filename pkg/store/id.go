@@ -40,22 +40,30 @@ func PrefixFor(k Kind) string {
 
 // ValidID reports whether id is in OpenCode's format with the given prefix.
 func ValidID(id, prefix string) bool {
-	body, ok := strings.CutPrefix(id, prefix+"_")
-	if !ok || len(body) != idBodyLen {
+	if len(id) != len(prefix)+1+idBodyLen || id[:len(prefix)] != prefix || id[len(prefix)] != '_' {
 		return false
 	}
+	body := id[len(prefix)+1:]
 	for i := 0; i < idBodyLen; i++ {
 		c := body[i]
 		if i < idHexLen {
 			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
 				return false
 			}
-		} else if strings.IndexByte(base62, c) < 0 {
+		} else if !isBase62[c] {
 			return false
 		}
 	}
 	return true
 }
+
+// isBase62 marks the bytes of base62.
+var isBase62 = func() (t [256]bool) {
+	for i := 0; i < len(base62); i++ {
+		t[base62[i]] = true
+	}
+	return t
+}()
 
 // IDTime recovers the creation time of an ascending id (msg, prt) given a
 // reference time near it, accounting for the 48-bit wrap (every 2^36 ms).

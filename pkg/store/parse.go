@@ -21,18 +21,20 @@ func checkBody(raw []byte) (*bodyIndex, error) {
 	if len(raw) == 0 {
 		return nil, &ParseError{Reason: "empty file"}
 	}
-	if bytes.IndexByte(raw, 0) >= 0 {
-		if len(bytes.Trim(raw, "\x00")) == 0 {
-			return nil, &ParseError{Reason: "NUL-filled"}
-		}
-		return nil, &ParseError{Reason: "contains NUL bytes"}
-	}
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 {
 		return nil, &ParseError{Reason: "empty file", Detail: "only whitespace"}
 	}
 	idx, ok := validIndex(raw, trimmed)
 	if !ok {
+		// Valid JSON holds no NUL byte (not even inside a string), so the
+		// body is only searched for one once it failed to validate.
+		if bytes.IndexByte(raw, 0) >= 0 {
+			if len(bytes.Trim(raw, "\x00")) == 0 {
+				return nil, &ParseError{Reason: "NUL-filled"}
+			}
+			return nil, &ParseError{Reason: "contains NUL bytes"}
+		}
 		var v any
 		err := json.Unmarshal(trimmed, &v)
 		var se *json.SyntaxError

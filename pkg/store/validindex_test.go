@@ -129,3 +129,23 @@ func TestNestedLookupAnswersLikeGJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckBodyNUL pins the reasons for bodies with NUL bytes, which
+// checkBody only looks for once validation failed: a NUL is invalid
+// anywhere in JSON, inside a string too.
+func TestCheckBodyNUL(t *testing.T) {
+	for raw, want := range map[string]string{
+		"\x00\x00\x00":          "NUL-filled",
+		"{\"a\":\"x\x00y\"}":    "contains NUL bytes",
+		"{\"a\":1}\x00":         "contains NUL bytes",
+		"\x00{\"a\":1}":         "contains NUL bytes",
+		" \x00 ":                "contains NUL bytes",
+		"{\"a\":1,\x00\"b\":2}": "contains NUL bytes",
+	} {
+		_, err := checkBody([]byte(raw))
+		pe, ok := err.(*ParseError)
+		if !ok || pe.Reason != want {
+			t.Errorf("checkBody(%q) = %v, want %s", raw, err, want)
+		}
+	}
+}
