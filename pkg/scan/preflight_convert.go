@@ -468,17 +468,21 @@ func (c *converter) groupedMessages(model []modelMsg) []ProviderMessage {
 		role string
 		msgs []modelMsg
 	}
+	// A group is a run of consecutive model messages with the same role:
+	// a subslice of model.
 	var groups []group
-	for _, mm := range model {
+	start := 0
+	for i, mm := range model {
 		role := mm.role
 		if role == "tool" {
 			role = "user"
 		}
 		if n := len(groups); n > 0 && groups[n-1].role == role {
-			groups[n-1].msgs = append(groups[n-1].msgs, mm)
+			groups[n-1].msgs = model[start : i+1 : i+1]
 			continue
 		}
-		groups = append(groups, group{role: role, msgs: []modelMsg{mm}})
+		start = i
+		groups = append(groups, group{role: role, msgs: model[i : i+1 : i+1]})
 	}
 	out := make([]ProviderMessage, 0, len(groups))
 	for gi, g := range groups {

@@ -29,18 +29,18 @@ func init() {
 
 // steps splits a message's parts at step-start: the AI SDK turns each step
 // into its own assistant message when OpenCode builds a request.
+// Each step is a capped subslice of m.Parts.
 func steps(m *store.Message) [][]*store.Part {
 	var out [][]*store.Part
-	var cur []*store.Part
-	for _, p := range m.Parts {
-		if p.Type == "step-start" && len(cur) > 0 {
-			out = append(out, cur)
-			cur = nil
+	start := 0
+	for i, p := range m.Parts {
+		if p.Type == "step-start" && i > start {
+			out = append(out, m.Parts[start:i:i])
+			start = i
 		}
-		cur = append(cur, p)
 	}
-	if len(cur) > 0 {
-		out = append(out, cur)
+	if n := len(m.Parts); n > start {
+		out = append(out, m.Parts[start:n:n])
 	}
 	return out
 }

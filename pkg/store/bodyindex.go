@@ -24,6 +24,16 @@ type bodyIndex struct {
 	base *byte // &raw[0] of the indexed body
 	n    int   // len(raw)
 	keys []keySpan
+	// inline backs keys for bodies with few top-level keys (every
+	// OpenCode message and part): one allocation per index, not two.
+	inline [12]keySpan
+}
+
+// newBodyIndex returns an empty index of raw.
+func newBodyIndex(raw []byte) *bodyIndex {
+	idx := &bodyIndex{base: &raw[0], n: len(raw)}
+	idx.keys = idx.inline[:0]
+	return idx
 }
 
 // keySpan locates one top-level member: the key's bytes without quotes
@@ -44,7 +54,7 @@ func indexBody(raw []byte) *bodyIndex {
 	if i >= len(raw) || raw[i] != '{' {
 		return nil
 	}
-	idx := &bodyIndex{base: &raw[0], n: len(raw), keys: make([]keySpan, 0, 12)}
+	idx := newBodyIndex(raw)
 	i = skipSpace(raw, i+1)
 	if i < len(raw) && raw[i] == '}' {
 		return idx
@@ -322,7 +332,7 @@ func validIndex(raw, trimmed []byte) (*bodyIndex, bool) {
 	// JSON white space, small enough for the offsets.
 	off := cap(raw) - cap(trimmed)
 	if trimmed[0] == '{' && len(raw) <= 1<<31-1 && skipSpace(raw, 0) == off {
-		v.idx = &bodyIndex{base: &raw[0], n: len(raw), keys: make([]keySpan, 0, 12)}
+		v.idx = newBodyIndex(raw)
 		v.off = int32(off)
 	}
 	i, ok := v.any(0, 0)
