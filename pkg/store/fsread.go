@@ -24,8 +24,10 @@ const maxRecordSize = 256 << 20
 type fsRoot struct {
 	// root is absolute with symlinks resolved.
 	root string
-	// open opens a file for reading; tests replace it to inject failures
-	// that cannot be produced as root (permission denied).
+	// open, when set, opens every file for reading by path; tests set it
+	// to inject failures that cannot be produced as root (permission
+	// denied). When nil, files are opened with openRead, and record files
+	// relative to their held directory (see readDirHeld).
 	open func(name string) (*os.File, error)
 }
 
@@ -38,7 +40,7 @@ func newFSRoot(dir string) (*fsRoot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolve %s: %w", dir, err)
 	}
-	return &fsRoot{root: real, open: openRead}, nil
+	return &fsRoot{root: real}, nil
 }
 
 // inside reports whether the resolved path p lies within the root.
@@ -59,21 +61,42 @@ type entry struct {
 	// Err is set when the entry cannot be used: a symlink leaving the
 	// store, a dangling symlink, a special file.
 	Err *ParseError
+	// dir is the listed directory, still open, when the entry came from
+	// readDirHeld: the record is then opened relative to it.
+	dir *os.File
 }
 
 // readDir lists dir sorted by name (byte order). A missing directory is
 // empty; any other failure is returned as a *ParseError naming it.
 func (r *fsRoot) readDir(dir string) ([]entry, *ParseError) {
-	des, err := readDirSorted(dir)
+	out, _, perr := r.listDir(dir, false)
+	return out, perr
+}
+
+// readDirHeld is readDir keeping the directory open, where the platform
+// can open files relative to it (see readAt): reading its records then
+// costs no path walk per file. release closes the directory once the
+// entries are read; it is never nil.
+func (r *fsRoot) readDirHeld(dir string) (entries []entry, release func(), perr *ParseError) {
+	return r.listDir(dir, openAtDir && r.open == nil)
+}
+
+func (r *fsRoot) listDir(dir string, hold bool) ([]entry, func(), *ParseError) {
+	f, des, err := readDirSorted(dir, hold)
+	release := func() {}
+	if f != nil {
+		release = func() { f.Close() }
+	}
 	if err != nil && len(des) == 0 {
+		release()
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
+			return nil, func() {}, nil
 		}
-		return nil, fsError(dir, err)
+		return nil, func() {}, fsError(dir, err)
 	}
 	out := make([]entry, 0, len(des))
 	for _, de := range des {
-		e := entry{Name: de.Name(), Path: filepath.Join(dir, de.Name())}
+		e := entry{Name: de.Name(), Path: filepath.Join(dir, de.Name()), dir: f}
 		t := de.Type()
 		switch {
 		case t&fs.ModeSymlink != 0:
@@ -85,20 +108,24 @@ func (r *fsRoot) readDir(dir string) ([]entry, *ParseError) {
 		}
 		out = append(out, e)
 	}
-	return out, nil
+	return out, release, nil
 }
 
 // readDirSorted is os.ReadDir (entries sorted by name) opening the
-// directory with openRead.
-func readDirSorted(dir string) ([]fs.DirEntry, error) {
+// directory with openRead. With hold, the directory is returned open
+// (nil after an error); the caller closes it.
+func readDirSorted(dir string, hold bool) (*os.File, []fs.DirEntry, error) {
 	f, err := openRead(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	des, err := f.ReadDir(-1)
-	f.Close()
+	if !hold || err != nil {
+		f.Close()
+		f = nil
+	}
 	slices.SortFunc(des, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	return des, err
+	return f, des, err
 }
 
 // resolve follows the symlink at p and reports whether its target is a
@@ -190,7 +217,11 @@ func recordID(name string) string { return strings.TrimSuffix(name, ".json") }
 // readFile reads one record file with a bounded read. It returns the bytes
 // and the file's mtime, or a *ParseError naming the file.
 func (r *fsRoot) readFile(p string) ([]byte, time.Time, *ParseError) {
-	f, err := r.open(p)
+	open := r.open
+	if open == nil {
+		open = openRead
+	}
+	f, err := open(p)
 	if err != nil {
 		return nil, time.Time{}, fsError(p, err)
 	}
@@ -199,38 +230,53 @@ func (r *fsRoot) readFile(p string) ([]byte, time.Time, *ParseError) {
 	if err != nil {
 		return nil, time.Time{}, fsError(p, err)
 	}
-	if fi.IsDir() {
-		return nil, fi.ModTime(), &ParseError{Reason: "is a directory", Detail: p}
+	return readBody(p, fi.Size(), fi.IsDir(), fi.Mode().IsRegular(), fi.ModTime(), f.Read)
+}
+
+// readEntry reads a listed record file: relative to its held directory
+// when there is one, else by path.
+func (r *fsRoot) readEntry(e entry) ([]byte, time.Time, *ParseError) {
+	if e.dir != nil {
+		return readAt(e.dir, e.Name, e.Path)
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, fi.ModTime(), &ParseError{Reason: "not a regular file", Detail: p}
+	return r.readFile(e.Path)
+}
+
+// readBody reads the open file p, whose fstat said size, dir, regular and
+// mtime, with a bounded read: read is the file's Read.
+func readBody(p string, size int64, dir, regular bool, mtime time.Time, read func([]byte) (int, error)) ([]byte, time.Time, *ParseError) {
+	if dir {
+		return nil, mtime, &ParseError{Reason: "is a directory", Detail: p}
 	}
-	if fi.Size() > maxRecordSize {
-		return nil, fi.ModTime(), &ParseError{Reason: "too large", Detail: fmt.Sprintf("%s has %d bytes (limit %d)", p, fi.Size(), maxRecordSize)}
+	if !regular {
+		return nil, mtime, &ParseError{Reason: "not a regular file", Detail: p}
 	}
-	buf := make([]byte, 0, fi.Size()+1)
+	if size > maxRecordSize {
+		return nil, mtime, &ParseError{Reason: "too large", Detail: fmt.Sprintf("%s has %d bytes (limit %d)", p, size, maxRecordSize)}
+	}
+	buf := make([]byte, 0, size+1)
 	for {
-		n, err := f.Read(buf[len(buf):cap(buf)])
+		n, err := read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, fi.ModTime(), fsError(p, err)
+			return nil, mtime, fsError(p, err)
 		}
 		// A short read that ends where Stat said the file ends is the end
 		// of a regular file: no second read to see io.EOF.
-		if int64(len(buf)) == fi.Size() && len(buf) < cap(buf) {
+		if int64(len(buf)) == size && len(buf) < cap(buf) {
 			break
 		}
 		if len(buf) > maxRecordSize {
-			return nil, fi.ModTime(), &ParseError{Reason: "too large", Detail: fmt.Sprintf("%s grew past %d bytes while reading", p, maxRecordSize)}
+			return nil, mtime, &ParseError{Reason: "too large", Detail: fmt.Sprintf("%s grew past %d bytes while reading", p, maxRecordSize)}
 		}
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
 		}
 	}
-	return buf, fi.ModTime(), nil
+	return buf, mtime, nil
 }
 
 // fsError turns a filesystem error into a *ParseError naming the file.
@@ -257,7 +303,7 @@ func (r *fsRoot) readRecord(e entry, kind Kind, id string) *Record {
 		rec.Err = e.Err
 		return rec
 	}
-	raw, mod, perr := r.readFile(e.Path)
+	raw, mod, perr := r.readEntry(e)
 	rec.Modified = mod
 	if perr != nil {
 		rec.Err = perr

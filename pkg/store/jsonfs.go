@@ -61,7 +61,8 @@ func (s *Session) newPartFrom(rec *Record, messageID, sessionID string) *Part {
 // readParts reads the part files of one message directory, in id order.
 // Parts that cannot be used go to s.Broken.
 func (r *fsRoot) readParts(s *Session, dir, messageID, sessionID string) []*Part {
-	entries, derr := r.readDir(dir)
+	entries, release, derr := r.readDirHeld(dir)
+	defer release()
 	if derr != nil {
 		s.Broken = append(s.Broken, &Record{Kind: KindPart, Loc: Location{Path: dir}, Err: derr})
 		return nil
@@ -81,7 +82,8 @@ func (r *fsRoot) readParts(s *Session, dir, messageID, sessionID string) []*Part
 // partDir(messageID). partSession is the session id the layout gives parts
 // ("" when the part path does not say).
 func (r *fsRoot) readMessages(ctx context.Context, s *Session, dir string, partDir func(string) string, partSession string) error {
-	entries, derr := r.readDir(dir)
+	entries, release, derr := r.readDirHeld(dir)
+	defer release()
 	if derr != nil {
 		s.Broken = append(s.Broken, &Record{Kind: KindMessage, Loc: Location{Path: dir}, Err: derr})
 		return nil
