@@ -96,7 +96,7 @@ func (r *fsRoot) listDir(dir string, hold bool) ([]entry, func(), *ParseError) {
 	}
 	out := make([]entry, 0, len(des))
 	for _, de := range des {
-		e := entry{Name: de.Name(), Path: filepath.Join(dir, de.Name()), dir: f}
+		e := entry{Name: de.Name(), Path: joinClean(dir, de.Name()), dir: f}
 		t := de.Type()
 		switch {
 		case t&fs.ModeSymlink != 0:
@@ -109,6 +109,19 @@ func (r *fsRoot) listDir(dir string, hold bool) ([]entry, func(), *ParseError) {
 		out = append(out, e)
 	}
 	return out, release, nil
+}
+
+// joinClean is filepath.Join(dir, name) for a name read from dir, without
+// cleaning the result again when dir is already clean (every directory a
+// store lists is made by filepath.Join).
+func joinClean(dir, name string) string {
+	if dir == "" || dir == "." || filepath.Clean(dir) != dir || name == "." || name == ".." {
+		return filepath.Join(dir, name)
+	}
+	if os.IsPathSeparator(dir[len(dir)-1]) {
+		return dir + name
+	}
+	return dir + string(filepath.Separator) + name
 }
 
 // readDirSorted is os.ReadDir (entries sorted by name) opening the
