@@ -497,11 +497,20 @@ func (v *validator) str(i int) (int, bool, bool) {
 			w := binary.LittleEndian.Uint64(data[i:])
 			q := w ^ ('"' * lsb8)
 			b := w ^ ('\\' * lsb8)
-			if m := ((w-0x20*lsb8)&^w | (q-lsb8)&^q | (b-lsb8)&^b) & msb8; m != 0 {
-				i += bits.TrailingZeros64(m) / 8
-				break
+			m := ((w-0x20*lsb8)&^w | (q-lsb8)&^q | (b-lsb8)&^b) & msb8
+			if m == 0 {
+				i += 8
+				continue
 			}
-			i += 8
+			i += bits.TrailingZeros64(m) / 8
+			// A two-byte escape (\n, \t, \" ...), frequent in code and tool
+			// output, is stepped over here without leaving the word loop.
+			if data[i] == '\\' && i+1 < len(data) && shortEscape[data[i+1]] {
+				escaped = true
+				i += 2
+				continue
+			}
+			break
 		}
 		if i >= len(data) {
 			return i, false, escaped
@@ -533,6 +542,10 @@ func (v *validator) str(i int) (int, bool, bool) {
 		i++
 	}
 }
+
+// shortEscape marks the bytes that may follow a backslash in a two-byte
+// JSON escape.
+var shortEscape = [256]bool{'"': true, '\\': true, '/': true, 'b': true, 'f': true, 'n': true, 'r': true, 't': true}
 
 func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
