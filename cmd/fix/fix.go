@@ -173,6 +173,7 @@ func RunFix(ctx context.Context, opts *FixOptions) error {
 	policy := &report.Report{FailOn: failOn, FailCodes: failCodes}
 	fopts := fix.Options{Strategies: strategies, Placeholder: opts.Placeholder, Now: now, Scan: sopts}
 
+	cli.BatchGC()
 	disc, err := f.OpenStores("fix", opts.Paths)
 	if err != nil {
 		return err

@@ -130,6 +130,7 @@ func RunScan(ctx context.Context, opts *ScanOptions) error {
 	}
 	sopts.Sessions, sopts.Settle, sopts.Now = opts.Sessions, opts.Settle, f.Now
 
+	cli.BatchGC()
 	disc, err := f.OpenStores("scan", opts.Paths)
 	if err != nil {
 		return err
