@@ -1,6 +1,8 @@
 package store
 
 import (
+	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -43,4 +45,52 @@ func OpenSQLiteSnapshot(path string) (Store, string, error) {
 		return nil, "", err
 	}
 	return s, s.tmp, nil
+}
+
+// SQLiteQueryOnly runs the queries Load runs for one session (its messages
+// and its parts, in one read transaction) and scans every column into the
+// types Load uses, but builds nothing: what reading the session out of the
+// database costs before any record is made. It returns the rows read.
+func SQLiteQueryOnly(st Store, id string) (int, error) {
+	s := st.(*sqliteStore)
+	stmts, err := s.prepare()
+	if err != nil {
+		return 0, err
+	}
+	ctx := context.Background()
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	n := 0
+	rows, err := tx.StmtContext(ctx, stmts.messages).QueryContext(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	for rows.Next() {
+		var rowid, created, updated int64
+		var mid string
+		var data columnBytes
+		if err := rows.Scan(&rowid, &mid, &created, &updated, &data); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		n++
+	}
+	rows.Close()
+	if rows, err = tx.StmtContext(ctx, stmts.parts).QueryContext(ctx, id); err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var rowid, updated int64
+		var pid, mid, sid string
+		var data columnBytes
+		if err := rows.Scan(&rowid, &pid, &mid, &sid, &updated, &data); err != nil {
+			return 0, err
+		}
+		n++
+	}
+	return n, rows.Err()
 }
