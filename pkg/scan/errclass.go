@@ -73,7 +73,9 @@ func DetectErrorType(text string) ErrorType {
 	if has("bound to a different conversation") {
 		return ErrorThinkingModified
 	}
-	if strings.Contains(t, "signature") && has("invalid", "field required") {
+	// A missing or invalid signature, or redacted thinking without its data
+	// (the redacted block's signature): the thinking cannot be sent back.
+	if (strings.Contains(t, "signature") || strings.Contains(t, "redacted_thinking.data")) && has("invalid", "field required") {
 		return ErrorInvalidSignature
 	}
 	if strings.Contains(t, "tool_use") && strings.Contains(t, "tool_result") {

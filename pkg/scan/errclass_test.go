@@ -22,6 +22,7 @@ func TestDetectErrorType(t *testing.T) {
 		{"The content field in the Message object at messages.2 is empty. Add a ContentBlock object to the content field and try again.", ErrorEmptyContent},
 		{"messages.7.content.0: Invalid `signature` in `thinking` block", ErrorInvalidSignature},
 		{"messages.1.content.0.thinking.signature: Field required", ErrorInvalidSignature},
+		{"messages.1.content.0.redacted_thinking.data: Field required", ErrorInvalidSignature},
 		{"messages.9.content.0: thinking blocks in the latest assistant message cannot be modified. These blocks must remain as they were in the original response.", ErrorThinkingModified},
 		{"This model does not support assistant message prefill. The conversation must end with a user message.", ErrorPrefillUnsupported},
 		{"Overloaded", ErrorNone},
@@ -64,6 +65,37 @@ func TestErrorTypeFixes(t *testing.T) {
 		noFix := typ == ErrorThinkingModified || typ == ErrorPrefillUnsupported
 		if noFix != (fix == "") {
 			t.Errorf("%s: DefaultFix %q", typ, fix)
+		}
+	}
+}
+
+// TestPreflightTextsAreClassified checks that every error text the
+// preflight predicts is one error-driven recovery classifies, so a session
+// whose stored attempt failed with it is explained by SF302.
+func TestPreflightTextsAreClassified(t *testing.T) {
+	cases := []struct {
+		text string
+		want ErrorType
+	}{
+		{textEmptyContent, ErrorEmptyContent},
+		{textEmptyTextBlock, ErrorEmptyContent},
+		{textWhitespaceTextBlock, ErrorEmptyContent},
+		{"messages.1.content.0: " + textInvalidSignature, ErrorInvalidSignature},
+		{"messages.1.content.0." + textRedactedRequired, ErrorInvalidSignature},
+		{"messages.3: " + textFinalBlockThinking, ErrorThinkingBlockOrder},
+		{textNoPrefill, ErrorPrefillUnsupported},
+		{textThinkingDisabled, ErrorThinkingDisabledViolation},
+		{errThinkingNotFirst(1, "tool_use"), ErrorThinkingBlockOrder},
+		{errExpectedThinking(1, "text"), ErrorThinkingBlockOrder},
+		{errToolUseWithoutResult(2, []string{"toolu_01A"}), ErrorToolResultMissing},
+		{errUnexpectedToolResult(4, 0, "toolu_01B"), ErrorToolResultMissing},
+		// rules.md names no recovery class for trailing whitespace: SF158
+		// repairs it from the scan, not from a stored error.
+		{textTrailingWhitespace, ErrorNone},
+	}
+	for _, c := range cases {
+		if got := DetectErrorType(c.text); got != c.want {
+			t.Errorf("DetectErrorType(%.70q) = %q, want %q", c.text, got, c.want)
 		}
 	}
 }
