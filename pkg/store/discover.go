@@ -272,7 +272,13 @@ func openPath(p string) ([]Store, []string, error) {
 			return nil, nil, fmt.Errorf("%s holds no readable opencode store (%s): %w", p, strings.Join(d.Notes, "; "), ErrNotFound)
 		}
 		return d.Stores, d.Notes, nil
-	case isSessionsDir(p):
+	case holdsSessions(p):
+		return one(openSessions(p))
+	case holdsSessions(filepath.Join(p, "sessions")):
+		// A root whose sessions/ holds sessions, even when the root is
+		// itself named "sessions".
+		return one(openSessions(filepath.Join(p, "sessions")))
+	case filepath.Base(p) == "sessions":
 		return one(openSessions(p))
 	case isDir(filepath.Join(p, "sessions")):
 		return one(openSessions(filepath.Join(p, "sessions")))
@@ -359,9 +365,12 @@ func isDataDir(d string) bool {
 // isSessionsDir reports whether d is a sessions/ dir: named so, or holding a
 // session directory with messages/, parts/ or session.json.
 func isSessionsDir(d string) bool {
-	if filepath.Base(d) == "sessions" {
-		return true
-	}
+	return filepath.Base(d) == "sessions" || holdsSessions(d)
+}
+
+// holdsSessions reports whether d holds a session directory with
+// messages/, parts/ or session.json.
+func holdsSessions(d string) bool {
 	entries, err := os.ReadDir(d)
 	if err != nil {
 		return false

@@ -195,6 +195,25 @@ func TestOpenDetectsEveryShapeByContent(t *testing.T) {
 	if st := storetest.OpenOne(t, root); st.Info().Path != s2 {
 		t.Errorf("sessions root opened as %v", st.Info())
 	}
+
+	// A root that is itself named "sessions" (…/sessions/sessions/<id>):
+	// the sessions/ inside it holds the sessions, not the root.
+	named := filepath.Join(t.TempDir(), "sessions")
+	s3 := storetest.Materialize(t, store.ShapeSessions, named, f...)
+	if s3 != filepath.Join(named, "sessions") {
+		t.Fatalf("fixture at %s, want %s/sessions", s3, named)
+	}
+	if st := storetest.OpenOne(t, named); st.Info().Path != s3 {
+		t.Errorf("root named sessions opened as %v, want %s", st.Info(), s3)
+	}
+	// An empty sessions/ dir is still a (new, empty) sessions store.
+	empty := filepath.Join(t.TempDir(), "sessions")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if st := storetest.OpenOne(t, empty); st.Info().Path != empty || st.Info().Shape != store.ShapeSessions {
+		t.Errorf("empty sessions dir opened as %v", st.Info())
+	}
 }
 
 func TestOpenRejectsWhatItCannotRead(t *testing.T) {
