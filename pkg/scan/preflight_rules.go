@@ -6,20 +6,6 @@ import (
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
-// preflightState is one session's preflight, computed on first use.
-// sessionCache holds what several rules compute about the same session,
-// each part built on first use and shared by every rule's Context within
-// one CheckSession.
-type sessionCache struct {
-	preDone bool
-	pre     []Violation // the preflight's violations
-
-	history map[string]bool // History(Session), nil until asked
-
-	settledDone bool
-	settled     bool // Settled
-}
-
 // Preflight builds the request a resume of the session sends (the history
 // and the user's next prompt) and checks it against the provider rules;
 // the rules about a final assistant message are checked on the history

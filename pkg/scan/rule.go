@@ -41,6 +41,19 @@ type Context struct {
 	cache *sessionCache
 }
 
+// sessionCache holds what several rules compute about the same session,
+// each part built on first use and shared by every rule's Context within
+// one CheckSession (rules only read the session, so nothing goes stale).
+type sessionCache struct {
+	preDone bool
+	pre     []Violation // the preflight's violations
+
+	history map[string]bool // History(Session), nil until asked
+
+	settledDone bool
+	settled     bool // Settled
+}
+
 // shared returns the session's cache, making it for a Context built alone.
 func (c *Context) shared() *sessionCache {
 	if c.cache == nil {
