@@ -187,40 +187,15 @@ func SkippedByOpenCode(m *store.Message) bool {
 
 // History returns the ids of the messages OpenCode still loads as history:
 // everything from the last completed compaction on (a compaction is complete
-// when its summary assistant message has finished without error). Messages
-// before it stay on disk but are never sent again.
+// when its summary assistant message has finished without error), as the
+// store's OpenCode version decides it (historyOrder, which the preflight's
+// request is built from). Messages before it stay on disk but are never
+// sent again.
 func History(s *store.Session) map[string]bool {
-	out := map[string]bool{}
-	completed := map[string]bool{} // user message ids answered by a finished summary
-	tail := ""
-	for i := len(s.Messages) - 1; i >= 0; i-- {
-		m := s.Messages[i]
+	hist := historyOrder(s.Messages, RequestVersion(s))
+	out := make(map[string]bool, len(hist))
+	for _, m := range hist {
 		out[m.ID] = true
-		if tail != "" {
-			if m.ID == tail {
-				break
-			}
-			continue
-		}
-		if m.Role == "user" && completed[m.ID] {
-			var comp *store.Part
-			for _, p := range m.Parts {
-				if p.Type == "compaction" {
-					comp = p
-					break
-				}
-			}
-			if comp != nil {
-				tail = comp.Get("tail_start_id").String()
-				if tail == "" || tail == m.ID {
-					break
-				}
-				continue
-			}
-		}
-		if m.Role == "assistant" && m.Get("summary").Bool() && m.Get("finish").String() != "" && ErrorName(m) == "" {
-			completed[m.Get("parentID").String()] = true
-		}
 	}
 	return out
 }

@@ -95,6 +95,12 @@ func TestHistoryAfterCompaction(t *testing.T) {
 	if h["m1"] || !h["m2"] {
 		t.Errorf("tail_start_id: History = %v, want m2 kept and m1 dropped", h)
 	}
+	// OpenCode 1.1 (a storage/ tree) keeps no tail: the compaction cuts there.
+	s.Store.Shape = store.ShapeStorage
+	h = History(s)
+	if h["m1"] || h["m2"] || !h["m3"] {
+		t.Errorf("1.1 compaction: History = %v, want it to start at m3", h)
+	}
 }
 
 func TestStreamingAndSettled(t *testing.T) {
