@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"iter"
 	"strconv"
 	"time"
 
@@ -151,23 +152,45 @@ func (s *Session) Message(id string) *Message {
 	return nil
 }
 
-// LastModified is the newest modification time of any record in the session.
+// Records yields every record of the session in load order: the session
+// record (when there is one), each message followed by its parts, then the
+// Broken records and the Orphans.
+func (s *Session) Records() iter.Seq[*Record] {
+	return func(yield func(*Record) bool) {
+		if s.Info != nil && !yield(s.Info) {
+			return
+		}
+		for _, m := range s.Messages {
+			if !yield(&m.Record) {
+				return
+			}
+			for _, p := range m.Parts {
+				if !yield(&p.Record) {
+					return
+				}
+			}
+		}
+		for _, b := range s.Broken {
+			if !yield(b) {
+				return
+			}
+		}
+		for _, p := range s.Orphans {
+			if !yield(&p.Record) {
+				return
+			}
+		}
+	}
+}
+
+// LastModified is the newest modification time of any record in the session,
+// orphaned parts included (OpenCode may be writing them too).
 func (s *Session) LastModified() time.Time {
 	var t time.Time
-	upd := func(r *Record) {
-		if r != nil && r.Modified.After(t) {
+	for r := range s.Records() {
+		if r.Modified.After(t) {
 			t = r.Modified
 		}
-	}
-	upd(s.Info)
-	for _, m := range s.Messages {
-		upd(&m.Record)
-		for _, p := range m.Parts {
-			upd(&p.Record)
-		}
-	}
-	for _, b := range s.Broken {
-		upd(b)
 	}
 	return t
 }

@@ -20,11 +20,8 @@ import (
 // a session whose content is unchanged has the same fingerprint.
 func Fingerprint(s *store.Session) string {
 	h := sha256.New()
-	add := func(r *store.Record) {
-		if r == nil {
-			return
-		}
-		var n [8]byte
+	var n [8]byte
+	for r := range s.Records() {
 		h.Write([]byte(r.Kind))
 		h.Write([]byte{0})
 		h.Write([]byte(r.ID))
@@ -32,19 +29,6 @@ func Fingerprint(s *store.Session) string {
 		binary.BigEndian.PutUint64(n[:], uint64(len(r.Raw)))
 		h.Write(n[:])
 		h.Write(r.Raw)
-	}
-	add(s.Info)
-	for _, m := range s.Messages {
-		add(&m.Record)
-		for _, p := range m.Parts {
-			add(&p.Record)
-		}
-	}
-	for _, b := range s.Broken {
-		add(b)
-	}
-	for _, p := range s.Orphans {
-		add(&p.Record)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
