@@ -188,11 +188,7 @@ func setJSON(raw []byte, v any, keys ...string) ([]byte, error) {
 		}
 		if !r.IsObject() {
 			// A non-object (null, string) in the way: replace it whole.
-			nested := val
-			for i := len(keys) - 1; i > depth; i-- {
-				nested = obj().set(keys[i], json.RawMessage(nested)).compact()
-			}
-			return setJSON(raw, json.RawMessage(nested), keys[:depth+1]...)
+			return setJSON(raw, json.RawMessage(nestValue(val, keys[depth+1:])), keys[:depth+1]...)
 		}
 		parentStart, parentRaw = r.Index, []byte(r.Raw)
 		depth++
@@ -203,64 +199,49 @@ func setJSON(raw []byte, v any, keys ...string) ([]byte, error) {
 		parentRaw = raw[lead : bytes.LastIndexByte(raw, '}')+1]
 	}
 	// Value for keys[depth] nests the rest.
-	nested := val
-	for i := len(keys) - 1; i > depth; i-- {
-		nested = obj().set(keys[i], json.RawMessage(nested)).compact()
-	}
+	nested := nestValue(val, keys[depth+1:])
 	closeAt := parentStart + len(parentRaw) - 1 // the closing brace
 	if raw[closeAt] != '}' {
 		return nil, fmt.Errorf("cannot find the end of object %q", joinPath(keys[:depth]))
 	}
-	inner := bytes.TrimSpace(raw[parentStart+1 : closeAt])
-	empty := len(inner) == 0
+	// The member is written the way the object's other members are: on its
+	// own indented line in a pretty body, with no spaces in a compact one.
 	key := marshal(keys[depth])
-	var ins []byte
-	var out []byte
+	lead, sep, end, value := "", ":", "", nested
 	if l.pretty {
 		ind := lineIndent(raw, parentStart)
 		child := ind + l.unit
-		if empty {
-			ins = append([]byte("\n"+child), key...)
-			ins = append(ins, ": "...)
-			ins = append(ins, l.format(nested, child)...)
-			ins = append(ins, "\n"+ind...)
-			out = append(out, raw[:parentStart+1]...)
-			out = append(out, ins...)
-			out = append(out, raw[closeAt:]...)
-			return out, nil
-		}
-		// Insert after the last value, before the whitespace preceding '}'.
-		last := closeAt - 1
-		for last > parentStart && isSpace(raw[last]) {
-			last--
-		}
-		ins = append([]byte(",\n"+child), key...)
-		ins = append(ins, ": "...)
-		ins = append(ins, l.format(nested, child)...)
-		out = append(out, raw[:last+1]...)
-		out = append(out, ins...)
-		out = append(out, raw[last+1:]...)
-		return out, nil
+		lead, sep, end, value = "\n"+child, ": ", "\n"+ind, l.format(nested, child)
 	}
-	if empty {
-		ins = append(key, ':')
-		ins = append(ins, nested...)
+	member := append([]byte(lead), key...)
+	member = append(member, sep...)
+	member = append(member, value...)
+	var out []byte
+	if len(bytes.TrimSpace(raw[parentStart+1:closeAt])) == 0 {
+		// An empty object: the member replaces what is between the braces.
 		out = append(out, raw[:parentStart+1]...)
-		out = append(out, ins...)
-		out = append(out, raw[closeAt:]...)
-		return out, nil
+		out = append(out, member...)
+		out = append(out, end...)
+		return append(out, raw[closeAt:]...), nil
 	}
+	// After the last value, before the whitespace preceding '}'.
 	last := closeAt - 1
 	for last > parentStart && isSpace(raw[last]) {
 		last--
 	}
-	ins = append([]byte{','}, key...)
-	ins = append(ins, ':')
-	ins = append(ins, nested...)
 	out = append(out, raw[:last+1]...)
-	out = append(out, ins...)
-	out = append(out, raw[last+1:]...)
-	return out, nil
+	out = append(out, ',')
+	out = append(out, member...)
+	return append(out, raw[last+1:]...), nil
+}
+
+// nestValue wraps val in one compact object per key, innermost last:
+// nestValue(v, ["a", "b"]) is {"a":{"b":v}}.
+func nestValue(val []byte, keys []string) []byte {
+	for i := len(keys) - 1; i >= 0; i-- {
+		val = obj().set(keys[i], json.RawMessage(val)).compact()
+	}
+	return val
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
