@@ -40,16 +40,26 @@ func materialize(t *testing.T, shape store.Shape, cases ...string) string {
 		}
 		fxs = append(fxs, fx)
 	}
-	path := storetest.Materialize(t, shape, t.TempDir(), fxs...)
+	dir := t.TempDir()
+	path := storetest.Materialize(t, shape, dir, fxs...)
 	// Quiet for a day before the test clock, however recently written.
-	old := clock.Add(-24 * time.Hour)
-	_ = filepath.WalkDir(filepath.Dir(path), func(p string, d fs.DirEntry, err error) error {
-		if err == nil {
-			_ = os.Chtimes(p, old, old)
-		}
-		return nil
-	})
+	setTimes(t, dir, clock.Add(-24*time.Hour))
 	return path
+}
+
+// setTimes sets the access and modification times of root and of
+// everything under it.
+func setTimes(t *testing.T, root string, at time.Time) {
+	t.Helper()
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Chtimes(p, at, at)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // testApplier writes with the store's own writer and keeps the images it
@@ -291,13 +301,7 @@ func TestFixAsksOnATerminal(t *testing.T) {
 func TestFixSkipsBusySessions(t *testing.T) {
 	path := materialize(t, store.ShapeSessions, "sf104-empty-text")
 	// Written a second before the clock: within the settle window.
-	recent := clock.Add(-time.Second)
-	_ = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
-		if err == nil {
-			_ = os.Chtimes(p, recent, recent)
-		}
-		return nil
-	})
+	setTimes(t, path, clock.Add(-time.Second))
 	e := newEnv(path)
 	e.opts.Yes = true
 	_ = e.run(t)
