@@ -324,7 +324,8 @@ func TestFixLockedStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lock.Release()
-	// Another holder: rewrite the lock with a live foreign pid.
+	// The test holds the lock: to fix it is another sessfix, alive on this
+	// host and recently started, so the lock is not stale.
 	e := newEnv(path)
 	e.opts.Yes = true
 	e.opts.Apply = func(context.Context, store.Info, []*store.ChangeSet) (string, error) {
