@@ -3,8 +3,8 @@ package fix
 import (
 	"context"
 	"os"
+	"path"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,46 +15,13 @@ import (
 
 const fixtureRoot = "../../testdata/sessions"
 
-// fixtureStores materialises every rule fixture (testdata/sessions) in every
-// shape it names, or opens its committed store tree.
-func fixtureStores(t *testing.T, each func(t *testing.T, name string, st store.Store, idle time.Duration)) {
-	dirs, err := filepath.Glob(filepath.Join(fixtureRoot, "*"))
-	if err != nil || len(dirs) == 0 {
-		t.Fatalf("no fixtures under %s: %v", fixtureRoot, err)
-	}
-	for _, dir := range dirs {
-		idle := time.Hour
-		if b, err := os.ReadFile(filepath.Join(dir, "idle")); err == nil {
-			if idle, err = time.ParseDuration(strings.TrimSpace(string(b))); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if _, err := os.Stat(filepath.Join(dir, "store")); err == nil {
-			t.Run(filepath.Base(dir), func(t *testing.T) {
-				tmp := t.TempDir()
-				if err := os.CopyFS(tmp, os.DirFS(filepath.Join(dir, "store"))); err != nil {
-					t.Fatal(err)
-				}
-				st := storetest.OpenOne(t, tmp)
-				each(t, filepath.Base(dir), st, idle)
-			})
-			continue
-		}
-		fx, err := storetest.LoadExportFixture(filepath.Join(dir, "session.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		shapes := storetest.Shapes
-		if b, err := os.ReadFile(filepath.Join(dir, "shapes")); err == nil {
-			shapes = nil
-			for _, s := range strings.Fields(string(b)) {
-				shapes = append(shapes, store.Shape(s))
-			}
-		}
-		for _, shape := range shapes {
-			t.Run(filepath.Base(dir)+"/"+string(shape), func(t *testing.T) {
-				st := storetest.OpenOne(t, storetest.Materialize(t, shape, t.TempDir(), fx))
-				each(t, filepath.Base(dir), st, idle)
+// fixtureStores opens every rule fixture (testdata/sessions) in every shape
+// it names, or its committed store tree, each in its own subtest.
+func fixtureStores(t *testing.T, each func(t *testing.T, st store.Store, idle time.Duration)) {
+	for _, c := range storetest.Cases(t, fixtureRoot) {
+		for _, shape := range c.Shapes {
+			t.Run(path.Join(c.Name, string(shape)), func(t *testing.T) {
+				each(t, c.Open(t, shape, t.TempDir()), c.Idle)
 			})
 		}
 	}
@@ -91,7 +58,7 @@ func isStoredError(f scan.Finding) bool { return f.Code == "SF302" }
 // TestFixtures plans every rule fixture in every shape and checks the plan in
 // memory: fixed findings gone, nothing new, a second plan empty.
 func TestFixtures(t *testing.T) {
-	fixtureStores(t, func(t *testing.T, name string, st store.Store, idle time.Duration) {
+	fixtureStores(t, func(t *testing.T, st store.Store, idle time.Duration) {
 		for _, s := range loadAll(t, st) {
 			opts := clockFor(s, idle)
 			before := opts.check(s)
@@ -136,7 +103,7 @@ func TestFixtures(t *testing.T) {
 // writer, reloads the session from disk and checks the findings are gone and
 // a second plan is empty.
 func TestFixturesOnDisk(t *testing.T) {
-	fixtureStores(t, func(t *testing.T, name string, st store.Store, idle time.Duration) {
+	fixtureStores(t, func(t *testing.T, st store.Store, idle time.Duration) {
 		ctx := context.Background()
 		for _, s := range loadAll(t, st) {
 			opts := clockFor(s, idle)

@@ -17,29 +17,15 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/sessions/*/expected.txt from the findings")
 
-// A fixture case is a directory under testdata/sessions holding either
-// session.json (an `opencode export` file, materialised in every shape named
-// by the optional "shapes" file, default all) or store/ (a committed store
-// tree opened as it is). expected.txt holds one line per finding:
-// "CODE severity message-id part-id message", "-" for an empty id. The
-// optional "idle" file holds how long the session has been quiet when it is
-// scanned (a Go duration, default 1h).
+// The rule fixture cases under testdata/sessions (storetest.Case) each hold
+// expected.txt: one line per finding, "CODE severity message-id part-id
+// message", "-" for an empty id.
 const fixtureRoot = "../../testdata/sessions"
 
 func TestFixtures(t *testing.T) {
-	dirs, err := filepath.Glob(filepath.Join(fixtureRoot, "*"))
-	if err != nil || len(dirs) == 0 {
-		t.Fatalf("no fixture cases under %s: %v", fixtureRoot, err)
-	}
-	for _, dir := range dirs {
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			idle := time.Hour
-			if b, err := os.ReadFile(filepath.Join(dir, "idle")); err == nil {
-				if idle, err = time.ParseDuration(strings.TrimSpace(string(b))); err != nil {
-					t.Fatalf("idle: %v", err)
-				}
-			}
-			goldenPath := filepath.Join(dir, "expected.txt")
+	for _, c := range storetest.Cases(t, fixtureRoot) {
+		t.Run(c.Name, func(t *testing.T) {
+			goldenPath := filepath.Join(c.Dir, "expected.txt")
 			wrote := false
 			check := func(name string, got string) {
 				t.Helper()
@@ -58,31 +44,10 @@ func TestFixtures(t *testing.T) {
 					t.Errorf("%s: findings differ from expected.txt\n--- got\n%s--- want\n%s", name, got, want)
 				}
 			}
-			if _, err := os.Stat(filepath.Join(dir, "store")); err == nil {
-				tmp := t.TempDir()
-				if err := os.CopyFS(tmp, os.DirFS(filepath.Join(dir, "store"))); err != nil {
-					t.Fatal(err)
-				}
-				st := storetest.OpenOne(t, tmp)
-				check(string(st.Info().Shape), scanStore(t, st, tmp, idle))
-				return
-			}
-			fx, err := storetest.LoadExportFixture(filepath.Join(dir, "session.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			shapes := storetest.Shapes
-			if b, err := os.ReadFile(filepath.Join(dir, "shapes")); err == nil {
-				shapes = nil
-				for _, s := range strings.Fields(string(b)) {
-					shapes = append(shapes, store.Shape(s))
-				}
-			}
-			for _, shape := range shapes {
-				tmp := t.TempDir()
-				path := storetest.Materialize(t, shape, tmp, fx)
-				st := storetest.OpenOne(t, path)
-				check(string(shape), scanStore(t, st, tmp, idle))
+			for _, shape := range c.Shapes {
+				dir := t.TempDir()
+				st := c.Open(t, shape, dir)
+				check(string(st.Info().Shape), scanStore(t, st, dir, c.Idle))
 			}
 		})
 	}

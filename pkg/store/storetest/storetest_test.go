@@ -1,12 +1,14 @@
 package storetest
 
 import (
+	"context"
 	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -85,5 +87,43 @@ func TestSupports(t *testing.T) {
 	noID.Messages[0].Body = json.RawMessage(`{"role":"user"}`)
 	if err := Supports(store.ShapeSQLite, noID); err == nil {
 		t.Error("message without an id accepted")
+	}
+}
+
+func TestCases(t *testing.T) {
+	root := t.TempDir()
+	fx := filepath.Join(root, "b-fixture")
+	Materialize(t, store.ShapeExport, fx, fixture())
+	os.Rename(filepath.Join(fx, "ses_a.json"), filepath.Join(fx, "session.json"))
+	os.WriteFile(filepath.Join(fx, "shapes"), []byte("sqlite sessions\n"), 0o644)
+	os.WriteFile(filepath.Join(fx, "idle"), []byte("2s\n"), 0o644)
+	tree := filepath.Join(root, "a-tree")
+	Materialize(t, store.ShapeStorage, tree, fixture())
+	os.Rename(filepath.Join(tree, "storage"), filepath.Join(tree, "store"))
+
+	cs := Cases(t, root)
+	if len(cs) != 2 || cs[0].Name != "a-tree" || cs[1].Name != "b-fixture" {
+		t.Fatalf("cases %+v", cs)
+	}
+	if c := cs[0]; c.Idle != time.Hour || len(c.Shapes) != 1 || c.Shapes[0] != "" {
+		t.Errorf("store tree: idle %v shapes %q, want 1h and the tree as it is", c.Idle, c.Shapes)
+	}
+	if c := cs[1]; c.Idle != 2*time.Second || len(c.Shapes) != 2 || c.Shapes[0] != store.ShapeSQLite || c.Shapes[1] != store.ShapeSessions {
+		t.Errorf("export fixture: idle %v shapes %q", c.Idle, c.Shapes)
+	}
+	for _, c := range cs {
+		for _, shape := range c.Shapes {
+			dir := t.TempDir()
+			st := c.Open(t, shape, dir)
+			if want := shape; want != "" && st.Info().Shape != want {
+				t.Errorf("%s opened as %s, want %s", c.Name, st.Info().Shape, want)
+			}
+			if !strings.HasPrefix(st.Info().Path, dir) {
+				t.Errorf("%s opened at %s, not under %s", c.Name, st.Info().Path, dir)
+			}
+			if s, err := st.Load(context.Background(), store.SessionRef{ID: "ses_a"}); err != nil || s.PartCount() != 1 {
+				t.Errorf("%s %s: the fixture session did not load: %v", c.Name, shape, err)
+			}
+		}
 	}
 }
