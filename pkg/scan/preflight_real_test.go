@@ -1,7 +1,6 @@
 package scan
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -23,21 +22,7 @@ var realStores = []struct {
 
 func loadReal(t *testing.T, path string) []*store.Session {
 	t.Helper()
-	st := storetest.OpenOne(t, path)
-	t.Cleanup(func() { st.Close() })
-	ctx := context.Background()
-	refs, err := st.List(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []*store.Session
-	for _, ref := range refs {
-		s, err := st.Load(ctx, ref)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, s)
-	}
+	out := storetest.LoadAll(t, storetest.OpenOne(t, path))
 	if len(out) != 3 {
 		t.Fatalf("%s: %d sessions, want 3", path, len(out))
 	}

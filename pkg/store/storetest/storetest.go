@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -180,6 +181,26 @@ func OpenOne(t testing.TB, path string) store.Store {
 		t.Fatalf("storetest: %s opened as %d stores, want 1", path, len(d.Stores))
 	}
 	return d.Stores[0]
+}
+
+// LoadAll lists the store's sessions and loads every one, failing the test
+// when listing or loading any of them fails.
+func LoadAll(t testing.TB, st store.Store) []*store.Session {
+	t.Helper()
+	ctx := context.Background()
+	refs, err := st.List(ctx)
+	if err != nil {
+		t.Fatalf("storetest: list %s: %v", st.Info().Path, err)
+	}
+	var out []*store.Session
+	for _, ref := range refs {
+		s, err := st.Load(ctx, ref)
+		if err != nil {
+			t.Fatalf("storetest: load %s from %s: %v", ref.ID, st.Info().Path, err)
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // LoadExportFixture reads a fixture written as an `opencode export` file:

@@ -4,8 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -125,5 +128,49 @@ func TestCases(t *testing.T) {
 				t.Errorf("%s %s: the fixture session did not load: %v", c.Name, shape, err)
 			}
 		}
+	}
+}
+
+// halfBroken lists two sessions and cannot load the second.
+type halfBroken struct{ store.Store }
+
+func (halfBroken) Info() store.Info { return store.Info{Shape: store.ShapeSessions, Path: "/half"} }
+func (halfBroken) List(context.Context) ([]store.SessionRef, error) {
+	return []store.SessionRef{{ID: "ses_a"}, {ID: "ses_b"}}, nil
+}
+func (halfBroken) Load(_ context.Context, ref store.SessionRef) (*store.Session, error) {
+	if ref.ID == "ses_b" {
+		return nil, errors.New("unreadable")
+	}
+	return &store.Session{ID: ref.ID}, nil
+}
+
+// fatalRecorder is a testing.TB whose Fatalf records the message and stops
+// the goroutine, as the real one does.
+type fatalRecorder struct {
+	testing.TB
+	msg string
+}
+
+func (r *fatalRecorder) Helper() {}
+func (r *fatalRecorder) Fatalf(format string, args ...any) {
+	r.msg = fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+
+func TestLoadAll(t *testing.T) {
+	st := OpenOne(t, Materialize(t, store.ShapeSQLite, t.TempDir(), fixture(), &Fixture{ID: "ses_b", Title: "b"}))
+	if ss := LoadAll(t, st); len(ss) != 2 || ss[0].ID == ss[1].ID {
+		t.Fatalf("loaded %d sessions, want both", len(ss))
+	}
+	rec := &fatalRecorder{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		LoadAll(rec, halfBroken{})
+	}()
+	<-done
+	if !strings.Contains(rec.msg, "ses_b") || !strings.Contains(rec.msg, "unreadable") {
+		t.Errorf("a session that cannot load: Fatalf %q, want it named with its error", rec.msg)
 	}
 }
