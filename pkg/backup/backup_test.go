@@ -197,17 +197,40 @@ func testOptions(t *testing.T) backup.Options {
 	return backup.Options{Dir: filepath.Join(t.TempDir(), "state"), Write: store.WriteOptions{BusyTimeout: 200 * time.Millisecond}}
 }
 
+// rig is fixture() materialised in one shape and loaded, with the state of
+// the store before the test changes it and options with their own state dir.
+type rig struct {
+	path   string
+	info   store.Info
+	s      *store.Session
+	before string
+	opts   backup.Options
+}
+
+func newRig(t *testing.T, shape store.Shape) *rig {
+	t.Helper()
+	path := storetest.Materialize(t, shape, t.TempDir(), fixture())
+	st, s := loadSession(t, path)
+	return &rig{path: path, info: st.Info(), s: s, before: storeState(t, st.Info()), opts: testOptions(t)}
+}
+
+// assertAsBefore fails the test when the store is not byte for byte (row
+// for row) what it was when the rig was made.
+func (r *rig) assertAsBefore(t *testing.T, when string) {
+	t.Helper()
+	if got := storeState(t, r.info); got != r.before {
+		t.Fatalf("%s the store differs from before:\n%s\nwant:\n%s", when, got, r.before)
+	}
+}
+
 func TestApplyUndoRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	for _, shape := range storetest.Shapes {
 		t.Run(string(shape), func(t *testing.T) {
-			path := storetest.Materialize(t, shape, t.TempDir(), fixture())
-			st, s := loadSession(t, path)
-			info := st.Info()
-			before := storeState(t, info)
-			opts := testOptions(t)
+			r := newRig(t, shape)
+			info, opts := r.info, r.opts
 
-			cs := repair(t, s)
+			cs := repair(t, r.s)
 			run, err := backup.Apply(ctx, opts, info, []*store.ChangeSet{cs})
 			if err != nil {
 				t.Fatal(err)
@@ -215,10 +238,10 @@ func TestApplyUndoRoundTrip(t *testing.T) {
 			if run == "" {
 				t.Fatal("no run id for a run that wrote")
 			}
-			if storeState(t, info) == before {
+			if storeState(t, info) == r.before {
 				t.Fatal("the store did not change")
 			}
-			_, after := loadSession(t, path)
+			_, after := loadSession(t, r.path)
 			if _, p := findPart(t, after, prtText); p == nil || p.Get("text").Str != "[user interrupted]" {
 				t.Errorf("updated part not on disk")
 			}
@@ -240,17 +263,13 @@ func TestApplyUndoRoundTrip(t *testing.T) {
 			if res.RunID != run || len(res.Restored) == 0 || len(res.Refused) != 0 {
 				t.Fatalf("undo result = %+v", res)
 			}
-			if got := storeState(t, info); got != before {
-				t.Fatalf("after undo the store differs from before:\n%s\nwant:\n%s", got, before)
-			}
+			r.assertAsBefore(t, "after undo")
 
 			again, err := backup.Undo(ctx, opts, run, false)
 			if err != nil || !again.AlreadyUndone || !strings.Contains(again.Message, "already undone") {
 				t.Fatalf("second undo = %+v, %v; want a no-op saying it was already undone", again, err)
 			}
-			if got := storeState(t, info); got != before {
-				t.Fatal("the second undo changed the store")
-			}
+			r.assertAsBefore(t, "after the second undo")
 			runs, _ := backup.List(opts)
 			if len(runs) != 1 || runs[0].State != "undone" || runs[0].Undone == nil {
 				t.Fatalf("runs = %+v, want the one run marked undone", runs)
@@ -348,16 +367,13 @@ func TestUndoRefusesChangedRecordsUnlessForced(t *testing.T) {
 	ctx := context.Background()
 	for _, shape := range []store.Shape{store.ShapeSQLite, store.ShapeSessions, store.ShapeExport} {
 		t.Run(string(shape), func(t *testing.T) {
-			path := storetest.Materialize(t, shape, t.TempDir(), fixture())
-			st, s := loadSession(t, path)
-			info := st.Info()
-			before := storeState(t, info)
-			opts := testOptions(t)
-			run, err := backup.Apply(ctx, opts, info, []*store.ChangeSet{repair(t, s)})
+			r := newRig(t, shape)
+			info, opts := r.info, r.opts
+			run, err := backup.Apply(ctx, opts, info, []*store.ChangeSet{repair(t, r.s)})
 			if err != nil {
 				t.Fatal(err)
 			}
-			mutateAfterRun(t, info, path)
+			mutateAfterRun(t, info, r.path)
 			changed := storeState(t, info)
 
 			res, err := backup.Undo(ctx, opts, run, false)
@@ -374,20 +390,15 @@ func TestUndoRefusesChangedRecordsUnlessForced(t *testing.T) {
 			if _, err := backup.Undo(ctx, opts, run, true); err != nil {
 				t.Fatalf("forced undo: %v", err)
 			}
-			if got := storeState(t, info); got != before {
-				t.Fatalf("after a forced undo the store differs from before:\n%s\nwant:\n%s", got, before)
-			}
+			r.assertAsBefore(t, "after a forced undo")
 		})
 	}
 }
 
 func TestUndoOfAnIncompleteRun(t *testing.T) {
 	ctx := context.Background()
-	path := storetest.Materialize(t, store.ShapeStorage, t.TempDir(), fixture())
-	st, s := loadSession(t, path)
-	info := st.Info()
-	before := storeState(t, info)
-	opts := testOptions(t)
+	r := newRig(t, store.ShapeStorage)
+	info, opts := r.info, r.opts
 	// A sessfix killed after applying but before committing the manifest.
 	w, err := store.OpenWriter(info, store.WriteOptions{})
 	if err != nil {
@@ -398,7 +409,7 @@ func TestUndoOfAnIncompleteRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := repair(t, s)
+	cs := repair(t, r.s)
 	if err := j.Record(ctx, w, cs); err != nil {
 		t.Fatal(err)
 	}
@@ -416,27 +427,20 @@ func TestUndoOfAnIncompleteRun(t *testing.T) {
 	if _, err := backup.Undo(ctx, opts, j.ID(), true); err != nil {
 		t.Fatal(err)
 	}
-	if got := storeState(t, info); got != before {
-		t.Fatalf("after a forced undo the store differs from before:\n%s\nwant:\n%s", got, before)
-	}
+	r.assertAsBefore(t, "after a forced undo")
 }
 
 func TestApplyFailureIsJournaledAndLeavesTheStore(t *testing.T) {
 	ctx := context.Background()
-	path := storetest.Materialize(t, store.ShapeSQLite, t.TempDir(), fixture())
-	st, s := loadSession(t, path)
-	info := st.Info()
-	before := storeState(t, info)
-	opts := testOptions(t)
-	cs := repair(t, s)
+	r := newRig(t, store.ShapeSQLite)
+	opts := r.opts
+	cs := repair(t, r.s)
 	cs.Edits[len(cs.Edits)-1].Before = []byte(`{"stale":true}`)
-	run, err := backup.Apply(ctx, opts, info, []*store.ChangeSet{cs})
+	run, err := backup.Apply(ctx, opts, r.info, []*store.ChangeSet{cs})
 	if !errors.Is(err, store.ErrChanged) {
 		t.Fatalf("err = %v, want ErrChanged", err)
 	}
-	if storeState(t, info) != before {
-		t.Fatal("a refused change set changed the store")
-	}
+	r.assertAsBefore(t, "after a refused change set")
 	runs, _ := backup.List(opts)
 	if len(runs) != 1 || runs[0].ID != run || runs[0].State != backup.StateFailed {
 		t.Fatalf("runs = %+v, want the failed run %s", runs, run)
@@ -448,29 +452,22 @@ func TestApplyFailureIsJournaledAndLeavesTheStore(t *testing.T) {
 }
 
 func TestNoBackupNoWrite(t *testing.T) {
-	path := storetest.Materialize(t, store.ShapeSessions, t.TempDir(), fixture())
-	st, s := loadSession(t, path)
-	info := st.Info()
-	before := storeState(t, info)
+	r := newRig(t, store.ShapeSessions)
 	// The state directory cannot be created: a file sits where it should be.
 	blocker := filepath.Join(t.TempDir(), "state")
 	os.WriteFile(blocker, []byte("x"), 0o600)
-	_, err := backup.Apply(context.Background(), backup.Options{Dir: blocker}, info, []*store.ChangeSet{repair(t, s)})
+	_, err := backup.Apply(context.Background(), backup.Options{Dir: blocker}, r.info, []*store.ChangeSet{repair(t, r.s)})
 	if err == nil || !strings.Contains(err.Error(), "writes nothing without a backup") {
 		t.Fatalf("err = %v, want a backup failure that says nothing was written", err)
 	}
-	if storeState(t, info) != before {
-		t.Fatal("the store changed although the backup failed")
-	}
+	r.assertAsBefore(t, "after a failed backup")
 }
 
 func TestUndoWaitsForTheWriterLock(t *testing.T) {
 	ctx := context.Background()
-	path := storetest.Materialize(t, store.ShapeSessions, t.TempDir(), fixture())
-	st, s := loadSession(t, path)
-	info := st.Info()
-	opts := testOptions(t)
-	run, err := backup.Apply(ctx, opts, info, []*store.ChangeSet{repair(t, s)})
+	r := newRig(t, store.ShapeSessions)
+	info, opts := r.info, r.opts
+	run, err := backup.Apply(ctx, opts, info, []*store.ChangeSet{repair(t, r.s)})
 	if err != nil {
 		t.Fatal(err)
 	}
