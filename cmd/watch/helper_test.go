@@ -9,14 +9,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessfix/sessfix/pkg/store"
+
 	_ "modernc.org/sqlite" // database/sql driver "sqlite"
 )
 
-// helperEnv makes the test binary a writer process: "sessions" copies a
-// session into a sessions/ store file by file, "sqlite" inserts it into a
-// database row by row, each in its own transaction. Both rewrite one part
-// every 100 ms for 3 s, as OpenCode does while a block streams, then give
-// it its final body, print "last-write <unix ns>" and exit.
+// helperEnv makes the test binary a writer process; its value is the shape
+// of the target store: "sessions" copies a session into a sessions/ store
+// file by file, "sqlite" inserts it into a database row by row, each in its
+// own transaction. Both rewrite one part every 100 ms for 3 s, as OpenCode
+// does while a block streams, then give it its final body, print
+// "last-write <unix ns>" and exit.
 const helperEnv = "SESSFIX_WATCH_E2E_WRITER"
 
 const (
@@ -31,9 +34,9 @@ func runHelper(mode string, args []string) int {
 	var err error
 	var last time.Time
 	switch mode {
-	case "sessions":
+	case string(store.ShapeSessions):
 		last, err = writeSessions(args[0], args[1], args[2], args[3])
-	case "sqlite":
+	case string(store.ShapeSQLite):
 		last, err = writeSQLite(args[0], args[1], args[2], args[3])
 	default:
 		err = fmt.Errorf("unknown writer mode %q", mode)

@@ -56,46 +56,8 @@ func fixableNow(t *testing.T, path, id string) []string {
 	return out
 }
 
-// checkLiveRepair is the part both shapes share: the writer streamed the
-// broken session; watch must not have touched it before the writer's last
-// write plus the settle window, must repair it, and undo must bring back
-// exactly what the writer left.
-func checkLiveRepair(t *testing.T, p *watchProc, storePath, sid string, lastWrite time.Time, snapshot func() map[string]string, want map[string]string) {
-	t.Helper()
-	rep := p.wait(func(e received) bool { return e.Kind == watch.Repaired && e.Session == sid }, time.Minute, "repaired")
-	if early := rep.Time.Add(5 * time.Millisecond).Before(lastWrite.Add(settle)); early {
-		t.Errorf("repaired at %s, before the writer's last write %s plus the settle window", rep.Time.Format(time.StampMicro), lastWrite.Format(time.StampMicro))
-	}
-	if n := len(p.all(watch.Repaired, sid)); n != 1 {
-		t.Errorf("%d repairs of %s, want 1", n, sid)
-	}
-	if rep.Backup == "" || len(rep.Rules) == 0 {
-		t.Fatalf("repaired event without backup or rules: %+v", rep.Event)
-	}
-	if left := fixableNow(t, storePath, sid); len(left) > 0 {
-		t.Errorf("after the live repair %v remain", left)
-	}
-	// Stop watch before undo, or it would repair the session again.
-	if err := p.stop(syscall.SIGTERM); err != nil {
-		t.Errorf("watch exited with %v after SIGTERM, want 0", err)
-	}
-	if out, err := sessfix(t, p.state, "undo", rep.Backup); err != nil {
-		t.Fatalf("undo %s: %v\n%s", rep.Backup, err, out)
-	}
-	got := snapshot()
-	if len(got) != len(want) {
-		t.Errorf("after undo the session has %d records, want %d", len(got), len(want))
-	}
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("after undo %s differs from what the writer left", k)
-		}
-	}
-	if left := fixableNow(t, storePath, sid); len(left) == 0 {
-		t.Error("after undo the session is repaired still")
-	}
-}
-
+// hashFiles maps every file under dir, by its path relative to dir, to the
+// hash of its content; a missing dir is an empty map.
 func hashFiles(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
@@ -118,26 +80,8 @@ func hashFiles(t *testing.T, dir string) map[string]string {
 	return out
 }
 
-// TestLiveRepairSessionsStore: a session written into a sessions/ store
-// after watch started, in directories that did not exist when it started.
-func TestLiveRepairSessionsStore(t *testing.T) {
-	t.Parallel()
-	broken, healthy := fixture(t, "sf104-empty-text"), fixture(t, "healthy-tool-loop")
-	path := storetest.Materialize(t, store.ShapeSessions, t.TempDir(), healthy)
-	staging := storetest.Materialize(t, store.ShapeSessions, t.TempDir(), broken)
-	state := t.TempDir()
-	p := startWatch(t, state, "--settle", settle.String(), path)
-
-	last := runWriter(t, "sessions", staging, path, broken.ID, brokenPart)
-	want := hashFiles(t, filepath.Join(staging, broken.ID))
-	checkLiveRepair(t, p, path, broken.ID, last, func() map[string]string {
-		return hashFiles(t, filepath.Join(path, broken.ID))
-	}, want)
-	if n := len(p.all(watch.Repaired, healthy.ID)); n != 0 {
-		t.Errorf("the healthy session was repaired %d times", n)
-	}
-}
-
+// sqliteRows maps every message and part row of a session in an SQLite
+// store to the hash of its data column.
 func sqliteRows(t *testing.T, dbPath, sid string) map[string]string {
 	t.Helper()
 	db, err := sql.Open("sqlite", "file:"+dbPath+"?mode=ro")
@@ -167,21 +111,73 @@ func sqliteRows(t *testing.T, dbPath, sid string) map[string]string {
 	return out
 }
 
-// TestLiveRepairSQLite: rows inserted and updated in transactions by a
-// second process; watch finds them through time_updated.
-func TestLiveRepairSQLite(t *testing.T) {
+// TestLiveRepair: a second process (helper_test.go's writer) streams a
+// broken session into a store watch is already watching, next to a healthy
+// one: into a sessions/ store file by file, in directories that did not
+// exist when watch started; into SQLite row by row in transactions, found
+// through time_updated. Watch must not touch the session before the
+// writer's last write plus the settle window, must repair it once and leave
+// the healthy one alone, and undo must bring back exactly what the writer
+// left.
+func TestLiveRepair(t *testing.T) {
 	t.Parallel()
-	broken, healthy := fixture(t, "sf104-empty-text"), fixture(t, "healthy-tool-loop")
-	path := storetest.Materialize(t, store.ShapeSQLite, t.TempDir(), healthy)
-	staging := storetest.Materialize(t, store.ShapeSQLite, t.TempDir(), broken)
-	state := t.TempDir()
-	p := startWatch(t, state, "--settle", settle.String(), path)
+	for _, tc := range []struct {
+		shape store.Shape
+		// records hashes what a store of the shape holds of a session.
+		records func(t *testing.T, path, sid string) map[string]string
+	}{
+		{store.ShapeSessions, func(t *testing.T, path, sid string) map[string]string {
+			return hashFiles(t, filepath.Join(path, sid))
+		}},
+		{store.ShapeSQLite, sqliteRows},
+	} {
+		t.Run(string(tc.shape), func(t *testing.T) {
+			t.Parallel()
+			broken, healthy := fixture(t, "sf104-empty-text"), fixture(t, "healthy-tool-loop")
+			path := storetest.Materialize(t, tc.shape, t.TempDir(), healthy)
+			staging := storetest.Materialize(t, tc.shape, t.TempDir(), broken)
+			sid := broken.ID
+			state := t.TempDir()
+			p := startWatch(t, state, "--settle", settle.String(), path)
 
-	last := runWriter(t, "sqlite", staging, path, broken.ID, brokenPart)
-	want := sqliteRows(t, staging, broken.ID)
-	checkLiveRepair(t, p, path, broken.ID, last, func() map[string]string {
-		return sqliteRows(t, path, broken.ID)
-	}, want)
+			lastWrite := runWriter(t, string(tc.shape), staging, path, sid, brokenPart)
+			rep := p.wait(func(e received) bool { return e.Kind == watch.Repaired && e.Session == sid }, time.Minute, "repaired")
+			if early := rep.Time.Add(5 * time.Millisecond).Before(lastWrite.Add(settle)); early {
+				t.Errorf("repaired at %s, before the writer's last write %s plus the settle window", rep.Time.Format(time.StampMicro), lastWrite.Format(time.StampMicro))
+			}
+			if rep.Backup == "" || len(rep.Rules) == 0 {
+				t.Fatalf("repaired event without backup or rules: %+v", rep.Event)
+			}
+			if left := fixableNow(t, path, sid); len(left) > 0 {
+				t.Errorf("after the live repair %v remain", left)
+			}
+			// Stop watch before undo, or it would repair the session again.
+			if err := p.stop(syscall.SIGTERM); err != nil {
+				t.Errorf("watch exited with %v after SIGTERM, want 0", err)
+			}
+			if n := len(p.all(watch.Repaired, sid)); n != 1 {
+				t.Errorf("%d repairs of %s, want 1", n, sid)
+			}
+			if n := len(p.all(watch.Repaired, healthy.ID)); n != 0 {
+				t.Errorf("the healthy session was repaired %d times", n)
+			}
+			if out, err := sessfix(t, state, "undo", rep.Backup); err != nil {
+				t.Fatalf("undo %s: %v\n%s", rep.Backup, err, out)
+			}
+			got, want := tc.records(t, path, sid), tc.records(t, staging, sid)
+			if len(got) != len(want) {
+				t.Errorf("after undo the session has %d records, want %d", len(got), len(want))
+			}
+			for k, v := range want {
+				if got[k] != v {
+					t.Errorf("after undo %s differs from what the writer left", k)
+				}
+			}
+			if left := fixableNow(t, path, sid); len(left) == 0 {
+				t.Error("after undo the session is repaired still")
+			}
+		})
+	}
 }
 
 // TestDryRunReportsAndWritesNothing runs watch --dry-run over a broken
