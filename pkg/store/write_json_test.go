@@ -111,17 +111,7 @@ func TestJSONWriterAppliesEveryOp(t *testing.T) {
 			fol.After = []byte(strings.Replace(f.body[tPrt1], tMsgA, tMsgNew, 1))
 			cs := &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{up, add, del, rkm, fol}}
 
-			targets, err := w.Targets(ctx, cs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			images, err := w.Read(ctx, targets)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := w.Apply(ctx, cs); err != nil {
-				t.Fatal(err)
-			}
+			_, images := applyBackedUp(t, w, cs)
 
 			if got := readTestFile(t, f.paths[tPrt3]); got != string(up.After) {
 				t.Errorf("updated part = %q", got)
@@ -174,20 +164,13 @@ func TestJSONWriterMessageDeleteTakesItsParts(t *testing.T) {
 	before := treeState(t, f.root)
 	w := f.writer(t, osOps{})
 	cs := &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{f.edit(OpQuarantine, KindMessage, tMsgB, "")}}
-	targets, err := w.Targets(ctx, cs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	targets, images := applyBackedUp(t, w, cs)
 	var ids []string
 	for _, tg := range targets {
 		ids = append(ids, tg.ID)
 	}
 	if strings.Join(ids, ",") != tMsgB+","+tPrt2+","+tPrt3 {
 		t.Fatalf("targets = %v, want the message and both its parts", ids)
-	}
-	images, _ := w.Read(ctx, targets)
-	if err := w.Apply(ctx, cs); err != nil {
-		t.Fatal(err)
 	}
 	for _, id := range []string{tMsgB, tPrt2, tPrt3} {
 		if _, err := os.Lstat(f.paths[id]); !errors.Is(err, os.ErrNotExist) {

@@ -149,17 +149,7 @@ func TestSQLiteWriterAppliesEveryOp(t *testing.T) {
 	rkm.NewID = tMsgNew
 	cs := &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{up, add, rkp, del, rkm}}
 
-	targets, err := w.Targets(ctx, cs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	images, err := w.Read(ctx, targets)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Apply(ctx, cs); err != nil {
-		t.Fatal(err)
-	}
+	_, images := applyBackedUp(t, w, cs)
 	ms := testNow.UnixMilli()
 	if d, u, msg, ok := row(t, f.info.Path, "part", tPrt3); !ok || d != string(up.After) || u != ms || msg != tMsgNew {
 		t.Errorf("updated part = %q updated=%d message=%s (ok %v), want the new data, time_updated %d and the re-keyed message", d, u, msg, ok, ms)
@@ -200,16 +190,9 @@ func TestSQLiteWriterDeleteMessageCascadesAndRestores(t *testing.T) {
 	before := dumpDB(t, f.info.Path)
 	w := f.writer(t, 0)
 	cs := &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{f.edit(OpQuarantine, KindMessage, tMsgB, "")}}
-	targets, err := w.Targets(ctx, cs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	targets, images := applyBackedUp(t, w, cs)
 	if len(targets) != 3 {
 		t.Fatalf("targets = %v, want the message and its two parts", targets)
-	}
-	images, _ := w.Read(ctx, targets)
-	if err := w.Apply(ctx, cs); err != nil {
-		t.Fatal(err)
 	}
 	for _, id := range []string{tPrt2, tPrt3} {
 		if _, _, _, ok := row(t, f.info.Path, "part", id); ok {
