@@ -74,17 +74,11 @@ func storeHash(t *testing.T, path string, shape store.Shape) string {
 		}
 		return fmt.Sprintf("%x", h.Sum(nil))
 	}
+	// Closed before the caller writes again (OpenOne's cleanup closes it
+	// too, at the end of the test).
 	st := storetest.OpenOne(t, path)
 	defer st.Close()
-	refs, err := st.List(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ref := range refs {
-		s, err := st.Load(context.Background(), ref)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, s := range storetest.LoadAll(t, st) {
 		for _, m := range s.Messages {
 			fmt.Fprintf(h, "m %s %s\n", m.ID, m.Raw)
 			for _, p := range m.Parts {
