@@ -75,30 +75,11 @@ func PrintRulesText(w io.Writer, rules []*scan.Rule, st *Styles) error {
 		}
 		rows = append(rows, []string{r.Code, r.Name, r.Severity.String(), fix, r.Summary})
 	}
-	width := make([]int, len(rows[0]))
-	for _, row := range rows {
-		for i, cell := range row {
-			width[i] = max(width[i], len(cell))
-		}
+	sev := make([]scan.Severity, len(rules))
+	for i, r := range rules {
+		sev[i] = r.Severity
 	}
-	for ri, row := range rows {
-		cells := make([]string, len(row))
-		for i, cell := range row {
-			if i < len(row)-1 {
-				cell = padRight(cell, width[i])
-			}
-			switch {
-			case ri == 0:
-				cell = st.Dim.Render(cell)
-			case i == 0:
-				cell = st.Code.Render(cell)
-			case i == 2:
-				cell = st.Severity(rules[ri-1].Severity).Render(cell)
-			}
-			cells[i] = cell
-		}
-		fmt.Fprintln(bw, strings.TrimRight(strings.Join(cells, "  "), " "))
-	}
+	writeTable(bw, "", rows, sev, len(rows[0]), st)
 	return bw.Flush()
 }
 

@@ -188,33 +188,12 @@ func (p *ttyPrinter) printSummary(w io.Writer, s Summary) {
 	for _, c := range s.ByCode {
 		rows = append(rows, []string{c.Code, c.Rule, c.Severity.String(), strconv.Itoa(c.Count), strconv.Itoa(c.Fixable)})
 	}
-	width := make([]int, len(rows[0]))
-	for _, row := range rows {
-		for i, cell := range row {
-			width[i] = max(width[i], len(cell))
-		}
+	sevs := make([]scan.Severity, len(s.ByCode))
+	for i, c := range s.ByCode {
+		sevs[i] = c.Severity
 	}
 	fmt.Fprintf(w, "%s\n", st.Header.Render("summary"))
-	for ri, row := range rows {
-		cells := make([]string, len(row))
-		for i, cell := range row {
-			if i >= 3 { // numbers align right
-				cell = padLeft(cell, width[i])
-			} else {
-				cell = padRight(cell, width[i])
-			}
-			switch {
-			case ri == 0:
-				cell = st.Dim.Render(cell)
-			case i == 0:
-				cell = st.Code.Render(cell)
-			case i == 2:
-				cell = st.Severity(s.ByCode[ri-1].Severity).Render(cell)
-			}
-			cells[i] = cell
-		}
-		fmt.Fprintf(w, "  %s\n", strings.TrimRight(strings.Join(cells, "  "), " "))
-	}
+	writeTable(w, "  ", rows, sevs, 3, st) // count and fixable align right
 	var sev []string
 	for _, c := range []struct {
 		n          int
@@ -238,6 +217,39 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// writeTable writes rows (a header, then one row per severity in sev) as
+// columns two spaces apart, each line after indent: columns from rightFrom on
+// align right (numbers), the others left; the header is dimmed, column 0
+// styled as a rule code and column 2 in its row's severity colour.
+func writeTable(w io.Writer, indent string, rows [][]string, sev []scan.Severity, rightFrom int, st *Styles) {
+	width := make([]int, len(rows[0]))
+	for _, row := range rows {
+		for i, cell := range row {
+			width[i] = max(width[i], len(cell))
+		}
+	}
+	for ri, row := range rows {
+		cells := make([]string, len(row))
+		for i, cell := range row {
+			if i >= rightFrom {
+				cell = padLeft(cell, width[i])
+			} else {
+				cell = padRight(cell, width[i])
+			}
+			switch {
+			case ri == 0:
+				cell = st.Dim.Render(cell)
+			case i == 0:
+				cell = st.Code.Render(cell)
+			case i == 2:
+				cell = st.Severity(sev[ri-1]).Render(cell)
+			}
+			cells[i] = cell
+		}
+		fmt.Fprintf(w, "%s%s\n", indent, strings.TrimRight(strings.Join(cells, "  "), " "))
+	}
 }
 
 func padRight(s string, n int) string {
