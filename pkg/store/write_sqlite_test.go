@@ -80,7 +80,7 @@ func (f *sqliteFixture) writer(t *testing.T, busy time.Duration) *sqliteWriter {
 	return w
 }
 
-// dump renders every message and part row, every column, in id order.
+// dumpDB renders every message and part row, every column, in id order.
 func dumpDB(t *testing.T, path string) string {
 	t.Helper()
 	db, err := sql.Open("sqlite", path+"?mode=ro")
@@ -108,6 +108,15 @@ func dumpDB(t *testing.T, path string) string {
 		rows.Close()
 	}
 	return b.String()
+}
+
+// assertSameDB fails the test when the message and part rows of the
+// database at path are not the dump before.
+func assertSameDB(t *testing.T, what, path, before string) {
+	t.Helper()
+	if got := dumpDB(t, path); got != before {
+		t.Fatalf("%s: the database differs:\n%s\nwant:\n%s", what, got, before)
+	}
 }
 
 func row(t *testing.T, path, table, id string) (data string, updated int64, msg string, ok bool) {
@@ -179,9 +188,7 @@ func TestSQLiteWriterAppliesEveryOp(t *testing.T) {
 	if err := w.Restore(ctx, images); err != nil {
 		t.Fatal(err)
 	}
-	if got := dumpDB(t, f.info.Path); got != before {
-		t.Fatalf("after restore:\n%s\nwant:\n%s", got, before)
-	}
+	assertSameDB(t, "after restore", f.info.Path, before)
 }
 
 func TestSQLiteWriterDeleteMessageCascadesAndRestores(t *testing.T) {
@@ -202,9 +209,7 @@ func TestSQLiteWriterDeleteMessageCascadesAndRestores(t *testing.T) {
 	if err := w.Restore(ctx, images); err != nil {
 		t.Fatal(err)
 	}
-	if got := dumpDB(t, f.info.Path); got != before {
-		t.Fatalf("after restore:\n%s\nwant:\n%s", got, before)
-	}
+	assertSameDB(t, "after restore", f.info.Path, before)
 }
 
 func TestSQLiteWriterRefusesChangedRow(t *testing.T) {
@@ -220,9 +225,7 @@ func TestSQLiteWriterRefusesChangedRow(t *testing.T) {
 	if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), tMsgB) || !strings.Contains(err.Error(), f.info.Path) {
 		t.Fatalf("err = %v, want ErrChanged naming message %s and the database", err, tMsgB)
 	}
-	if got := dumpDB(t, f.info.Path); got != before {
-		t.Fatalf("a refused change set changed the database:\n%s", got)
-	}
+	assertSameDB(t, "after a refused change set", f.info.Path, before)
 	// A failing edit late in the set undoes the earlier ones too.
 	dup := f.edit(OpAdd, KindPart, tPrt1, tMsgA)
 	dup.After = []byte(`{}`)
@@ -230,9 +233,7 @@ func TestSQLiteWriterRefusesChangedRow(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "exists") {
 		t.Fatalf("err = %v, want a refusal to add an existing row", err)
 	}
-	if got := dumpDB(t, f.info.Path); got != before {
-		t.Fatalf("a failed change set left changes behind:\n%s", got)
-	}
+	assertSameDB(t, "after a change set that failed late", f.info.Path, before)
 }
 
 func TestSQLiteWriterLockedDatabase(t *testing.T) {
@@ -267,9 +268,7 @@ func TestSQLiteWriterLockedDatabase(t *testing.T) {
 	if _, err := conn.ExecContext(context.Background(), `ROLLBACK`); err != nil {
 		t.Fatal(err)
 	}
-	if got := dumpDB(t, f.info.Path); got != before {
-		t.Fatalf("the locked database changed:\n%s", got)
-	}
+	assertSameDB(t, "after a write refused by the lock", f.info.Path, before)
 	// Once released, the same change set applies.
 	if err := w.Apply(context.Background(), &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{up}}); err != nil {
 		t.Fatalf("after the lock was released: %v", err)
@@ -318,7 +317,5 @@ func TestSQLiteWriterRefusesWhatTheBackupMissed(t *testing.T) {
 	if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), tPrtNew) {
 		t.Fatalf("err = %v, want ErrChanged naming the part the backup missed", err)
 	}
-	if got := dumpDB(t, f.info.Path); got != before {
-		t.Fatalf("the database changed:\n%s", got)
-	}
+	assertSameDB(t, "after a change set the backup did not cover", f.info.Path, before)
 }
