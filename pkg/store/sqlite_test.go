@@ -39,6 +39,33 @@ func dbExec(t *testing.T, path string, stmts ...string) {
 	}
 }
 
+// otherConn opens a connection of its own to the database, as OpenCode holds
+// one, and runs stmts on it; a transaction they leave open is rolled back
+// when the test ends.
+func otherConn(t *testing.T, dsn string, stmts ...string) *sql.Conn {
+	t.Helper()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn.ExecContext(ctx, "ROLLBACK")
+		conn.Close()
+	})
+	for _, s := range stmts {
+		if _, err := conn.ExecContext(ctx, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	return conn
+}
+
 func loadOne(t *testing.T, st store.Store, id string) *store.Session {
 	t.Helper()
 	s, err := st.Load(context.Background(), store.SessionRef{ID: id})
@@ -130,33 +157,17 @@ func TestSQLiteOrphansAndMismatches(t *testing.T) {
 
 func TestSQLiteReadsWhileWriterHoldsWALTransaction(t *testing.T) {
 	path := storetest.Materialize(t, store.ShapeSQLite, t.TempDir(), sqliteFixture())
-	w, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	ctx := context.Background()
-	conn, err := w.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	// A committed write that stays in the WAL, then an open write transaction.
+	conn := otherConn(t, "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)",
+		`PRAGMA wal_autocheckpoint = 0`,
+		`INSERT INTO message VALUES ('msg_000000000002000000000000aa', '`+sqlSession+`', 2000, 2000, '{"role":"assistant"}')`,
+		`BEGIN IMMEDIATE`,
+		`INSERT INTO message VALUES ('msg_000000000003000000000000aa', '`+sqlSession+`', 3000, 3000, '{"role":"user"}')`,
+	)
 	var mode string
-	if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+	if err := conn.QueryRowContext(context.Background(), "PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
 		t.Fatalf("journal mode %q %v", mode, err)
 	}
-	// A committed write that stays in the WAL, then an open write transaction.
-	for _, s := range []string{
-		`PRAGMA wal_autocheckpoint = 0`,
-		`INSERT INTO message VALUES ('msg_000000000002000000000000aa', '` + sqlSession + `', 2000, 2000, '{"role":"assistant"}')`,
-		`BEGIN IMMEDIATE`,
-		`INSERT INTO message VALUES ('msg_000000000003000000000000aa', '` + sqlSession + `', 3000, 3000, '{"role":"user"}')`,
-	} {
-		if _, err := conn.ExecContext(ctx, s); err != nil {
-			t.Fatalf("%s: %v", s, err)
-		}
-	}
-	defer conn.ExecContext(ctx, "ROLLBACK")
 
 	restore := store.SetBusyTimeout(200 * time.Millisecond)
 	defer restore()
@@ -174,26 +185,9 @@ func TestSQLiteExclusiveLockIsAClearError(t *testing.T) {
 	defer restore()
 	st := storetest.OpenOne(t, path) // opened before the lock is taken
 
-	w, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	ctx := context.Background()
-	conn, err := w.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	for _, s := range []string{`PRAGMA locking_mode = EXCLUSIVE`, `BEGIN EXCLUSIVE`,
-		`UPDATE session SET title = 'locked'`} {
-		if _, err := conn.ExecContext(ctx, s); err != nil {
-			t.Fatalf("%s: %v", s, err)
-		}
-	}
-	defer conn.ExecContext(ctx, "ROLLBACK")
+	otherConn(t, "file:"+path, `PRAGMA locking_mode = EXCLUSIVE`, `BEGIN EXCLUSIVE`, `UPDATE session SET title = 'locked'`)
 
-	_, err = st.Load(ctx, store.SessionRef{ID: sqlSession})
+	_, err := st.Load(context.Background(), store.SessionRef{ID: sqlSession})
 	if !errors.Is(err, store.ErrLocked) || !strings.Contains(err.Error(), path) {
 		t.Errorf("load under an exclusive lock: %v, want ErrLocked naming %s", err, path)
 	}
