@@ -170,10 +170,7 @@ func TestRoundTripEveryShape(t *testing.T) {
 				}
 				for j, m := range s.Messages {
 					fm := f.Messages[j]
-					wantID := fm.ID
-					if wantID == "" {
-						wantID = idOf(fm.Body)
-					}
+					wantID := fixtureID(fm.ID, fm.Body)
 					if m.ID != wantID || m.SessionID != f.ID {
 						t.Errorf("message %d = %s in %s, want %s in %s", j, m.ID, m.SessionID, wantID, f.ID)
 					}
@@ -186,10 +183,7 @@ func TestRoundTripEveryShape(t *testing.T) {
 					}
 					for k, p := range m.Parts {
 						fp := fm.Parts[k]
-						want := fp.ID
-						if want == "" {
-							want = idOf(fp.Body)
-						}
+						want := fixtureID(fp.ID, fp.Body)
 						if p.ID != want || p.MessageID != m.ID || p.SessionID != f.ID || p.Type == "" {
 							t.Errorf("part %d = %s in %s/%s type %q, want %s in %s/%s", k, p.ID, p.SessionID, p.MessageID, p.Type, want, f.ID, m.ID)
 						}
@@ -205,6 +199,15 @@ func idOf(body []byte) string {
 	var v struct{ ID string }
 	json.Unmarshal(body, &v)
 	return v.ID
+}
+
+// fixtureID is the id a fixture record is written under: its ID, or else
+// its body's "id".
+func fixtureID(id string, body []byte) string {
+	if id != "" {
+		return id
+	}
+	return idOf(body)
 }
 
 // TestConcurrentLoad loads the same sessions from many goroutines; run
@@ -254,7 +257,7 @@ func TestLoadExportFixtureRoundTrip(t *testing.T) {
 		t.Fatalf("fixture %s %q with %d messages, want %s %q with %d", f.ID, f.Title, len(f.Messages), want.ID, want.Title, len(want.Messages))
 	}
 	for i, m := range f.Messages {
-		if m.ID != idOf(want.Messages[i].Body) || len(m.Parts) != len(want.Messages[i].Parts) {
+		if m.ID != fixtureID(want.Messages[i].ID, want.Messages[i].Body) || len(m.Parts) != len(want.Messages[i].Parts) {
 			t.Errorf("message %d: %s with %d parts", i, m.ID, len(m.Parts))
 		}
 		if !reflect.DeepEqual(semantic(t, m.Body), semantic(t, want.Messages[i].Body)) {
