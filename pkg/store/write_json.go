@@ -35,6 +35,10 @@ func newJSONWriter(info Info, opts WriteOptions, ops fileOps) (*jsonWriter, erro
 	if err != nil {
 		return nil, fmt.Errorf("cannot write %s: %w", info.Path, err)
 	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		target, _ := filepath.EvalSymlinks(root)
+		return nil, fmt.Errorf("cannot write %s: it is a symbolic link, and sessfix does not write through links; run it on the directory the link points to (%s)", info.Path, target)
+	}
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("cannot write %s: not a directory (a %s store is a directory)", info.Path, info.Shape)
 	}
@@ -108,7 +112,40 @@ func (w *jsonWriter) recordPath(cs *ChangeSet, e *Edit) (string, error) {
 	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return "", fmt.Errorf("refusing to write %s: it is outside the store %s", p, w.info.Path)
 	}
+	if err := w.realDirs(filepath.Dir(abs)); err != nil {
+		return "", err
+	}
 	return abs, nil
+}
+
+// realDirs checks that dir, a directory inside the store, and every
+// directory between it and the store's root are real directories, not
+// symbolic links: creating, moving or removing a record through a linked
+// directory would change files outside the store. Directories that do not
+// exist yet are fine (the writer creates them).
+func (w *jsonWriter) realDirs(dir string) error {
+	rel, err := filepath.Rel(w.root, dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("refusing to write in %s: it is outside the store %s", dir, w.info.Path)
+	}
+	if rel == "." {
+		return nil
+	}
+	cur := w.root
+	for _, name := range strings.Split(rel, string(filepath.Separator)) {
+		cur = filepath.Join(cur, name)
+		fi, err := w.ops.Lstat(cur)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("cannot write in %s: %w", dir, err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("refusing to write in %s: %s is a symbolic link, and sessfix does not write through links in a store; nothing was written (replace the link with the directory itself to repair this session)", dir, cur)
+		}
+	}
+	return nil
 }
 
 // fileStep is one primitive file operation of a plan.
@@ -242,6 +279,9 @@ func (w *jsonWriter) plan(cs *ChangeSet) (*jsonPlan, error) {
 			if e.Kind == KindMessage {
 				// As SQLite's ON DELETE CASCADE does: a message's parts go with it.
 				dir := w.partsDirOf(path, e.ID)
+				if err := w.realDirs(dir); err != nil {
+					return nil, err
+				}
 				files, err := ov.list(dir)
 				if err != nil {
 					return nil, err
@@ -272,6 +312,11 @@ func (w *jsonWriter) plan(cs *ChangeSet) (*jsonPlan, error) {
 			p.addLoc[i] = newPath
 			if e.Kind == KindMessage {
 				oldDir, newDir := w.partsDirOf(path, e.ID), w.partsDirOf(path, e.NewID)
+				for _, d := range []string{oldDir, newDir} {
+					if err := w.realDirs(d); err != nil {
+						return nil, err
+					}
+				}
 				files, err := ov.list(oldDir)
 				if err != nil {
 					return nil, err

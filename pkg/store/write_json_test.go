@@ -402,3 +402,61 @@ func TestJSONWriterNewFilesBelongToTheStoreOwner(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONWriterRefusesLinkedDirectories: a directory of the store that is
+// a symbolic link (to somewhere outside) is never written through, for an
+// added record, an updated one or the parts a deleted message takes along;
+// nothing changes on either side of the link.
+func TestJSONWriterRefusesLinkedDirectories(t *testing.T) {
+	link := func(t *testing.T, dir string) (outside string) {
+		t.Helper()
+		outside = filepath.Join(t.TempDir(), "outside")
+		if err := os.Rename(dir, outside); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(outside, dir); err != nil {
+			t.Fatal(err)
+		}
+		return outside
+	}
+	ctx := context.Background()
+	t.Run("parts dir of a deleted message", func(t *testing.T) {
+		f := newJSONFixture(t, ShapeSessions)
+		outside := link(t, filepath.Dir(f.paths[tPrt2]))
+		victims, before := treeState(t, outside), treeState(t, f.root)
+		w := f.writer(t, osOps{})
+		err := w.Apply(ctx, &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{f.edit(OpDelete, KindMessage, tMsgB, "")}})
+		if err == nil || !strings.Contains(err.Error(), "symbolic link") {
+			t.Fatalf("err = %v, want a refusal naming the link", err)
+		}
+		assertSameTree(t, "outside the store", victims, treeState(t, outside))
+		assertSameTree(t, "the store", before, treeState(t, f.root))
+	})
+	t.Run("part dir of the layout", func(t *testing.T) {
+		f := newJSONFixture(t, ShapeStorage)
+		outside := link(t, filepath.Join(f.root, "part"))
+		victims := treeState(t, outside)
+		w := f.writer(t, osOps{})
+		add := Edit{Op: OpAdd, Kind: KindPart, ID: tPrtNew, SessionID: tSes, MessageID: tMsgB, After: []byte(`{"type":"text","text":"x"}`)}
+		up := f.edit(OpUpdate, KindPart, tPrt1, tMsgA)
+		up.After = []byte(`{}`)
+		for _, e := range []Edit{add, up} {
+			err := w.Apply(ctx, &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{e}})
+			if err == nil || !strings.Contains(err.Error(), "symbolic link") {
+				t.Errorf("%s %s: err = %v, want a refusal naming the link", e.Op, e.ID, err)
+			}
+		}
+		assertSameTree(t, "outside the store", victims, treeState(t, outside))
+	})
+	t.Run("store root", func(t *testing.T) {
+		f := newJSONFixture(t, ShapeSessions)
+		alias := filepath.Join(t.TempDir(), "alias")
+		if err := os.Symlink(f.root, alias); err != nil {
+			t.Fatal(err)
+		}
+		_, err := newJSONWriter(Info{Shape: ShapeSessions, Path: alias}, WriteOptions{}, osOps{})
+		if err == nil || !strings.Contains(err.Error(), "symbolic link") || !strings.Contains(err.Error(), f.root) {
+			t.Fatalf("err = %v, want a refusal naming the directory the link points to", err)
+		}
+	})
+}
