@@ -12,19 +12,20 @@ import (
 	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
 
+// demoSession loads a session of the store the README's first command scans.
+func demoSession(t *testing.T, id string) *store.Session {
+	t.Helper()
+	s, err := storetest.OpenOne(t, "../../testdata/demo").Load(context.Background(), store.SessionRef{ID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // After the repair of a stored failed attempt, scan must stop failing on it:
 // SF302 turns into an info finding that says why, and plans nothing.
 func TestStoredErrorIsInfoOnceRepaired(t *testing.T) {
-	d, err := store.Open([]string{"../../testdata/demo"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	st := d.Stores[0]
-	s, err := st.Load(context.Background(), store.SessionRef{ID: "ses_116b2f8bffffsSjTYTHkQXRjCt"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := demoSession(t, "ses_116b2f8bffffsSjTYTHkQXRjCt")
 	sf302 := func(fs []scan.Finding) *scan.Finding {
 		for i := range fs {
 			if fs[i].Code == "SF302" {
@@ -65,15 +66,7 @@ func TestStoredErrorIsInfoOnceRepaired(t *testing.T) {
 // A strategy given under a record rule's code applies to the preflight
 // finding that stands for the same defect (FixedBy).
 func TestStrategyFollowsFixedBy(t *testing.T) {
-	d, err := store.Open([]string{"../../testdata/demo"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	s, err := d.Stores[0].Load(context.Background(), store.SessionRef{ID: "ses_28d19877fffffNMbc1a0x3ej60"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := demoSession(t, "ses_28d19877fffffNMbc1a0x3ej60")
 	fs := scan.CheckSession(s, scanOpts())
 	var deduped bool
 	for _, f := range fs {
