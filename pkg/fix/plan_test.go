@@ -124,6 +124,7 @@ func TestPlanThinkingNotFirstMovesSignedThinking(t *testing.T) {
 	}
 }
 
+// fs0 is the first finding with the code, or a zero Finding (empty Code).
 func fs0(fs []scan.Finding, code string) scan.Finding {
 	for _, f := range fs {
 		if f.Code == code {

@@ -26,18 +26,10 @@ func demoSession(t *testing.T, id string) *store.Session {
 // SF302 turns into an info finding that says why, and plans nothing.
 func TestStoredErrorIsInfoOnceRepaired(t *testing.T) {
 	s := demoSession(t, "ses_116b2f8bffffsSjTYTHkQXRjCt")
-	sf302 := func(fs []scan.Finding) *scan.Finding {
-		for i := range fs {
-			if fs[i].Code == "SF302" {
-				return &fs[i]
-			}
-		}
-		return nil
-	}
 	opts := planOpts()
 	before := scan.CheckSession(s, scanOpts())
-	f := sf302(before)
-	if f == nil || f.Severity != scan.Error || f.Fix == "" {
+	f := fs0(before, "SF302")
+	if f.Code == "" || f.Severity != scan.Error || f.Fix == "" {
 		t.Fatalf("before the repair SF302 should be a fixable error: %+v", f)
 	}
 	p, err := Plan(s, before, opts)
@@ -49,8 +41,8 @@ func TestStoredErrorIsInfoOnceRepaired(t *testing.T) {
 		t.Fatal(err)
 	}
 	after := scan.CheckSession(fixed, scanOpts())
-	g := sf302(after)
-	if g == nil {
+	g := fs0(after, "SF302")
+	if g.Code == "" {
 		t.Fatal("SF302 disappeared; it should stay as history (info)")
 	}
 	if g.Severity != scan.Info || g.Fix != "" || !strings.Contains(g.Message, "excluded") {
@@ -137,17 +129,14 @@ func TestUnindexedStoredErrorClearedByRepairs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var sf302 *scan.Finding
-			for _, f := range scan.CheckSession(after, scanOpts()) {
-				if f.Code == "SF302" {
-					f := f
-					sf302 = &f
-				} else if f.Severity >= scan.Warning {
+			found := scan.CheckSession(after, scanOpts())
+			for _, f := range found {
+				if f.Code != "SF302" && f.Severity >= scan.Warning {
 					t.Errorf("after the fix: %s %s", f.Code, f.Message)
 				}
 			}
-			if sf302 == nil || sf302.Severity != scan.Info || !strings.Contains(sf302.Message, "no such problem") {
-				t.Errorf("after the fix SF302 = %+v; want info saying the session no longer shows the problem", sf302)
+			if f := fs0(found, "SF302"); f.Code == "" || f.Severity != scan.Info || !strings.Contains(f.Message, "no such problem") {
+				t.Errorf("after the fix SF302 = %+v; want info saying the session no longer shows the problem", f)
 			}
 		})
 	}
