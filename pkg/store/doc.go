@@ -5,7 +5,7 @@
 //
 // Guarantees:
 //   - Reading never writes: SQLite is opened read-only, JSON files are only read.
-//     Only a StoreWriter (OpenWriter, WriterFor) changes a store, and only by
+//     Only a StoreWriter (OpenWriter) changes a store, and only by
 //     applying a ChangeSet whose Before bytes still match: JSON files through
 //     a temp file, fsync, rename and directory fsync; SQLite in one
 //     transaction per session. AcquireLock keeps sessfix writers apart.

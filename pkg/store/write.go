@@ -164,15 +164,13 @@ func OpenWriter(info Info, opts WriteOptions) (StoreWriter, error) {
 	case ShapeSQLite:
 		return openSQLiteWriter(info, opts)
 	case ShapeStorage, ShapeProject, ShapeSessions:
-		return newJSONWriter(info, opts, osOps{})
+		return newJSONWriter(info, osOps{})
 	case ShapeExport:
-		return newExportWriter(info, opts, osOps{}), nil
+		return newExportWriter(info, osOps{}), nil
 	}
 	return nil, fmt.Errorf("cannot write %s: unknown store shape %q: %w", info.Path, info.Shape, ErrUnsupported)
 }
 
-// WriterFor returns the writer of an opened store.
-func WriterFor(s Store) (StoreWriter, error) { return OpenWriter(s.Info(), WriteOptions{}) }
 
 // checkEdits validates what every shape requires of a change set.
 func checkEdits(cs *ChangeSet) error {

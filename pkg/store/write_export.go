@@ -16,13 +16,15 @@ import (
 // are indented like their neighbours (2 spaces per level, as `opencode
 // export` writes them); a compact file stays compact.
 type exportWriter struct {
-	info Info
+	info Info // Path made absolute: the backup records it, and undo may run elsewhere
 	ops  fileOps
-	opts WriteOptions
 }
 
-func newExportWriter(info Info, opts WriteOptions, ops fileOps) *exportWriter {
-	return &exportWriter{info: info, ops: ops, opts: opts}
+func newExportWriter(info Info, ops fileOps) *exportWriter {
+	if abs, err := filepath.Abs(info.Path); err == nil {
+		info.Path = abs
+	}
+	return &exportWriter{info: info, ops: ops}
 }
 
 func (w *exportWriter) Close() error { return nil }

@@ -62,7 +62,7 @@ func (f *exportFixture) raw(t *testing.T, path string) []byte {
 
 func (f *exportFixture) apply(t *testing.T, edits ...Edit) ([]byte, error) {
 	t.Helper()
-	w := newExportWriter(f.info, WriteOptions{}, osOps{})
+	w := newExportWriter(f.info, osOps{})
 	err := w.Apply(context.Background(), &ChangeSet{Store: f.info, SessionID: tSes, Edits: edits})
 	b, rerr := os.ReadFile(f.info.Path)
 	if rerr != nil {
@@ -182,7 +182,7 @@ func TestExportWriterCrashBeforeRename(t *testing.T) {
 	f := newExportFixture(t, true)
 	dir := filepath.Dir(f.info.Path)
 	before := treeState(t, dir)
-	w := newExportWriter(f.info, WriteOptions{}, &faultOps{renameErr: errors.New("killed")})
+	w := newExportWriter(f.info, &faultOps{renameErr: errors.New("killed")})
 	up := Edit{Op: OpUpdate, Kind: KindPart, ID: tPrt3, MessageID: tMsgB, Before: f.raw(t, "messages.1.parts.1"), After: []byte(`{}`)}
 	err := w.Apply(context.Background(), &ChangeSet{Store: f.info, Edits: []Edit{up}})
 	if err == nil || !strings.Contains(err.Error(), "left as it was") {
@@ -191,5 +191,42 @@ func TestExportWriterCrashBeforeRename(t *testing.T) {
 	assertSameTree(t, "crash before rename", before, treeState(t, dir))
 	if left := tempLeft(t, dir); len(left) > 0 {
 		t.Fatalf("temp files left: %v", left)
+	}
+}
+
+// TestExportWriterNamedRelatively: an export file fixed by a relative path
+// is backed up under its absolute path, so undo (which opens the writer
+// from the backup's absolute store path, maybe from another directory)
+// restores it.
+func TestExportWriterNamedRelatively(t *testing.T) {
+	f := newExportFixture(t, true)
+	t.Chdir(filepath.Dir(f.info.Path))
+	rel := Info{Shape: ShapeExport, Path: filepath.Base(f.info.Path)}
+	w, err := OpenWriter(rel, WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets, err := w.Targets(context.Background(), &ChangeSet{Store: rel, SessionID: tSes, Edits: []Edit{{Op: OpUpdate, Kind: KindSession, ID: tSes, After: []byte(`{}`)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(targets) != 1 || targets[0].Path != f.info.Path {
+		t.Fatalf("targets %v, want the file's absolute path %s", targets, f.info.Path)
+	}
+	images, err := w.Read(context.Background(), targets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeTestFile(t, f.info.Path, `{"changed":true}`, 0o600)
+	t.Chdir(t.TempDir())
+	undo, err := OpenWriter(Info{Shape: ShapeExport, Path: f.info.Path}, WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := undo.Restore(context.Background(), images); err != nil {
+		t.Fatalf("restore: %v", err)
+	}
+	if got := readTestFile(t, f.info.Path); got != string(f.doc) {
+		t.Errorf("restored file = %.60q, want the original", got)
 	}
 }

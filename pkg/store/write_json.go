@@ -22,11 +22,10 @@ type jsonWriter struct {
 	info Info
 	root string
 	ops  fileOps
-	opts WriteOptions
 	seen listed
 }
 
-func newJSONWriter(info Info, opts WriteOptions, ops fileOps) (*jsonWriter, error) {
+func newJSONWriter(info Info, ops fileOps) (*jsonWriter, error) {
 	root, err := filepath.Abs(info.Path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot write %s: %w", info.Path, err)
@@ -42,7 +41,7 @@ func newJSONWriter(info Info, opts WriteOptions, ops fileOps) (*jsonWriter, erro
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("cannot write %s: not a directory (a %s store is a directory)", info.Path, info.Shape)
 	}
-	return &jsonWriter{info: info, root: root, ops: ops, opts: opts}, nil
+	return &jsonWriter{info: info, root: root, ops: ops}, nil
 }
 
 func (w *jsonWriter) Close() error { return nil }

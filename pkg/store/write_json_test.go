@@ -80,7 +80,7 @@ func (f *jsonFixture) edit(op Op, kind Kind, id, msg string) Edit {
 
 func (f *jsonFixture) writer(t *testing.T, ops fileOps) *jsonWriter {
 	t.Helper()
-	w, err := newJSONWriter(f.info, WriteOptions{}, ops)
+	w, err := newJSONWriter(f.info, ops)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -454,7 +454,7 @@ func TestJSONWriterRefusesLinkedDirectories(t *testing.T) {
 		if err := os.Symlink(f.root, alias); err != nil {
 			t.Fatal(err)
 		}
-		_, err := newJSONWriter(Info{Shape: ShapeSessions, Path: alias}, WriteOptions{}, osOps{})
+		_, err := newJSONWriter(Info{Shape: ShapeSessions, Path: alias}, osOps{})
 		if err == nil || !strings.Contains(err.Error(), "symbolic link") || !strings.Contains(err.Error(), f.root) {
 			t.Fatalf("err = %v, want a refusal naming the directory the link points to", err)
 		}
