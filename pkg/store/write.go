@@ -171,7 +171,6 @@ func OpenWriter(info Info, opts WriteOptions) (StoreWriter, error) {
 	return nil, fmt.Errorf("cannot write %s: unknown store shape %q: %w", info.Path, info.Shape, ErrUnsupported)
 }
 
-
 // checkEdits validates what every shape requires of a change set.
 func checkEdits(cs *ChangeSet) error {
 	if cs == nil {
