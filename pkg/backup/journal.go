@@ -181,6 +181,12 @@ func Begin(opts Options, info store.Info) (*Journal, error) {
 		dir = filepath.Join(base, id)
 		err := os.Mkdir(dir, 0o700)
 		if err == nil {
+			// The run folder's entry must survive a crash as surely as
+			// the store edits it backs up.
+			if err := store.SyncDir(base); err != nil {
+				os.Remove(dir)
+				return nil, backupError(fmt.Errorf("cannot sync the backup folder %s: %w", base, err))
+			}
 			break
 		}
 		if !errors.Is(err, fs.ErrExist) {
@@ -214,9 +220,8 @@ func mkdirPrivate(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return backupError(fmt.Errorf("cannot create the backup folder %s: %w", dir, err))
 	}
-	if d, err := os.Open(filepath.Dir(dir)); err == nil {
-		_ = d.Sync()
-		d.Close()
+	if err := store.SyncDir(filepath.Dir(dir)); err != nil {
+		return backupError(fmt.Errorf("cannot sync the backup folder %s: %w", filepath.Dir(dir), err))
 	}
 	return nil
 }

@@ -53,9 +53,12 @@ func (osOps) ReadFile(name string) ([]byte, error)             { return os.ReadF
 func (osOps) ReadDir(name string) ([]fs.DirEntry, error)       { return os.ReadDir(name) }
 func (osOps) Chown(name string, uid, gid int) error            { return os.Chown(name, uid, gid) }
 
-// SyncDir fsyncs a directory so a rename or removal inside it is durable.
-// Filesystems and systems that cannot sync directories (Windows) are not an
-// error.
+// SyncDir fsyncs a directory so that a file or directory created, renamed or
+// removed in it is durable. Filesystems and systems that cannot sync
+// directories (Windows) are not an error.
+func SyncDir(dir string) error { return osOps{}.SyncDir(dir) }
+
+// SyncDir is the package's SyncDir.
 func (osOps) SyncDir(dir string) error {
 	if runtime.GOOS == "windows" {
 		return nil
