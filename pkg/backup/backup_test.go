@@ -430,24 +430,29 @@ func TestUndoOfAnIncompleteRun(t *testing.T) {
 	r.assertAsBefore(t, "after a forced undo")
 }
 
-func TestApplyFailureIsJournaledAndLeavesTheStore(t *testing.T) {
-	ctx := context.Background()
-	r := newRig(t, store.ShapeSQLite)
-	opts := r.opts
-	cs := repair(t, r.s)
-	cs.Edits[len(cs.Edits)-1].Before = []byte(`{"stale":true}`)
-	run, err := backup.Apply(ctx, opts, r.info, []*store.ChangeSet{cs})
-	if !errors.Is(err, store.ErrChanged) {
-		t.Fatalf("err = %v, want ErrChanged", err)
-	}
-	r.assertAsBefore(t, "after a refused change set")
-	runs, _ := backup.List(opts)
-	if len(runs) != 1 || runs[0].ID != run || runs[0].State != backup.StateFailed {
-		t.Fatalf("runs = %+v, want the failed run %s", runs, run)
-	}
-	res, err := backup.Undo(ctx, opts, run, false)
-	if err != nil || len(res.Restored) != 0 {
-		t.Fatalf("undo of a run that changed nothing = %+v, %v", res, err)
+// TestRefusedChangeSetLeavesNoRun: a change set the writer refuses without
+// writing (a record changed since the scan) leaves the store as it was and
+// no run behind, so nothing tells the user to undo a change never made.
+func TestRefusedChangeSetLeavesNoRun(t *testing.T) {
+	for _, shape := range []store.Shape{store.ShapeSQLite, store.ShapeSessions} {
+		t.Run(string(shape), func(t *testing.T) {
+			ctx := context.Background()
+			r := newRig(t, shape)
+			cs := repair(t, r.s)
+			cs.Edits[len(cs.Edits)-1].Before = []byte(`{"stale":true}`)
+			run, err := backup.Apply(ctx, r.opts, r.info, []*store.ChangeSet{cs})
+			if !errors.Is(err, store.ErrChanged) {
+				t.Fatalf("err = %v, want ErrChanged", err)
+			}
+			r.assertAsBefore(t, "after a refused change set")
+			runs, err := backup.List(r.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if run != "" || len(runs) != 0 {
+				t.Fatalf("run %q, runs %+v: want no run for a refusal", run, runs)
+			}
+		})
 	}
 }
 

@@ -346,6 +346,28 @@ func (j *Journal) finish(ctx context.Context, state string, cause error) error {
 	return j.save()
 }
 
+// Discard drops the recorded change set when the writer refused it
+// without writing anything (a record changed since the scan, a database
+// locked past the busy timeout): its backed-up images are removed and the
+// manifest no longer names it, so a run that only held it is removed by
+// Close and there is nothing to undo.
+func (j *Journal) Discard() error {
+	e := j.pending
+	if e == nil {
+		return errors.New("backup: no change set recorded")
+	}
+	j.pending = nil
+	for _, ie := range e.Images {
+		if ie.File != "" {
+			if err := os.Remove(filepath.Join(j.dir, ie.File)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	j.m.Sessions = j.m.Sessions[:len(j.m.Sessions)-1]
+	return j.save()
+}
+
 // Close ends the run. A run that recorded nothing is removed.
 func (j *Journal) Close() error {
 	if len(j.m.Sessions) == 0 {
@@ -362,7 +384,8 @@ func (j *Journal) Empty() bool { return len(j.m.Sessions) == 0 }
 // caller holds the store's writer lock (store.AcquireLock). It returns the
 // run id ("" when nothing was written). When a change set fails, the ones
 // before it stay applied and the run id is still returned, so they can be
-// undone.
+// undone; a change set the writer refused without writing (ErrChanged,
+// ErrLocked) is dropped from the run.
 func Apply(ctx context.Context, opts Options, info store.Info, sets []*store.ChangeSet) (runID string, err error) {
 	var todo []*store.ChangeSet
 	for _, cs := range sets {
@@ -395,6 +418,13 @@ func Apply(ctx context.Context, opts Options, info store.Info, sets []*store.Cha
 			return j.ID(), fmt.Errorf("session %s: %w", cs.SessionID, err)
 		}
 		if aerr := w.Apply(ctx, cs); aerr != nil {
+			// A refusal leaves the store as it was: nothing to undo for it.
+			if errors.Is(aerr, store.ErrChanged) || errors.Is(aerr, store.ErrLocked) {
+				if derr := j.Discard(); derr != nil {
+					aerr = fmt.Errorf("%w (and its unused backup could not be removed: %v)", aerr, derr)
+				}
+				return j.ID(), fmt.Errorf("session %s: %w", cs.SessionID, aerr)
+			}
 			if ferr := j.Fail(ctx, aerr); ferr != nil {
 				aerr = fmt.Errorf("%w (and the backup manifest could not be updated: %v)", aerr, ferr)
 			}
