@@ -41,8 +41,6 @@ type Tool struct {
 type Message struct {
 	Role    string  `json:"role"`
 	Content []Block `json:"-"`
-	// StringContent is true when the content was sent as a JSON string.
-	StringContent bool `json:"-"`
 }
 
 // UnmarshalJSON accepts both content forms of the API.
@@ -61,9 +59,8 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 		if err := json.Unmarshal(c, &s); err != nil {
 			return err
 		}
-		m.StringContent = true
 		if s != "" {
-			m.Content = []Block{{Type: "text", Text: s, HasText: true}}
+			m.Content = []Block{{Type: "text", Text: s}}
 		}
 		return nil
 	}
@@ -85,12 +82,11 @@ func (m Message) MarshalJSON() ([]byte, error) {
 	}{m.Role, content})
 }
 
-// Block is one content block. Raw keeps the block as it was sent.
+// Block is one content block.
 type Block struct {
 	Type string `json:"type"`
 
-	Text    string `json:"text,omitempty"`
-	HasText bool   `json:"-"`
+	Text string `json:"text,omitempty"`
 
 	Thinking  string  `json:"thinking,omitempty"`
 	Signature *string `json:"signature,omitempty"`
@@ -103,25 +99,6 @@ type Block struct {
 	ToolUseID string          `json:"tool_use_id,omitempty"`
 	Content   json.RawMessage `json:"content,omitempty"`
 	IsError   bool            `json:"is_error,omitempty"`
-
-	Raw json.RawMessage `json:"-"`
-}
-
-// UnmarshalJSON records which optional keys were present.
-func (b *Block) UnmarshalJSON(data []byte) error {
-	type plain Block
-	var p plain
-	if err := json.Unmarshal(data, &p); err != nil {
-		return err
-	}
-	var keys map[string]json.RawMessage
-	if err := json.Unmarshal(data, &keys); err != nil {
-		return err
-	}
-	*b = Block(p)
-	_, b.HasText = keys["text"]
-	b.Raw = append(json.RawMessage(nil), data...)
-	return nil
 }
 
 // ToolResultText returns the text of a tool_result block's content.
@@ -195,24 +172,4 @@ func (r *MessagesRequest) PendingToolResults() []Block {
 		}
 	}
 	return out
-}
-
-// SystemText returns the system prompt as plain text.
-func (r *MessagesRequest) SystemText() string {
-	c := bytes.TrimSpace(r.System)
-	if len(c) == 0 {
-		return ""
-	}
-	if c[0] == '"' {
-		var s string
-		_ = json.Unmarshal(c, &s)
-		return s
-	}
-	var parts []Block
-	_ = json.Unmarshal(c, &parts)
-	var out []string
-	for _, p := range parts {
-		out = append(out, p.Text)
-	}
-	return strings.Join(out, "\n")
 }
