@@ -5,10 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"modernc.org/sqlite"
@@ -100,7 +102,28 @@ func (w *sqliteWriter) dbError(doing string, err error) error {
 			hint: "close OpenCode or retry; nothing was changed",
 		}
 	}
-	return withHint(fmt.Errorf("cannot %s %s: %w", doing, w.info.Path, err), true)
+	err = fmt.Errorf("cannot %s %s: %w", doing, w.info.Path, err)
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		if sys := sqliteSysErr(se.Code()); sys != nil {
+			// SQLite reports its own codes; withHint knows the system's.
+			err = fmt.Errorf("%w (%w)", err, sys)
+		}
+	}
+	return withHint(err, true)
+}
+
+// sqliteSysErr is the system error a SQLite result code stands for, when
+// the user can act on it: a full disk, a read-only database or
+// filesystem, a permission refused. Nil otherwise.
+func sqliteSysErr(code int) error {
+	switch code & 0xff {
+	case 13: // SQLITE_FULL
+		return syscall.ENOSPC
+	case 8, 3, 23: // SQLITE_READONLY, SQLITE_PERM, SQLITE_AUTH
+		return fs.ErrPermission
+	}
+	return nil
 }
 
 func isBusy(err error) bool {

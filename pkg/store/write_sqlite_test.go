@@ -319,3 +319,25 @@ func TestSQLiteWriterRefusesWhatTheBackupMissed(t *testing.T) {
 	}
 	assertSameDB(t, "after a change set the backup did not cover", f.info.Path, before)
 }
+
+func TestSQLiteErrorsGetTheSystemHint(t *testing.T) {
+	for code, want := range map[int]string{
+		13:           "the disk is full",
+		8:            "needs write access",
+		8 | (1 << 8): "needs write access", // SQLITE_READONLY_RECOVERY, an extended code
+		3:            "needs write access",
+		1:            "",
+		5:            "",
+	} {
+		err := withHint(fmt.Errorf("cannot commit x.db: boom (%w)", sqliteSysErr(code)), true)
+		if want == "" {
+			if sqliteSysErr(code) != nil {
+				t.Errorf("code %d maps to %v, want nothing", code, sqliteSysErr(code))
+			}
+			continue
+		}
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("code %d: %v, want a hint saying %q", code, err, want)
+		}
+	}
+}
