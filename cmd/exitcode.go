@@ -45,7 +45,7 @@ var ExitCodes = []ExitCodeDoc{
 		"`sessfix scan /no/such/dir`; a database of OpenCode 2.x"},
 	{ExitLocked, "the store is locked or busy: OpenCode or another sessfix holds it",
 		"`sessfix fix` while OpenCode writes the session"},
-	{ExitInterrupted, "interrupted (Ctrl-C); nothing half-written is left behind", ""},
+	{ExitInterrupted, "interrupted (Ctrl-C); no session is left half-written, and a failure of its own is printed after `interrupted, then:`", ""},
 }
 
 // ExitCode maps a command's error to the process exit code. When an error
@@ -88,6 +88,16 @@ func onlyFindings(err error) bool {
 	return false
 }
 
+// interruptedError is a command's own failure after Ctrl-C. The run still
+// ends as interrupted (exit code 130), but what failed and its hints (a
+// repair run to undo, say) are shown rather than hidden behind the
+// interrupt.
+type interruptedError struct{ err error }
+
+func (e *interruptedError) Error() string        { return "interrupted, then: " + e.err.Error() }
+func (e *interruptedError) Unwrap() error        { return e.err }
+func (e *interruptedError) Is(target error) bool { return target == context.Canceled }
+
 // PrintError writes err on w as `sessfix: message` plus its `hint:` lines.
 // ErrFindings is not printed: the report already shows the findings.
 func PrintError(w io.Writer, err error) {
@@ -95,7 +105,8 @@ func PrintError(w io.Writer, err error) {
 		return
 	}
 	msg := err.Error()
-	if errors.Is(err, context.Canceled) {
+	var ie *interruptedError
+	if errors.Is(err, context.Canceled) && !errors.As(err, &ie) {
 		msg = "interrupted"
 	}
 	fmt.Fprintf(w, "sessfix: %s\n", msg)

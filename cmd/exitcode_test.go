@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
@@ -54,5 +56,25 @@ func TestPrintError(t *testing.T) {
 	PrintError(&buf, fmt.Errorf("scan: %w", context.Canceled))
 	if buf.String() != "sessfix: interrupted\n" {
 		t.Errorf("got %q", buf.String())
+	}
+	// A failure of its own after Ctrl-C keeps its message and hints.
+	buf.Reset()
+	failed := &interruptedError{cli.WithHints(errors.New("session ses_1: rollback failed"), "undo the run with `sessfix undo r1`")}
+	PrintError(&buf, failed)
+	if want := "sessfix: interrupted, then: session ses_1: rollback failed\nhint: undo the run with `sessfix undo r1`\n"; buf.String() != want {
+		t.Errorf("got %q, want %q", buf.String(), want)
+	}
+	if ExitCode(failed) != ExitInterrupted {
+		t.Errorf("exit code %d, want %d", ExitCode(failed), ExitInterrupted)
+	}
+}
+
+func TestRunKeepsAFailureAfterCtrlC(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	// A path that does not exist fails on its own, whatever the context.
+	r := runCtx(t, ctx, nil, "scan", filepath.Join(t.TempDir(), "missing"))
+	if r.code != ExitInterrupted || !strings.Contains(r.stderr, "interrupted, then: ") || !strings.Contains(r.stderr, "missing") {
+		t.Errorf("exit %d, stderr %q: want 130 and the failure after the interrupt", r.code, r.stderr)
 	}
 }

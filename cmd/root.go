@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/signal"
 	"strings"
@@ -120,8 +121,8 @@ func Run(ctx context.Context, f *cli.Factory, args []string) int {
 	root := NewCmdRoot(f)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
-	if err != nil && ctx.Err() != nil {
-		err = context.Canceled
+	if err != nil && ctx.Err() != nil && !errors.Is(err, context.Canceled) {
+		err = &interruptedError{err}
 	}
 	PrintError(f.IOStreams.ErrOut, err)
 	return ExitCode(err)
