@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -325,6 +324,3 @@ func withHint(err error, unchanged bool) error {
 	}
 	return err
 }
-
-// sameBytes compares two bodies, treating nil and empty alike.
-func sameBytes(a, b []byte) bool { return bytes.Equal(a, b) }

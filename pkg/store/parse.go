@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 
 	"github.com/tidwall/gjson"
 )
@@ -41,7 +42,7 @@ func checkBody(raw []byte) (*bodyIndex, error) {
 		if err != nil && err.Error() == "unexpected end of JSON input" {
 			return nil, &ParseError{Reason: "truncated JSON"}
 		}
-		if errorsAs(err, &se) {
+		if errors.As(err, &se) {
 			return nil, &ParseError{Reason: "invalid JSON", Detail: se.Error()}
 		}
 		if err != nil {

@@ -201,8 +201,8 @@ func (w *exportWriter) edit(doc []byte, e *Edit) ([]byte, int, error) {
 	}
 	target := loc.obj
 	switch {
-	case sameBytes([]byte(loc.obj.Raw), e.Before), e.Op == OpQuarantine && e.Before == nil:
-	case e.Kind == KindMessage && sameBytes([]byte(loc.elem.Raw), e.Before):
+	case bytes.Equal([]byte(loc.obj.Raw), e.Before), e.Op == OpQuarantine && e.Before == nil:
+	case e.Kind == KindMessage && bytes.Equal([]byte(loc.elem.Raw), e.Before):
 		target = loc.elem // a reader that keeps the whole {"info","parts"} element
 	default:
 		return nil, -1, changedError(where, e.Kind, e.ID, "was modified")

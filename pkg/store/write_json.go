@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -150,7 +151,7 @@ func (w *jsonWriter) realDirs(dir string) error {
 // fileStep is one primitive file operation of a plan.
 type fileStep struct {
 	path   string
-	data   []byte // nil: remove
+	data   []byte // what to write, unless remove
 	remove bool
 	edit   int // index of the edit it belongs to
 }
@@ -267,7 +268,7 @@ func (w *jsonWriter) plan(cs *ChangeSet) (*jsonPlan, error) {
 		if !exists {
 			return nil, changedError(path, e.Kind, e.ID, "was removed")
 		}
-		if !sameBytes(cur, e.Before) && !(e.Op == OpQuarantine && e.Before == nil) {
+		if !bytes.Equal(cur, e.Before) && !(e.Op == OpQuarantine && e.Before == nil) {
 			return nil, changedError(path, e.Kind, e.ID, "was modified")
 		}
 		switch e.Op {
@@ -494,7 +495,7 @@ func (w *jsonWriter) restore(images []Image) error {
 		cur, mode, exists, err := readRegular(w.ops, im.Path)
 		if err == nil {
 			switch {
-			case im.Exists && exists && sameBytes(cur, im.Data) && mode == im.Mode:
+			case im.Exists && exists && bytes.Equal(cur, im.Data) && mode == im.Mode:
 			case im.Exists:
 				dir := filepath.Dir(im.Path)
 				if err = mkdirLike(w.ops, dir); err == nil {

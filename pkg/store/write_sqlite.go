@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -297,7 +298,7 @@ func (w *sqliteWriter) applyEdit(ctx context.Context, tx *sql.Tx, cs *ChangeSet,
 	if !exists {
 		return nil, changedError(where, e.Kind, e.ID, "was deleted")
 	}
-	if !sameBytes(data, e.Before) && !(e.Op == OpQuarantine && e.Before == nil) {
+	if !bytes.Equal(data, e.Before) && !(e.Op == OpQuarantine && e.Before == nil) {
 		return nil, changedError(where, e.Kind, e.ID, "was modified")
 	}
 	switch e.Op {
