@@ -76,13 +76,10 @@ func RunUndo(ctx context.Context, opts *UndoOptions) error {
 		run = "last"
 	}
 	res, err := backup.Undo(ctx, bopts, run, opts.Force)
-	if res != nil {
+	// Without --force the refusals are the error's own lines.
+	if res != nil && opts.Force {
 		for _, r := range res.Refused {
-			verb := "refused"
-			if opts.Force {
-				verb = "overwrote"
-			}
-			ios.Statusf("%s %s: %s", verb, r.Target, r.Reason)
+			ios.Statusf("overwrote %s: %s", r.Target, r.Reason)
 		}
 	}
 	if err != nil {
@@ -91,8 +88,6 @@ func RunUndo(ctx context.Context, opts *UndoOptions) error {
 			return cli.WithHints(err, "list runs with `sessfix backups`")
 		case errors.Is(err, store.ErrLocked):
 			return cli.WithHints(err, "another sessfix is writing this store; wait for it to finish and try again")
-		case errors.Is(err, store.ErrChanged):
-			return cli.WithHints(err, "nothing was restored; add --force to restore anyway and lose those changes")
 		}
 		return err
 	}

@@ -161,3 +161,64 @@ func TestUndoUsage(t *testing.T) {
 		t.Errorf("empty journal: %v", err)
 	}
 }
+
+// TestUndoRefusalSaysItOnce: a record changed after the repair is refused
+// once, in the error, with one hint about --force; with --force it is
+// named as overwritten.
+func TestUndoRefusalSaysItOnce(t *testing.T) {
+	path := materialize(t, store.ShapeSessions, "sf104-empty-text")
+	journal := backup.Options{Dir: t.TempDir(), Now: func() time.Time { return clock }}
+	files := func() map[string][]byte {
+		out := map[string][]byte{}
+		filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				out[p], _ = os.ReadFile(p)
+			}
+			return nil
+		})
+		return out
+	}
+	before := files()
+	f, _, errOut := factory()
+	fo := &fixcmd.FixOptions{Factory: f, Paths: []string{path}, Yes: true, Settle: 5 * time.Second, Placeholder: "[user interrupted]",
+		Apply: func(ctx context.Context, info store.Info, sets []*store.ChangeSet) (string, error) {
+			return backup.Apply(ctx, journal, info, sets)
+		}}
+	if err := fixcmd.RunFix(context.Background(), fo); err != nil && !errors.Is(err, cli.ErrFindings) {
+		t.Fatalf("fix: %v\n%s", err, errOut)
+	}
+	changed := ""
+	for p, b := range files() {
+		if !bytes.Equal(b, before[p]) {
+			changed = p
+			break
+		}
+	}
+	if changed == "" {
+		t.Fatal("fix changed no file")
+	}
+	if err := os.WriteFile(changed, []byte(`{"edited":"after the repair"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	f, _, errOut = factory()
+	err := RunUndo(context.Background(), &UndoOptions{Factory: f, Last: true, Backup: journal})
+	if !errors.Is(err, store.ErrChanged) {
+		t.Fatalf("undo: %v, want a refusal", err)
+	}
+	all := errOut.String() + err.Error() + strings.Join(cli.Hints(err), "\n")
+	if n := strings.Count(all, filepath.Base(changed)); n != 1 {
+		t.Errorf("the refused record is named %d times, want once:\n%s", n, all)
+	}
+	if n := strings.Count(all, "--force"); n != 1 {
+		t.Errorf("--force is suggested %d times, want once:\n%s", n, all)
+	}
+
+	f, _, errOut = factory()
+	if err := RunUndo(context.Background(), &UndoOptions{Factory: f, Last: true, Force: true, Backup: journal}); err != nil {
+		t.Fatalf("forced undo: %v", err)
+	}
+	if !strings.Contains(errOut.String(), "overwrote ") || !strings.Contains(errOut.String(), filepath.Base(changed)) {
+		t.Errorf("forced undo does not say what it overwrote:\n%s", errOut)
+	}
+}
