@@ -326,8 +326,9 @@ func apply(ctx context.Context, opts *FixOptions, plans []*sessionPlan, sopts *s
 		run, err := fix.Write(ctx, st, planned, fix.WriteOptions{Apply: applyF, Scan: sopts})
 		switch {
 		case errors.Is(err, store.ErrLocked) && run == "":
-			return cli.WithHints(fmt.Errorf("cannot fix %s: %w", info.Path, err),
-				"another sessfix is writing this store; wait for it to finish and run sessfix fix again")
+			// The error says who holds the store (another sessfix, or
+			// OpenCode holding the database) and what to do.
+			return fmt.Errorf("cannot fix %s: %w", info.Path, err)
 		case err != nil && run != "":
 			return cli.WithHints(err, "undo the run with `sessfix undo "+run+"` and report the session if it was a verification failure")
 		case err != nil:

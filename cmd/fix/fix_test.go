@@ -330,6 +330,11 @@ func TestFixLockedStore(t *testing.T) {
 	if !errors.Is(err, store.ErrLocked) {
 		t.Errorf("want ErrLocked, got %v", err)
 	}
+	// One hint, the lock's own: who holds it and what to do.
+	all := err.Error() + strings.Join(cli.Hints(err), "\n")
+	if strings.Count(all, "hint:")+len(cli.Hints(err)) != 1 || !strings.Contains(all, "wait for it to finish") {
+		t.Errorf("want exactly the lock's hint, got:\n%s\n%v", err, cli.Hints(err))
+	}
 }
 
 func TestFixUsageErrors(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/pkg/backup"
-	"github.com/sessfix/sessfix/pkg/store"
 )
 
 // UndoOptions are the parsed inputs of `sessfix undo`.
@@ -86,8 +85,6 @@ func RunUndo(ctx context.Context, opts *UndoOptions) error {
 		switch {
 		case errors.Is(err, backup.ErrNoRuns), errors.Is(err, backup.ErrNoRun):
 			return cli.WithHints(err, "list runs with `sessfix backups`")
-		case errors.Is(err, store.ErrLocked):
-			return cli.WithHints(err, "another sessfix is writing this store; wait for it to finish and try again")
 		}
 		return err
 	}

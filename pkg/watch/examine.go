@@ -207,7 +207,7 @@ func (w *Watcher) examine(ctx context.Context, ss *storeState, id string, lastEv
 	case err == nil:
 	case run == "" && errors.Is(err, store.ErrLocked):
 		e := w.sessionEvent(ss, Waiting, s, ref)
-		e.Message, e.Error = "another sessfix is writing the store; retrying", err.Error()
+		e.Message, e.Error = "the store is busy (another sessfix, or OpenCode holding the database); retrying", err.Error()
 		w.report(e)
 		w.later(ss, id, w.clock.Now().Add(w.opts.LockRetry), lastEvent)
 		return
