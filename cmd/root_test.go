@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -303,12 +304,35 @@ func TestScanOutputFile(t *testing.T) {
 }
 
 func TestScanSessionFilter(t *testing.T) {
-	r := run(t, nil, "scan", "--format", "json", "--session", "ses_none", broken)
-	if r.code != ExitOK {
-		t.Errorf("exit code %d, want 0 when the only session is filtered out", r.code)
+	sessions := func(stdout string) []string {
+		var doc struct {
+			Stores []struct {
+				Sessions []struct{ ID string }
+			}
+		}
+		if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+			t.Fatalf("%v\n%s", err, stdout)
+		}
+		var ids []string
+		for _, st := range doc.Stores {
+			for _, s := range st.Sessions {
+				ids = append(ids, s.ID)
+			}
+		}
+		return ids
 	}
-	if !strings.Contains(r.stdout, `"sessions": []`) {
-		t.Errorf("filtered scan still lists sessions:\n%s", r.stdout)
+	all := sessions(run(t, nil, "scan", "--format", "json", "../testdata/demo").stdout)
+	if len(all) < 2 {
+		t.Fatalf("demo store sessions %v, want several", all)
+	}
+	one := run(t, nil, "scan", "--format", "json", "--session", all[1], "../testdata/demo")
+	if got := sessions(one.stdout); len(got) != 1 || got[0] != all[1] {
+		t.Errorf("--session %s scanned %v", all[1], got)
+	}
+	// An id no store holds is an error, not an empty clean scan.
+	r := run(t, nil, "scan", "--format", "json", "--session", "ses_none", broken)
+	if r.code != ExitFailure || !strings.Contains(r.stderr, "session ses_none not found") {
+		t.Errorf("exit code %d, stderr %q: want 3 naming the session", r.code, r.stderr)
 	}
 }
 

@@ -171,6 +171,9 @@ func RunScan(ctx context.Context, opts *ScanOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := checkSessionsFound(opts.Sessions, res); err != nil {
+		return err
+	}
 
 	if opts.Config != nil {
 		unused := opts.Config.Apply(res.Findings)
@@ -240,6 +243,23 @@ func printReport(f *cli.Factory, rep *report.Report) error {
 type announcing struct {
 	store.Store
 	announce func(info store.Info, sessions int, err error)
+}
+
+// checkSessionsFound fails the scan when a --session id is in no store: a
+// mistyped id must not pass as a clean scan. The wording is fix's.
+func checkSessionsFound(ids []string, res *scan.Result) error {
+	found := map[string]bool{}
+	for _, sr := range res.Stores {
+		for _, s := range sr.Sessions {
+			found[s.ID] = true
+		}
+	}
+	for _, id := range ids {
+		if !found[id] {
+			return cli.WithHints(fmt.Errorf("session %s not found in the stores", id), "list sessions with `sessfix scan`")
+		}
+	}
+	return nil
 }
 
 func (a announcing) List(ctx context.Context) ([]store.SessionRef, error) {

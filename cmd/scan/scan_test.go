@@ -58,7 +58,7 @@ func TestRunScanPassesOptionsToTheScan(t *testing.T) {
 		Sessions: []string{"ses_1"}, Settle: time.Minute,
 		Scan: func(_ context.Context, _ []store.Store, o *scan.Options) (*scan.Result, error) {
 			seen = o
-			return &scan.Result{}, nil
+			return &scan.Result{Stores: []scan.StoreResult{{Sessions: []scan.SessionSummary{{ID: "ses_1"}}}}}, nil
 		},
 	}
 	if err := RunScan(context.Background(), opts); err != nil {
