@@ -304,19 +304,12 @@ func (e *Env) Command(ctx context.Context, args ...string) *exec.Cmd {
 func (e *Env) Run(ctx context.Context, args ...string) (*Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, e.Timeout)
 	defer cancel()
-	cmd := e.Command(ctx, args...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	start := time.Now()
-	err := cmd.Run()
-	res := &Result{Args: args, Stdout: out.String(), Stderr: errb.String(), Duration: time.Since(start)}
-	res.SessionID = parseSessionID(res.Stdout)
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		res.ExitCode = ee.ExitCode()
-	default:
+	p, err := e.start(ctx, args)
+	if err != nil {
+		return nil, err
+	}
+	res, err := p.Wait()
+	if err != nil {
 		return res, err
 	}
 	if ctx.Err() != nil {
@@ -404,16 +397,29 @@ func (l *lockedBuffer) String() string {
 // when the Env's timeout passes; Kill kills it earlier.
 func (e *Env) Start(args ...string) (*Proc, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), e.Timeout)
+	p, err := e.start(ctx, args)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	go func() {
+		<-p.done
+		cancel()
+	}()
+	return p, nil
+}
+
+// start starts opencode with args, killed when ctx ends. A goroutine waits
+// for it and fills in the Result (a non-zero exit is not an error).
+func (e *Env) start(ctx context.Context, args []string) (*Proc, error) {
 	cmd := e.Command(ctx, args...)
 	p := &Proc{Cmd: cmd, Args: args, stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
 	p.start = time.Now()
 	if err := cmd.Start(); err != nil {
-		cancel()
 		return nil, err
 	}
 	go func() {
-		defer cancel()
 		err := cmd.Wait()
 		res := &Result{Args: args, Stdout: p.stdout.String(), Stderr: p.stderr.String(), Duration: time.Since(p.start)}
 		res.SessionID = parseSessionID(res.Stdout)
