@@ -189,7 +189,7 @@ func (b *base) record() error {
 			return fmt.Errorf("the mock rejected request %d of a healthy recording: %s", r.Index, r.Error)
 		}
 	}
-	return copyData(e, b.dir)
+	return e.SaveData(b.dir)
 }
 
 // adopt gives a fresh OpenCode home a copy of the base's data and runs it
@@ -202,24 +202,6 @@ func (b *base) adopt(t *testing.T, e *opencodetest.Env) {
 		t.Fatal(err)
 	}
 	e.ProjectDir = b.env.ProjectDir
-}
-
-// copyData copies the session data of an Env's data dir to dst.
-func copyData(e *opencodetest.Env, dst string) error {
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return err
-	}
-	if _, err := os.Stat(e.DBPath()); err == nil {
-		if err := opencodetest.Checkpoint(e.DBPath()); err != nil {
-			return err
-		}
-		b, err := os.ReadFile(e.DBPath())
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, "opencode.db"), b, 0o644)
-	}
-	return opencodetest.CopyTree(e.StorageDir(), filepath.Join(dst, "storage"))
 }
 
 func contains(list []string, s string) bool {

@@ -161,6 +161,26 @@ func (e *Env) LoadData(src string) error {
 	return CopyTree(src, e.DataDir())
 }
 
+// SaveData copies the Env's session data to dst in the shape LoadData
+// reads: opencode.db alone (checkpointed first, which also takes the Env's
+// database out of WAL mode, so no -wal/-shm is needed) or the storage/ tree.
+func (e *Env) SaveData(dst string) error {
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	if _, err := os.Stat(e.DBPath()); err == nil {
+		if err := Checkpoint(e.DBPath()); err != nil {
+			return err
+		}
+		b, err := os.ReadFile(e.DBPath())
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, "opencode.db"), b, 0o644)
+	}
+	return CopyTree(e.StorageDir(), filepath.Join(dst, "storage"))
+}
+
 // CopyTree copies the regular files under src to dst, creating directories.
 func CopyTree(src, dst string) error {
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {

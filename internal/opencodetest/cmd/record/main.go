@@ -90,22 +90,7 @@ func record(version, outRoot string) error {
 	if err := os.RemoveAll(dst); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return err
-	}
-	src := e.DataDir()
-	if _, err := os.Stat(e.DBPath()); err == nil {
-		if err := opencodetest.Checkpoint(e.DBPath()); err != nil {
-			return err
-		}
-		b, err := os.ReadFile(e.DBPath())
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dst, "opencode.db"), b, 0o644); err != nil {
-			return err
-		}
-	} else if err := opencodetest.CopyTree(filepath.Join(src, "storage"), filepath.Join(dst, "storage")); err != nil {
+	if err := e.SaveData(dst); err != nil {
 		return err
 	}
 	ids, err := opencodetest.Sessions(dst)
