@@ -143,16 +143,7 @@ func (b *base) record() error {
 	if err != nil {
 		return err
 	}
-	select {
-	case <-pause.Reached():
-	case <-proc.Done():
-		res, _ := proc.Wait()
-		return fmt.Errorf("opencode exited before the follow-up request\n%s", res)
-	case <-ctx.Done():
-		proc.Kill()
-		return fmt.Errorf("the follow-up request never came: %w", ctx.Err())
-	}
-	err = waitFor(ctx, func() bool {
+	err = proc.KillAt(ctx, pause, func() bool {
 		ids, _ := opencodetest.Sessions(e.DataDir())
 		for _, id := range ids {
 			if !contains(before, id) {
@@ -176,11 +167,7 @@ func (b *base) record() error {
 		return false
 	})
 	if err != nil {
-		proc.Kill()
-		return fmt.Errorf("the tool result was never stored: %w", err)
-	}
-	if _, err := proc.Kill(); err != nil {
-		return err
+		return fmt.Errorf("killing the tool loop once its result is stored: %w", err)
 	}
 	pause.Release()
 
@@ -211,16 +198,4 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// waitFor polls cond until it returns true or ctx ends.
-func waitFor(ctx context.Context, cond func() bool) error {
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	return nil
 }

@@ -574,16 +574,7 @@ func (c *caseRun) killTurn(k *killSpec) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-pause.Reached():
-	case <-proc.Done():
-		res, _ := proc.Wait()
-		t.Fatalf("opencode exited before the stream reached %s\n%s", k.stage, res)
-	case <-ctx.Done():
-		proc.Kill()
-		t.Fatalf("the stream never reached %s", k.stage)
-	}
-	err = waitFor(ctx, func() bool {
+	err = proc.KillAt(ctx, pause, func() bool {
 		msgs, err := opencodetest.LoadSession(c.e.DataDir(), c.session)
 		if err != nil {
 			return false
@@ -596,15 +587,7 @@ func (c *caseRun) killTurn(k *killSpec) {
 		return false
 	})
 	if err != nil {
-		proc.Kill()
-		t.Fatalf("OpenCode never stored the shape to kill at (%s): %v", k.stage, err)
-	}
-	res, err := proc.Kill()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.ExitCode != -1 {
-		t.Fatalf("opencode was not killed (exit %d)\n%s", res.ExitCode, res)
+		t.Fatalf("kill at %s: %v", k.stage, err)
 	}
 	for _, m := range c.d.session(c.session) {
 		if !known[m.ID] {

@@ -18,12 +18,13 @@
 //	// has every request OpenCode sent and its verdict.
 //
 // To leave a session the way a crash does, start OpenCode in the background,
-// hold the mock's stream at a stage and kill the process there:
+// hold the mock's stream at a stage and kill the process there, once
+// OpenCode has stored what the test is after:
 //
 //	p := e.Mock.Pause(mockanthropic.StageTextDelta, mockanthropic.ChatRequest)
+//	defer p.Release()
 //	proc, _ := e.StartPrompt("", "hello")
-//	<-p.Reached()
-//	proc.Kill() // SIGKILL to OpenCode's process group
+//	err := proc.KillAt(ctx, p, func() bool { … }) // SIGKILL to OpenCode's process group
 //
 // Environment, config and observed behaviour are written down in
 // OBSERVED.md next to this file.

@@ -472,6 +472,48 @@ func (p *Proc) Kill() (*Result, error) {
 	return p.Wait()
 }
 
+// KillAt SIGKILLs OpenCode at a chosen point of a turn, the way a crash
+// leaves a session: it waits until the mock holds the stream at pause, then
+// until stored (polled) reports that OpenCode has written what the caller
+// is after, and kills the process group. It fails, killing the process,
+// when OpenCode exits first, when ctx ends, or when the kill does not end
+// the process. Wait returns the killed process's Result.
+func (p *Proc) KillAt(ctx context.Context, pause *mockanthropic.Pause, stored func() bool) error {
+	select {
+	case <-pause.Reached():
+	case <-p.Done():
+		res, _ := p.Wait()
+		return fmt.Errorf("opencode exited before the mock's stream reached the pause\n%s", res)
+	case <-ctx.Done():
+		p.Kill()
+		return fmt.Errorf("the mock's stream never reached the pause: %w", ctx.Err())
+	}
+	if err := waitFor(ctx, stored); err != nil {
+		p.Kill()
+		return fmt.Errorf("the stream is held, but OpenCode never stored what the kill waits for: %w", err)
+	}
+	res, err := p.Kill()
+	if err != nil {
+		return err
+	}
+	if res.ExitCode != -1 {
+		return fmt.Errorf("opencode was not killed (exit %d)\n%s", res.ExitCode, res)
+	}
+	return nil
+}
+
+// waitFor polls cond until it returns true or ctx ends.
+func waitFor(ctx context.Context, cond func() bool) error {
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
 // Wait waits for the process to exit.
 func (p *Proc) Wait() (*Result, error) {
 	<-p.done

@@ -1,27 +1,13 @@
 package opencodetest
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sessfix/sessfix/internal/mockanthropic"
 )
-
-// waitFor polls cond until it returns true or ctx ends.
-func waitFor(ctx context.Context, cond func() bool) error {
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	return nil
-}
 
 // lastAssistant loads the session and returns its last assistant message.
 func lastAssistant(dataDir, session string) (Message, bool) {
@@ -51,24 +37,14 @@ func hasPart(m Message, typ string) bool {
 // stored a text part, and SIGKILLs it. It returns the session id.
 func killMidText(t *testing.T, e *Env) string {
 	t.Helper()
-	ctx := testCtx(t)
 	pause := e.Mock.Pause(mockanthropic.StageTextDelta, mockanthropic.ChatRequest)
 	defer pause.Release()
 	proc, err := e.StartPrompt("", "tell me something")
 	if err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-pause.Reached():
-	case <-proc.Done():
-		res, _ := proc.Wait()
-		t.Fatalf("opencode exited before the pause\n%s", res)
-	case <-ctx.Done():
-		proc.Kill()
-		t.Fatal("stream never reached text_delta")
-	}
 	var session string
-	err = waitFor(ctx, func() bool {
+	err = proc.KillAt(testCtx(t), pause, func() bool {
 		ids, _ := Sessions(e.DataDir())
 		if len(ids) != 1 {
 			return false
@@ -78,15 +54,7 @@ func killMidText(t *testing.T, e *Env) string {
 		return ok && hasPart(m, "text")
 	})
 	if err != nil {
-		proc.Kill()
-		t.Fatalf("no text part stored before the kill: %v", err)
-	}
-	res, err := proc.Kill()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.ExitCode != -1 {
-		t.Errorf("exit code %d after SIGKILL", res.ExitCode)
+		t.Fatalf("kill after the first text delta: %v", err)
 	}
 	return session
 }
