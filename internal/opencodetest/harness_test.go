@@ -111,17 +111,24 @@ func checkToolLoopRequests(t *testing.T, e *Env) {
 	}
 }
 
-func TestToolLoop_1_18(t *testing.T) {
-	t.Parallel()
-	e := NewT(t, Options{Version: V1_18})
-	ctx := testCtx(t)
-	res, err := e.Prompt(ctx, "please run it [[tool:bash echo hi]]")
+// runToolLoop runs a bash tool loop in a new session on version and checks
+// what OpenCode sent the mock for it.
+func runToolLoop(t *testing.T, version string) (*Env, *Result) {
+	t.Helper()
+	e := NewT(t, Options{Version: version})
+	res, err := e.Prompt(testCtx(t), "please run it [[tool:bash echo hi]]")
 	if err != nil || res.ExitCode != 0 || res.SessionID == "" {
 		t.Fatalf("err=%v\n%s", err, res)
 	}
 	t.Logf("opencode run took %s", res.Duration)
 	assertAllAccepted(t, e)
 	checkToolLoopRequests(t, e)
+	return e, res
+}
+
+func TestToolLoop_1_18(t *testing.T) {
+	t.Parallel()
+	e, res := runToolLoop(t, V1_18)
 	if _, err := os.Stat(e.DBPath()); err != nil {
 		t.Fatalf("no database: %v", err)
 	}
@@ -140,7 +147,7 @@ func TestToolLoop_1_18(t *testing.T) {
 	}
 	checkToolLoop(t, msgs)
 
-	doc, xres, err := e.Export(ctx, res.SessionID)
+	doc, xres, err := e.Export(testCtx(t), res.SessionID)
 	if err != nil {
 		t.Fatalf("export: %v\n%s", err, xres)
 	}
@@ -161,15 +168,7 @@ func TestToolLoop_1_18(t *testing.T) {
 
 func TestToolLoop_1_1(t *testing.T) {
 	t.Parallel()
-	e := NewT(t, Options{Version: V1_1})
-	ctx := testCtx(t)
-	res, err := e.Prompt(ctx, "please run it [[tool:bash echo hi]]")
-	if err != nil || res.ExitCode != 0 || res.SessionID == "" {
-		t.Fatalf("err=%v\n%s", err, res)
-	}
-	t.Logf("opencode run took %s", res.Duration)
-	assertAllAccepted(t, e)
-	checkToolLoopRequests(t, e)
+	e, res := runToolLoop(t, V1_1)
 	if _, err := os.Stat(e.DBPath()); err == nil {
 		t.Errorf("1.1.65 created %s", e.DBPath())
 	}

@@ -3,6 +3,7 @@ package opencodetest
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,19 +24,12 @@ func lastAssistant(dataDir, session string) (Message, bool) {
 	return Message{}, false
 }
 
-func hasPart(m Message, typ string) bool {
-	for _, p := range m.Parts {
-		if p.Type() == typ {
-			return true
-		}
-	}
-	return false
-}
-
 // killMidText starts a new session, holds the mock's stream right after the
 // first text delta of the first chat request, waits until OpenCode has
-// stored a text part, and SIGKILLs it. It returns the session id.
-func killMidText(t *testing.T, e *Env) string {
+// stored a text part, and SIGKILLs it. It checks what both versions leave
+// (an unfinished assistant message: step-start, signed reasoning, text) and
+// returns the session id and that message.
+func killMidText(t *testing.T, e *Env) (string, Message) {
 	t.Helper()
 	pause := e.Mock.Pause(mockanthropic.StageTextDelta, mockanthropic.ChatRequest)
 	defer pause.Release()
@@ -51,12 +45,52 @@ func killMidText(t *testing.T, e *Env) string {
 		}
 		session = ids[0]
 		m, ok := lastAssistant(e.DataDir(), session)
-		return ok && hasPart(m, "text")
+		return ok && slices.Contains(partTypes(m), "text")
 	})
 	if err != nil {
 		t.Fatalf("kill after the first text delta: %v", err)
 	}
-	return session
+	m, ok := lastAssistant(e.DataDir(), session)
+	if !ok {
+		t.Fatal("no assistant message stored")
+	}
+	t.Logf("after SIGKILL mid-text:\n%s", dump(m))
+	for _, k := range []string{"time.completed", "finish", "error"} {
+		if Get(m.Data, k) != nil {
+			t.Errorf("killed message has %s = %v", k, Get(m.Data, k))
+		}
+	}
+	if got := partTypes(m); !slices.Equal(got, []string{"step-start", "reasoning", "text"}) {
+		t.Errorf("parts %v", got)
+	}
+	for _, p := range m.Parts {
+		if p.Type() != "reasoning" {
+			continue
+		}
+		sig, _ := Get(p.Data, "metadata.anthropic.signature").(string)
+		if !mockanthropic.ValidSignature(e.Mock.Secret(), p.Text(), sig) {
+			t.Errorf("reasoning not signed: %v", p.Data)
+		}
+	}
+	return session, m
+}
+
+// resumeKilled resumes a killed session with a fresh record in the mock and
+// returns the result and the first chat request it sent.
+func resumeKilled(t *testing.T, e *Env, session string) (*Result, mockanthropic.Request) {
+	t.Helper()
+	e.Mock.Reset()
+	res, err := e.Resume(testCtx(t), session, "are you there?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chat := e.Mock.ChatRequests()
+	if len(chat) == 0 {
+		t.Fatalf("resume sent nothing\n%s", res)
+	}
+	b, _ := json.Marshal(chat[0].Parsed.Messages)
+	t.Logf("resume request messages: %s\nverdict %s %s\nexit %d", b, chat[0].Verdict, chat[0].Error, res.ExitCode)
+	return res, chat[0]
 }
 
 func dump(m Message) string {
@@ -72,51 +106,17 @@ func dump(m Message) string {
 func TestKillMidText_1_18(t *testing.T) {
 	t.Parallel()
 	e := NewT(t, Options{Version: V1_18})
-	session := killMidText(t, e)
-	m, ok := lastAssistant(e.DataDir(), session)
-	if !ok {
-		t.Fatal("no assistant message stored")
-	}
-	t.Logf("after SIGKILL mid-text:\n%s", dump(m))
-	for _, k := range []string{"time.completed", "finish", "error"} {
-		if Get(m.Data, k) != nil {
-			t.Errorf("killed message has %s = %v", k, Get(m.Data, k))
-		}
-	}
-	var types []string
+	session, m := killMidText(t, e)
 	for _, p := range m.Parts {
-		types = append(types, p.Type())
-		switch p.Type() {
-		case "reasoning":
-			sig, _ := Get(p.Data, "metadata.anthropic.signature").(string)
-			if !mockanthropic.ValidSignature(e.Mock.Secret(), p.Text(), sig) {
-				t.Errorf("reasoning not signed: %v", p.Data)
-			}
-		case "text":
-			if p.Text() != "" {
-				t.Errorf("text part %q, want \"\" (1.18.33 writes text when the block ends)", p.Text())
-			}
+		if p.Type() == "text" && p.Text() != "" {
+			t.Errorf("text part %q, want \"\" (1.18.33 writes text when the block ends)", p.Text())
 		}
-	}
-	if fmt.Sprint(types) != "[step-start reasoning text]" {
-		t.Errorf("parts %v", types)
 	}
 
 	// Resuming sends the empty text part as a whitespace-only block.
-	ctx := testCtx(t)
-	e.Mock.Reset()
-	res, err := e.Resume(ctx, session, "are you there?")
-	if err != nil {
-		t.Fatal(err)
-	}
-	chat := e.Mock.ChatRequests()
-	if len(chat) == 0 {
-		t.Fatalf("resume sent nothing\n%s", res)
-	}
-	b, _ := json.Marshal(chat[0].Parsed.Messages)
-	t.Logf("resume request messages: %s\nverdict %s %s\nexit %d", b, chat[0].Verdict, chat[0].Error, res.ExitCode)
-	if chat[0].Verdict != mockanthropic.Rejected || chat[0].Error != mockanthropic.TextWhitespaceTextBlock {
-		t.Errorf("resume verdict %s %q, want the whitespace-text rejection", chat[0].Verdict, chat[0].Error)
+	res, chat := resumeKilled(t, e, session)
+	if chat.Verdict != mockanthropic.Rejected || chat.Error != mockanthropic.TextWhitespaceTextBlock {
+		t.Errorf("resume verdict %s %q, want the whitespace-text rejection", chat.Verdict, chat.Error)
 	}
 	if res.ExitCode == 0 {
 		t.Errorf("resume exited 0")
@@ -133,43 +133,14 @@ func TestKillMidText_1_18(t *testing.T) {
 func TestKillMidText_1_1(t *testing.T) {
 	t.Parallel()
 	e := NewT(t, Options{Version: V1_1})
-	session := killMidText(t, e)
-	m, ok := lastAssistant(e.DataDir(), session)
-	if !ok {
-		t.Fatal("no assistant message stored")
-	}
-	t.Logf("after SIGKILL mid-text:\n%s", dump(m))
-	for _, k := range []string{"time.completed", "finish", "error"} {
-		if Get(m.Data, k) != nil {
-			t.Errorf("killed message has %s = %v", k, Get(m.Data, k))
-		}
-	}
-	var types []string
+	session, m := killMidText(t, e)
 	for _, p := range m.Parts {
-		types = append(types, p.Type())
 		if p.Type() == "text" && (p.Text() == "" || !strings.HasPrefix("Mock reply: I read your message", p.Text())) {
 			t.Errorf("text part %q, want the partial text streamed so far", p.Text())
 		}
-		if p.Type() == "reasoning" && Get(p.Data, "metadata.anthropic.signature") == nil {
-			t.Errorf("reasoning not signed: %v", p.Data)
-		}
 	}
-	if fmt.Sprint(types) != "[step-start reasoning text]" {
-		t.Errorf("parts %v", types)
-	}
-	ctx := testCtx(t)
-	e.Mock.Reset()
-	res, err := e.Resume(ctx, session, "are you there?")
-	if err != nil {
-		t.Fatal(err)
-	}
-	chat := e.Mock.ChatRequests()
-	if len(chat) == 0 {
-		t.Fatalf("resume sent nothing\n%s", res)
-	}
-	b, _ := json.Marshal(chat[0].Parsed.Messages)
-	t.Logf("resume request messages: %s\nverdict %s %s\nexit %d", b, chat[0].Verdict, chat[0].Error, res.ExitCode)
-	if chat[0].Verdict != mockanthropic.Accepted || res.ExitCode != 0 {
-		t.Errorf("resume after a mid-text kill failed on 1.1.65: %s %s\n%s", chat[0].Verdict, chat[0].Error, res)
+	res, chat := resumeKilled(t, e, session)
+	if chat.Verdict != mockanthropic.Accepted || res.ExitCode != 0 {
+		t.Errorf("resume after a mid-text kill failed on 1.1.65: %s %s\n%s", chat.Verdict, chat.Error, res)
 	}
 }
