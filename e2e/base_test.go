@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -146,7 +147,7 @@ func (b *base) record() error {
 	err = proc.KillAt(ctx, pause, func() bool {
 		ids, _ := opencodetest.Sessions(e.DataDir())
 		for _, id := range ids {
-			if !contains(before, id) {
+			if !slices.Contains(before, id) {
 				b.cut = id
 			}
 		}
@@ -189,13 +190,4 @@ func (b *base) adopt(t *testing.T, e *opencodetest.Env) {
 		t.Fatal(err)
 	}
 	e.ProjectDir = b.env.ProjectDir
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -22,7 +22,9 @@ var update = flag.Bool("update", false, "rewrite docs/compatibility.md from this
 // sessfixBin is the sessfix binary built for this run.
 var sessfixBin string
 
-// versions are the OpenCode releases every scenario runs against.
+// versions are the pinned OpenCode releases, in the order
+// docs/compatibility.md lists them; a scenario runs on those where its shape
+// exists.
 var versions = []string{opencodetest.V1_18, opencodetest.V1_1}
 
 func TestMain(m *testing.M) {

@@ -47,8 +47,6 @@ type scenario struct {
 	note string
 }
 
-var both = []string{opencodetest.V1_18, opencodetest.V1_1}
-
 func hasPartType(typ string) func(string, opencodetest.Message) bool {
 	return func(_ string, m opencodetest.Message) bool { return firstPart(m, typ) != nil }
 }
@@ -56,11 +54,11 @@ func hasPartType(typ string) func(string, opencodetest.Message) bool {
 var scenarios = []scenario{
 	{
 		name: "healthy", what: "a recorded tool loop and a second turn, untouched",
-		versions: both, healthy: true,
+		versions: versions, healthy: true,
 	},
 	{
 		name: "whitespace-text", what: "the first turn's answer text is whitespace only",
-		versions: both,
+		versions: versions,
 		corrupt: func(c *caseRun) {
 			m := c.assistant(1)
 			c.d.setPart(m.ID, c.part(m, "text").ID, "text", " \n\t ")
@@ -68,7 +66,7 @@ var scenarios = []scenario{
 	},
 	{
 		name: "reasoning-after-tool", what: "the tool call step's reasoning part re-keyed to sort after its tool part",
-		versions: both,
+		versions: versions,
 		corrupt: func(c *caseRun) {
 			m := c.assistant(0)
 			r, tool := c.part(m, "reasoning"), c.part(m, "tool")
@@ -83,7 +81,7 @@ var scenarios = []scenario{
 	},
 	{
 		name: "unsigned-final-tool-loop", what: "the final tool-loop message (turn killed after the tool result) lost its reasoning signature",
-		versions: both, cut: true,
+		versions: versions, cut: true,
 		corrupt: func(c *caseRun) {
 			m := c.assistant(0)
 			c.d.deletePaths(m.ID, c.part(m, "reasoning").ID, "metadata.anthropic.signature")
@@ -91,7 +89,7 @@ var scenarios = []scenario{
 	},
 	{
 		name: "corrupted-signature", what: "one character of the tool call step's reasoning signature changed",
-		versions: both, undetectable: true,
+		versions: versions, undetectable: true,
 		corrupt: func(c *caseRun) {
 			m := c.assistant(0)
 			p := c.part(m, "reasoning")
@@ -112,7 +110,7 @@ var scenarios = []scenario{
 	},
 	{
 		name: "thinking-only", what: "the first turn's answer lost its text part (reasoning only)",
-		versions: both,
+		versions: versions,
 		corrupt: func(c *caseRun) {
 			m := c.assistant(1)
 			c.d.deletePart(m.ID, c.part(m, "text").ID)
@@ -120,7 +118,7 @@ var scenarios = []scenario{
 	},
 	{
 		name: "tool-running", what: "the bash tool part left in `running` (no output, no end time)",
-		versions: both,
+		versions: versions,
 		corrupt: func(c *caseRun) {
 			m := c.assistant(0)
 			p := c.part(m, "tool")
@@ -148,7 +146,7 @@ var scenarios = []scenario{
 	},
 	{
 		name: "part-id-without-prefix", what: "the first prompt's text part id lost its `prt_` prefix",
-		versions: both, serveBefore: true,
+		versions: versions, serveBefore: true,
 		corrupt: func(c *caseRun) {
 			m := c.user(0)
 			p := c.part(m, "text")
@@ -157,12 +155,12 @@ var scenarios = []scenario{
 	},
 	{
 		name: "kill-mid-thinking", what: "SIGKILL while the reasoning streams (a new turn)",
-		versions: both,
+		versions: versions,
 		kill:     &killSpec{stage: mockanthropic.StageThinkingDelta, prompt: "Tell me more about it.", ready: hasPartType("reasoning")},
 	},
 	{
 		name: "kill-text-start", what: "SIGKILL when the text block has started, before any text",
-		versions: both,
+		versions: versions,
 		kill: &killSpec{stage: mockanthropic.StageTextStart, prompt: "Tell me more about it.",
 			ready: func(v string, m opencodetest.Message) bool {
 				if v == opencodetest.V1_18 {
@@ -176,7 +174,7 @@ var scenarios = []scenario{
 	},
 	{
 		name: "kill-mid-text", what: "SIGKILL after the first text delta",
-		versions: both,
+		versions: versions,
 		kill: &killSpec{stage: mockanthropic.StageTextDelta, prompt: "Tell me more about it.",
 			ready: func(v string, m opencodetest.Message) bool {
 				p := firstPart(m, "text")
@@ -186,7 +184,7 @@ var scenarios = []scenario{
 	},
 	{
 		name: "kill-tool-running", what: "SIGKILL while the bash tool runs (tool_use sent, no result)",
-		versions: both,
+		versions: versions,
 		kill: &killSpec{stage: mockanthropic.StageToolUse, prompt: "Wait for me [[tool:bash sleep 60]]",
 			ready: func(_ string, m opencodetest.Message) bool {
 				p := firstPart(m, "tool")
@@ -195,7 +193,7 @@ var scenarios = []scenario{
 	},
 	{
 		name: "kill-after-tool-result", what: "SIGKILL after the tool result was stored, before the model answered it",
-		versions: both, cut: true,
+		versions: versions, cut: true,
 	},
 }
 
@@ -211,7 +209,6 @@ func firstPart(m opencodetest.Message, typ string) *opencodetest.Part {
 // caseRun is one scenario on one OpenCode version.
 type caseRun struct {
 	t       *testing.T
-	sc      *scenario
 	version string
 	e       *opencodetest.Env
 	d       dataDir
@@ -421,7 +418,7 @@ func runScenario(t *testing.T, sc *scenario, version string) outcome {
 	acquire(t)
 	e := opencodetest.NewT(t, opencodetest.Options{Version: version})
 	b.adopt(t, e)
-	c := &caseRun{t: t, sc: sc, version: version, e: e, d: dataDir{t: t, dir: e.DataDir()}, session: b.loop}
+	c := &caseRun{t: t, version: version, e: e, d: dataDir{t: t, dir: e.DataDir()}, session: b.loop}
 	if sc.cut {
 		c.session = b.cut
 	}

@@ -25,7 +25,7 @@ import (
 //     (SQLite: every column of every session, message and part row) or
 //     every file (storage/) exactly as it was before the fix.
 func TestRealStoreFixAndUndo(t *testing.T) {
-	for _, version := range []string{opencodetest.V1_18, opencodetest.V1_1} {
+	for _, version := range versions {
 		t.Run(version, func(t *testing.T) {
 			t.Parallel()
 			b := getBase(t, version)
