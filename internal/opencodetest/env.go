@@ -1,7 +1,6 @@
 package opencodetest
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -122,7 +121,6 @@ type TB interface {
 	Helper()
 	Fatalf(format string, args ...any)
 	Cleanup(func())
-	Logf(format string, args ...any)
 }
 
 // NewT is New for tests: it fails the test on error and closes the Env at
@@ -575,22 +573,4 @@ func (s *Server) Get(ctx context.Context, path string) (int, []byte, error) {
 // SessionMessages fetches GET /session/:id/message, what the TUI loads.
 func (s *Server) SessionMessages(ctx context.Context, sessionID string) (int, []byte, error) {
 	return s.Get(ctx, "/session/"+sessionID+"/message")
-}
-
-// Events splits `run --format json` output into its JSON lines.
-func Events(stdout string) []map[string]any {
-	var out []map[string]any
-	sc := bufio.NewScanner(strings.NewReader(stdout))
-	sc.Buffer(make([]byte, 1<<20), 1<<26)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if !strings.HasPrefix(line, "{") {
-			continue
-		}
-		var m map[string]any
-		if json.Unmarshal([]byte(line), &m) == nil {
-			out = append(out, m)
-		}
-	}
-	return out
 }
