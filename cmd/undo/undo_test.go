@@ -92,6 +92,21 @@ func storeHash(t *testing.T, path string, shape store.Shape) string {
 // TestFixUndoRoundTrip: fix writes through the real backup journal, a
 // second fix plans nothing, undo --last restores the whole store, a second
 // undo does nothing, and backups lists the run.
+// fixBackedUp runs sessfix fix --yes on the store at path, backing up into
+// journal, and returns what it printed on stderr.
+func fixBackedUp(t *testing.T, path string, journal backup.Options) string {
+	t.Helper()
+	f, _, errOut := factory()
+	fo := &fixcmd.FixOptions{Factory: f, Paths: []string{path}, Yes: true, Settle: 5 * time.Second, Placeholder: "[user interrupted]",
+		Apply: func(ctx context.Context, info store.Info, sets []*store.ChangeSet) (string, error) {
+			return backup.Apply(ctx, journal, info, sets)
+		}}
+	if err := fixcmd.RunFix(context.Background(), fo); err != nil && !errors.Is(err, cli.ErrFindings) {
+		t.Fatalf("fix: %v\n%s", err, errOut)
+	}
+	return errOut.String()
+}
+
 func TestFixUndoRoundTrip(t *testing.T) {
 	cases := []string{"sf103-reasoning-after-tool", "sf104-empty-text", "sf102-thinking-only", "sf105-abandoned-tool", "sf205-foreign-parts"}
 	for _, shape := range []store.Shape{store.ShapeSessions, store.ShapeStorage, store.ShapeSQLite} {
@@ -100,17 +115,7 @@ func TestFixUndoRoundTrip(t *testing.T) {
 			journal := backup.Options{Dir: t.TempDir(), Now: func() time.Time { return clock }}
 			before := storeHash(t, path, shape)
 
-			fixOnce := func() string {
-				f, _, errOut := factory()
-				fo := &fixcmd.FixOptions{Factory: f, Paths: []string{path}, Yes: true, Settle: 5 * time.Second, Placeholder: "[user interrupted]",
-					Apply: func(ctx context.Context, info store.Info, sets []*store.ChangeSet) (string, error) {
-						return backup.Apply(ctx, journal, info, sets)
-					}}
-				if err := fixcmd.RunFix(context.Background(), fo); err != nil && !errors.Is(err, cli.ErrFindings) {
-					t.Fatalf("fix: %v\n%s", err, errOut)
-				}
-				return errOut.String()
-			}
+			fixOnce := func() string { return fixBackedUp(t, path, journal) }
 			first := fixOnce()
 			if !strings.Contains(first, "sessfix undo ") {
 				t.Fatalf("no undo command in:\n%s", first)
@@ -179,14 +184,7 @@ func TestUndoRefusalSaysItOnce(t *testing.T) {
 		return out
 	}
 	before := files()
-	f, _, errOut := factory()
-	fo := &fixcmd.FixOptions{Factory: f, Paths: []string{path}, Yes: true, Settle: 5 * time.Second, Placeholder: "[user interrupted]",
-		Apply: func(ctx context.Context, info store.Info, sets []*store.ChangeSet) (string, error) {
-			return backup.Apply(ctx, journal, info, sets)
-		}}
-	if err := fixcmd.RunFix(context.Background(), fo); err != nil && !errors.Is(err, cli.ErrFindings) {
-		t.Fatalf("fix: %v\n%s", err, errOut)
-	}
+	fixBackedUp(t, path, journal)
 	changed := ""
 	for p, b := range files() {
 		if !bytes.Equal(b, before[p]) {
@@ -201,7 +199,7 @@ func TestUndoRefusalSaysItOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	f, _, errOut = factory()
+	f, _, errOut := factory()
 	err := RunUndo(context.Background(), &UndoOptions{Factory: f, Last: true, Backup: journal})
 	if !errors.Is(err, store.ErrChanged) {
 		t.Fatalf("undo: %v, want a refusal", err)
