@@ -46,18 +46,31 @@ type StoreWriter interface {
 	Close() error
 }
 
-// listed remembers what Targets returned for a change set, so Apply can
-// refuse to touch anything the backup did not cover (a part OpenCode added
-// to a message sessfix deletes, between the backup and the write).
+// listed remembers what Targets returned for a change set, and what Read
+// then returned for those targets (the images the backup keeps), so Apply
+// can refuse to touch anything the backup did not cover or that changed
+// since: a part OpenCode added to, or rewrote in, a message sessfix deletes
+// or re-keys, between the backup and the write.
 type listed struct {
 	cs      *ChangeSet
 	targets map[Target]bool
+	read    map[Target]string // Image.Hash of what Read returned
 }
 
 func (l *listed) remember(cs *ChangeSet, targets []Target) {
-	l.cs, l.targets = cs, map[Target]bool{}
+	l.cs, l.targets, l.read = cs, map[Target]bool{}, map[Target]string{}
 	for _, t := range targets {
 		l.targets[t] = true
+	}
+}
+
+// saw records the images Read returned for targets of the remembered
+// change set.
+func (l *listed) saw(images []Image) {
+	for _, im := range images {
+		if l.targets[im.Target] {
+			l.read[im.Target] = im.Hash()
+		}
 	}
 }
 
@@ -73,6 +86,26 @@ func (l *listed) uncovered(cs *ChangeSet, targets []Target) (Target, bool) {
 		}
 	}
 	return Target{}, false
+}
+
+// changed returns an ErrChanged for the first image that differs from what
+// Read returned for the backup of cs (nil when cs was not read).
+func (l *listed) changed(cs *ChangeSet, images []Image) error {
+	if l.cs == nil || l.cs != cs {
+		return nil
+	}
+	for _, im := range images {
+		h, ok := l.read[im.Target]
+		if !ok || h == im.Hash() {
+			continue
+		}
+		how := "was modified"
+		if !im.Exists {
+			how = "was removed"
+		}
+		return changedError(im.Target.String(), im.Kind, im.ID, how)
+	}
+	return nil
 }
 
 func notBackedUp(t Target) error {

@@ -368,6 +368,14 @@ func (w *jsonWriter) Targets(_ context.Context, cs *ChangeSet) ([]Target, error)
 }
 
 func (w *jsonWriter) Read(ctx context.Context, targets []Target) ([]Image, error) {
+	out, err := w.read(ctx, targets)
+	if err == nil {
+		w.seen.saw(out)
+	}
+	return out, err
+}
+
+func (w *jsonWriter) read(ctx context.Context, targets []Target) ([]Image, error) {
 	out := make([]Image, 0, len(targets))
 	for _, t := range targets {
 		if err := ctx.Err(); err != nil {
@@ -393,8 +401,13 @@ func (w *jsonWriter) Apply(ctx context.Context, cs *ChangeSet) error {
 	if t, ok := w.seen.uncovered(cs, p.targets); ok {
 		return notBackedUp(t)
 	}
-	before, err := w.Read(ctx, p.targets)
+	before, err := w.read(ctx, p.targets)
 	if err != nil {
+		return err
+	}
+	// Parts a message delete or re-key takes along have no Before bytes of
+	// their own: they must still be what the backup holds.
+	if err := w.seen.changed(cs, before); err != nil {
 		return err
 	}
 	for _, st := range p.steps {

@@ -378,6 +378,32 @@ func TestJSONWriterRefusesWhatTheBackupMissed(t *testing.T) {
 	assertSameTree(t, "refused change set", before, treeState(t, f.root))
 }
 
+func TestJSONWriterRefusesAPartChangedAfterTheBackup(t *testing.T) {
+	ctx := context.Background()
+	for _, shape := range []Shape{ShapeStorage, ShapeSessions} {
+		t.Run(string(shape), func(t *testing.T) {
+			f := newJSONFixture(t, shape)
+			w := f.writer(t, osOps{})
+			cs := &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{f.edit(OpDelete, KindMessage, tMsgB, "")}}
+			targets, err := w.Targets(ctx, cs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.Read(ctx, targets); err != nil { // what the backup keeps
+				t.Fatal(err)
+			}
+			// OpenCode rewrites a part the delete takes along, after the backup.
+			writeTestFile(t, f.paths[tPrt3], `{"type":"text","text":"late edit"}`, 0o644)
+			before := treeState(t, f.root)
+			err = w.Apply(ctx, cs)
+			if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), tPrt3) || !strings.Contains(err.Error(), "was modified") {
+				t.Fatalf("err = %v, want ErrChanged naming the part modified after the backup", err)
+			}
+			assertSameTree(t, "refused change set", before, treeState(t, f.root))
+		})
+	}
+}
+
 func TestJSONWriterNewFilesBelongToTheStoreOwner(t *testing.T) {
 	f := newJSONFixture(t, ShapeSessions)
 	uid, gid := os.Getuid(), os.Getgid()

@@ -198,7 +198,7 @@ func (w *sqliteWriter) Apply(ctx context.Context, cs *ChangeSet) error {
 
 // checkCovered makes sure, inside the write transaction, that the parts a
 // message delete or re-key takes along are the ones Targets listed for the
-// backup.
+// backup, each still holding the data the backup read.
 func (w *sqliteWriter) checkCovered(ctx context.Context, tx *sql.Tx, cs *ChangeSet) error {
 	if w.seen.cs == nil || w.seen.cs != cs {
 		return nil
@@ -207,22 +207,33 @@ func (w *sqliteWriter) checkCovered(ctx context.Context, tx *sql.Tx, cs *ChangeS
 		if e.Kind != KindMessage || e.Op == OpUpdate || e.Op == OpAdd {
 			continue
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT id FROM part WHERE message_id = ?`, e.ID)
+		rows, err := tx.QueryContext(ctx, `SELECT id, data FROM part WHERE message_id = ?`, e.ID)
 		if err != nil {
 			return w.dbError("read", err)
 		}
-		var targets []Target
+		var images []Image
 		for rows.Next() {
 			var id string
-			if err := rows.Scan(&id); err != nil {
+			var data any
+			if err := rows.Scan(&id, &data); err != nil {
 				rows.Close()
 				return w.dbError("read", err)
 			}
-			targets = append(targets, Target{Kind: KindPart, ID: id, Path: w.info.Path, Table: "part"})
+			t := Target{Kind: KindPart, ID: id, Path: w.info.Path, Table: "part"}
+			images = append(images, Image{Target: t, Exists: true, Data: asBytes(data)})
 		}
+		err = rows.Err()
 		rows.Close()
-		if t, ok := w.seen.uncovered(cs, targets); ok {
-			return notBackedUp(t)
+		if err != nil {
+			return w.dbError("read", err)
+		}
+		for _, im := range images {
+			if t, ok := w.seen.uncovered(cs, []Target{im.Target}); ok {
+				return notBackedUp(t)
+			}
+		}
+		if err := w.seen.changed(cs, images); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -395,6 +406,7 @@ func (w *sqliteWriter) Read(ctx context.Context, targets []Target) ([]Image, err
 		}
 		out = append(out, im)
 	}
+	w.seen.saw(out)
 	return out, nil
 }
 

@@ -320,6 +320,33 @@ func TestSQLiteWriterRefusesWhatTheBackupMissed(t *testing.T) {
 	assertSameDB(t, "after a change set the backup did not cover", f.info.Path, before)
 }
 
+func TestSQLiteWriterRefusesAPartChangedAfterTheBackup(t *testing.T) {
+	ctx := context.Background()
+	f := newSQLiteFixture(t)
+	w := f.writer(t, 0)
+	cs := &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{f.edit(OpDelete, KindMessage, tMsgB, "")}}
+	targets, err := w.Targets(ctx, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Read(ctx, targets); err != nil { // what the backup keeps
+		t.Fatal(err)
+	}
+	// OpenCode rewrites a part the delete takes along, after the backup.
+	db, _ := sql.Open("sqlite", f.info.Path)
+	_, err = db.Exec(`UPDATE part SET data = '{"type":"text","text":"late edit"}' WHERE id = ?`, tPrt3)
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := dumpDB(t, f.info.Path)
+	err = w.Apply(ctx, cs)
+	if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), tPrt3) || !strings.Contains(err.Error(), "was modified") {
+		t.Fatalf("err = %v, want ErrChanged naming the part modified after the backup", err)
+	}
+	assertSameDB(t, "after a part changed since the backup", f.info.Path, before)
+}
+
 func TestSQLiteErrorsGetTheSystemHint(t *testing.T) {
 	for code, want := range map[int]string{
 		13:           "the disk is full",
