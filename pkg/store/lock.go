@@ -66,7 +66,8 @@ func (l *Lock) Path() string { return l.path }
 // AcquireLock takes the sessfix writer lock of a store: one sessfix writes a
 // store at a time. The lock file is created exclusively and records the pid,
 // host, start time and sessfix version. A lock left by a sessfix that died
-// (same host, pid gone) or older than LockStaleAfter is replaced. When the
+// (same host, pid gone) or older than LockStaleAfter is replaced, by one
+// run at a time (removeStale). When the
 // lock is held, the error wraps ErrLocked and says who holds it.
 func AcquireLock(info Info) (*Lock, error) {
 	return acquireLock(info, time.Now())
@@ -81,7 +82,7 @@ func acquireLock(info Info, now time.Time) (*Lock, error) {
 		return nil, err
 	}
 	content = append(content, '\n')
-	for attempt := 0; attempt < 2; attempt++ {
+	for attempt := 0; attempt < 3; attempt++ {
 		err := createExclusive(path, content)
 		if err == nil {
 			return &Lock{path: path, content: content, Holder: h}, nil
@@ -114,15 +115,42 @@ func acquireLock(info Info, now time.Time) (*Lock, error) {
 				hint: "wait for it to finish; if no sessfix is running, remove " + path,
 			}
 		}
-		// Replace the stale lock, but only if it is still the one we read: a
-		// sessfix that replaced it a moment ago must keep its fresh lock.
-		if cur, err := os.ReadFile(path); err == nil && bytes.Equal(cur, old) {
-			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return nil, fmt.Errorf("cannot remove the stale sessfix lock %s (%s): %w", path, why, err)
-			}
+		if err := removeStale(path, old, why); err != nil {
+			return nil, err
 		}
 	}
 	return nil, fmt.Errorf("%s: another sessfix took the writer lock %s while a stale one was replaced: %w", info.Path, path, ErrLocked)
+}
+
+// takeoverStaleAfter is the age after which a takeover guard counts as left
+// by a sessfix that died while replacing a stale lock (which takes a few
+// system calls).
+const takeoverStaleAfter = 30 * time.Second
+
+// removeStale removes the stale lock at path, but only if it still holds
+// old, and only while holding the takeover guard (path + ".takeover",
+// created exclusively). Without the guard, two runs that read the same
+// stale lock could both compare it, and the slower one would then remove
+// the lock the faster one had just taken. A busy guard means another run is
+// replacing the lock: the caller's next attempt finds that run's lock.
+func removeStale(path string, old []byte, why string) error {
+	guard := path + ".takeover"
+	if err := createExclusive(guard, nil); err != nil {
+		if !errors.Is(err, fs.ErrExist) {
+			return withHint(fmt.Errorf("cannot replace the stale sessfix lock %s (%s): %w", path, why, err), true)
+		}
+		if fi, err := os.Stat(guard); err == nil && time.Since(fi.ModTime()) > takeoverStaleAfter {
+			_ = os.Remove(guard)
+		}
+		return nil
+	}
+	defer os.Remove(guard)
+	if cur, err := os.ReadFile(path); err == nil && bytes.Equal(cur, old) {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("cannot remove the stale sessfix lock %s (%s): %w", path, why, err)
+		}
+	}
+	return nil
 }
 
 func createExclusive(path string, content []byte) error {

@@ -98,6 +98,76 @@ func TestLockConcurrentAcquire(t *testing.T) {
 	won[0].Release()
 }
 
+// TestLockConcurrentStaleTakeover races sessfix runs that all find the
+// same stale lock: exactly one may take the store over, none may remove the
+// lock another has just taken.
+func TestLockConcurrentStaleTakeover(t *testing.T) {
+	host, _ := os.Hostname()
+	const rounds, n = 200, 8
+	for r := 0; r < rounds; r++ {
+		info := Info{Shape: ShapeStorage, Path: t.TempDir()}
+		writeLockFile(t, info, LockHolder{PID: 1 << 30, Host: host, Started: time.Now()}) // a dead holder
+		var (
+			wg    sync.WaitGroup
+			mu    sync.Mutex
+			won   []*Lock
+			other []error
+		)
+		start := make(chan struct{})
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				l, err := AcquireLock(info)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					won = append(won, l)
+				case !errors.Is(err, ErrLocked):
+					other = append(other, err)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		if len(won) != 1 || len(other) > 0 {
+			t.Fatalf("round %d: %d took the stale lock over (want 1), other errors %v", r, len(won), other)
+		}
+		if err := won[0].Release(); err != nil {
+			t.Fatalf("round %d: the holder lost its lock: %v", r, err)
+		}
+	}
+}
+
+func TestLockTakeoverGuard(t *testing.T) {
+	host, _ := os.Hostname()
+	info := Info{Shape: ShapeSQLite, Path: filepath.Join(t.TempDir(), "opencode.db")}
+	writeLockFile(t, info, LockHolder{PID: 1 << 30, Host: host, Started: time.Now()}) // a dead holder
+	guard := LockPath(info) + ".takeover"
+	if err := os.WriteFile(guard, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Another run is replacing the stale lock right now: wait for it.
+	if _, err := AcquireLock(info); !errors.Is(err, ErrLocked) {
+		t.Fatalf("with a fresh takeover guard: err = %v, want ErrLocked", err)
+	}
+	// A guard left by a run that died while replacing the lock.
+	old := time.Now().Add(-2 * takeoverStaleAfter)
+	if err := os.Chtimes(guard, old, old); err != nil {
+		t.Fatal(err)
+	}
+	l, err := AcquireLock(info)
+	if err != nil {
+		t.Fatalf("with an abandoned takeover guard: %v", err)
+	}
+	if _, err := os.Stat(guard); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the takeover guard is left behind: %v", err)
+	}
+	l.Release()
+}
+
 func writeLockFile(t *testing.T, info Info, h LockHolder) {
 	t.Helper()
 	b, _ := json.Marshal(h)
