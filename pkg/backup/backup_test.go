@@ -108,6 +108,9 @@ func storeState(t *testing.T, info store.Info) string {
 				t.Fatal(err)
 			}
 			rel, _ := filepath.Rel(info.Path, p)
+			if rel == ".sessfix.lock" {
+				return nil // sessfix's writer lock, not the store's data
+			}
 			fi, _ := os.Lstat(p)
 			if d.IsDir() {
 				lines = append(lines, rel+"/ "+fi.Mode().String())
@@ -389,6 +392,39 @@ func TestUndoRefusesChangedRecordsUnlessForced(t *testing.T) {
 			}
 			if _, err := backup.Undo(ctx, opts, run, true); err != nil {
 				t.Fatalf("forced undo: %v", err)
+			}
+			r.assertAsBefore(t, "after a forced undo")
+		})
+	}
+}
+
+// TestUndoRefusesAWriteDuringTheUndo changes a record after Undo checked
+// the store and before it restores: nothing may be restored over it.
+func TestUndoRefusesAWriteDuringTheUndo(t *testing.T) {
+	ctx := context.Background()
+	for _, shape := range []store.Shape{store.ShapeSQLite, store.ShapeSessions, store.ShapeExport} {
+		t.Run(string(shape), func(t *testing.T) {
+			r := newRig(t, shape)
+			info, opts := r.info, r.opts
+			run, err := backup.Apply(ctx, opts, info, []*store.ChangeSet{repair(t, r.s)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var changed string
+			backup.SetBeforeRestore(t, func() {
+				mutateAfterRun(t, info, r.path)
+				changed = storeState(t, info)
+			})
+			_, err = backup.Undo(ctx, opts, run, false)
+			if !errors.Is(err, store.ErrChanged) || !strings.Contains(err.Error(), "while it was being restored") {
+				t.Fatalf("err = %v, want ErrChanged for the write during the undo", err)
+			}
+			if changed == "" || storeState(t, info) != changed {
+				t.Fatal("the undo restored over a write made after its check")
+			}
+			backup.SetBeforeRestore(t, nil)
+			if _, err := backup.Undo(ctx, opts, run, true); err != nil {
+				t.Fatalf("forced undo afterwards: %v", err)
 			}
 			r.assertAsBefore(t, "after a forced undo")
 		})

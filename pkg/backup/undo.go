@@ -121,7 +121,10 @@ func Undo(ctx context.Context, opts Options, runID string, force bool) (*UndoRes
 		case cur.Exists != p.last.ExistsAfter || cur.Hash() != p.last.SHA256After:
 			res.Refused = append(res.Refused, Refusal{p.first.Target, describeChange(cur, p.last)})
 		}
-		im := store.Image{Target: p.first.Target, Exists: p.first.Existed, Mode: p.first.Mode, Columns: p.first.Columns}
+		// Restore only over the state checked here: a write between this
+		// check and the restore refuses the whole undo.
+		checked := cur.Hash()
+		im := store.Image{Target: p.first.Target, Exists: p.first.Existed, Mode: p.first.Mode, Columns: p.first.Columns, Expect: &checked}
 		if p.first.Existed {
 			data, err := os.ReadFile(filepath.Join(dir, p.first.File))
 			if err != nil {
@@ -144,6 +147,9 @@ func Undo(ctx context.Context, opts Options, runID string, force bool) (*UndoRes
 			m.RunID, len(res.Refused), plural(len(res.Refused), "record", "records"), plural(len(res.Refused), "it", "them"), strings.Join(lines, "\n"))}
 	}
 	if len(restore) > 0 {
+		if beforeRestore != nil {
+			beforeRestore()
+		}
 		if err := w.Restore(ctx, restore); err != nil {
 			return res, fmt.Errorf("undo run %s: %w", m.RunID, err)
 		}
@@ -161,6 +167,10 @@ func Undo(ctx context.Context, opts Options, runID string, force bool) (*UndoRes
 	}
 	return res, nil
 }
+
+// beforeRestore, when set (by tests), runs between Undo's check of the
+// store and the restore.
+var beforeRestore func()
 
 // changedError is Undo's refusal; it wraps store.ErrChanged.
 type changedError struct{ msg string }

@@ -147,6 +147,44 @@ type Image struct {
 	// Columns are a row's other columns (all but id and data), so a deleted
 	// row can be re-inserted exactly.
 	Columns []Column `json:"columns,omitempty"`
+	// Expect, when set, is the Hash the target must still have for Restore
+	// to replace it: the state the caller read and checked. Restore refuses
+	// with ErrChanged and restores nothing otherwise (checked inside the
+	// transaction for SQLite, just before the first file is replaced for
+	// files).
+	Expect *string `json:"-"`
+}
+
+// unexpected returns an ErrChanged for the first image whose current state
+// (cur, in the same order) is not the state it expects.
+func unexpected(images, cur []Image) error {
+	for i, im := range images {
+		if im.Expect == nil || cur[i].Hash() == *im.Expect {
+			continue
+		}
+		how := "was modified"
+		switch {
+		case !cur[i].Exists:
+			how = "was removed"
+		case *im.Expect == "":
+			how = "was created"
+		}
+		return &hintError{
+			err:  fmt.Errorf("%s %s while it was being restored: %w", im.Target, how, ErrChanged),
+			hint: "nothing was restored; OpenCode (or someone) is writing the session, run the undo again when it is quiet",
+		}
+	}
+	return nil
+}
+
+// expects reports whether any image carries an Expect.
+func expects(images []Image) bool {
+	for _, im := range images {
+		if im.Expect != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // Hash is the hex sha256 of the image's data, or "" when it does not exist.

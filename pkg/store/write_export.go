@@ -51,11 +51,22 @@ func (w *exportWriter) Read(_ context.Context, targets []Target) ([]Image, error
 	return out, nil
 }
 
-func (w *exportWriter) Restore(_ context.Context, images []Image) error {
+func (w *exportWriter) Restore(ctx context.Context, images []Image) error {
 	for _, im := range images {
 		if im.Path != w.info.Path {
 			return fmt.Errorf("cannot restore %s: it is not the export file %s", im.Path, w.info.Path)
 		}
+	}
+	if expects(images) {
+		cur, err := w.Read(ctx, targetsOf(images))
+		if err != nil {
+			return err
+		}
+		if err := unexpected(images, cur); err != nil {
+			return err
+		}
+	}
+	for _, im := range images {
 		var err error
 		if im.Exists {
 			err = writeAtomicMode(w.ops, im.Path, im.Data, im.Mode, nil)

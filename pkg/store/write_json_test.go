@@ -183,6 +183,39 @@ func TestJSONWriterMessageDeleteTakesItsParts(t *testing.T) {
 	assertSameTree(t, "after restore", before, treeState(t, f.root))
 }
 
+func TestJSONRestoreChecksExpectFirst(t *testing.T) {
+	ctx := context.Background()
+	f := newJSONFixture(t, ShapeStorage)
+	original := treeState(t, f.root)
+	w := f.writer(t, osOps{})
+	cs := &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{f.edit(OpQuarantine, KindMessage, tMsgB, "")}}
+	targets, images := applyBackedUp(t, w, cs)
+	after, err := w.Read(ctx, targets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range images {
+		h := after[i].Hash() // the state an undo checked: the files are gone
+		images[i].Expect = &h
+	}
+	// OpenCode writes one of those files again after the check.
+	writeTestFile(t, f.paths[tPrt3], `{"type":"text","text":"late"}`, 0o644)
+	changed := treeState(t, f.root)
+	err = w.Restore(ctx, images)
+	if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), f.paths[tPrt3]) || !strings.Contains(err.Error(), "was created") {
+		t.Fatalf("err = %v, want ErrChanged naming the file created after the check", err)
+	}
+	assertSameTree(t, "after a refused restore", changed, treeState(t, f.root))
+
+	if err := os.Remove(f.paths[tPrt3]); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Restore(ctx, images); err != nil {
+		t.Fatal(err)
+	}
+	assertSameTree(t, "after restore", original, treeState(t, f.root))
+}
+
 func TestJSONWriterCreatesMissingDirectories(t *testing.T) {
 	f := newJSONFixture(t, ShapeSessions)
 	if err := os.Chmod(filepath.Join(f.root, tSes, "parts"), 0o750); err != nil {

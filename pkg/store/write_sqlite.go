@@ -538,6 +538,23 @@ func (w *sqliteWriter) Restore(ctx context.Context, images []Image) error {
 		return w.dbError("restore rows in", err)
 	}
 	defer tx.Rollback()
+	if expects(images) {
+		cur := make([]Image, len(images))
+		for i, im := range images {
+			cur[i].Target = im.Target
+			if im.Expect == nil {
+				continue
+			}
+			_, data, ok, err := current(ctx, tx, im.Table, im.ID)
+			if err != nil {
+				return w.dbError("restore rows in", err)
+			}
+			cur[i].Exists, cur[i].Data = ok, data
+		}
+		if err := unexpected(images, cur); err != nil {
+			return err
+		}
+	}
 	order := []struct {
 		table  string
 		exists bool

@@ -212,6 +212,48 @@ func TestSQLiteWriterDeleteMessageCascadesAndRestores(t *testing.T) {
 	assertSameDB(t, "after restore", f.info.Path, before)
 }
 
+func TestSQLiteRestoreChecksExpectInsideItsTransaction(t *testing.T) {
+	ctx := context.Background()
+	f := newSQLiteFixture(t)
+	original := dumpDB(t, f.info.Path)
+	w := f.writer(t, 0)
+	cs := &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{f.edit(OpQuarantine, KindMessage, tMsgB, "")}}
+	targets, images := applyBackedUp(t, w, cs)
+	after, err := w.Read(ctx, targets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range images {
+		h := after[i].Hash() // the state an undo checked: the rows are gone
+		images[i].Expect = &h
+	}
+	// OpenCode writes one of those rows again after the check.
+	db, _ := sql.Open("sqlite", f.info.Path)
+	_, err = db.Exec(`INSERT INTO part VALUES (?, ?, ?, 2300, 2300, '{"type":"text","text":"late"}')`, tPrt3, tMsgA, tSes)
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := dumpDB(t, f.info.Path)
+	err = w.Restore(ctx, images)
+	if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), tPrt3) || !strings.Contains(err.Error(), "was created") {
+		t.Fatalf("err = %v, want ErrChanged naming the row created after the check", err)
+	}
+	assertSameDB(t, "after a refused restore", f.info.Path, changed)
+
+	// Without the late row the expectation holds and the restore runs.
+	db, _ = sql.Open("sqlite", f.info.Path)
+	_, err = db.Exec(`DELETE FROM part WHERE id = ?`, tPrt3)
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Restore(ctx, images); err != nil {
+		t.Fatal(err)
+	}
+	assertSameDB(t, "after restore", f.info.Path, original)
+}
+
 func TestSQLiteWriterRefusesChangedRow(t *testing.T) {
 	f := newSQLiteFixture(t)
 	before := dumpDB(t, f.info.Path)
