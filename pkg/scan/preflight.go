@@ -126,6 +126,23 @@ type Request struct {
 	NextPrompt bool
 }
 
+// Carries reports whether any block of the request came from the stored
+// message, or an entry built from it has no blocks at all (an empty message
+// the provider rejects).
+func (r *Request) Carries(msgID string) bool {
+	for _, pm := range r.Messages {
+		if len(pm.Blocks) == 0 && containsStr(pm.Sources, msgID) {
+			return true
+		}
+		for _, b := range pm.Blocks {
+			if b.MessageID == msgID {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Locate maps a provider index to the stored record it came from:
 // messages.n.content.m gives the message and part of that block; m < 0 asks
 // for the message itself (messages.n), which maps only when the entry was

@@ -38,6 +38,11 @@ func computePreflight(c *Context) []Violation {
 			final = f
 		}
 	}
+	cc := c.shared()
+	cc.reqs = append(cc.reqs[:0], r)
+	if final != nil {
+		cc.reqs = append(cc.reqs, final)
+	}
 	return CheckRequest(s, r, final)
 }
 
@@ -63,6 +68,22 @@ func (c *Context) preflight() []Violation {
 		cc.preDone = true
 	}
 	return cc.pre
+}
+
+// dropsMessage reports whether the requests a resume sends, as the
+// preflight built them, carry nothing of the stored message: OpenCode's
+// conversion (or the provider SDK) leaves every part of it out, so it cannot
+// make the provider reject the history. It is false when the preflight built
+// no request (a session that may still be streaming).
+func (c *Context) dropsMessage(m *store.Message) bool {
+	c.preflight()
+	reqs := c.shared().reqs
+	for _, r := range reqs {
+		if r.Carries(m.ID) {
+			return false
+		}
+	}
+	return len(reqs) > 0
 }
 
 // registerPreflight registers a preflight rule: it reports the session's

@@ -47,6 +47,7 @@ type Context struct {
 type sessionCache struct {
 	preDone bool
 	pre     []Violation // the preflight's violations
+	reqs    []*Request  // the requests the preflight checked; none while a session may stream
 
 	history map[string]bool // History(Session), nil until asked
 

@@ -18,7 +18,8 @@ func init() {
 			"text is blank. Assistant messages made of thinking only are reported by SF102 instead.",
 		Why: "Providers reject a history with an empty message, so every later prompt in the session fails the same " +
 			"way. Messages OpenCode never sends are reported as info only: messages with no parts, messages that " +
-			"send nothing at all (meta parts only, or user text that is empty or marked ignored), messages before " +
+			"send nothing at all (meta parts only, user text that is empty or marked ignored, or parts the " +
+			"conversion for the session's OpenCode version leaves out), messages before " +
 			"the last completed compaction, and assistant messages that ended with an error other than an abort.",
 		ProviderError: "messages.N: all messages must have non-empty content except for the optional final assistant message",
 		FixDoc: "When the message has empty or whitespace-only text parts, `replaceEmptyTextParts` gives them the " +
@@ -63,7 +64,7 @@ func checkEmptyMessage(c *Context) {
 		case SkippedByOpenCode(m):
 			f.Severity = Info
 			f.Message = fmt.Sprintf("%s; it ended with %s, so opencode never sends it", what, ErrorName(m))
-		case sendsNothing(m):
+		case sendsNothing(m) || c.dropsMessage(m):
 			f.Severity = Info
 			f.Message = what + "; opencode drops it from requests"
 		default:

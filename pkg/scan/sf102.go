@@ -14,7 +14,9 @@ func init() {
 		Why: "A signed thinking block as the last block of an assistant message is rejected by Anthropic (\"The final " +
 			"block in an assistant message cannot be `thinking`\"), and unsigned thinking is dropped before sending, " +
 			"which leaves an empty message. Either way every later prompt fails. Messages OpenCode never sends " +
-			"(an error other than an abort, or before the last completed compaction) are not reported.",
+			"(an error other than an abort, or before the last completed compaction) are not reported. Unsigned " +
+			"thinking that OpenCode leaves out together with its message (1.18 drops a reasoning part whose " +
+			"streaming was cut before any text was stored, then the empty message) is reported as info.",
 		ProviderError: "The final block in an assistant message cannot be `thinking`.",
 		FixDoc: "`injectTextPart` adds a synthetic text part with the placeholder (default `[user interrupted]`) " +
 			"after the thinking, so the message ends with text and keeps its signed thinking first.",
@@ -53,6 +55,9 @@ func checkThinkingOnly(c *Context) {
 		if OwnsSignedThinking(m) || !NeedsSignature(m.Get("providerID").String(), m.Get("modelID").String()) {
 			f.Message = "assistant message holds only thinking, so it ends with a thinking block"
 			f.ProviderError = "The final block in an assistant message cannot be `thinking`."
+		} else if c.dropsMessage(m) {
+			f.Severity = Info
+			f.Message = "assistant message holds only unsigned thinking; opencode drops it from requests"
 		} else {
 			f.Message = "assistant message holds only unsigned thinking, which is dropped before sending and leaves the message empty"
 			f.ProviderError = emptyContentError
