@@ -115,7 +115,9 @@ func renderCompat(rows []outcome, events []eventFinding) []byte {
 	p("thinking on, with a bash tool loop and a second turn; then broken in the way the scenario says, resumed with\n")
 	p("`opencode run --session ID continue`, scanned, repaired with `sessfix fix --yes` (no other hint) and resumed again.\n\n")
 	p("- **before**: what the provider (the mock) answered the resume, or OpenCode's own error when nothing was sent.\n")
-	p("- **scan**: the codes `sessfix scan` reported before the resume.\n")
+	p("- **scan**: the codes `sessfix scan` reported before the resume, with the severity of those below error. " +
+		"When the provider accepted the resume and OpenCode loaded the session, the suite fails on any error: " +
+		"an error says the provider rejects the history or OpenCode cannot load it.\n")
 	p("- **predicted**: whether a preflight finding (SF150–SF169) named the provider's exact error text.\n")
 	p("- **recovery**: the error type SF302 read from the failed attempt OpenCode stored (error-driven recovery). In\n")
 	p("  every rejected row `sessfix fix` ran after OpenCode had stored that attempt, with no other hint; for\n")

@@ -435,7 +435,7 @@ func runScenario(t *testing.T, sc *scenario, version string) outcome {
 
 	// 1. What sessfix sees before OpenCode touches the broken session.
 	before, scanRes := scanStore(t, e, c.session)
-	row.Codes = sortedCodes(before)
+	row.Codes = codesWithSeverity(before)
 	t.Logf("scan before the resume: %v", row.Codes)
 	switch {
 	case sc.healthy && len(before) > 0:
@@ -454,6 +454,16 @@ func runScenario(t *testing.T, sc *scenario, version string) outcome {
 	t.Logf("resume before the fix: %s", row.Before)
 	if sc.healthy && v.State != "accepted" {
 		t.Errorf("a healthy session did not resume: %s", v)
+	}
+	// Severity error means the provider rejects the history or OpenCode
+	// cannot load the session: on a session both took as it is, it is a
+	// false alarm (warnings are for damage that bites later).
+	if v.State == "accepted" && (v.Serve == 0 || v.Serve == 200) {
+		for _, f := range before {
+			if f.Severity == "error" {
+				t.Errorf("the resume was accepted, yet sessfix reports %s (error) at %s/%s: %s", f.Code, f.MessageID, f.PartID, f.Message)
+			}
+		}
 	}
 
 	// 3. Did the preflight predict the provider's exact error?
