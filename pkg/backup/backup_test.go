@@ -217,6 +217,17 @@ func newRig(t *testing.T, shape store.Shape) *rig {
 	return &rig{path: path, info: st.Info(), s: s, before: storeState(t, st.Info()), opts: testOptions(t)}
 }
 
+// repairRun applies repair to the rig's session through the journal and
+// returns the run id.
+func (r *rig) repairRun(t *testing.T) string {
+	t.Helper()
+	run, err := backup.Apply(context.Background(), r.opts, r.info, []*store.ChangeSet{repair(t, r.s)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
 // assertAsBefore fails the test when the store is not byte for byte (row
 // for row) what it was when the rig was made.
 func (r *rig) assertAsBefore(t *testing.T, when string) {
@@ -372,10 +383,7 @@ func TestUndoRefusesChangedRecordsUnlessForced(t *testing.T) {
 		t.Run(string(shape), func(t *testing.T) {
 			r := newRig(t, shape)
 			info, opts := r.info, r.opts
-			run, err := backup.Apply(ctx, opts, info, []*store.ChangeSet{repair(t, r.s)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			run := r.repairRun(t)
 			mutateAfterRun(t, info, r.path)
 			changed := storeState(t, info)
 
@@ -406,16 +414,13 @@ func TestUndoRefusesAWriteDuringTheUndo(t *testing.T) {
 		t.Run(string(shape), func(t *testing.T) {
 			r := newRig(t, shape)
 			info, opts := r.info, r.opts
-			run, err := backup.Apply(ctx, opts, info, []*store.ChangeSet{repair(t, r.s)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			run := r.repairRun(t)
 			var changed string
 			backup.SetBeforeRestore(t, func() {
 				mutateAfterRun(t, info, r.path)
 				changed = storeState(t, info)
 			})
-			_, err = backup.Undo(ctx, opts, run, false)
+			_, err := backup.Undo(ctx, opts, run, false)
 			if !errors.Is(err, store.ErrChanged) || !strings.Contains(err.Error(), "while it was being restored") {
 				t.Fatalf("err = %v, want ErrChanged for the write during the undo", err)
 			}

@@ -61,16 +61,11 @@ func TestLockSecondAcquireFails(t *testing.T) {
 	l2.Release()
 }
 
-func TestLockConcurrentAcquire(t *testing.T) {
-	info := Info{Shape: ShapeSQLite, Path: filepath.Join(t.TempDir(), "opencode.db")}
-	const n = 16
-	var (
-		wg     sync.WaitGroup
-		mu     sync.Mutex
-		won    []*Lock
-		locked int
-		other  []error
-	)
+// raceAcquire has n goroutines acquire the lock at once and sorts the
+// outcomes.
+func raceAcquire(info Info, n int) (won []*Lock, locked int, other []error) {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
 	start := make(chan struct{})
 	for i := 0; i < n; i++ {
 		wg.Add(1)
@@ -92,6 +87,13 @@ func TestLockConcurrentAcquire(t *testing.T) {
 	}
 	close(start)
 	wg.Wait()
+	return won, locked, other
+}
+
+func TestLockConcurrentAcquire(t *testing.T) {
+	info := Info{Shape: ShapeSQLite, Path: filepath.Join(t.TempDir(), "opencode.db")}
+	const n = 16
+	won, locked, other := raceAcquire(info, n)
 	if len(won) != 1 || locked != n-1 || len(other) > 0 {
 		t.Fatalf("%d acquired, %d refused with ErrLocked, other errors %v; want exactly one holder", len(won), locked, other)
 	}
@@ -107,31 +109,7 @@ func TestLockConcurrentStaleTakeover(t *testing.T) {
 	for r := 0; r < rounds; r++ {
 		info := Info{Shape: ShapeStorage, Path: t.TempDir()}
 		writeLockFile(t, info, LockHolder{PID: 1 << 30, Host: host, Started: time.Now()}) // a dead holder
-		var (
-			wg    sync.WaitGroup
-			mu    sync.Mutex
-			won   []*Lock
-			other []error
-		)
-		start := make(chan struct{})
-		for i := 0; i < n; i++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				l, err := AcquireLock(info)
-				mu.Lock()
-				defer mu.Unlock()
-				switch {
-				case err == nil:
-					won = append(won, l)
-				case !errors.Is(err, ErrLocked):
-					other = append(other, err)
-				}
-			}()
-		}
-		close(start)
-		wg.Wait()
+		won, _, other := raceAcquire(info, n)
 		if len(won) != 1 || len(other) > 0 {
 			t.Fatalf("round %d: %d took the stale lock over (want 1), other errors %v", r, len(won), other)
 		}

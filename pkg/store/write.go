@@ -187,6 +187,23 @@ func expects(images []Image) bool {
 	return false
 }
 
+// checkExpected reads the targets of images that carry an Expect, through
+// read, and refuses (unexpected) when one is no longer what it expects.
+func checkExpected(ctx context.Context, read func(context.Context, []Target) ([]Image, error), images []Image) error {
+	if !expects(images) {
+		return nil
+	}
+	targets := make([]Target, len(images))
+	for i, im := range images {
+		targets[i] = im.Target
+	}
+	cur, err := read(ctx, targets)
+	if err != nil {
+		return err
+	}
+	return unexpected(images, cur)
+}
+
 // Hash is the hex sha256 of the image's data, or "" when it does not exist.
 func (im Image) Hash() string {
 	if !im.Exists {

@@ -57,14 +57,8 @@ func (w *exportWriter) Restore(ctx context.Context, images []Image) error {
 			return fmt.Errorf("cannot restore %s: it is not the export file %s", im.Path, w.info.Path)
 		}
 	}
-	if expects(images) {
-		cur, err := w.Read(ctx, targetsOf(images))
-		if err != nil {
-			return err
-		}
-		if err := unexpected(images, cur); err != nil {
-			return err
-		}
+	if err := checkExpected(ctx, w.Read, images); err != nil {
+		return err
 	}
 	for _, im := range images {
 		var err error

@@ -496,24 +496,10 @@ func (w *jsonWriter) Restore(ctx context.Context, images []Image) error {
 			return err
 		}
 	}
-	if expects(images) {
-		cur, err := w.read(ctx, targetsOf(images))
-		if err != nil {
-			return err
-		}
-		if err := unexpected(images, cur); err != nil {
-			return err
-		}
+	if err := checkExpected(ctx, w.read, images); err != nil {
+		return err
 	}
 	return withHint(w.restore(images), false)
-}
-
-func targetsOf(images []Image) []Target {
-	out := make([]Target, len(images))
-	for i, im := range images {
-		out[i] = im.Target
-	}
-	return out
 }
 
 // restore makes each file its image, skipping files that already are.

@@ -190,18 +190,11 @@ func TestJSONRestoreChecksExpectFirst(t *testing.T) {
 	w := f.writer(t, osOps{})
 	cs := &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{f.edit(OpQuarantine, KindMessage, tMsgB, "")}}
 	targets, images := applyBackedUp(t, w, cs)
-	after, err := w.Read(ctx, targets)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range images {
-		h := after[i].Hash() // the state an undo checked: the files are gone
-		images[i].Expect = &h
-	}
+	expectNow(t, w, targets, images) // the state an undo checked: the files are gone
 	// OpenCode writes one of those files again after the check.
 	writeTestFile(t, f.paths[tPrt3], `{"type":"text","text":"late"}`, 0o644)
 	changed := treeState(t, f.root)
-	err = w.Restore(ctx, images)
+	err := w.Restore(ctx, images)
 	if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), f.paths[tPrt3]) || !strings.Contains(err.Error(), "was created") {
 		t.Fatalf("err = %v, want ErrChanged naming the file created after the check", err)
 	}
@@ -418,17 +411,11 @@ func TestJSONWriterRefusesAPartChangedAfterTheBackup(t *testing.T) {
 			f := newJSONFixture(t, shape)
 			w := f.writer(t, osOps{})
 			cs := &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{f.edit(OpDelete, KindMessage, tMsgB, "")}}
-			targets, err := w.Targets(ctx, cs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := w.Read(ctx, targets); err != nil { // what the backup keeps
-				t.Fatal(err)
-			}
+			backedUp(t, w, cs)
 			// OpenCode rewrites a part the delete takes along, after the backup.
 			writeTestFile(t, f.paths[tPrt3], `{"type":"text","text":"late edit"}`, 0o644)
 			before := treeState(t, f.root)
-			err = w.Apply(ctx, cs)
+			err := w.Apply(ctx, cs)
 			if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), tPrt3) || !strings.Contains(err.Error(), "was modified") {
 				t.Fatalf("err = %v, want ErrChanged naming the part modified after the backup", err)
 			}

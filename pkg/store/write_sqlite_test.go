@@ -219,17 +219,10 @@ func TestSQLiteRestoreChecksExpectInsideItsTransaction(t *testing.T) {
 	w := f.writer(t, 0)
 	cs := &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{f.edit(OpQuarantine, KindMessage, tMsgB, "")}}
 	targets, images := applyBackedUp(t, w, cs)
-	after, err := w.Read(ctx, targets)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range images {
-		h := after[i].Hash() // the state an undo checked: the rows are gone
-		images[i].Expect = &h
-	}
+	expectNow(t, w, targets, images) // the state an undo checked: the rows are gone
 	// OpenCode writes one of those rows again after the check.
 	db, _ := sql.Open("sqlite", f.info.Path)
-	_, err = db.Exec(`INSERT INTO part VALUES (?, ?, ?, 2300, 2300, '{"type":"text","text":"late"}')`, tPrt3, tMsgA, tSes)
+	_, err := db.Exec(`INSERT INTO part VALUES (?, ?, ?, 2300, 2300, '{"type":"text","text":"late"}')`, tPrt3, tMsgA, tSes)
 	db.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -367,16 +360,10 @@ func TestSQLiteWriterRefusesAPartChangedAfterTheBackup(t *testing.T) {
 	f := newSQLiteFixture(t)
 	w := f.writer(t, 0)
 	cs := &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{f.edit(OpDelete, KindMessage, tMsgB, "")}}
-	targets, err := w.Targets(ctx, cs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Read(ctx, targets); err != nil { // what the backup keeps
-		t.Fatal(err)
-	}
+	backedUp(t, w, cs)
 	// OpenCode rewrites a part the delete takes along, after the backup.
 	db, _ := sql.Open("sqlite", f.info.Path)
-	_, err = db.Exec(`UPDATE part SET data = '{"type":"text","text":"late edit"}' WHERE id = ?`, tPrt3)
+	_, err := db.Exec(`UPDATE part SET data = '{"type":"text","text":"late edit"}' WHERE id = ?`, tPrt3)
 	db.Close()
 	if err != nil {
 		t.Fatal(err)
