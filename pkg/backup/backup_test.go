@@ -90,7 +90,7 @@ func storeState(t *testing.T, info store.Info) string {
 				if err := rows.Scan(ptrs...); err != nil {
 					t.Fatal(err)
 				}
-				fmt.Fprintf(&b, "%s %q\n", tbl, vals)
+				fmt.Fprintf(&b, "%s %#v\n", tbl, vals) // %#v: a BLOB and a TEXT of the same bytes differ
 			}
 			rows.Close()
 		}
@@ -434,6 +434,29 @@ func TestUndoRefusesAWriteDuringTheUndo(t *testing.T) {
 			r.assertAsBefore(t, "after a forced undo")
 		})
 	}
+}
+
+// TestUndoRestoresABlobDataColumn: OpenCode writes data as TEXT, but a
+// row holding a BLOB (another tool's write) must come back a BLOB.
+func TestUndoRestoresABlobDataColumn(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, store.ShapeSQLite)
+	db, err := sql.Open("sqlite", r.info.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.Exec(`UPDATE part SET data = CAST(data AS BLOB) WHERE id = ?`, prtThk) // a part the repair deletes
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, r.s = loadSession(t, r.path)
+	r.before = storeState(t, r.info)
+	run := r.repairRun(t)
+	if _, err := backup.Undo(ctx, r.opts, run, false); err != nil {
+		t.Fatal(err)
+	}
+	r.assertAsBefore(t, "after undo")
 }
 
 func TestUndoOfAnIncompleteRun(t *testing.T) {

@@ -124,6 +124,8 @@ type ImageEntry struct {
 	File    string         `json:"file,omitempty"`
 	Mode    fs.FileMode    `json:"mode,omitempty"`
 	Columns []store.Column `json:"columns,omitempty"`
+	// Blob marks a row's data column saved from a BLOB.
+	Blob bool `json:"blob,omitempty"`
 	// SHA256Before hashes the saved bytes; SHA256After what the run left
 	// ("" when absent). ExistsAfter is false when the run removed it.
 	SHA256Before string `json:"sha256_before"`
@@ -281,7 +283,7 @@ func (j *Journal) Record(ctx context.Context, w store.StoreWriter, cs *store.Cha
 		e.Edits = append(e.Edits, ee)
 	}
 	for _, im := range images {
-		ie := ImageEntry{Target: im.Target, Existed: im.Exists, Mode: im.Mode, Columns: im.Columns, SHA256Before: im.Hash()}
+		ie := ImageEntry{Target: im.Target, Existed: im.Exists, Mode: im.Mode, Columns: im.Columns, Blob: im.Blob, SHA256Before: im.Hash()}
 		if im.Exists {
 			j.files++
 			name := im.ID

@@ -144,6 +144,9 @@ type Image struct {
 	Mode fs.FileMode `json:"mode,omitempty"`
 	// Data is the file's bytes or the row's data column.
 	Data []byte `json:"-"`
+	// Blob is true when a row's data column holds a BLOB, not TEXT (which
+	// OpenCode writes): restored, it is a BLOB again.
+	Blob bool `json:"blob,omitempty"`
 	// Columns are a row's other columns (all but id and data), so a deleted
 	// row can be re-inserted exactly.
 	Columns []Column `json:"columns,omitempty"`

@@ -447,6 +447,7 @@ func (w *sqliteWriter) readRow(ctx context.Context, t Target) (Image, error) {
 			if im.Data == nil {
 				im.Data = []byte{}
 			}
+			_, im.Blob = vals[i].([]byte)
 		default:
 			im.Columns = append(im.Columns, columnOf(n, vals[i]))
 		}
@@ -593,7 +594,11 @@ func restoreRow(ctx context.Context, tx *sql.Tx, im Image) error {
 		return err
 	}
 	cols := []string{"id", "data"}
-	args := []any{im.ID, string(im.Data)}
+	var data any = string(im.Data)
+	if im.Blob {
+		data = append([]byte{}, im.Data...) // a BLOB again, never NULL
+	}
+	args := []any{im.ID, data}
 	for _, c := range im.Columns {
 		if c.Name == "rowid" {
 			var other string

@@ -90,8 +90,8 @@ func dumpDB(t *testing.T, path string) string {
 	defer db.Close()
 	var b strings.Builder
 	for _, q := range []string{
-		`SELECT 'message', rowid, id, session_id, '', time_created, time_updated, data FROM message ORDER BY id`,
-		`SELECT 'part', rowid, id, session_id, message_id, time_created, time_updated, data FROM part ORDER BY id`,
+		`SELECT 'message', rowid, id, session_id, '', time_created, time_updated, typeof(data) || ' ' || data FROM message ORDER BY id`,
+		`SELECT 'part', rowid, id, session_id, message_id, time_created, time_updated, typeof(data) || ' ' || data FROM part ORDER BY id`,
 	} {
 		rows, err := db.Query(q)
 		if err != nil {
@@ -245,6 +245,23 @@ func TestSQLiteRestoreChecksExpectInsideItsTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertSameDB(t, "after restore", f.info.Path, original)
+}
+
+func TestSQLiteRestoreKeepsABlob(t *testing.T) {
+	f := newSQLiteFixture(t)
+	db, _ := sql.Open("sqlite", f.info.Path)
+	_, err := db.Exec(`UPDATE part SET data = CAST(data AS BLOB) WHERE id = ?`, tPrt3)
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := dumpDB(t, f.info.Path)
+	w := f.writer(t, 0)
+	_, images := applyBackedUp(t, w, &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{f.edit(OpQuarantine, KindPart, tPrt3, tMsgB)}})
+	if err := w.Restore(context.Background(), images); err != nil {
+		t.Fatal(err)
+	}
+	assertSameDB(t, "after restore", f.info.Path, before)
 }
 
 func TestSQLiteWriterRefusesChangedRow(t *testing.T) {
