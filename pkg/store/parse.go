@@ -28,6 +28,9 @@ func checkBody(raw []byte) (*bodyIndex, error) {
 	}
 	idx, ok := validIndex(raw, trimmed)
 	if !ok {
+		if e := encodingError(raw); e != nil {
+			return nil, e
+		}
 		// Valid JSON holds no NUL byte (not even inside a string), so the
 		// body is only searched for one once it failed to validate.
 		if bytes.IndexByte(raw, 0) >= 0 {
@@ -94,4 +97,20 @@ func newPart(rec Record, messageID, sessionID string) (*Part, error) {
 		return nil, &ParseError{Reason: "missing type"}
 	}
 	return &Part{Record: rec, MessageID: messageID, SessionID: sessionID, Type: typ.Str}, nil
+}
+
+// encodingError names a body that is text in another encoding than the
+// UTF-8 without byte order mark that OpenCode writes (a file saved by an
+// editor, or an export redirected by Windows PowerShell, which writes
+// UTF-16), or nil.
+func encodingError(raw []byte) *ParseError {
+	switch {
+	case bytes.HasPrefix(raw, []byte("\xef\xbb\xbf")):
+		return &ParseError{Reason: "starts with a UTF-8 byte order mark",
+			Detail: "OpenCode writes JSON without one; save the file as UTF-8 without a BOM"}
+	case bytes.HasPrefix(raw, []byte("\xff\xfe")), bytes.HasPrefix(raw, []byte("\xfe\xff")):
+		return &ParseError{Reason: "UTF-16 text",
+			Detail: "as Windows PowerShell's > writes it; convert the file to UTF-8 without a BOM (iconv -f UTF-16 -t UTF-8, or PowerShell 7's Out-File -Encoding utf8NoBOM)"}
+	}
+	return nil
 }

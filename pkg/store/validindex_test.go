@@ -132,15 +132,18 @@ func TestNestedLookupAnswersLikeGJSON(t *testing.T) {
 
 // TestCheckBodyNUL pins the reasons for bodies with NUL bytes, which
 // checkBody only looks for once validation failed: a NUL is invalid
-// anywhere in JSON, inside a string too.
+// anywhere in JSON, inside a string too; and for text in another encoding.
 func TestCheckBodyNUL(t *testing.T) {
 	for raw, want := range map[string]string{
-		"\x00\x00\x00":          "NUL-filled",
-		"{\"a\":\"x\x00y\"}":    "contains NUL bytes",
-		"{\"a\":1}\x00":         "contains NUL bytes",
-		"\x00{\"a\":1}":         "contains NUL bytes",
-		" \x00 ":                "contains NUL bytes",
-		"{\"a\":1,\x00\"b\":2}": "contains NUL bytes",
+		"\xef\xbb\xbf{\"a\":1}":               "starts with a UTF-8 byte order mark",
+		"\xff\xfe{\x00\"\x00a\x00\"\x00}\x00": "UTF-16 text", // little endian, as PowerShell writes
+		"\xfe\xff\x00{\x00\"\x00a\x00\"\x00}": "UTF-16 text",
+		"\x00\x00\x00":                        "NUL-filled",
+		"{\"a\":\"x\x00y\"}":                  "contains NUL bytes",
+		"{\"a\":1}\x00":                       "contains NUL bytes",
+		"\x00{\"a\":1}":                       "contains NUL bytes",
+		" \x00 ":                              "contains NUL bytes",
+		"{\"a\":1,\x00\"b\":2}":               "contains NUL bytes",
 	} {
 		_, err := checkBody([]byte(raw))
 		pe, ok := err.(*ParseError)
