@@ -131,11 +131,14 @@ Exit codes:
 
 // sessionPlan is one session's plan with what the command needs to apply
 // and verify it.
+// sessionPlan is a planned session. It keeps the session's id and title,
+// not the loaded session: memory follows the edits planned, not the size
+// of every session that needs one.
 type sessionPlan struct {
-	st   store.Store
-	ref  store.SessionRef
-	s    *store.Session
-	plan *fix.SessionPlan
+	st        store.Store
+	ref       store.SessionRef
+	id, title string
+	plan      *fix.SessionPlan
 }
 
 // RunFix does the work of `sessfix fix`.
@@ -230,7 +233,7 @@ func RunFix(ctx context.Context, opts *FixOptions) error {
 					ios.Statusf("WARNING: session %s changed %s and may still be in use; fixing it anyway because of --force", s.ID, when)
 				}
 			}
-			plans = append(plans, &sessionPlan{st: st, ref: ref, s: s, plan: p})
+			plans = append(plans, &sessionPlan{st: st, ref: ref, id: s.ID, title: strings.Clone(s.Title), plan: p})
 		}
 	}
 	for _, id := range opts.Sessions {
@@ -412,10 +415,10 @@ func printPlans(w io.Writer, plans []*sessionPlan, color bool) {
 			last = sp.st
 		}
 		title := ""
-		if sp.s.Title != "" {
-			title = " " + strconvQuote(sp.s.Title)
+		if sp.title != "" {
+			title = " " + strconvQuote(sp.title)
 		}
-		fmt.Fprintf(w, "  session %s%s\n", st.Title.Render(sp.s.ID), title)
+		fmt.Fprintf(w, "  session %s%s\n", st.Title.Render(sp.id), title)
 		for _, r := range sp.plan.Fixed {
 			how := r.Strategy
 			if how == "" {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/cmd/internal/iostreams"
+	"github.com/sessfix/sessfix/internal/storegen"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
@@ -352,5 +353,49 @@ func TestFixUsageErrors(t *testing.T) {
 		if err := e.run(t); !errors.As(err, &fe) {
 			t.Errorf("%s: want a usage error, got %v", name, err)
 		}
+	}
+}
+
+// TestFixKeepsNoPlannedSession proves fix's memory follows the edits it
+// plans, not every session that needs one: when the next session is loaded,
+// no session planned before is still reachable. Every session of the
+// generated store has a defect.
+func TestFixKeepsNoPlannedSession(t *testing.T) {
+	const sessions = 12
+	path, _, err := storegen.Generate(store.ShapeSessions, t.TempDir(), storegen.Config{
+		Sessions: sessions, Messages: 8, Parts: 4, ToolOutput: 200, DefectRate: 0.5, Seed: 3,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setTimes(t, path, clock.Add(-time.Hour))
+	var kept []*storetest.Retention
+	e := newEnv(path)
+	e.opts.DryRun = true
+	e.opts.Factory.Open = func(paths []string) (*store.Discovery, error) {
+		d, err := store.Open(paths)
+		if err != nil {
+			return nil, err
+		}
+		for i, st := range d.Stores {
+			r := &storetest.Retention{Store: st}
+			d.Stores[i] = r
+			kept = append(kept, r)
+		}
+		return d, nil
+	}
+	if err := e.run(t); !errors.Is(err, cli.ErrFindings) {
+		t.Fatalf("dry run: %v\n%s", err, e.errOut)
+	}
+	if n := strings.Count(e.out.String(), "  session "); n != sessions {
+		t.Fatalf("planned %d sessions, want all %d:\n%s", n, sessions, e.out)
+	}
+	if len(kept) != 1 || kept[0].Loaded() != sessions {
+		t.Fatalf("stores %d, want 1 that loaded every session", len(kept))
+	}
+	// The session being loaded is not counted; one more covers a variable
+	// the compiler keeps live across the loop.
+	if got := kept[0].MaxAlive(); got > 1 {
+		t.Errorf("while planning, %d planned sessions were still reachable: fix keeps loaded sessions until it writes", got)
 	}
 }

@@ -20,11 +20,11 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"weak"
 
 	"github.com/sessfix/sessfix/internal/storegen"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
 
 // benchShapes are the JSON shapes benchmarked (the project tree is read by
@@ -262,47 +262,6 @@ func sessionBytes(s *store.Session) int64 {
 	return n
 }
 
-// retention wraps a store and records, each time a session is about to be
-// loaded, how many sessions loaded before are still reachable after a
-// full garbage collection. A scan that keeps sessions it has checked shows
-// them all as alive.
-type retention struct {
-	store.Store
-	mu       sync.Mutex
-	loaded   []weak.Pointer[store.Session]
-	maxAlive int
-}
-
-func (r *retention) alive() int {
-	// Two cycles: with another goroutine collecting at the same time, an
-	// object that died during one cycle may only be cleared by the next.
-	runtime.GC()
-	runtime.GC()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, w := range r.loaded {
-		if w.Value() != nil {
-			n++
-		}
-	}
-	return n
-}
-
-func (r *retention) Load(ctx context.Context, ref store.SessionRef) (*store.Session, error) {
-	n := r.alive()
-	r.mu.Lock()
-	r.maxAlive = max(r.maxAlive, n)
-	r.mu.Unlock()
-	s, err := r.Store.Load(ctx, ref)
-	if s != nil {
-		r.mu.Lock()
-		r.loaded = append(r.loaded, weak.Make(s))
-		r.mu.Unlock()
-	}
-	return s, err
-}
-
 // TestScanKeepsNoCheckedSession proves memory is bounded by the sessions in
 // flight, not the store: while the scan runs, at most one session per
 // worker (plus one being handed over) is reachable, and none once it
@@ -325,7 +284,7 @@ func TestScanKeepsNoCheckedSession(t *testing.T) {
 
 			// The detector itself: loading sessions and keeping them must
 			// show up as retention.
-			kept := &retention{Store: d.Stores[0]}
+			kept := &storetest.Retention{Store: d.Stores[0]}
 			refs, err := kept.List(context.Background())
 			if err != nil || len(refs) != sessions {
 				t.Fatalf("list: %d sessions, %v", len(refs), err)
@@ -338,12 +297,12 @@ func TestScanKeepsNoCheckedSession(t *testing.T) {
 				}
 				hold = append(hold, s)
 			}
-			if got := kept.alive(); got != sessions {
+			if got := kept.Alive(); got != sessions {
 				t.Fatalf("detector: %d of %d kept sessions seen alive", got, sessions)
 			}
 			runtime.KeepAlive(hold)
 
-			r := &retention{Store: d.Stores[0]}
+			r := &storetest.Retention{Store: d.Stores[0]}
 			res, err := scan.Run(context.Background(), []store.Store{r}, &scan.Options{Workers: workers})
 			if err != nil {
 				t.Fatal(err)
@@ -351,16 +310,16 @@ func TestScanKeepsNoCheckedSession(t *testing.T) {
 			if got := len(res.Stores[0].Sessions); got != sessions {
 				t.Fatalf("scan saw %d sessions, want %d", got, sessions)
 			}
-			if len(r.loaded) != sessions {
-				t.Fatalf("scan loaded %d sessions, want %d", len(r.loaded), sessions)
+			if r.Loaded() != sessions {
+				t.Fatalf("scan loaded %d sessions, want %d", r.Loaded(), sessions)
 			}
 			// workers sessions being checked, plus one per worker waiting
 			// to hand its summary over: anything above keeps checked
 			// sessions.
-			if limit := 2 * workers; r.maxAlive > limit {
-				t.Errorf("while scanning, %d checked sessions were still reachable (limit %d): the scan keeps sessions it is done with", r.maxAlive, limit)
+			if limit := 2 * workers; r.MaxAlive() > limit {
+				t.Errorf("while scanning, %d checked sessions were still reachable (limit %d): the scan keeps sessions it is done with", r.MaxAlive(), limit)
 			}
-			if got := r.alive(); got != 0 {
+			if got := r.Alive(); got != 0 {
 				t.Errorf("after the scan, %d sessions are still reachable from its result", got)
 			}
 			runtime.KeepAlive(res)
