@@ -241,6 +241,12 @@ func (w *work) stepFor(f scan.Finding) step {
 		st.why = "sessfix does not move a whole session whose record is missing; restore the session record from a backup, or `opencode import` an export of it"
 		return st
 	}
+	if r := scan.Lookup(f.Code); f.Fix == "" && r != nil && r.Fixable {
+		// The rule has repairs, but reported this finding without one
+		// (an entry it cannot back up, a session that does not load).
+		st.why = "sessfix has no safe repair for it"
+		return st
+	}
 	st.strats = ruleStrats(f)
 	if len(st.strats) == 0 {
 		st.why = "report only: sessfix does not change the store for this rule"

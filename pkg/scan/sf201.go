@@ -19,7 +19,9 @@ func init() {
 		Why: "OpenCode fails before any request is made (`SyntaxError … JSON`): the session, and in some versions " +
 			"the whole session list, cannot be opened, and `opencode export` fails too.",
 		FixDoc: "`quarantine` moves the record out of the store into sessfix's backup area, so it can be inspected " +
-			"or restored with `undo`; the rest of the session loads again.",
+			"or restored with `undo`; the rest of the session loads again. An entry that is not a readable record " +
+			"file (a directory, FIFO or link where a record belongs, a file where a directory belongs, a file " +
+			"sessfix may not read) cannot be backed up: it is reported without a fix, to be moved by hand.",
 		Fixable: true,
 		Fix:     "quarantine",
 		Check:   checkUnreadable,
@@ -47,6 +49,13 @@ func checkUnreadable(c *Context) {
 			f.Message = string(b.Kind) + " record is unreadable: " + reason
 		}
 		if b.Kind == store.KindSession && !errors.As(b.Err, &pe) {
+			c.reportNoFix(f)
+			continue
+		}
+		if errors.As(b.Err, &pe) && pe.Entry || b.ID == "" {
+			// quarantine backs a record file up, then removes it: this
+			// one cannot be backed up (or named), so it is left alone.
+			f.Message += "; sessfix cannot back it up, so it leaves it alone: move it out of the store by hand"
 			c.reportNoFix(f)
 			continue
 		}

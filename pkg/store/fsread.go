@@ -104,7 +104,7 @@ func (r *fsRoot) listDir(dir string, hold bool) ([]entry, func(), *ParseError) {
 		case t.IsDir():
 			e.IsDir = true
 		case !t.IsRegular():
-			e.Err = &ParseError{Reason: "not a regular file", Detail: e.Path}
+			e.Err = &ParseError{Entry: true, Reason: "not a regular file", Detail: e.Path}
 		}
 		out = append(out, e)
 	}
@@ -147,17 +147,17 @@ func (r *fsRoot) resolve(p string) (bool, *ParseError) {
 	target, err := filepath.EvalSymlinks(p)
 	if err != nil {
 		link, _ := os.Readlink(p)
-		return false, &ParseError{Reason: "dangling symlink", Detail: p + " points to " + link}
+		return false, &ParseError{Entry: true, Reason: "dangling symlink", Detail: p + " points to " + link}
 	}
 	if !r.inside(target) {
-		return false, &ParseError{Reason: "symlink out of the store", Detail: p + " points to " + target}
+		return false, &ParseError{Entry: true, Reason: "symlink out of the store", Detail: p + " points to " + target}
 	}
 	fi, err := os.Stat(target)
 	if err != nil {
 		return false, fsError(p, err)
 	}
 	if !fi.IsDir() && !fi.Mode().IsRegular() {
-		return false, &ParseError{Reason: "not a regular file", Detail: p}
+		return false, &ParseError{Entry: true, Reason: "not a regular file", Detail: p}
 	}
 	return fi.IsDir(), nil
 }
@@ -179,10 +179,10 @@ func (r *fsRoot) entryFor(p string) (e entry, ok bool) {
 	case t.IsDir():
 		e.IsDir = true
 	case !t.IsRegular():
-		e.Err = &ParseError{Reason: "not a regular file", Detail: p}
+		e.Err = &ParseError{Entry: true, Reason: "not a regular file", Detail: p}
 	}
 	if e.IsDir && e.Err == nil && isRecordName(e.Name) {
-		e.Err = &ParseError{Reason: "is a directory", Detail: p}
+		e.Err = &ParseError{Entry: true, Reason: "is a directory", Detail: p}
 	}
 	return e, true
 }
@@ -197,7 +197,7 @@ func jsonFiles(entries []entry) []entry {
 			continue
 		}
 		if e.IsDir && e.Err == nil {
-			e.Err = &ParseError{Reason: "is a directory", Detail: e.Path}
+			e.Err = &ParseError{Entry: true, Reason: "is a directory", Detail: e.Path}
 		}
 		out = append(out, e)
 	}
@@ -259,10 +259,10 @@ func (r *fsRoot) readEntry(e entry) ([]byte, time.Time, *ParseError) {
 // mtime, with a bounded read: read is the file's Read.
 func readBody(p string, size int64, dir, regular bool, mtime time.Time, read func([]byte) (int, error)) ([]byte, time.Time, *ParseError) {
 	if dir {
-		return nil, mtime, &ParseError{Reason: "is a directory", Detail: p}
+		return nil, mtime, &ParseError{Entry: true, Reason: "is a directory", Detail: p}
 	}
 	if !regular {
-		return nil, mtime, &ParseError{Reason: "not a regular file", Detail: p}
+		return nil, mtime, &ParseError{Entry: true, Reason: "not a regular file", Detail: p}
 	}
 	if size > maxRecordSize {
 		return nil, mtime, &ParseError{Reason: "too large", Detail: fmt.Sprintf("%s has %d bytes (limit %d)", p, size, maxRecordSize)}
@@ -296,15 +296,15 @@ func readBody(p string, size int64, dir, regular bool, mtime time.Time, read fun
 func fsError(p string, err error) *ParseError {
 	switch {
 	case errors.Is(err, fs.ErrPermission):
-		return &ParseError{Reason: "permission denied", Detail: p}
+		return &ParseError{Entry: true, Reason: "permission denied", Detail: p}
 	case errors.Is(err, fs.ErrNotExist):
-		return &ParseError{Reason: "vanished", Detail: p + " no longer exists"}
+		return &ParseError{Entry: true, Reason: "vanished", Detail: p + " no longer exists"}
 	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		err = pe.Err
 	}
-	return &ParseError{Reason: "unreadable", Detail: p + ": " + err.Error()}
+	return &ParseError{Entry: true, Reason: "unreadable", Detail: p + ": " + err.Error()}
 }
 
 // readRecord reads the record file of a directory entry. The result has

@@ -199,6 +199,11 @@ func (s *Session) LastModified() time.Time {
 type ParseError struct {
 	Reason string // "empty file", "NUL-filled", "truncated JSON", "invalid JSON", "not an object", "missing type", "missing role"
 	Detail string
+	// Entry is set when the path itself is the problem, not its bytes: a
+	// directory, FIFO or link where a record file belongs, a file where a
+	// directory belongs, a file that cannot be opened. sessfix cannot back
+	// such an entry up, so it never moves it.
+	Entry bool
 }
 
 func (e *ParseError) Error() string {
