@@ -55,7 +55,11 @@ func checkUnreadable(c *Context) {
 		if errors.As(b.Err, &pe) && pe.Entry || b.ID == "" {
 			// quarantine backs a record file up, then removes it: this
 			// one cannot be backed up (or named), so it is left alone.
-			f.Message += "; sessfix cannot back it up, so it leaves it alone: move it out of the store by hand"
+			if pe != nil && pe.Reason == "permission denied" {
+				f.Message += "; sessfix cannot back it up, so it leaves it alone: give sessfix read access, or run it as the store's owner"
+			} else {
+				f.Message += "; sessfix cannot back it up, so it leaves it alone: move it out of the store by hand"
+			}
 			c.reportNoFix(f)
 			continue
 		}
