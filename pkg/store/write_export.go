@@ -325,11 +325,33 @@ func checkSpan(doc []byte, r gjson.Result) error {
 	return nil
 }
 
+// splice replaces doc[start:end] with with. In a document whose lines end
+// in CRLF (an export saved on Windows), the line breaks of with get the CR
+// too: valid JSON has line breaks only between values, never inside a
+// string, so only whitespace changes.
 func splice(doc []byte, start, end int, with []byte) []byte {
+	if i := bytes.IndexByte(doc, '\n'); i > 0 && doc[i-1] == '\r' {
+		with = crlf(with)
+	}
 	out := make([]byte, 0, len(doc)-(end-start)+len(with))
 	out = append(out, doc[:start]...)
 	out = append(out, with...)
 	return append(out, doc[end:]...)
+}
+
+// crlf gives every bare LF in b a CR.
+func crlf(b []byte) []byte {
+	if bytes.IndexByte(b, '\n') < 0 {
+		return b
+	}
+	out := make([]byte, 0, len(b)+bytes.Count(b, []byte("\n")))
+	for i, c := range b {
+		if c == '\n' && (i == 0 || b[i-1] != '\r') {
+			out = append(out, '\r')
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // lineIndent returns the whitespace that starts the line holding pos, and

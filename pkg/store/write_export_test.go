@@ -81,6 +81,28 @@ func partIDs(doc []byte, msg int) string {
 
 func itoa(i int) string { return string(rune('0' + i)) }
 
+// TestExportWriterKeepsCRLF: an export saved with Windows line endings
+// keeps them on every line sessfix adds or rewrites.
+func TestExportWriterKeepsCRLF(t *testing.T) {
+	f := newExportFixture(t, true)
+	f.doc = bytes.ReplaceAll(f.doc, []byte("\n"), []byte("\r\n"))
+	writeTestFile(t, f.info.Path, string(f.doc), 0o600)
+	before := f.raw(t, "messages.1.parts.1")
+	after := []byte(`{"id":"` + tPrt3 + `","messageID":"` + tMsgB + `","type":"text","text":"[user interrupted]","synthetic":true}`)
+	out, err := f.apply(t,
+		Edit{Op: OpUpdate, Kind: KindPart, ID: tPrt3, MessageID: tMsgB, Before: before, After: after},
+		Edit{Op: OpAdd, Kind: KindPart, ID: tPrtNew, MessageID: tMsgB, After: []byte(`{"id":"` + tPrtNew + `","type":"text","text":"y","metadata":{"a":[1]}}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lf, crlf := bytes.Count(out, []byte("\n")), bytes.Count(out, []byte("\r\n")); lf != crlf {
+		t.Errorf("%d of %d line breaks lost their CR:\n%q", lf-crlf, lf, out)
+	}
+	if want := bytes.ReplaceAll(canonical(t, out), []byte("\n"), []byte("\r\n")); !bytes.Equal(out, want) {
+		t.Errorf("edited export is not indented like its neighbours:\n%s", out)
+	}
+}
+
 func TestExportWriterUpdateKeepsEveryOtherByte(t *testing.T) {
 	f := newExportFixture(t, true)
 	before := f.raw(t, "messages.1.parts.1")
