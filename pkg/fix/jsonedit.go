@@ -16,6 +16,15 @@ type layout struct {
 	pretty bool
 	unit   string // indent unit when pretty
 	nl     bool   // bodies end with a newline
+	crlf   bool   // lines end in CRLF (a store checked out on Windows)
+}
+
+// eol is the layout's line break.
+func (l layout) eol() string {
+	if l.crlf {
+		return "\r\n"
+	}
+	return "\n"
 }
 
 var (
@@ -31,7 +40,7 @@ func detectLayout(raw []byte) layout {
 	if i < 0 {
 		return compactLayout
 	}
-	l := layout{pretty: true, unit: "  ", nl: len(t) < len(raw) && bytes.HasSuffix(raw, []byte("\n"))}
+	l := layout{pretty: true, unit: "  ", nl: len(t) < len(raw) && bytes.HasSuffix(raw, []byte("\n")), crlf: i > 0 && t[i-1] == '\r'}
 	rest := t[i+1:]
 	j := 0
 	for j < len(rest) && (rest[j] == ' ' || rest[j] == '\t') {
@@ -69,6 +78,10 @@ func (l layout) format(compact []byte, prefix string) []byte {
 	if err := json.Indent(&b, compact, prefix, l.unit); err != nil {
 		return compact
 	}
+	if l.crlf {
+		// Line breaks in indented JSON are whitespace between values only.
+		return bytes.ReplaceAll(b.Bytes(), []byte("\n"), []byte("\r\n"))
+	}
 	return b.Bytes()
 }
 
@@ -76,7 +89,7 @@ func (l layout) format(compact []byte, prefix string) []byte {
 func (l layout) body(o *object) []byte {
 	out := l.format(o.compact(), "")
 	if l.nl {
-		out = append(out, '\n')
+		out = append(out, l.eol()...)
 	}
 	return out
 }
@@ -211,7 +224,7 @@ func setJSON(raw []byte, v any, keys ...string) ([]byte, error) {
 	if l.pretty {
 		ind := lineIndent(raw, parentStart)
 		child := ind + l.unit
-		lead, sep, end, value = "\n"+child, ": ", "\n"+ind, l.format(nested, child)
+		lead, sep, end, value = l.eol()+child, ": ", l.eol()+ind, l.format(nested, child)
 	}
 	member := append([]byte(lead), key...)
 	member = append(member, sep...)

@@ -1,6 +1,7 @@
 package fix
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -32,6 +33,17 @@ func TestSetJSONPrettyKeepsEveryOtherByte(t *testing.T) {
 			}
 			if string(got) != c.want {
 				t.Errorf("got\n%s\nwant\n%s", got, c.want)
+			}
+		})
+		// The same body with Windows line endings keeps them on new lines.
+		t.Run(c.name+" CRLF", func(t *testing.T) {
+			crlf := strings.NewReplacer("\n", "\r\n")
+			got, err := setJSON([]byte(crlf.Replace(string(raw))), c.v, c.keys...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := crlf.Replace(c.want); string(got) != want {
+				t.Errorf("got\n%q\nwant\n%q", got, want)
 			}
 		})
 	}
