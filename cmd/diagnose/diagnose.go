@@ -13,6 +13,7 @@ import (
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/pkg/fix"
+	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -243,7 +244,7 @@ func printText(w io.Writer, r *Result) error {
 	if len(r.Findings) > 0 {
 		p("what is wrong there:\n")
 		for _, f := range r.Findings {
-			p("  %s %s %s\n", f.Severity, f.Code, f.Message)
+			p("  %s %s %s\n", f.Severity, f.Code, report.Clean(f.Message))
 		}
 	} else if r.Mapped() {
 		p("sessfix finds nothing wrong on that message now\n")

@@ -411,14 +411,14 @@ func printPlans(w io.Writer, plans []*sessionPlan, color bool) {
 	for _, sp := range plans {
 		if sp.st != last {
 			info := sp.st.Info()
-			fmt.Fprintln(w, st.Header.Render(fmt.Sprintf("%s store %s", info.Shape, info.Path)))
+			fmt.Fprintln(w, st.Header.Render(fmt.Sprintf("%s store %s", info.Shape, report.Clean(info.Path))))
 			last = sp.st
 		}
 		title := ""
 		if sp.title != "" {
 			title = " " + strconvQuote(sp.title)
 		}
-		fmt.Fprintf(w, "  session %s%s\n", st.Title.Render(sp.id), title)
+		fmt.Fprintf(w, "  session %s%s\n", st.Title.Render(report.Clean(sp.id)), title)
 		for _, r := range sp.plan.Fixed {
 			how := r.Strategy
 			if how == "" {
@@ -426,16 +426,16 @@ func printPlans(w io.Writer, plans []*sessionPlan, color bool) {
 			} else {
 				how = fmt.Sprintf("%s (%s), %s", r.Strategy, r.Mutations, cli.Plural(r.Edits, "edit", "edits"))
 			}
-			fmt.Fprintf(w, "    %s %s %s: %s\n", st.OK.Render("fix"), st.Code.Render(r.Finding.Code), r.Finding.Message, how)
+			fmt.Fprintf(w, "    %s %s %s: %s\n", st.OK.Render("fix"), st.Code.Render(r.Finding.Code), report.Clean(r.Finding.Message), how)
 		}
 		for _, u := range sp.plan.Unfixed {
-			fmt.Fprintf(w, "    %s %s %s: %s\n", st.Warning.Render("left"), st.Code.Render(u.Finding.Code), u.Finding.Message, u.Reason)
+			fmt.Fprintf(w, "    %s %s %s: %s\n", st.Warning.Render("left"), st.Code.Render(u.Finding.Code), report.Clean(u.Finding.Message), report.Clean(u.Reason))
 		}
 		for _, sk := range sp.plan.Skipped {
-			fmt.Fprintf(w, "    %s %s %s %s: %s\n", st.Dim.Render("skipped edit"), sk.Edit.Op, sk.Edit.Kind, sk.Edit.ID, sk.Reason)
+			fmt.Fprintf(w, "    %s %s %s %s: %s\n", st.Dim.Render("skipped edit"), sk.Edit.Op, sk.Edit.Kind, report.Clean(sk.Edit.ID), report.Clean(sk.Reason))
 		}
 		for _, n := range sp.plan.Notes {
-			fmt.Fprintf(w, "    %s %s\n", st.Hint.Render("note:"), n)
+			fmt.Fprintf(w, "    %s %s\n", st.Hint.Render("note:"), report.Clean(n))
 		}
 	}
 }
@@ -455,7 +455,7 @@ func printDiffs(w io.Writer, plans []*sessionPlan, color bool) error {
 			if line == "" {
 				continue
 			}
-			body := strings.TrimSuffix(line, "\n")
+			body := report.Clean(strings.TrimSuffix(line, "\n"))
 			switch {
 			case !color:
 			case strings.HasPrefix(body, "---"), strings.HasPrefix(body, "+++"), strings.HasPrefix(body, "#"):

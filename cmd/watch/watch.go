@@ -260,7 +260,7 @@ func (p *printer) text(e watch.Event) string {
 	}
 	parts := []string{st.Dim.Render(e.Time.Local().Format("15:04:05")), kind}
 	if e.Session != "" {
-		s := st.Title.Render(e.Session)
+		s := st.Title.Render(report.Clean(e.Session))
 		if e.Title != "" {
 			s += " " + fmt.Sprintf("%q", e.Title)
 		}
@@ -281,13 +281,13 @@ func (p *printer) text(e watch.Event) string {
 	}
 	line := strings.Join(parts, " ")
 	if e.Message != "" {
-		line += ": " + e.Message
+		line += ": " + report.Clean(e.Message)
 	}
 	if e.Error != "" {
-		line += ": " + e.Error
+		line += ": " + report.Clean(e.Error)
 	}
 	if e.Session == "" && e.Store != nil {
-		line += " (" + string(e.Store.Shape) + " store " + e.Store.Path + ")"
+		line += " (" + string(e.Store.Shape) + " store " + report.Clean(e.Store.Path) + ")"
 	}
 	return line
 }

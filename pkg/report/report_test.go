@@ -294,3 +294,30 @@ func TestExplainHintSkipsFindingsThatDoNotFail(t *testing.T) {
 		}
 	}
 }
+
+// TestTextEscapesStoreControlCharacters: ids, paths and stored texts come
+// from the store; an escape sequence in one must reach the terminal (or a
+// log) as text, not act on it.
+func TestTextEscapesStoreControlCharacters(t *testing.T) {
+	evil := "\x1b]0;pwned\x07\x1b[2J"
+	r := &Report{Result: &scan.Result{
+		Stores: []scan.StoreResult{{
+			Info:     store.Info{Shape: store.ShapeSQLite, Path: "/x/" + evil + ".db"},
+			Sessions: []scan.SessionSummary{{ID: "ses_" + evil, Title: evil}},
+		}},
+		Findings: []scan.Finding{{
+			Code: "SF202", Severity: scan.Warning, Shape: store.ShapeSQLite, StorePath: "/x/" + evil + ".db",
+			SessionID: "ses_" + evil, PartID: "prt_" + evil, Message: "part id " + evil,
+			ProviderError: "stored " + evil, Location: store.Location{Path: "/x/" + evil + ".db", Table: "part", RowID: 6},
+		}},
+	}}
+	for _, tty := range []bool{true, false} {
+		out := render(t, "text", Options{TTY: tty}, r)
+		if strings.ContainsAny(out, "\x1b\x07") {
+			t.Errorf("tty=%v: control characters from the store reach the output:\n%q", tty, out)
+		}
+		if !strings.Contains(out, `part id \x1b]0;pwned\x07\x1b[2J`) {
+			t.Errorf("tty=%v: the message is not shown escaped:\n%s", tty, out)
+		}
+	}
+}

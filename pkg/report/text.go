@@ -24,14 +24,18 @@ func init() {
 // prints: "LOCATION: SEVERITY CODE message". See docs/json-output.md for the
 // exact LOCATION format.
 func FindingLine(f scan.Finding) string {
-	return Where(f) + ": " + f.Severity.String() + " " + f.Code + " " + f.Message
+	return Where(f) + ": " + f.Severity.String() + " " + f.Code + " " + Clean(f.Message)
 }
 
 // Where renders a finding's location: Location.String() (the store path when
 // the finding has no location), followed by " (session/message/part)" when
 // the location does not name the record by itself: SQLite rows and records
-// inside an export file.
+// inside an export file. Names from the store are Clean.
 func Where(f scan.Finding) string {
+	return Clean(where(f))
+}
+
+func where(f scan.Finding) string {
 	loc := f.Location.String()
 	if f.Location.Path == "" {
 		loc = f.StorePath
@@ -123,12 +127,12 @@ func (p *ttyPrinter) Print(w io.Writer, r *Report) error {
 
 func (p *ttyPrinter) printStore(w io.Writer, sr scan.StoreResult, fs []scan.Finding) {
 	st := p.st
-	fmt.Fprintf(w, "%s\n", st.Header.Render(fmt.Sprintf("%s store %s", sr.Info.Shape, sr.Info.Path)))
+	fmt.Fprintf(w, "%s\n", st.Header.Render(fmt.Sprintf("%s store %s", sr.Info.Shape, Clean(sr.Info.Path))))
 	for _, n := range sr.Info.Notes {
-		fmt.Fprintf(w, "  %s %s\n", st.Dim.Render("note:"), n)
+		fmt.Fprintf(w, "  %s %s\n", st.Dim.Render("note:"), Clean(n))
 	}
 	if sr.Err != nil {
-		fmt.Fprintf(w, "  %s %s\n", st.Error.Render("error:"), sr.Err)
+		fmt.Fprintf(w, "  %s %s\n", st.Error.Render("error:"), Clean(sr.Err.Error()))
 	}
 	summaries := map[string]scan.SessionSummary{}
 	for _, s := range sr.Sessions {
@@ -170,14 +174,14 @@ func (p *ttyPrinter) printSession(w io.Writer, id string, sum scan.SessionSummar
 	} else {
 		title = strconv.Quote(title)
 	}
-	fmt.Fprintf(w, "\n  %s %s %s\n", st.Title.Render(title), id,
+	fmt.Fprintf(w, "\n  %s %s %s\n", st.Title.Render(title), Clean(id),
 		st.Dim.Render("("+plural(sum.Messages, "message", "messages")+")"))
 	for _, f := range fs {
 		sev := f.Severity.String()
-		fmt.Fprintf(w, "    %s %s %s\n", st.Severity(f.Severity).Render(padRight(sev, 7)), st.Code.Render(f.Code), f.Message)
+		fmt.Fprintf(w, "    %s %s %s\n", st.Severity(f.Severity).Render(padRight(sev, 7)), st.Code.Render(f.Code), Clean(f.Message))
 		fmt.Fprintf(w, "    %s %s\n", padRight("", 7), st.Dim.Render(Where(f)))
 		if f.ProviderError != "" {
-			fmt.Fprintf(w, "    %s %s\n", padRight("", 7), st.Dim.Render("provider error: "+truncate(f.ProviderError, providerErrorWidth)))
+			fmt.Fprintf(w, "    %s %s\n", padRight("", 7), st.Dim.Render("provider error: "+truncate(Clean(f.ProviderError), providerErrorWidth)))
 		}
 	}
 }

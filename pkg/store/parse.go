@@ -108,7 +108,8 @@ func encodingError(raw []byte) *ParseError {
 	case bytes.HasPrefix(raw, []byte("\xef\xbb\xbf")):
 		return &ParseError{Reason: "starts with a UTF-8 byte order mark",
 			Detail: "OpenCode writes JSON without one; save the file as UTF-8 without a BOM"}
-	case bytes.HasPrefix(raw, []byte("\xff\xfe")), bytes.HasPrefix(raw, []byte("\xfe\xff")):
+	case len(raw) >= 4 && (raw[0] == 0xff && raw[1] == 0xfe && raw[3] == 0 || raw[0] == 0xfe && raw[1] == 0xff && raw[2] == 0):
+		// A UTF-16 byte order mark, then the zero half of an ASCII '{'.
 		return &ParseError{Reason: "UTF-16 text",
 			Detail: "as Windows PowerShell's > writes it; convert the file to UTF-8 without a BOM (iconv -f UTF-16 -t UTF-8, or PowerShell 7's Out-File -Encoding utf8NoBOM)"}
 	}

@@ -138,6 +138,7 @@ func TestCheckBodyNUL(t *testing.T) {
 		"\xef\xbb\xbf{\"a\":1}":               "starts with a UTF-8 byte order mark",
 		"\xff\xfe{\x00\"\x00a\x00\"\x00}\x00": "UTF-16 text", // little endian, as PowerShell writes
 		"\xfe\xff\x00{\x00\"\x00a\x00\"\x00}": "UTF-16 text",
+		"\xff\xfe{\"type\":\"text\"}":         "invalid JSON", // only looks like a byte order mark
 		"\x00\x00\x00":                        "NUL-filled",
 		"{\"a\":\"x\x00y\"}":                  "contains NUL bytes",
 		"{\"a\":1}\x00":                       "contains NUL bytes",

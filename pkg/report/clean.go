@@ -1,0 +1,54 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Clean makes text read from a store safe to print on a terminal: ids, file
+// names, titles, stored error texts and record bytes may hold control
+// characters (an escape sequence can recolour, retitle or clear the
+// terminal), bidirectional overrides or invalid UTF-8. Every rune that is
+// not graphic, apart from tab, is written as a Go escape (\x1b, \u202e);
+// an invalid byte as \xNN. Text with none is returned as it is.
+func Clean(s string) string {
+	if clean(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\t' || unicode.IsGraphic(r):
+			b.WriteString(s[i : i+n])
+		case r < 0x80:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+		i += n
+	}
+	return b.String()
+}
+
+func clean(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 && c != '\t' || c >= 0x7f {
+			return cleanSlow(s[i:])
+		}
+	}
+	return true
+}
+
+func cleanSlow(s string) bool {
+	for _, r := range s {
+		if r == utf8.RuneError || r != '\t' && !unicode.IsGraphic(r) {
+			return false
+		}
+	}
+	return true
+}
