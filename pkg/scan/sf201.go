@@ -55,10 +55,13 @@ func checkUnreadable(c *Context) {
 		if errors.As(b.Err, &pe) && pe.Entry || b.ID == "" {
 			// quarantine backs a record file up, then removes it: this
 			// one cannot be backed up (or named), so it is left alone.
-			if pe != nil && pe.Reason == "permission denied" {
+			switch {
+			case pe != nil && pe.Entry && pe.Reason == "permission denied":
 				f.Message += "; sessfix cannot back it up, so it leaves it alone: give sessfix read access, or run it as the store's owner"
-			} else {
+			case pe != nil && pe.Entry:
 				f.Message += "; sessfix cannot back it up, so it leaves it alone: move it out of the store by hand"
+			default:
+				f.Message += "; it has no id, so sessfix cannot tell which record it is and leaves it alone: repair or remove it by hand"
 			}
 			c.reportNoFix(f)
 			continue
