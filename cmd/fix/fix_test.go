@@ -3,14 +3,11 @@ package fix
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -33,34 +30,7 @@ var clock = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 // materialize writes fixture cases into one store of the shape.
 func materialize(t *testing.T, shape store.Shape, cases ...string) string {
 	t.Helper()
-	var fxs []*storetest.Fixture
-	for _, c := range cases {
-		fx, err := storetest.LoadExportFixture(filepath.Join(fixtures, c, "session.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		fxs = append(fxs, fx)
-	}
-	dir := t.TempDir()
-	path := storetest.Materialize(t, shape, dir, fxs...)
-	// Quiet for a day before the test clock, however recently written.
-	setTimes(t, dir, clock.Add(-24*time.Hour))
-	return path
-}
-
-// setTimes sets the access and modification times of root and of
-// everything under it.
-func setTimes(t *testing.T, root string, at time.Time) {
-	t.Helper()
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		return os.Chtimes(p, at, at)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	return storetest.MaterializeCases(t, shape, fixtures, clock.Add(-24*time.Hour), cases...)
 }
 
 // testApplier writes with the store's own writer and keeps the images it
@@ -137,49 +107,13 @@ func (e *env) run(t *testing.T) error {
 	return RunFix(context.Background(), e.opts)
 }
 
-// storeHash hashes every file under a JSON store, or every record the
-// reader loads (SQLite rewrites pages, so its file bytes are not compared).
-func storeHash(t *testing.T, path string, shape store.Shape) string {
-	t.Helper()
-	h := sha256.New()
-	if shape != store.ShapeSQLite {
-		root := path
-		var files []string
-		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && !strings.HasSuffix(p, ".sessfix.lock") {
-				files = append(files, p)
-			}
-			return nil
-		})
-		sort.Strings(files)
-		for _, p := range files {
-			b, _ := os.ReadFile(p)
-			fmt.Fprintf(h, "%s\x00%x\x00", strings.TrimPrefix(p, root), sha256.Sum256(b))
-		}
-		return fmt.Sprintf("%x", h.Sum(nil))
-	}
-	// Closed before the caller writes again (OpenOne's cleanup closes it
-	// too, at the end of the test).
-	st := storetest.OpenOne(t, path)
-	defer st.Close()
-	for _, s := range storetest.LoadAll(t, st) {
-		for _, m := range s.Messages {
-			fmt.Fprintf(h, "m %s %s\n", m.ID, m.Raw)
-			for _, p := range m.Parts {
-				fmt.Fprintf(h, "p %s %s\n", p.ID, p.Raw)
-			}
-		}
-	}
-	return fmt.Sprintf("%x", h.Sum(nil))
-}
-
 func TestFixThenNothingThenUndo(t *testing.T) {
 	cases := []string{"sf103-reasoning-after-tool", "sf104-empty-text", "sf102-thinking-only", "sf105-abandoned-tool"}
 	for _, shape := range []store.Shape{store.ShapeSessions, store.ShapeStorage, store.ShapeSQLite} {
 		t.Run(string(shape), func(t *testing.T) {
 			path := materialize(t, shape, cases...)
 			info := storetest.OpenOne(t, path).Info()
-			before := storeHash(t, path, shape)
+			before := storetest.Hash(t, path, shape)
 
 			e := newEnv(path)
 			e.opts.Yes = true
@@ -190,7 +124,7 @@ func TestFixThenNothingThenUndo(t *testing.T) {
 			if !strings.Contains(e.errOut.String(), "fixed ") || !strings.Contains(e.errOut.String(), "sessfix undo run-1") {
 				t.Errorf("no summary with the undo command:\n%s", e.errOut)
 			}
-			if storeHash(t, path, shape) == before {
+			if storetest.Hash(t, path, shape) == before {
 				t.Fatal("fix changed nothing")
 			}
 
@@ -205,7 +139,7 @@ func TestFixThenNothingThenUndo(t *testing.T) {
 			}
 
 			e.ap.undo(t, info, "run-1")
-			if got := storeHash(t, path, shape); got != before {
+			if got := storetest.Hash(t, path, shape); got != before {
 				t.Error("undo did not restore the store byte for byte")
 			}
 		})
@@ -214,14 +148,14 @@ func TestFixThenNothingThenUndo(t *testing.T) {
 
 func TestFixDryRunDiffGolden(t *testing.T) {
 	path := materialize(t, store.ShapeSessions, "sf104-empty-text", "sf103-reasoning-after-tool")
-	before := storeHash(t, path, store.ShapeSessions)
+	before := storetest.Hash(t, path, store.ShapeSessions)
 	e := newEnv(path)
 	e.opts.DryRun, e.opts.Diff = true, true
 	err := e.run(t)
 	if !errors.Is(err, cli.ErrFindings) {
 		t.Fatalf("a dry run that would change something must exit 1, got %v", err)
 	}
-	if storeHash(t, path, store.ShapeSessions) != before {
+	if storetest.Hash(t, path, store.ShapeSessions) != before {
 		t.Fatal("--dry-run wrote to the store")
 	}
 	got := e.out.String()
@@ -261,14 +195,14 @@ func TestFixDryRunDiffGolden(t *testing.T) {
 
 func TestFixWithoutTerminalIsADryRun(t *testing.T) {
 	path := materialize(t, store.ShapeStorage, "sf104-empty-text")
-	before := storeHash(t, path, store.ShapeStorage)
+	before := storetest.Hash(t, path, store.ShapeStorage)
 	e := newEnv(path)
 	e.opts.Interactive = func() bool { return false }
 	err := e.run(t)
 	if !errors.Is(err, cli.ErrFindings) || !strings.Contains(e.errOut.String(), "add --yes to write") {
 		t.Errorf("err %v, stderr:\n%s", err, e.errOut)
 	}
-	if storeHash(t, path, store.ShapeStorage) != before || e.ap.n != 0 {
+	if storetest.Hash(t, path, store.ShapeStorage) != before || e.ap.n != 0 {
 		t.Error("wrote without a terminal and without --yes")
 	}
 	if !strings.Contains(e.out.String(), "fix SF151") {
@@ -296,7 +230,7 @@ func TestFixAsksOnATerminal(t *testing.T) {
 func TestFixSkipsBusySessions(t *testing.T) {
 	path := materialize(t, store.ShapeSessions, "sf104-empty-text")
 	// Written a second before the clock: within the settle window.
-	setTimes(t, path, clock.Add(-time.Second))
+	storetest.SetTimes(t, path, clock.Add(-time.Second))
 	e := newEnv(path)
 	e.opts.Yes = true
 	_ = e.run(t)
@@ -368,7 +302,7 @@ func TestFixKeepsNoPlannedSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	setTimes(t, path, clock.Add(-time.Hour))
+	storetest.SetTimes(t, path, clock.Add(-time.Hour))
 	var kept []*storetest.Retention
 	e := newEnv(path)
 	e.opts.DryRun = true

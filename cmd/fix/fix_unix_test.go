@@ -13,6 +13,7 @@ import (
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
 
 // TestFixLeavesEntriesItCannotBackUp: a directory, a FIFO or a file where a
@@ -35,7 +36,7 @@ func TestFixLeavesEntriesItCannotBackUp(t *testing.T) {
 	if err := os.WriteFile(user, []byte("a file where the message's part directory belongs"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	setTimes(t, path, clock.Add(-24*time.Hour))
+	storetest.SetTimes(t, path, clock.Add(-24*time.Hour))
 
 	e := newEnv(path)
 	e.opts.Yes = true

@@ -3,13 +3,10 @@ package undo
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -35,58 +32,7 @@ func factory() (*cli.Factory, *bytes.Buffer, *bytes.Buffer) {
 
 func materialize(t *testing.T, shape store.Shape, cases ...string) string {
 	t.Helper()
-	var fxs []*storetest.Fixture
-	for _, c := range cases {
-		fx, err := storetest.LoadExportFixture(filepath.Join("../../testdata/sessions", c, "session.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		fxs = append(fxs, fx)
-	}
-	path := storetest.Materialize(t, shape, t.TempDir(), fxs...)
-	old := clock.Add(-24 * time.Hour)
-	_ = filepath.WalkDir(filepath.Dir(path), func(p string, d fs.DirEntry, err error) error {
-		if err == nil {
-			_ = os.Chtimes(p, old, old)
-		}
-		return nil
-	})
-	return path
-}
-
-// storeHash hashes every file of a JSON store, or every loaded record of a
-// database (SQLite rewrites pages, so its file bytes are not compared).
-func storeHash(t *testing.T, path string, shape store.Shape) string {
-	t.Helper()
-	h := sha256.New()
-	if shape != store.ShapeSQLite {
-		var files []string
-		_ = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && !strings.HasSuffix(p, ".sessfix.lock") {
-				files = append(files, p)
-			}
-			return nil
-		})
-		sort.Strings(files)
-		for _, p := range files {
-			b, _ := os.ReadFile(p)
-			fmt.Fprintf(h, "%s\x00%x\x00", strings.TrimPrefix(p, path), sha256.Sum256(b))
-		}
-		return fmt.Sprintf("%x", h.Sum(nil))
-	}
-	// Closed before the caller writes again (OpenOne's cleanup closes it
-	// too, at the end of the test).
-	st := storetest.OpenOne(t, path)
-	defer st.Close()
-	for _, s := range storetest.LoadAll(t, st) {
-		for _, m := range s.Messages {
-			fmt.Fprintf(h, "m %s %s\n", m.ID, m.Raw)
-			for _, p := range m.Parts {
-				fmt.Fprintf(h, "p %s %s\n", p.ID, p.Raw)
-			}
-		}
-	}
-	return fmt.Sprintf("%x", h.Sum(nil))
+	return storetest.MaterializeCases(t, shape, "../../testdata/sessions", clock.Add(-24*time.Hour), cases...)
 }
 
 // TestFixUndoRoundTrip: fix writes through the real backup journal, a
@@ -113,18 +59,18 @@ func TestFixUndoRoundTrip(t *testing.T) {
 		t.Run(string(shape), func(t *testing.T) {
 			path := materialize(t, shape, cases...)
 			journal := backup.Options{Dir: t.TempDir(), Now: func() time.Time { return clock }}
-			before := storeHash(t, path, shape)
+			before := storetest.Hash(t, path, shape)
 
 			fixOnce := func() string { return fixBackedUp(t, path, journal) }
 			first := fixOnce()
 			if !strings.Contains(first, "sessfix undo ") {
 				t.Fatalf("no undo command in:\n%s", first)
 			}
-			fixed := storeHash(t, path, shape)
+			fixed := storetest.Hash(t, path, shape)
 			if fixed == before {
 				t.Fatal("fix changed nothing")
 			}
-			if second := fixOnce(); !strings.Contains(second, "nothing to change") || storeHash(t, path, shape) != fixed {
+			if second := fixOnce(); !strings.Contains(second, "nothing to change") || storetest.Hash(t, path, shape) != fixed {
 				t.Fatalf("second fix changed something:\n%s", second)
 			}
 
@@ -141,7 +87,7 @@ func TestFixUndoRoundTrip(t *testing.T) {
 			if err := RunUndo(context.Background(), &UndoOptions{Factory: f, Last: true, Backup: journal}); err != nil {
 				t.Fatalf("undo: %v\n%s", err, errOut)
 			}
-			if storeHash(t, path, shape) != before {
+			if storetest.Hash(t, path, shape) != before {
 				t.Error("undo did not restore the store")
 			}
 			f, _, errOut = factory()
