@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessfix/sessfix/internal/opencodetest"
 	"github.com/sessfix/sessfix/pkg/store"
 
 	_ "modernc.org/sqlite" // database/sql driver "sqlite"
@@ -154,22 +155,7 @@ func writeSQLite(staging, target, sid, streamed string) (time.Time, error) {
 	); err != nil {
 		return time.Time{}, fmt.Errorf("insert session: %w", err)
 	}
-	ids := func(q string, args ...any) ([]string, error) {
-		rows, err := db.Query(q, args...)
-		if err != nil {
-			return nil, err
-		}
-		defer rows.Close()
-		var out []string
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				return nil, err
-			}
-			out = append(out, id)
-		}
-		return out, rows.Err()
-	}
+	ids := func(q string, args ...any) ([]string, error) { return opencodetest.QueryIDs(db, q, args...) }
 	msgs, err := ids(`SELECT id FROM st.message WHERE session_id = ? ORDER BY time_created, id`, sid)
 	if err != nil {
 		return time.Time{}, err

@@ -158,6 +158,24 @@ func loadStorage(root, sessionID string) ([]Message, error) {
 	return msgs, nil
 }
 
+// QueryIDs runs a query whose rows are one string each (ids).
+func QueryIDs(db *sql.DB, q string, args ...any) ([]string, error) {
+	rows, err := db.Query(q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
 // Sessions lists the session ids in a data dir (SQLite or storage/ tree).
 func Sessions(dataDir string) ([]string, error) {
 	dbPath := filepath.Join(dataDir, "opencode.db")
@@ -167,20 +185,7 @@ func Sessions(dataDir string) ([]string, error) {
 			return nil, err
 		}
 		defer db.Close()
-		rows, err := db.Query(`SELECT id FROM session ORDER BY id`)
-		if err != nil {
-			return nil, err
-		}
-		defer rows.Close()
-		var out []string
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				return nil, err
-			}
-			out = append(out, id)
-		}
-		return out, rows.Err()
+		return QueryIDs(db, `SELECT id FROM session ORDER BY id`)
 	}
 	matches, err := filepath.Glob(filepath.Join(dataDir, "storage", "session", "*", "ses_*.json"))
 	if err != nil {
