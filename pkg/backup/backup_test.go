@@ -459,6 +459,28 @@ func TestUndoRestoresABlobDataColumn(t *testing.T) {
 	r.assertAsBefore(t, "after undo")
 }
 
+// TestUndoLeavesADirectoryThatExisted: a part added into an empty
+// directory is removed by undo, the directory stays, as it was.
+func TestUndoLeavesADirectoryThatExisted(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, store.ShapeStorage)
+	const msg = "msg_0000000000030000000000000f"
+	if err := os.Mkdir(filepath.Join(r.path, "part", msg), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.before = storeState(t, r.info)
+	add := store.Edit{Op: store.OpAdd, Kind: store.KindPart, ID: prtNew, SessionID: sesID, MessageID: msg,
+		After: []byte("{\n  \"id\": \"" + prtNew + "\",\n  \"type\": \"text\",\n  \"text\": \"x\"\n}"), Rule: "SF101", Mutation: "injectTextPart"}
+	run, err := backup.Apply(ctx, r.opts, r.info, []*store.ChangeSet{{Store: r.info, SessionID: sesID, Edits: []store.Edit{add}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := backup.Undo(ctx, r.opts, run, false); err != nil {
+		t.Fatal(err)
+	}
+	r.assertAsBefore(t, "after undo")
+}
+
 func TestUndoOfAnIncompleteRun(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, store.ShapeStorage)

@@ -126,6 +126,8 @@ type ImageEntry struct {
 	Columns []store.Column `json:"columns,omitempty"`
 	// Blob marks a row's data column saved from a BLOB.
 	Blob bool `json:"blob,omitempty"`
+	// KeepDir marks a file that did not exist in a directory that did.
+	KeepDir bool `json:"keep_dir,omitempty"`
 	// SHA256Before hashes the saved bytes; SHA256After what the run left
 	// ("" when absent). ExistsAfter is false when the run removed it.
 	SHA256Before string `json:"sha256_before"`
@@ -283,7 +285,7 @@ func (j *Journal) Record(ctx context.Context, w store.StoreWriter, cs *store.Cha
 		e.Edits = append(e.Edits, ee)
 	}
 	for _, im := range images {
-		ie := ImageEntry{Target: im.Target, Existed: im.Exists, Mode: im.Mode, Columns: im.Columns, Blob: im.Blob, SHA256Before: im.Hash()}
+		ie := ImageEntry{Target: im.Target, Existed: im.Exists, Mode: im.Mode, Columns: im.Columns, Blob: im.Blob, KeepDir: im.KeepDir, SHA256Before: im.Hash()}
 		if im.Exists {
 			j.files++
 			name := im.ID

@@ -147,6 +147,9 @@ type Image struct {
 	// Blob is true when a row's data column holds a BLOB, not TEXT (which
 	// OpenCode writes): restored, it is a BLOB again.
 	Blob bool `json:"blob,omitempty"`
+	// KeepDir is true for a file that did not exist in a directory that
+	// did: restoring its absence leaves the directory, even empty.
+	KeepDir bool `json:"keep_dir,omitempty"`
 	// Columns are a row's other columns (all but id and data), so a deleted
 	// row can be re-inserted exactly.
 	Columns []Column `json:"columns,omitempty"`

@@ -385,7 +385,12 @@ func (w *jsonWriter) read(ctx context.Context, targets []Target) ([]Image, error
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Image{Target: t, Exists: exists, Mode: mode, Data: data})
+		im := Image{Target: t, Exists: exists, Mode: mode, Data: data}
+		if !exists {
+			_, err := w.ops.Lstat(filepath.Dir(t.Path))
+			im.KeepDir = err == nil
+		}
+		out = append(out, im)
 	}
 	return out, nil
 }
@@ -522,7 +527,7 @@ func (w *jsonWriter) restore(images []Image) error {
 					err = writeAtomicMode(w.ops, im.Path, im.Data, perm, own)
 				}
 			case exists:
-				if err = removeFile(w.ops, im.Path); err == nil {
+				if err = removeFile(w.ops, im.Path); err == nil && !im.KeepDir {
 					w.removeEmptyDir(filepath.Dir(im.Path))
 				}
 			}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -207,6 +208,30 @@ func TestJSONRestoreChecksExpectFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertSameTree(t, "after restore", original, treeState(t, f.root))
+}
+
+// TestJSONRestoreLeavesADirectoryThatExisted: undoing an added part
+// removes the directory the add created, but not one that was there, empty,
+// before.
+func TestJSONRestoreLeavesADirectoryThatExisted(t *testing.T) {
+	for _, existed := range []bool{true, false} {
+		f := newJSONFixture(t, ShapeStorage)
+		dir := filepath.Dir(partFile(ShapeStorage, f.root, tSes, tMsgNew, tPrtNew))
+		if existed {
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := treeState(t, f.root)
+		w := f.writer(t, osOps{})
+		add := f.edit(OpAdd, KindPart, tPrtNew, tMsgNew)
+		add.After = []byte(`{"id":"` + tPrtNew + `","type":"text","text":"x"}`)
+		_, images := applyBackedUp(t, w, &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{add}})
+		if err := w.Restore(context.Background(), images); err != nil {
+			t.Fatal(err)
+		}
+		assertSameTree(t, fmt.Sprintf("after restore (directory existed: %v)", existed), before, treeState(t, f.root))
+	}
 }
 
 func TestJSONWriterCreatesMissingDirectories(t *testing.T) {
