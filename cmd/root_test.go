@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	goldenfile "github.com/sessfix/sessfix/internal/golden"
+
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
@@ -74,19 +76,7 @@ var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./cmd -update creates it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (go test ./cmd -update rewrites it)\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", name), got, *update)
 }
 
 func TestScanExitCodes(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/cmd/internal/iostreams"
+	"github.com/sessfix/sessfix/internal/golden"
 	"github.com/sessfix/sessfix/internal/storegen"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
@@ -161,22 +161,7 @@ func TestFixDryRunDiffGolden(t *testing.T) {
 	got := e.out.String()
 	// Ids minted between two neighbours are deterministic, and the clock is
 	// fixed, so the whole diff is golden.
-	goldenPath := filepath.Join("..", "..", "testdata", "fix", "dry-run-diff.golden")
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(goldenPath), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(goldenPath, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(goldenPath)
-	if err != nil {
-		t.Fatalf("%v (go test ./cmd/fix -update writes it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("diff differs from %s\n--- got\n%s", goldenPath, got)
-	}
+	golden.Check(t, filepath.Join("..", "..", "testdata", "fix", "dry-run-diff.golden"), got, *update)
 	if strings.Contains(got, "\x1b[") {
 		t.Error("piped diff has colour")
 	}
