@@ -66,9 +66,9 @@ func (l *Lock) Path() string { return l.path }
 // AcquireLock takes the sessfix writer lock of a store: one sessfix writes a
 // store at a time. The lock file is created exclusively and records the pid,
 // host, start time and sessfix version. A lock left by a sessfix that died
-// (same host, pid gone) or older than LockStaleAfter is replaced, by one
-// run at a time (removeStale). When the
-// lock is held, the error wraps ErrLocked and says who holds it.
+// (same host, pid gone) or older than LockStaleAfter is replaced, by one run
+// at a time (removeStale). When the lock is held, the error wraps ErrLocked
+// and says who holds it.
 func AcquireLock(info Info) (*Lock, error) {
 	return acquireLock(info, time.Now())
 }
