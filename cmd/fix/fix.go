@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -141,6 +143,91 @@ type sessionPlan struct {
 	plan      *fix.SessionPlan
 }
 
+// planner loads, checks and plans sessions for RunFix.
+type planner struct {
+	opts   *FixOptions
+	fopts  fix.Options
+	sopts  *scan.Options
+	policy *report.Report
+	now    func() time.Time
+}
+
+// planned is what planning one session gave: a plan to show (nil when there
+// is nothing to say), status lines for stderr, and counts for the exit code.
+type planned struct {
+	sp      *sessionPlan
+	status  []string
+	unfixed int
+	busy    bool
+	err     error
+}
+
+// planAll plans refs with GOMAXPROCS workers and returns the outcomes in
+// refs' order. Each worker holds one loaded session at a time; the outcomes
+// hold plans only.
+func (pl *planner) planAll(ctx context.Context, st store.Store, refs []store.SessionRef) []planned {
+	out := make([]planned, len(refs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(refs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i] = pl.plan(ctx, st, refs[i])
+			}
+		}()
+	}
+	for i := range refs {
+		if ctx.Err() != nil {
+			out[i].err = ctx.Err()
+			continue
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
+
+// plan loads, checks and plans one session.
+func (pl *planner) plan(ctx context.Context, st store.Store, ref store.SessionRef) planned {
+	opts := pl.opts
+	s, err := st.Load(ctx, ref)
+	if err != nil {
+		return planned{unfixed: 1, status: []string{fmt.Sprintf("warning: session %s in %s cannot be loaded, skipped: %v", ref.ID, st.Info().Path, err)}}
+	}
+	var p *fix.SessionPlan
+	if opts.Error != "" {
+		p, err = fix.PlanFromError(s, opts.Error, pl.fopts)
+	} else {
+		p, err = fix.Plan(s, unsuppressed(opts.Config, scan.CheckSession(s, pl.sopts)), pl.fopts)
+	}
+	if err != nil {
+		return planned{err: fmt.Errorf("session %s in %s: %w", s.ID, st.Info().Path, err)}
+	}
+	o := planned{unfixed: countUnfixed(p, pl.policy)}
+	if p.Empty() && len(p.Unfixed) == 0 && len(p.Notes) == 0 {
+		return o
+	}
+	if !p.Empty() {
+		if age := pl.now().Sub(s.LastModified()); !s.LastModified().IsZero() && age < pl.sopts.SettleWindow() {
+			when := age.Round(time.Second).String() + " ago"
+			if age < 0 {
+				when = "after the current time"
+			}
+			if !opts.Force {
+				o.status = append(o.status, fmt.Sprintf("skipped session %s: it changed %s and may still be in use (wait, or add --force)", s.ID, when))
+				o.busy = true
+				return o
+			}
+			o.status = append(o.status, fmt.Sprintf("WARNING: session %s changed %s and may still be in use; fixing it anyway because of --force", s.ID, when))
+		}
+	}
+	o.sp = &sessionPlan{st: st, ref: ref, id: s.ID, title: strings.Clone(s.Title), plan: p}
+	return o
+}
+
 // RunFix does the work of `sessfix fix`.
 func RunFix(ctx context.Context, opts *FixOptions) error {
 	f := opts.Factory
@@ -186,54 +273,39 @@ func RunFix(ctx context.Context, opts *FixOptions) error {
 		ios.Statusf("note: %s", n)
 	}
 
-	// Plan every session.
+	// Plan every session: loaded, checked and planned by GOMAXPROCS workers,
+	// reported in the store's order.
 	var plans []*sessionPlan
 	var unfixed, skippedBusy int
 	found := map[string]bool{}
+	pl := &planner{opts: opts, fopts: fopts, sopts: sopts, policy: policy, now: now}
 	for _, st := range disc.Stores {
 		refs, err := st.List(ctx)
 		if err != nil {
 			return fmt.Errorf("cannot list the sessions of %s store %s: %w", st.Info().Shape, st.Info().Path, err)
 		}
+		var todo []store.SessionRef
 		for _, ref := range refs {
 			if len(opts.Sessions) > 0 && !contains(opts.Sessions, ref.ID) {
 				continue
 			}
 			found[ref.ID] = true
-			s, err := st.Load(ctx, ref)
-			if err != nil {
-				ios.Statusf("warning: session %s in %s cannot be loaded, skipped: %v", ref.ID, st.Info().Path, err)
-				unfixed++
-				continue
+			todo = append(todo, ref)
+		}
+		for _, o := range pl.planAll(ctx, st, todo) {
+			for _, line := range o.status {
+				ios.Statusf("%s", line)
 			}
-			var p *fix.SessionPlan
-			if opts.Error != "" {
-				p, err = fix.PlanFromError(s, opts.Error, fopts)
-			} else {
-				p, err = fix.Plan(s, unsuppressed(opts.Config, scan.CheckSession(s, sopts)), fopts)
+			if o.err != nil {
+				return o.err
 			}
-			if err != nil {
-				return fmt.Errorf("session %s in %s: %w", s.ID, st.Info().Path, err)
+			unfixed += o.unfixed
+			if o.busy {
+				skippedBusy++
 			}
-			unfixed += countUnfixed(p, policy)
-			if p.Empty() && len(p.Unfixed) == 0 && len(p.Notes) == 0 {
-				continue
+			if o.sp != nil {
+				plans = append(plans, o.sp)
 			}
-			if !p.Empty() {
-				if age := now().Sub(s.LastModified()); !s.LastModified().IsZero() && age < sopts.SettleWindow() {
-					when := age.Round(time.Second).String() + " ago"
-					if age < 0 {
-						when = "after the current time"
-					}
-					if !opts.Force {
-						ios.Statusf("skipped session %s: it changed %s and may still be in use (wait, or add --force)", s.ID, when)
-						skippedBusy++
-						continue
-					}
-					ios.Statusf("WARNING: session %s changed %s and may still be in use; fixing it anyway because of --force", s.ID, when)
-				}
-			}
-			plans = append(plans, &sessionPlan{st: st, ref: ref, id: s.ID, title: strings.Clone(s.Title), plan: p})
 		}
 	}
 	for _, id := range opts.Sessions {

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -312,9 +313,9 @@ func TestFixKeepsNoPlannedSession(t *testing.T) {
 	if len(kept) != 1 || kept[0].Loaded() != sessions {
 		t.Fatalf("stores %d, want 1 that loaded every session", len(kept))
 	}
-	// The session being loaded is not counted; one more covers a variable
-	// the compiler keeps live across the loop.
-	if got := kept[0].MaxAlive(); got > 1 {
-		t.Errorf("while planning, %d planned sessions were still reachable: fix keeps loaded sessions until it writes", got)
+	// The session being loaded is not counted: each other worker may hold
+	// the one it is planning.
+	if got, limit := kept[0].MaxAlive(), runtime.GOMAXPROCS(0); got > limit {
+		t.Errorf("while planning, %d planned sessions were still reachable (limit %d): fix keeps loaded sessions until it writes", got, limit)
 	}
 }
