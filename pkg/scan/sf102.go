@@ -12,8 +12,8 @@ func init() {
 			"retry), are all thinking. OpenCode 1.1 leaves this shape when it is stopped after the thinking block " +
 			"and before any text or tool call.",
 		Why: "A signed thinking block as the last block of an assistant message is rejected by Anthropic (\"The final " +
-			"block in an assistant message cannot be `thinking`\"), and unsigned thinking is dropped before sending, " +
-			"which leaves an empty message. Either way every later prompt fails. Messages OpenCode never sends " +
+			"block in an assistant message cannot be `thinking`\"), and unsigned thinking is dropped before sending: " +
+			"when OpenCode still sends the message, it is empty. Either way every later prompt fails. Messages OpenCode never sends " +
 			"(an error other than an abort, or before the last completed compaction) are not reported. Unsigned " +
 			"thinking that OpenCode leaves out together with its message (1.18 drops a reasoning part whose " +
 			"streaming was cut before any text was stored, then the empty message) is reported as info.",
