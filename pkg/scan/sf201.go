@@ -21,7 +21,8 @@ func init() {
 		FixDoc: "`quarantine` moves the record out of the store into sessfix's backup area, so it can be inspected " +
 			"or restored with `undo`; the rest of the session loads again. An entry that is not a readable record " +
 			"file (a directory, FIFO or link where a record belongs, a file where a directory belongs, a file " +
-			"sessfix may not read) cannot be backed up: it is reported without a fix, to be moved by hand.",
+			"sessfix may not read) cannot be backed up, and a record without an id (an export entry with no `info`) " +
+			"cannot be named: both are reported without a fix, to be handled by hand.",
 		Fixable: true,
 		Fix:     "quarantine",
 		Check:   checkUnreadable,
