@@ -481,6 +481,29 @@ func TestUndoLeavesADirectoryThatExisted(t *testing.T) {
 	r.assertAsBefore(t, "after undo")
 }
 
+// TestUndoOfAMovedStore: the store the run changed is gone; undo says
+// where it was and where the backup is, and creates nothing there.
+func TestUndoOfAMovedStore(t *testing.T) {
+	ctx := context.Background()
+	for _, shape := range []store.Shape{store.ShapeSQLite, store.ShapeSessions} {
+		t.Run(string(shape), func(t *testing.T) {
+			r := newRig(t, shape)
+			run := r.repairRun(t)
+			moved := r.path + ".moved"
+			if err := os.Rename(r.path, moved); err != nil {
+				t.Fatal(err)
+			}
+			_, err := backup.Undo(ctx, r.opts, run, false)
+			if err == nil || !strings.Contains(err.Error(), "is gone") || !strings.Contains(err.Error(), r.info.Path) || !strings.Contains(err.Error(), filepath.Join(run, "before")) {
+				t.Fatalf("err = %v, want the store's old path and the backup named", err)
+			}
+			if _, err := os.Lstat(r.path); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("undo created %s: %v", r.path, err)
+			}
+		})
+	}
+}
+
 func TestUndoOfAnIncompleteRun(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, store.ShapeStorage)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -64,6 +65,14 @@ func Undo(ctx context.Context, opts Options, runID string, force bool) (*UndoRes
 		res.AlreadyUndone = true
 		res.Message = fmt.Sprintf("run %s was already undone on %s; nothing to do", m.RunID, m.Undone.Time.Local().Format(time.DateTime))
 		return res, nil
+	}
+	if _, err := os.Stat(m.Store.Path); errors.Is(err, fs.ErrNotExist) {
+		// Restoring elsewhere would need every target's path rewritten:
+		// name the backup instead, so the user can put the store back.
+		return nil, fmt.Errorf("cannot undo run %s: the %s store it changed, %s, is gone (moved or deleted); nothing was restored\n"+
+			"hint: put the store back at %s and run the undo again\n"+
+			"hint: the records the run changed, as they were before it, are in %s",
+			m.RunID, m.Store.Shape, m.Store.Path, m.Store.Path, filepath.Join(dir, "before"))
 	}
 	lock, err := store.AcquireLock(m.Store)
 	if err != nil {
