@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/pkg/report"
@@ -111,22 +110,12 @@ func PrintError(w io.Writer, err error) {
 	if errors.Is(err, context.Canceled) && !errors.As(err, &ie) {
 		msg = "interrupted"
 	}
-	fmt.Fprintf(w, "sessfix: %s\n", cleanLines(msg))
+	fmt.Fprintf(w, "sessfix: %s\n", report.CleanLines(msg))
 	for _, h := range cli.Hints(err) {
-		fmt.Fprintf(w, "hint: %s\n", cleanLines(h))
+		fmt.Fprintf(w, "hint: %s\n", report.CleanLines(h))
 	}
 	var flagErr *cli.FlagError
 	if errors.As(err, &flagErr) && len(cli.Hints(err)) == 0 {
 		fmt.Fprintln(w, "hint: run `sessfix help` or add --help to a command for its usage")
 	}
-}
-
-// cleanLines is report.Clean for each line of a message: errors name
-// files and ids from the store, and some span several lines.
-func cleanLines(s string) string {
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		lines[i] = report.Clean(l)
-	}
-	return strings.Join(lines, "\n")
 }

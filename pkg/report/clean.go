@@ -35,6 +35,19 @@ func Clean(s string) string {
 	return b.String()
 }
 
+// CleanLines is Clean for each line of a text that spans lines on purpose
+// (an error with hints, a report's detail).
+func CleanLines(s string) string {
+	if clean(strings.ReplaceAll(s, "\n", "")) {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = Clean(l)
+	}
+	return strings.Join(lines, "\n")
+}
+
 func clean(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 && c != '\t' || c >= 0x7f {

@@ -49,12 +49,12 @@ func (p githubPrinter) annotation(f scan.Finding) string {
 	if path == "" {
 		path = f.StorePath
 	}
-	props := []string{"file=" + escapeGitHubProperty(relPath(p.base, path))}
+	props := []string{"file=" + escapeGitHubProperty(Clean(relPath(p.base, path)))}
 	if f.Location.Line > 0 {
 		props = append(props, "line="+strconv.Itoa(f.Location.Line))
 	}
 	props = append(props, "title="+escapeGitHubProperty(f.Code+" "+f.Rule))
-	return "::" + GitHubCommand(f.Severity) + " " + strings.Join(props, ",") + "::" + escapeGitHubData(findingDetail(f, true))
+	return "::" + GitHubCommand(f.Severity) + " " + strings.Join(props, ",") + "::" + escapeGitHubData(CleanLines(findingDetail(f, true)))
 }
 
 // findingDetail is a finding's message with what a reader of a CI report

@@ -121,6 +121,7 @@ func (p junitPrinter) Print(w io.Writer, r *Report) error {
 		doc.Suites = append(doc.Suites, suite)
 	}
 
+	doc.clean()
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
@@ -172,4 +173,26 @@ func (p junitPrinter) testcase(r *Report, storePath, id, title string, fs []scan
 		c.SystemOut = &junitText{Text: strings.Join(out, "\n")}
 	}
 	return c
+}
+
+// clean makes every text of the report one XML 1.0 can carry: a control
+// character from the store (other than a line break) is invalid in XML
+// even as a character reference, so it is written as Clean escapes it.
+func (d *junitSuites) clean() {
+	for i := range d.Suites {
+		s := &d.Suites[i]
+		s.Name = Clean(s.Name)
+		for j := range s.Cases {
+			c := &s.Cases[j]
+			c.Name, c.Classname, c.File = Clean(c.Name), Clean(c.Classname), Clean(c.File)
+			for _, ps := range [][]junitProblem{c.Failures, c.Errors} {
+				for k := range ps {
+					ps[k].Message, ps[k].Text = CleanLines(ps[k].Message), CleanLines(ps[k].Text)
+				}
+			}
+			if c.SystemOut != nil {
+				c.SystemOut.Text = CleanLines(c.SystemOut.Text)
+			}
+		}
+	}
 }

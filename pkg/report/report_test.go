@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/xml"
 	"errors"
 	"flag"
 	"path/filepath"
@@ -308,5 +309,17 @@ func TestTextEscapesStoreControlCharacters(t *testing.T) {
 		if !strings.Contains(out, `part id \x1b]0;pwned\x07\x1b[2J`) {
 			t.Errorf("tty=%v: the message is not shown escaped:\n%s", tty, out)
 		}
+	}
+	// A GitHub annotation is shown in the job log; JUnit is XML, which
+	// cannot carry these characters at all.
+	for _, format := range []string{"github", "junit"} {
+		out := render(t, format, Options{}, r)
+		if strings.ContainsAny(out, "\x1b\x07") {
+			t.Errorf("%s: control characters from the store reach the output:\n%q", format, out)
+		}
+	}
+	var doc struct{}
+	if err := xml.Unmarshal([]byte(render(t, "junit", Options{}, r)), &doc); err != nil {
+		t.Errorf("junit output is not XML: %v", err)
 	}
 }
