@@ -12,7 +12,8 @@ func init() {
 			"and not reported; thinking in foreign part types is reported by SF205.",
 		Why: "Unsigned thinking is dropped before the request is sent. In older turns that is harmless, but on the " +
 			"final tool-loop assistant message the provider then finds a tool call where it expects thinking and " +
-			"rejects every later prompt. The preflight reports that fatal case on its own.",
+			"rejects every later prompt. The preflight reports that fatal case on its own. When OpenCode leaves the " +
+			"whole message out of requests (nothing else in it is sent), the finding is info.",
 		ProviderError: "messages.N.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`. " +
 			"When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding " +
 			"the lastmost set of `tool_use` and `tool_result` blocks).",
@@ -40,6 +41,10 @@ func checkUnsignedThinking(c *Context) {
 			f.Message = "thinking part has no signature, so it is dropped before sending"
 			if IsSynthetic(p) {
 				f.Message = "synthetic thinking part has no signature, so it is dropped before sending"
+			}
+			if c.dropsMessage(m) {
+				f.Severity = Info
+				f.Message += "; opencode drops its whole message from requests"
 			}
 			c.Report(f)
 		}
