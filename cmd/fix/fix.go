@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -163,18 +164,20 @@ type planned struct {
 }
 
 // planAll plans refs with GOMAXPROCS workers and returns the outcomes in
-// refs' order. Each worker holds one loaded session at a time; the outcomes
-// hold plans only.
-func (pl *planner) planAll(ctx context.Context, st store.Store, refs []store.SessionRef) []planned {
+// refs' order, calling progress after each session. Each worker holds one
+// loaded session at a time; the outcomes hold plans only.
+func (pl *planner) planAll(ctx context.Context, st store.Store, refs []store.SessionRef, progress func(done, total int)) []planned {
 	out := make([]planned, len(refs))
 	next := make(chan int)
 	var wg sync.WaitGroup
+	var done atomic.Int64
 	for range min(runtime.GOMAXPROCS(0), len(refs)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
 				out[i] = pl.plan(ctx, st, refs[i])
+				progress(int(done.Add(1)), len(refs))
 			}
 		}()
 	}
@@ -292,7 +295,10 @@ func RunFix(ctx context.Context, opts *FixOptions) error {
 			found[ref.ID] = true
 			todo = append(todo, ref)
 		}
-		for _, o := range pl.planAll(ctx, st, todo) {
+		prog := ios.StartProgress("planning", "sessions")
+		outcomes := pl.planAll(ctx, st, todo, prog.Update)
+		prog.Stop()
+		for _, o := range outcomes {
 			for _, line := range o.status {
 				ios.Statusf("%s", line)
 			}
