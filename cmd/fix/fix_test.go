@@ -319,3 +319,50 @@ func TestFixKeepsNoPlannedSession(t *testing.T) {
 		t.Errorf("while planning, %d planned sessions were still reachable (limit %d): fix keeps loaded sessions until it writes", got, limit)
 	}
 }
+
+// slowStore makes every Load take a while, so planning outlasts the
+// progress indicator's delay.
+type slowStore struct {
+	store.Store
+	delay time.Duration
+}
+
+func (s slowStore) Load(ctx context.Context, ref store.SessionRef) (*store.Session, error) {
+	time.Sleep(s.delay)
+	return s.Store.Load(ctx, ref)
+}
+
+// TestFixShowsPlanningProgressOnATerminal: planning that outlasts the
+// progress delay shows the counter on a terminal's stderr, and nothing
+// when stderr is not a terminal.
+func TestFixShowsPlanningProgressOnATerminal(t *testing.T) {
+	path, _, err := storegen.Generate(store.ShapeSessions, t.TempDir(), storegen.Config{
+		Sessions: 2, Messages: 4, Parts: 4, ToolOutput: 100, DefectRate: -1, Seed: 5,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.SetTimes(t, path, clock.Add(-time.Hour))
+	for _, tty := range []bool{true, false} {
+		e := newEnv(path)
+		e.opts.DryRun = true
+		e.opts.Factory.IOStreams.SetStderrTTY(tty)
+		e.opts.Factory.Open = func(paths []string) (*store.Discovery, error) {
+			d, err := store.Open(paths)
+			if err != nil {
+				return nil, err
+			}
+			for i, st := range d.Stores {
+				// One load alone outlasts the delay, however many workers.
+				d.Stores[i] = slowStore{Store: st, delay: iostreams.ProgressDelay + 100*time.Millisecond}
+			}
+			return d, nil
+		}
+		if err := e.run(t); err != nil && !errors.Is(err, cli.ErrFindings) {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(e.errOut.String(), "planning"); got != tty {
+			t.Errorf("stderr a terminal: %v; progress shown: %v\n%q", tty, got, e.errOut)
+		}
+	}
+}
