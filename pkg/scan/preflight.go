@@ -126,21 +126,22 @@ type Request struct {
 	NextPrompt bool
 }
 
-// Carries reports whether any block of the request came from the stored
-// message, or an entry built from it has no blocks at all (an empty message
-// the provider rejects).
-func (r *Request) Carries(msgID string) bool {
+// carried adds to ids every stored message the request carries: a block of
+// it came from the message, or an entry built from it has no blocks at all
+// (an empty message the provider rejects).
+func (r *Request) carried(ids map[string]bool) {
 	for _, pm := range r.Messages {
-		if len(pm.Blocks) == 0 && containsStr(pm.Sources, msgID) {
-			return true
+		if len(pm.Blocks) == 0 {
+			for _, src := range pm.Sources {
+				ids[src] = true
+			}
 		}
 		for _, b := range pm.Blocks {
-			if b.MessageID == msgID {
-				return true
+			if b.MessageID != "" {
+				ids[b.MessageID] = true
 			}
 		}
 	}
-	return false
 }
 
 // Locate maps a provider index to the stored record it came from:

@@ -77,13 +77,17 @@ func (c *Context) preflight() []Violation {
 // no request (a session that may still be streaming).
 func (c *Context) dropsMessage(m *store.Message) bool {
 	c.preflight()
-	reqs := c.shared().reqs
-	for _, r := range reqs {
-		if r.Carries(m.ID) {
-			return false
+	cc := c.shared()
+	if len(cc.reqs) == 0 {
+		return false
+	}
+	if cc.carried == nil {
+		cc.carried = map[string]bool{}
+		for _, r := range cc.reqs {
+			r.carried(cc.carried)
 		}
 	}
-	return len(reqs) > 0
+	return !cc.carried[m.ID]
 }
 
 // registerPreflight registers a preflight rule: it reports the session's

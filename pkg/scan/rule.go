@@ -46,8 +46,9 @@ type Context struct {
 // one CheckSession (rules only read the session, so nothing goes stale).
 type sessionCache struct {
 	preDone bool
-	pre     []Violation // the preflight's violations
-	reqs    []*Request  // the requests the preflight checked; none while a session may stream
+	pre     []Violation     // the preflight's violations
+	reqs    []*Request      // the requests the preflight checked; none while a session may stream
+	carried map[string]bool // ids of the stored messages reqs carry (Request.carried), nil until asked
 
 	history map[string]bool // History(Session), nil until asked
 
