@@ -312,8 +312,12 @@ func checkEdits(cs *ChangeSet) error {
 // changedError reports a record whose bytes are not what the change set
 // expects.
 func changedError(where string, kind Kind, id string, detail string) error {
+	what := fmt.Sprintf("%s %s in %s", kind, id, where)
+	if kind == "" {
+		what = where // a whole file: an export
+	}
 	return &hintError{
-		err:  fmt.Errorf("%s %s in %s %s since the scan: %w", kind, id, where, detail, ErrChanged),
+		err:  fmt.Errorf("%s %s since the scan: %w", what, detail, ErrChanged),
 		hint: "nothing was written; OpenCode (or someone) changed it, run sessfix again to plan from the current state",
 	}
 }

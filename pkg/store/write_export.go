@@ -18,6 +18,7 @@ import (
 type exportWriter struct {
 	info Info // Path made absolute: the backup records it, and undo may run elsewhere
 	ops  fileOps
+	seen listed
 }
 
 func newExportWriter(info Info, ops fileOps) *exportWriter {
@@ -36,7 +37,9 @@ func (w *exportWriter) Targets(_ context.Context, cs *ChangeSet) ([]Target, erro
 	if cs.Empty() {
 		return nil, nil
 	}
-	return []Target{{Path: w.info.Path}}, nil
+	targets := []Target{{Path: w.info.Path}}
+	w.seen.remember(cs, targets)
+	return targets, nil
 }
 
 func (w *exportWriter) Read(_ context.Context, targets []Target) ([]Image, error) {
@@ -48,6 +51,7 @@ func (w *exportWriter) Read(_ context.Context, targets []Target) ([]Image, error
 		}
 		out = append(out, Image{Target: t, Exists: exists, Mode: mode, Data: data})
 	}
+	w.seen.saw(out)
 	return out, nil
 }
 
@@ -87,6 +91,12 @@ func (w *exportWriter) Apply(ctx context.Context, cs *ChangeSet) error {
 	}
 	if !exists {
 		return changedError(w.info.Path, KindSession, cs.SessionID, "was removed")
+	}
+	// The whole file is the backup's one image: a message delete takes its
+	// parts along with no Before bytes of their own, so any change since
+	// the backup refuses the change set.
+	if err := w.seen.changed(cs, []Image{{Target: Target{Path: w.info.Path}, Exists: true, Data: doc}}); err != nil {
+		return err
 	}
 	locs := map[int]Location{}
 	for i := range cs.Edits {

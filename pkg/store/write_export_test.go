@@ -200,6 +200,25 @@ func TestExportWriterRefusesChangedRecord(t *testing.T) {
 	}
 }
 
+// TestExportWriterRefusesAPartChangedAfterTheBackup: deleting a message
+// takes its parts along; a part edited between the backup and the write
+// must not be lost.
+func TestExportWriterRefusesAPartChangedAfterTheBackup(t *testing.T) {
+	f := newExportFixture(t, true)
+	w := newExportWriter(f.info, osOps{})
+	cs := &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{{Op: OpDelete, Kind: KindMessage, ID: tMsgB, Before: f.raw(t, "messages.1.info")}}}
+	backedUp(t, w, cs)
+	changed := bytes.Replace(f.doc, []byte(`"text": ""`), []byte(`"text": "typed later"`), 1)
+	writeTestFile(t, f.info.Path, string(changed), 0o600)
+	err := w.Apply(context.Background(), cs)
+	if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), f.info.Path+" was modified") {
+		t.Fatalf("err = %v, want ErrChanged naming the export file", err)
+	}
+	if got := readTestFile(t, f.info.Path); got != string(changed) {
+		t.Error("a refused change set changed the export file")
+	}
+}
+
 func TestExportWriterCrashBeforeRename(t *testing.T) {
 	f := newExportFixture(t, true)
 	dir := filepath.Dir(f.info.Path)
