@@ -135,6 +135,20 @@ type ImageEntry struct {
 	ExistsAfter  bool   `json:"exists_after,omitempty"`
 }
 
+// imageEntry records what the backup keeps of an image: everything but
+// its bytes, which go to File.
+func imageEntry(im store.Image) ImageEntry {
+	return ImageEntry{Target: im.Target, Existed: im.Exists, Mode: im.Mode, Columns: im.Columns,
+		Blob: im.Blob, KeepDir: im.KeepDir, SHA256Before: im.Hash()}
+}
+
+// image is the target as it was before the run, without its bytes (the
+// caller reads File): what undo restores.
+func (ie *ImageEntry) image() store.Image {
+	return store.Image{Target: ie.Target, Exists: ie.Existed, Mode: ie.Mode, Columns: ie.Columns,
+		Blob: ie.Blob, KeepDir: ie.KeepDir}
+}
+
 // UndoneEntry says when a run was undone.
 type UndoneEntry struct {
 	Time     time.Time `json:"time"`
@@ -285,7 +299,7 @@ func (j *Journal) Record(ctx context.Context, w store.StoreWriter, cs *store.Cha
 		e.Edits = append(e.Edits, ee)
 	}
 	for _, im := range images {
-		ie := ImageEntry{Target: im.Target, Existed: im.Exists, Mode: im.Mode, Columns: im.Columns, Blob: im.Blob, KeepDir: im.KeepDir, SHA256Before: im.Hash()}
+		ie := imageEntry(im)
 		if im.Exists {
 			j.files++
 			name := im.ID

@@ -133,7 +133,8 @@ func Undo(ctx context.Context, opts Options, runID string, force bool) (*UndoRes
 		// Restore only over the state checked here: a write between this
 		// check and the restore refuses the whole undo.
 		checked := cur.Hash()
-		im := store.Image{Target: p.first.Target, Exists: p.first.Existed, Mode: p.first.Mode, Columns: p.first.Columns, Blob: p.first.Blob, KeepDir: p.first.KeepDir, Expect: &checked}
+		im := p.first.image()
+		im.Expect = &checked
 		if p.first.Existed {
 			data, err := os.ReadFile(filepath.Join(dir, p.first.File))
 			if err != nil {

@@ -43,30 +43,27 @@ func checkUnreadable(c *Context) {
 			reason = b.Err.Error()
 		}
 		var pe *store.ParseError
-		switch {
-		case b.Kind == store.KindSession && !errors.As(b.Err, &pe):
+		parsed := errors.As(b.Err, &pe)
+		if b.Kind == store.KindSession && !parsed {
 			f.Message = "session could not be loaded: " + reason
+			c.reportNoFix(f)
+			continue
+		}
+		f.Message = string(b.Kind) + " record is unreadable: " + reason
+		// quarantine backs a record file up, then removes it: an entry that
+		// cannot be backed up, or a record that cannot be named, is left
+		// alone.
+		switch {
+		case parsed && pe.Entry && pe.Reason == "permission denied":
+			f.Message += "; sessfix cannot back it up, so it leaves it alone: give sessfix read access, or run it as the store's owner"
+		case parsed && pe.Entry:
+			f.Message += "; sessfix cannot back it up, so it leaves it alone: move it out of the store by hand"
+		case b.ID == "":
+			f.Message += "; it has no id, so sessfix cannot tell which record it is and leaves it alone: repair or remove it by hand"
 		default:
-			f.Message = string(b.Kind) + " record is unreadable: " + reason
-		}
-		if b.Kind == store.KindSession && !errors.As(b.Err, &pe) {
-			c.reportNoFix(f)
+			c.Report(f)
 			continue
 		}
-		if errors.As(b.Err, &pe) && pe.Entry || b.ID == "" {
-			// quarantine backs a record file up, then removes it: this
-			// one cannot be backed up (or named), so it is left alone.
-			switch {
-			case pe != nil && pe.Entry && pe.Reason == "permission denied":
-				f.Message += "; sessfix cannot back it up, so it leaves it alone: give sessfix read access, or run it as the store's owner"
-			case pe != nil && pe.Entry:
-				f.Message += "; sessfix cannot back it up, so it leaves it alone: move it out of the store by hand"
-			default:
-				f.Message += "; it has no id, so sessfix cannot tell which record it is and leaves it alone: repair or remove it by hand"
-			}
-			c.reportNoFix(f)
-			continue
-		}
-		c.Report(f)
+		c.reportNoFix(f)
 	}
 }

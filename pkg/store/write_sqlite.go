@@ -211,6 +211,7 @@ func (w *sqliteWriter) checkCovered(ctx context.Context, tx *sql.Tx, cs *ChangeS
 		if err != nil {
 			return w.dbError("read", err)
 		}
+		var targets []Target
 		var images []Image
 		for rows.Next() {
 			var id string
@@ -220,6 +221,7 @@ func (w *sqliteWriter) checkCovered(ctx context.Context, tx *sql.Tx, cs *ChangeS
 				return w.dbError("read", err)
 			}
 			t := Target{Kind: KindPart, ID: id, Path: w.info.Path, Table: "part"}
+			targets = append(targets, t)
 			images = append(images, Image{Target: t, Exists: true, Data: asBytes(data)})
 		}
 		err = rows.Err()
@@ -227,10 +229,8 @@ func (w *sqliteWriter) checkCovered(ctx context.Context, tx *sql.Tx, cs *ChangeS
 		if err != nil {
 			return w.dbError("read", err)
 		}
-		for _, im := range images {
-			if t, ok := w.seen.uncovered(cs, []Target{im.Target}); ok {
-				return notBackedUp(t)
-			}
+		if t, ok := w.seen.uncovered(cs, targets); ok {
+			return notBackedUp(t)
 		}
 		if err := w.seen.changed(cs, images); err != nil {
 			return err
