@@ -188,7 +188,7 @@ func findSession(ctx context.Context, stores []store.Store, opts *DiagnoseOption
 	}
 	switch {
 	case opts.Session != "":
-		return nil, store.Info{}, cli.WithHints(fmt.Errorf("session %s not found in the stores", opts.Session), "list sessions with `sessfix scan`")
+		return nil, store.Info{}, cli.SessionNotFound(opts.Session)
 	case len(hits) == 1:
 		return hits[0].s, hits[0].info, nil
 	case len(hits) == 0:

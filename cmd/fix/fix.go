@@ -314,10 +314,8 @@ func RunFix(ctx context.Context, opts *FixOptions) error {
 			}
 		}
 	}
-	for _, id := range opts.Sessions {
-		if !found[id] {
-			return cli.WithHints(fmt.Errorf("session %s not found in the stores", id), "list sessions with `sessfix scan`")
-		}
+	if err := cli.CheckSessionsFound(opts.Sessions, found); err != nil {
+		return err
 	}
 
 	changing := 0

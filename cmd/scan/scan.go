@@ -245,8 +245,7 @@ type announcing struct {
 	announce func(info store.Info, sessions int, err error)
 }
 
-// checkSessionsFound fails the scan when a --session id is in no store: a
-// mistyped id must not pass as a clean scan. The wording is fix's.
+// checkSessionsFound fails the scan when a --session id is in no store.
 func checkSessionsFound(ids []string, res *scan.Result) error {
 	found := map[string]bool{}
 	for _, sr := range res.Stores {
@@ -254,12 +253,7 @@ func checkSessionsFound(ids []string, res *scan.Result) error {
 			found[s.ID] = true
 		}
 	}
-	for _, id := range ids {
-		if !found[id] {
-			return cli.WithHints(fmt.Errorf("session %s not found in the stores", id), "list sessions with `sessfix scan`")
-		}
-	}
-	return nil
+	return cli.CheckSessionsFound(ids, found)
 }
 
 func (a announcing) List(ctx context.Context) ([]store.SessionRef, error) {

@@ -46,3 +46,20 @@ func (f *Factory) OpenStores(verb string, paths []string) (*store.Discovery, err
 	}
 	return nil, err
 }
+
+// SessionNotFound is the error for a --session id that no store holds:
+// a mistyped id must not pass as a clean run.
+func SessionNotFound(id string) error {
+	return WithHints(fmt.Errorf("session %s not found in the stores", id), "list sessions with `sessfix scan`")
+}
+
+// CheckSessionsFound returns SessionNotFound for the first of ids that
+// found lacks.
+func CheckSessionsFound(ids []string, found map[string]bool) error {
+	for _, id := range ids {
+		if !found[id] {
+			return SessionNotFound(id)
+		}
+	}
+	return nil
+}
