@@ -132,11 +132,10 @@ Exit codes:
 	return cmd
 }
 
-// sessionPlan is one session's plan with what the command needs to apply
-// and verify it.
-// sessionPlan is a planned session. It keeps the session's id and title,
-// not the loaded session: memory follows the edits planned, not the size
-// of every session that needs one.
+// sessionPlan is a planned session, with what the command needs to apply
+// and verify it. It keeps the session's id and title, not the loaded
+// session: memory follows the edits planned, not the size of every session
+// that needs one.
 type sessionPlan struct {
 	st        store.Store
 	ref       store.SessionRef
@@ -203,6 +202,10 @@ func (pl *planner) plan(ctx context.Context, st store.Store, ref store.SessionRe
 	var p *fix.SessionPlan
 	if opts.Error != "" {
 		p, err = fix.PlanFromError(s, opts.Error, pl.fopts)
+	} else if len(pl.sopts.Select) == 0 && len(pl.sopts.Ignore) == 0 {
+		// Every rule runs: the planner's own check of the session is this one.
+		all := scan.CheckSession(s, pl.sopts)
+		p, err = fix.PlanChecked(s, all, unsuppressed(opts.Config, all), pl.fopts)
 	} else {
 		p, err = fix.Plan(s, unsuppressed(opts.Config, scan.CheckSession(s, pl.sopts)), pl.fopts)
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -67,6 +68,10 @@ func TestFixtures(t *testing.T) {
 			p, err := Plan(s, before, opts)
 			if err != nil {
 				t.Fatalf("plan: %v", err)
+			}
+			// A caller that already checked the session gets the same plan.
+			if q, err := PlanChecked(s, before, before, opts); err != nil || !reflect.DeepEqual(q, p) {
+				t.Errorf("PlanChecked differs from Plan (err %v):\n%+v\n%+v", err, q, p)
 			}
 			fixable := 0
 			for _, f := range before {

@@ -150,7 +150,22 @@ type step struct {
 // and the merged change set is validated once more against the original
 // session.
 func Plan(s *store.Session, findings []scan.Finding, opts Options) (*SessionPlan, error) {
-	w, err := newWork(s, &opts)
+	return plan(s, nil, findings, opts)
+}
+
+// PlanChecked is Plan for a caller that has already checked the session
+// under every rule, with opts.Scan's settle window and clock (scan.CheckSession
+// with no rule selected or ignored): all is that result, and the session is
+// not checked again. findings are the ones to repair, as for Plan.
+func PlanChecked(s *store.Session, all, findings []scan.Finding, opts Options) (*SessionPlan, error) {
+	if all == nil {
+		all = []scan.Finding{} // checked, and clean
+	}
+	return plan(s, all, findings, opts)
+}
+
+func plan(s *store.Session, all, findings []scan.Finding, opts Options) (*SessionPlan, error) {
+	w, err := newWork(s, &opts, all)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +185,9 @@ func Plan(s *store.Session, findings []scan.Finding, opts Options) (*SessionPlan
 	return w.run(append(steps, last...))
 }
 
-func newWork(s *store.Session, opts *Options) (*work, error) {
+// newWork starts planning s; all is the session's findings under every
+// rule, or nil to check it here.
+func newWork(s *store.Session, opts *Options, all []scan.Finding) (*work, error) {
 	ph := opts.Placeholder
 	if ph == "" {
 		ph = DefaultPlaceholder
@@ -182,7 +199,10 @@ func newWork(s *store.Session, opts *Options) (*work, error) {
 		return nil, err
 	}
 	w := &work{orig: s, s: s, env: env{now: opts.now(), placeholder: ph}, opts: opts}
-	w.findings = opts.check(s)
+	w.findings = all
+	if all == nil {
+		w.findings = opts.check(s)
+	}
 	return w, nil
 }
 

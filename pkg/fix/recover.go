@@ -290,7 +290,7 @@ func providerErrorText(m *store.Message) string {
 // through MapProviderIndex, and repair that message. When the index cannot
 // be mapped exactly the plan changes nothing and says why in Unfixed.
 func PlanFromError(s *store.Session, errText string, opts Options) (*SessionPlan, error) {
-	w, err := newWork(s, &opts)
+	w, err := newWork(s, &opts, nil)
 	if err != nil {
 		return nil, err
 	}
