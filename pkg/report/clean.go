@@ -14,7 +14,7 @@ import (
 // not graphic, apart from tab, is written as a Go escape (\x1b, \u202e);
 // an invalid byte as \xNN. Text with none is returned as it is.
 func Clean(s string) string {
-	if clean(s) {
+	if clean(s, false) {
 		return s
 	}
 	var b strings.Builder
@@ -38,7 +38,7 @@ func Clean(s string) string {
 // CleanLines is Clean for each line of a text that spans lines on purpose
 // (an error with hints, a report's detail).
 func CleanLines(s string) string {
-	if clean(strings.ReplaceAll(s, "\n", "")) {
+	if clean(s, true) {
 		return s
 	}
 	lines := strings.Split(s, "\n")
@@ -48,18 +48,24 @@ func CleanLines(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-func clean(s string) bool {
+// clean reports whether Clean leaves s as it is; with nl, line breaks are
+// allowed too.
+func clean(s string, nl bool) bool {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 && c != '\t' || c >= 0x7f {
-			return cleanSlow(s[i:])
+		c := s[i]
+		if c >= 0x7f {
+			return cleanSlow(s[i:], nl)
+		}
+		if c < 0x20 && c != '\t' && !(nl && c == '\n') {
+			return false
 		}
 	}
 	return true
 }
 
-func cleanSlow(s string) bool {
+func cleanSlow(s string, nl bool) bool {
 	for _, r := range s {
-		if r == utf8.RuneError || r != '\t' && !unicode.IsGraphic(r) {
+		if r == utf8.RuneError || r != '\t' && !(nl && r == '\n') && !unicode.IsGraphic(r) {
 			return false
 		}
 	}

@@ -18,3 +18,15 @@ func TestClean(t *testing.T) {
 		}
 	}
 }
+
+func TestCleanLines(t *testing.T) {
+	for in, want := range map[string]string{
+		"error\nhint: do this":        "error\nhint: do this",
+		"bad \x1b[2J\nhint: \u202eok": "bad \\x1b[2J\nhint: \\u202eok",
+		"cr\r\n":                      "cr\\x0d\n",
+	} {
+		if got := CleanLines(in); got != want {
+			t.Errorf("CleanLines(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
