@@ -170,27 +170,38 @@ func (pl *planner) planAll(ctx context.Context, st store.Store, refs []store.Ses
 	next := make(chan int)
 	var wg sync.WaitGroup
 	var done atomic.Int64
+	var failed atomic.Bool // a plan failed: RunFix stops at it, so plan no more
 	for range min(runtime.GOMAXPROCS(0), len(refs)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
 				out[i] = pl.plan(ctx, st, refs[i])
+				if out[i].err != nil {
+					failed.Store(true)
+				}
 				progress(int(done.Add(1)), len(refs))
 			}
 		}()
 	}
 	for i := range refs {
-		if ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil:
 			out[i].err = ctx.Err()
-			continue
+		case failed.Load():
+			out[i].err = errNotPlanned
+		default:
+			next <- i
 		}
-		next <- i
 	}
 	close(next)
 	wg.Wait()
 	return out
 }
+
+// errNotPlanned marks sessions left unplanned after another one's plan
+// failed; RunFix returns that failure, which comes first.
+var errNotPlanned = errors.New("not planned: an earlier session's plan failed")
 
 // plan loads, checks and plans one session.
 func (pl *planner) plan(ctx context.Context, st store.Store, ref store.SessionRef) planned {
