@@ -392,8 +392,9 @@ func TestUndoRefusesChangedRecordsUnlessForced(t *testing.T) {
 			if !errors.Is(err, store.ErrChanged) {
 				t.Fatalf("err = %v, want ErrChanged", err)
 			}
-			if res == nil || len(res.Refused) != 1 || !strings.Contains(err.Error(), res.Refused[0].Target.String()) || !strings.Contains(err.Error(), "--force") {
-				t.Fatalf("refusal = %+v, err = %v; want the one changed record named and a --force hint", res, err)
+			var refused *backup.RefusedError
+			if res == nil || len(res.Refused) != 1 || !strings.Contains(err.Error(), res.Refused[0].Target.String()) || !errors.As(err, &refused) || len(refused.Refused) != 1 {
+				t.Fatalf("refusal = %+v, err = %v; want the one changed record named, as a RefusedError", res, err)
 			}
 			if storeState(t, info) != changed {
 				t.Fatal("a refused undo changed the store")
@@ -494,7 +495,8 @@ func TestUndoOfAMovedStore(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err := backup.Undo(ctx, r.opts, run, false)
-			if err == nil || !strings.Contains(err.Error(), "is gone") || !strings.Contains(err.Error(), r.info.Path) || !strings.Contains(err.Error(), filepath.Join(run, "before")) {
+			var gone *backup.StoreGoneError
+			if !errors.As(err, &gone) || !strings.Contains(err.Error(), "is gone") || !strings.Contains(err.Error(), r.info.Path) || !strings.HasSuffix(gone.Before, filepath.Join(run, "before")) {
 				t.Fatalf("err = %v, want the store's old path and the backup named", err)
 			}
 			if _, err := os.Lstat(r.path); !errors.Is(err, os.ErrNotExist) {
@@ -571,8 +573,8 @@ func TestNoBackupNoWrite(t *testing.T) {
 	blocker := filepath.Join(t.TempDir(), "state")
 	os.WriteFile(blocker, []byte("x"), 0o600)
 	_, err := backup.Apply(context.Background(), backup.Options{Dir: blocker}, r.info, []*store.ChangeSet{repair(t, r.s)})
-	if err == nil || !strings.Contains(err.Error(), "writes nothing without a backup") {
-		t.Fatalf("err = %v, want a backup failure that says nothing was written", err)
+	if je := (*backup.JournalError)(nil); !errors.As(err, &je) || !strings.Contains(err.Error(), blocker) {
+		t.Fatalf("err = %v, want a JournalError naming %s", err, blocker)
 	}
 	r.assertAsBefore(t, "after a failed backup")
 }

@@ -22,4 +22,8 @@
 //     forced; it reports which records. Undoing a run twice is a no-op.
 //   - Undo takes the store's writer lock itself; Apply expects the caller to
 //     hold it.
+//
+// Failures the user can act on are typed (StateDirError, JournalError,
+// StoreGoneError, RefusedError) and carry the facts advice needs; the
+// command turns them into hints.
 package backup

@@ -55,7 +55,7 @@ func StateDir() (string, error) {
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
-		return "", fmt.Errorf("cannot find the sessfix state directory: %w\nhint: set SESSFIX_STATE_DIR or XDG_STATE_HOME", err)
+		return "", &StateDirError{Err: err}
 	}
 	return filepath.Join(home, ".local", "state", "sessfix"), nil
 }
@@ -244,9 +244,7 @@ func mkdirPrivate(dir string) error {
 	return nil
 }
 
-func backupError(err error) error {
-	return fmt.Errorf("%w\nhint: sessfix backs up every edit before making it and writes nothing without a backup; free space in or fix permissions of the state directory, or set SESSFIX_STATE_DIR", err)
-}
+func backupError(err error) error { return &JournalError{Err: err} }
 
 func (j *Journal) save() error {
 	b, err := json.MarshalIndent(j.m, "", "  ")

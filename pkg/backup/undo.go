@@ -9,17 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/sessfix/sessfix/pkg/store"
 )
-
-// ErrNoRuns means the journal holds no run to undo.
-var ErrNoRuns = errors.New("no sessfix backup runs")
-
-// ErrNoRun means the named run does not exist.
-var ErrNoRun = errors.New("no such backup run")
 
 // Refusal is a record undo would not overwrite.
 type Refusal struct {
@@ -69,10 +62,7 @@ func Undo(ctx context.Context, opts Options, runID string, force bool) (*UndoRes
 	if _, err := os.Stat(m.Store.Path); errors.Is(err, fs.ErrNotExist) {
 		// Restoring elsewhere would need every target's path rewritten:
 		// name the backup instead, so the user can put the store back.
-		return nil, fmt.Errorf("cannot undo run %s: the %s store it changed, %s, is gone (moved or deleted); nothing was restored\n"+
-			"hint: put the store back at %s and run the undo again\n"+
-			"hint: the records the run changed, as they were before it, are in %s",
-			m.RunID, m.Store.Shape, m.Store.Path, m.Store.Path, filepath.Join(dir, "before"))
+		return nil, &StoreGoneError{RunID: m.RunID, Store: m.Store, Before: filepath.Join(dir, "before")}
 	}
 	lock, err := store.AcquireLock(m.Store)
 	if err != nil {
@@ -149,12 +139,7 @@ func Undo(ctx context.Context, opts Options, runID string, force bool) (*UndoRes
 		restore = append(restore, im)
 	}
 	if len(res.Refused) > 0 && !force {
-		var lines []string
-		for _, r := range res.Refused {
-			lines = append(lines, "  "+r.Target.String()+": "+r.Reason)
-		}
-		return res, &changedError{fmt.Sprintf("cannot undo run %s: %d %s changed after sessfix wrote %s; nothing was restored:\n%s\nhint: run again with --force to put back the backed-up bytes anyway (the later changes are lost)",
-			m.RunID, len(res.Refused), plural(len(res.Refused), "record", "records"), plural(len(res.Refused), "it", "them"), strings.Join(lines, "\n"))}
+		return res, &RefusedError{RunID: m.RunID, Refused: res.Refused}
 	}
 	if len(restore) > 0 {
 		if beforeRestore != nil {
@@ -181,12 +166,6 @@ func Undo(ctx context.Context, opts Options, runID string, force bool) (*UndoRes
 // beforeRestore, when set (by tests), runs between Undo's check of the
 // store and the restore.
 var beforeRestore func()
-
-// changedError is Undo's refusal; it wraps store.ErrChanged.
-type changedError struct{ msg string }
-
-func (e *changedError) Error() string { return e.msg }
-func (e *changedError) Unwrap() error { return store.ErrChanged }
 
 func describeChange(cur store.Image, after *ImageEntry) string {
 	switch {

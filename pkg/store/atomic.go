@@ -289,38 +289,3 @@ func cleanTemps(ops fileOps, dir string) {
 func isTempName(name string) bool {
 	return strings.HasPrefix(name, ".sessfix-") && strings.HasSuffix(name, ".tmp")
 }
-
-// hintError carries advice for the user. Its text ends with a "hint:" line,
-// so wrapping it with a prefix keeps the hint last.
-type hintError struct {
-	err  error
-	hint string
-}
-
-func (e *hintError) Error() string { return e.err.Error() + "\nhint: " + e.hint }
-func (e *hintError) Unwrap() error { return e.err }
-
-// withHint adds a "hint:" line to the errors a user can act on. Writers call
-// it once, at the boundary of Apply and Restore.
-func withHint(err error, unchanged bool) error {
-	if err == nil {
-		return nil
-	}
-	var he *hintError
-	if errors.As(err, &he) {
-		return err
-	}
-	state := "nothing was changed"
-	if !unchanged {
-		state = "see the error for what was left changed"
-	}
-	switch {
-	case errors.Is(err, syscall.ENOSPC):
-		return &hintError{err, "the disk is full; free some space and run sessfix again (" + state + ")"}
-	case errors.Is(err, syscall.EROFS):
-		return &hintError{err, "the store is on a read-only filesystem; remount it read-write or copy the store elsewhere (" + state + ")"}
-	case errors.Is(err, fs.ErrPermission):
-		return &hintError{err, "sessfix needs write access to the store; run it as the user who owns the files (" + state + ")"}
-	}
-	return err
-}

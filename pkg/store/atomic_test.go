@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -278,26 +277,6 @@ func TestWriteAtomicFaults(t *testing.T) {
 				t.Fatalf("temp files left: %v", left)
 			}
 		})
-	}
-}
-
-func TestWithHint(t *testing.T) {
-	for _, c := range []struct {
-		err  error
-		want string
-	}{
-		{fmt.Errorf("write x: %w", syscall.ENOSPC), "hint: the disk is full"},
-		{fmt.Errorf("write x: %w", syscall.EROFS), "hint: the store is on a read-only filesystem"},
-		{fmt.Errorf("write x: %w", fs.ErrPermission), "hint: sessfix needs write access"},
-	} {
-		got := withHint(c.err, true).Error()
-		if !strings.Contains(got, c.want) || !strings.HasPrefix(got, c.err.Error()+"\n") {
-			t.Errorf("withHint(%v) = %q, want the error then %q", c.err, got, c.want)
-		}
-	}
-	plain := errors.New("something else")
-	if withHint(plain, true) != plain {
-		t.Error("an error without advice must pass unchanged")
 	}
 }
 

@@ -16,6 +16,9 @@
 //   - Symlinks that leave the store are never followed; unreadable records are
 //     returned as Broken records, never dropped silently.
 //
+// Errors callers act on are typed (ChangedError, HeldError, BusyError,
+// WriteError) and carry facts, not advice: the command phrases the hints.
+//
 // The package knows nothing about rules; it hands sessions to pkg/scan and
 // applies change sets planned by pkg/fix (pkg/backup journals them first).
 package store

@@ -88,7 +88,7 @@ func acquireLock(info Info, now time.Time) (*Lock, error) {
 			return &Lock{path: path, content: content, Holder: h}, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
-			return nil, withHint(fmt.Errorf("cannot create the sessfix lock %s: %w", path, err), true)
+			return nil, WriteFailed(fmt.Errorf("cannot create the sessfix lock %s: %w", path, err), true)
 		}
 		old, rerr := os.ReadFile(path)
 		if errors.Is(rerr, fs.ErrNotExist) {
@@ -105,15 +105,11 @@ func acquireLock(info Info, now time.Time) (*Lock, error) {
 		}
 		stale, why := lockStale(holder, jerr, mtime, host, now)
 		if !stale {
-			who := fmt.Sprintf("pid %d on %s, started %s, sessfix %s",
-				holder.PID, holder.Host, holder.Started.Local().Format(time.DateTime), holder.Version)
-			if jerr != nil || holder.PID <= 0 {
-				who = "lock file " + path + " is unreadable"
+			held := &HeldError{Store: info.Path, LockFile: path}
+			if jerr == nil && holder.PID > 0 {
+				held.Holder = &holder
 			}
-			return nil, &hintError{
-				err:  fmt.Errorf("%s is being repaired by another sessfix (%s): %w", info.Path, who, ErrLocked),
-				hint: "wait for it to finish; if no sessfix is running, remove " + path,
-			}
+			return nil, held
 		}
 		if err := removeStale(path, old, why); err != nil {
 			return nil, err
@@ -137,7 +133,7 @@ func removeStale(path string, old []byte, why string) error {
 	guard := path + ".takeover"
 	if err := createExclusive(guard, nil); err != nil {
 		if !errors.Is(err, fs.ErrExist) {
-			return withHint(fmt.Errorf("cannot replace the stale sessfix lock %s (%s): %w", path, why, err), true)
+			return WriteFailed(fmt.Errorf("cannot replace the stale sessfix lock %s (%s): %w", path, why, err), true)
 		}
 		if fi, err := os.Stat(guard); err == nil && time.Since(fi.ModTime()) > takeoverStaleAfter {
 			_ = os.Remove(guard)

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"time"
 )
 
@@ -38,13 +37,3 @@ type Store interface {
 	Load(ctx context.Context, ref SessionRef) (*Session, error)
 	Close() error
 }
-
-// Errors callers map to exit codes and hints.
-var (
-	// ErrNotFound: the path holds no store sessfix recognises.
-	ErrNotFound = errors.New("no opencode store found")
-	// ErrUnsupported: a store sessfix recognises but cannot read (OpenCode 2.x).
-	ErrUnsupported = errors.New("unsupported store")
-	// ErrLocked: the store (database or sessfix writer lock) is held by someone else.
-	ErrLocked = errors.New("store is locked")
-)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io/fs"
 	"time"
@@ -103,18 +102,14 @@ func (l *listed) changed(cs *ChangeSet, images []Image) error {
 		if !im.Exists {
 			how = "was removed"
 		}
-		return changedError(im.Target.String(), im.Kind, im.ID, how)
+		return Changed(im.Target.String(), im.Kind, im.ID, how)
 	}
 	return nil
 }
 
 func notBackedUp(t Target) error {
-	return changedError(t.String(), t.Kind, t.ID, "appeared after the backup was taken")
+	return Changed(t.String(), t.Kind, t.ID, "appeared after the backup was taken")
 }
-
-// ErrChanged means a record no longer holds the bytes a change set (or an
-// undo) expects: something changed it since it was read.
-var ErrChanged = errors.New("record changed since it was read")
 
 // Target names one thing a writer touches.
 type Target struct {
@@ -175,10 +170,7 @@ func unexpected(images, cur []Image) error {
 		case *im.Expect == "":
 			how = "was created"
 		}
-		return &hintError{
-			err:  fmt.Errorf("%s %s while it was being restored: %w", im.Target, how, ErrChanged),
-			hint: "nothing was restored; OpenCode (or someone) is writing the session, run the undo again when it is quiet",
-		}
+		return &ChangedError{Where: im.Target.String(), How: how, Restoring: true}
 	}
 	return nil
 }
@@ -307,17 +299,4 @@ func checkEdits(cs *ChangeSet) error {
 		}
 	}
 	return nil
-}
-
-// changedError reports a record whose bytes are not what the change set
-// expects.
-func changedError(where string, kind Kind, id string, detail string) error {
-	what := fmt.Sprintf("%s %s in %s", kind, id, where)
-	if kind == "" {
-		what = where // a whole file: an export
-	}
-	return &hintError{
-		err:  fmt.Errorf("%s %s since the scan: %w", what, detail, ErrChanged),
-		hint: "nothing was written; OpenCode (or someone) changed it, run sessfix again to plan from the current state",
-	}
 }

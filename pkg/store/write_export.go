@@ -72,7 +72,7 @@ func (w *exportWriter) Restore(ctx context.Context, images []Image) error {
 			err = removeFile(w.ops, im.Path)
 		}
 		if err != nil {
-			return withHint(err, true)
+			return WriteFailed(err, true)
 		}
 	}
 	return nil
@@ -90,7 +90,7 @@ func (w *exportWriter) Apply(ctx context.Context, cs *ChangeSet) error {
 		return err
 	}
 	if !exists {
-		return changedError(w.info.Path, KindSession, cs.SessionID, "was removed")
+		return Changed(w.info.Path, KindSession, cs.SessionID, "was removed")
 	}
 	// The whole file is the backup's one image: a message delete takes its
 	// parts along with no Before bytes of their own, so any change since
@@ -117,7 +117,7 @@ func (w *exportWriter) Apply(ctx context.Context, cs *ChangeSet) error {
 	}
 	cleanTemps(w.ops, filepath.Dir(w.info.Path))
 	if err := writeAtomic(w.ops, w.info.Path, doc, 0o644, nil); err != nil {
-		return withHint(fmt.Errorf("%w; the export file was left as it was", err), true)
+		return WriteFailed(fmt.Errorf("%w; the export file was left as it was", err), true)
 	}
 	for i, l := range locs {
 		cs.Edits[i].Loc = l
@@ -209,7 +209,7 @@ func (w *exportWriter) edit(doc []byte, e *Edit) ([]byte, int, error) {
 		return w.add(doc, e, e.ID, e.After)
 	}
 	if !found {
-		return nil, -1, changedError(where, e.Kind, e.ID, "was removed")
+		return nil, -1, Changed(where, e.Kind, e.ID, "was removed")
 	}
 	if err := checkSpan(doc, loc.obj); err != nil {
 		return nil, -1, fmt.Errorf("%s %s in %s: %w", e.Kind, e.ID, where, err)
@@ -220,7 +220,7 @@ func (w *exportWriter) edit(doc []byte, e *Edit) ([]byte, int, error) {
 	case e.Kind == KindMessage && bytes.Equal([]byte(loc.elem.Raw), e.Before):
 		target = loc.elem // a reader that keeps the whole {"info","parts"} element
 	default:
-		return nil, -1, changedError(where, e.Kind, e.ID, "was modified")
+		return nil, -1, Changed(where, e.Kind, e.ID, "was modified")
 	}
 	switch e.Op {
 	case OpUpdate:
@@ -283,7 +283,7 @@ func (w *exportWriter) add(doc []byte, e *Edit, id string, body []byte) ([]byte,
 			return nil, -1, err
 		}
 		if !ok {
-			return nil, -1, changedError(w.info.Path, KindMessage, e.MessageID, "was removed")
+			return nil, -1, Changed(w.info.Path, KindMessage, e.MessageID, "was removed")
 		}
 		parts := m.elem.Get("parts")
 		if !parts.IsArray() {

@@ -266,10 +266,10 @@ func (w *jsonWriter) plan(cs *ChangeSet) (*jsonPlan, error) {
 			continue
 		}
 		if !exists {
-			return nil, changedError(path, e.Kind, e.ID, "was removed")
+			return nil, Changed(path, e.Kind, e.ID, "was removed")
 		}
 		if !bytes.Equal(cur, e.Before) && !(e.Op == OpQuarantine && e.Before == nil) {
-			return nil, changedError(path, e.Kind, e.ID, "was modified")
+			return nil, Changed(path, e.Kind, e.ID, "was modified")
 		}
 		switch e.Op {
 		case OpUpdate:
@@ -441,9 +441,9 @@ func (w *jsonWriter) Apply(ctx context.Context, cs *ChangeSet) error {
 // rollback puts every target back as it was before Apply started.
 func (w *jsonWriter) rollback(before []Image, cause error) error {
 	if rerr := w.restore(before); rerr != nil {
-		return withHint(fmt.Errorf("%w; putting the files back also failed: %v (restore them from the backup with `sessfix undo`)", cause, rerr), false)
+		return WriteFailed(fmt.Errorf("%w; putting the files back also failed: %v (restore them from the backup with `sessfix undo`)", cause, rerr), false)
 	}
-	return withHint(fmt.Errorf("%w; every file was put back as it was", cause), true)
+	return WriteFailed(fmt.Errorf("%w; every file was put back as it was", cause), true)
 }
 
 // writeFile writes a record file, creating its directory like its siblings
@@ -504,7 +504,7 @@ func (w *jsonWriter) Restore(ctx context.Context, images []Image) error {
 	if err := checkExpected(ctx, w.read, images); err != nil {
 		return err
 	}
-	return withHint(w.restore(images), false)
+	return WriteFailed(w.restore(images), false)
 }
 
 // restore makes each file its image, skipping files that already are.

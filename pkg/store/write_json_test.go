@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -273,8 +274,8 @@ func TestJSONWriterRefusesChangedRecord(t *testing.T) {
 	if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), tPrt2) || !strings.Contains(err.Error(), f.paths[tPrt2]) {
 		t.Fatalf("err = %v, want ErrChanged naming part %s and its file", err, tPrt2)
 	}
-	if !strings.Contains(err.Error(), "nothing was written") {
-		t.Errorf("err = %v, want it to say nothing was written", err)
+	if ce := (*ChangedError)(nil); !errors.As(err, &ce) || ce.Restoring {
+		t.Errorf("err = %#v, want a ChangedError refusing the change set", err)
 	}
 	assertSameTree(t, "refused change set", before, treeState(t, f.root))
 
@@ -343,12 +344,14 @@ func TestJSONWriterFaults(t *testing.T) {
 		name string
 		ops  *faultOps
 		want string
+		// cause is the system error the command's hint is chosen by.
+		cause error
 	}{
-		{"disk full on the second write", &faultOps{writeErr: syscall.ENOSPC, failWriteAt: 2}, "hint: the disk is full"},
-		{"fsync fails on the second file", &faultOps{syncErr: syscall.EIO, failSyncAt: 2}, "fsync"},
-		{"crash before the second rename", &faultOps{renameErr: errors.New("killed"), failRenameAt: 2}, "rename into place"},
-		{"read-only store", &faultOps{createErr: syscall.EROFS}, "hint: the store is on a read-only filesystem"},
-		{"read-only file on delete", &faultOps{removeErr: syscall.EACCES, failRemoveAt: 1}, "hint: sessfix needs write access"},
+		{"disk full on the second write", &faultOps{writeErr: syscall.ENOSPC, failWriteAt: 2}, "no space left", syscall.ENOSPC},
+		{"fsync fails on the second file", &faultOps{syncErr: syscall.EIO, failSyncAt: 2}, "fsync", nil},
+		{"crash before the second rename", &faultOps{renameErr: errors.New("killed"), failRenameAt: 2}, "rename into place", nil},
+		{"read-only store", &faultOps{createErr: syscall.EROFS}, "read-only file system", syscall.EROFS},
+		{"read-only file on delete", &faultOps{removeErr: syscall.EACCES, failRemoveAt: 1}, "permission denied", fs.ErrPermission},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -367,6 +370,10 @@ func TestJSONWriterFaults(t *testing.T) {
 				t.Fatalf("err = %v, want %q", err, c.want)
 			}
 			t.Log(err)
+			var we *WriteError
+			if !errors.As(err, &we) || !we.Unchanged || (c.cause != nil && !errors.Is(err, c.cause)) {
+				t.Errorf("err = %#v, want a WriteError that left the store unchanged, caused by %v", err, c.cause)
+			}
 			if !strings.Contains(err.Error(), "every file was put back") {
 				t.Errorf("err = %v, want it to say the files were put back", err)
 			}
@@ -390,8 +397,8 @@ func TestJSONWriterReportsFailedRollback(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "putting the files back also failed") || !strings.Contains(err.Error(), "sessfix undo") {
 		t.Fatalf("err = %v, want it to say the rollback failed and point at undo", err)
 	}
-	if strings.Contains(err.Error(), "nothing was changed") {
-		t.Fatalf("err = %v claims nothing changed", err)
+	if we := (*WriteError)(nil); !errors.As(err, &we) || we.Unchanged {
+		t.Fatalf("err = %#v claims nothing changed", err)
 	}
 }
 

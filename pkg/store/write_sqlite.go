@@ -94,14 +94,11 @@ func (w *sqliteWriter) checkSchema() error {
 	return nil
 }
 
-// dbError names the database, and turns "database is locked" into ErrLocked
-// with a hint.
+// dbError names the database, and turns "database is locked" into a
+// BusyError.
 func (w *sqliteWriter) dbError(doing string, err error) error {
 	if isBusy(err) {
-		return &hintError{
-			err:  fmt.Errorf("cannot %s %s: the database stayed locked by another program (usually a running OpenCode): %v: %w", doing, w.info.Path, err, ErrLocked),
-			hint: "close OpenCode or retry; nothing was changed",
-		}
+		return &BusyError{Path: w.info.Path, Doing: doing, Err: err}
 	}
 	err = fmt.Errorf("cannot %s %s: %w", doing, w.info.Path, err)
 	var se *sqlite.Error
@@ -111,7 +108,7 @@ func (w *sqliteWriter) dbError(doing string, err error) error {
 			err = fmt.Errorf("%w (%w)", err, sys)
 		}
 	}
-	return withHint(err, true)
+	return WriteFailed(err, true)
 }
 
 // sqliteSysErr is the system error a SQLite result code stands for, when
@@ -307,10 +304,10 @@ func (w *sqliteWriter) applyEdit(ctx context.Context, tx *sql.Tx, cs *ChangeSet,
 		return &Location{Path: w.info.Path, Table: table, RowID: rid}, nil
 	}
 	if !exists {
-		return nil, changedError(where, e.Kind, e.ID, "was deleted")
+		return nil, Changed(where, e.Kind, e.ID, "was deleted")
 	}
 	if !bytes.Equal(data, e.Before) && !(e.Op == OpQuarantine && e.Before == nil) {
-		return nil, changedError(where, e.Kind, e.ID, "was modified")
+		return nil, Changed(where, e.Kind, e.ID, "was modified")
 	}
 	switch e.Op {
 	case OpUpdate:

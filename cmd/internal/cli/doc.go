@@ -3,8 +3,10 @@
 // can replace each), the global flags, the rule flags every scanning command
 // shares (Filters: --select, --ignore, --fail-on) and how the config file
 // fills them (Factory.ApplyConfig; flags win), the error kinds that
-// cmd/exitcode.go maps to exit codes, and shell completion of rule codes,
-// --fail-on lists, strategies and session ids.
+// cmd/exitcode.go maps to exit codes, the `hint:` lines (Hints: the one
+// place that turns the typed errors of pkg/store and pkg/backup into
+// advice, plus what commands attach with WithHints), and shell completion
+// of rule codes, --fail-on lists, strategies and session ids.
 //
 // It holds no command logic: each verb lives in its own package under cmd/.
 package cli

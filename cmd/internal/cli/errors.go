@@ -38,10 +38,21 @@ func WithHints(err error, hints ...string) error {
 	return &HintError{Err: err, Hints: hints}
 }
 
-// Hints collects every hint attached anywhere in err's chain, outermost
-// first.
+// Hints returns the `hint:` lines for err: first the advice for what the
+// packages reported through their typed errors (see libraryHint), in the
+// order the error tree holds them, then the hints commands attached with
+// WithHints, outermost first.
 func Hints(err error) []string {
 	var out []string
+	seen := map[string]bool{}
+	walk(err, func(e error) {
+		for _, h := range libraryHint(e) {
+			if !seen[h] {
+				seen[h] = true
+				out = append(out, h)
+			}
+		}
+	})
 	for err != nil {
 		if h, ok := err.(*HintError); ok {
 			out = append(out, h.Hints...)
@@ -49,4 +60,21 @@ func Hints(err error) []string {
 		err = errors.Unwrap(err)
 	}
 	return out
+}
+
+// walk calls visit for err and every error it wraps, depth first, joined
+// errors included.
+func walk(err error, visit func(error)) {
+	if err == nil {
+		return
+	}
+	visit(err)
+	switch e := err.(type) {
+	case interface{ Unwrap() error }:
+		walk(e.Unwrap(), visit)
+	case interface{ Unwrap() []error }:
+		for _, c := range e.Unwrap() {
+			walk(c, visit)
+		}
+	}
 }

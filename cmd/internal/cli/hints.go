@@ -1,0 +1,52 @@
+package cli
+
+import (
+	"errors"
+	"io/fs"
+	"syscall"
+
+	"github.com/sessfix/sessfix/pkg/backup"
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+// libraryHint is the advice for one typed error of sessfix's packages
+// (nil for any other error). The packages report facts; this is the one
+// place that turns them into what the user can do.
+func libraryHint(err error) []string {
+	switch e := err.(type) {
+	case *store.ChangedError:
+		if e.Restoring {
+			return []string{"nothing was restored; OpenCode (or someone) is writing the session, run the undo again when it is quiet"}
+		}
+		return []string{"nothing was written; OpenCode (or someone) changed it, run sessfix again to plan from the current state"}
+	case *store.HeldError:
+		return []string{"wait for it to finish; if no sessfix is running, remove " + e.LockFile}
+	case *store.BusyError:
+		return []string{"close OpenCode or retry; nothing was changed"}
+	case *store.WriteError:
+		state := "nothing was changed"
+		if !e.Unchanged {
+			state = "see the error for what was left changed"
+		}
+		switch {
+		case errors.Is(e, syscall.ENOSPC):
+			return []string{"the disk is full; free some space and run sessfix again (" + state + ")"}
+		case errors.Is(e, syscall.EROFS):
+			return []string{"the store is on a read-only filesystem; remount it read-write or copy the store elsewhere (" + state + ")"}
+		case errors.Is(e, fs.ErrPermission):
+			return []string{"sessfix needs write access to the store; run it as the user who owns the files (" + state + ")"}
+		}
+	case *backup.StateDirError:
+		return []string{"set SESSFIX_STATE_DIR or XDG_STATE_HOME"}
+	case *backup.JournalError:
+		return []string{"sessfix backs up every edit before making it and writes nothing without a backup; free space in or fix permissions of the state directory, or set SESSFIX_STATE_DIR"}
+	case *backup.StoreGoneError:
+		return []string{
+			"put the store back at " + e.Store.Path + " and run the undo again",
+			"the records the run changed, as they were before it, are in " + e.Before,
+		}
+	case *backup.RefusedError:
+		return []string{"run again with --force to put back the backed-up bytes anyway (the later changes are lost)"}
+	}
+	return nil
+}

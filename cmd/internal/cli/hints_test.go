@@ -1,0 +1,54 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"reflect"
+	"syscall"
+	"testing"
+
+	"github.com/sessfix/sessfix/pkg/backup"
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+// TestLibraryHints: every typed error of the packages that asks for advice
+// gets its hint, wherever it sits in the error (wrapped, or joined with
+// others), once, before the hints the command attached.
+func TestLibraryHints(t *testing.T) {
+	full := &store.WriteError{Err: fmt.Errorf("write x: %w", syscall.ENOSPC), Unchanged: true}
+	for _, c := range []struct {
+		name string
+		err  error
+		want []string
+	}{
+		{"changed", fmt.Errorf("session s: %w", store.Changed("/s/p.json", store.KindPart, "prt_1", "was modified")),
+			[]string{"nothing was written; OpenCode (or someone) changed it, run sessfix again to plan from the current state"}},
+		{"changed while restoring", &store.ChangedError{Where: "/s/p.json", How: "was removed", Restoring: true},
+			[]string{"nothing was restored; OpenCode (or someone) is writing the session, run the undo again when it is quiet"}},
+		{"held", &store.HeldError{Store: "/s", LockFile: "/s/.sessfix.lock"},
+			[]string{"wait for it to finish; if no sessfix is running, remove /s/.sessfix.lock"}},
+		{"busy", &store.BusyError{Path: "/d/opencode.db", Doing: "write", Err: errors.New("database is locked")},
+			[]string{"close OpenCode or retry; nothing was changed"}},
+		{"disk full", full, []string{"the disk is full; free some space and run sessfix again (nothing was changed)"}},
+		{"read-only, left changed", &store.WriteError{Err: fmt.Errorf("x: %w", syscall.EROFS)},
+			[]string{"the store is on a read-only filesystem; remount it read-write or copy the store elsewhere (see the error for what was left changed)"}},
+		{"permission", &store.WriteError{Err: fmt.Errorf("x: %w", fs.ErrPermission), Unchanged: true},
+			[]string{"sessfix needs write access to the store; run it as the user who owns the files (nothing was changed)"}},
+		{"other write failure", &store.WriteError{Err: errors.New("boom"), Unchanged: true}, nil},
+		{"state dir", &backup.StateDirError{Err: errors.New("$HOME is not defined")}, []string{"set SESSFIX_STATE_DIR or XDG_STATE_HOME"}},
+		{"journal", &backup.JournalError{Err: errors.New("cannot write the backup manifest")},
+			[]string{"sessfix backs up every edit before making it and writes nothing without a backup; free space in or fix permissions of the state directory, or set SESSFIX_STATE_DIR"}},
+		{"store gone", &backup.StoreGoneError{RunID: "r1", Store: store.Info{Shape: store.ShapeSessions, Path: "/s"}, Before: "/b/r1/before"},
+			[]string{"put the store back at /s and run the undo again", "the records the run changed, as they were before it, are in /b/r1/before"}},
+		{"undo refused", &backup.RefusedError{RunID: "r1"},
+			[]string{"run again with --force to put back the backed-up bytes anyway (the later changes are lost)"}},
+		{"joined, said once, then the command's", WithHints(errors.Join(fmt.Errorf("a: %w", full), fmt.Errorf("b: %w", full)), "undo the run"),
+			[]string{"the disk is full; free some space and run sessfix again (nothing was changed)", "undo the run"}},
+		{"plain", errors.New("plain"), nil},
+	} {
+		if got := Hints(c.err); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: Hints = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
