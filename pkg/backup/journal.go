@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/sessfix/sessfix/internal/atomicfile"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -201,7 +202,7 @@ func Begin(opts Options, info store.Info) (*Journal, error) {
 		if err == nil {
 			// The run folder's entry must survive a crash as surely as
 			// the store edits it backs up.
-			if err := store.SyncDir(base); err != nil {
+			if err := atomicfile.SyncDir(base); err != nil {
 				os.Remove(dir)
 				return nil, backupError(fmt.Errorf("cannot sync the backup folder %s: %w", base, err))
 			}
@@ -238,7 +239,7 @@ func mkdirPrivate(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return backupError(fmt.Errorf("cannot create the backup folder %s: %w", dir, err))
 	}
-	if err := store.SyncDir(filepath.Dir(dir)); err != nil {
+	if err := atomicfile.SyncDir(filepath.Dir(dir)); err != nil {
 		return backupError(fmt.Errorf("cannot sync the backup folder %s: %w", filepath.Dir(dir), err))
 	}
 	return nil
@@ -252,7 +253,7 @@ func (j *Journal) save() error {
 		return err
 	}
 	b = append(b, '\n')
-	if err := store.WriteFileAtomic(filepath.Join(j.dir, "manifest.json"), b, 0o600); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(j.dir, "manifest.json"), b, 0o600); err != nil {
 		return backupError(fmt.Errorf("cannot write the backup manifest: %w", err))
 	}
 	return nil
@@ -309,7 +310,7 @@ func (j *Journal) Record(ctx context.Context, w store.StoreWriter, cs *store.Cha
 				kind = "file"
 			}
 			ie.File = filepath.Join("before", fmt.Sprintf("%04d-%s-%s", j.files, kind, unsafeName.ReplaceAllString(name, "_")))
-			if err := store.WriteFileAtomic(filepath.Join(j.dir, ie.File), im.Data, 0o600); err != nil {
+			if err := atomicfile.WriteFile(filepath.Join(j.dir, ie.File), im.Data, 0o600); err != nil {
 				return backupError(fmt.Errorf("cannot back up %s: %w", im.Target, err))
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/sessfix/sessfix/internal/atomicfile"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -236,7 +237,7 @@ func saveManifest(dir string, m *Manifest) error {
 	if err != nil {
 		return err
 	}
-	if err := store.WriteFileAtomic(filepath.Join(dir, "manifest.json"), append(b, '\n'), 0o600); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, "manifest.json"), append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("cannot update the backup manifest: %w", err)
 	}
 	return nil

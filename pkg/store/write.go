@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"time"
 
+	"github.com/sessfix/sessfix/internal/atomicfile"
 	"github.com/tidwall/gjson"
 )
 
@@ -250,9 +251,9 @@ func OpenWriter(info Info, opts WriteOptions) (StoreWriter, error) {
 	case ShapeSQLite:
 		return openSQLiteWriter(info, opts)
 	case ShapeStorage, ShapeProject, ShapeSessions:
-		return newJSONWriter(info, osOps{})
+		return newJSONWriter(info, atomicfile.OS{})
 	case ShapeExport:
-		return newExportWriter(info, osOps{}), nil
+		return newExportWriter(info, atomicfile.OS{}), nil
 	}
 	return nil, fmt.Errorf("cannot write %s: unknown store shape %q: %w", info.Path, info.Shape, ErrUnsupported)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/sessfix/sessfix/internal/atomicfile"
 	"github.com/tidwall/gjson"
 )
 
@@ -17,11 +18,11 @@ import (
 // export` writes them); a compact file stays compact.
 type exportWriter struct {
 	info Info // Path made absolute: the backup records it, and undo may run elsewhere
-	ops  fileOps
+	ops  atomicfile.Ops
 	seen listed
 }
 
-func newExportWriter(info Info, ops fileOps) *exportWriter {
+func newExportWriter(info Info, ops atomicfile.Ops) *exportWriter {
 	if abs, err := filepath.Abs(info.Path); err == nil {
 		info.Path = abs
 	}
@@ -45,7 +46,7 @@ func (w *exportWriter) Targets(_ context.Context, cs *ChangeSet) ([]Target, erro
 func (w *exportWriter) Read(_ context.Context, targets []Target) ([]Image, error) {
 	out := make([]Image, 0, len(targets))
 	for _, t := range targets {
-		data, mode, exists, err := readRegular(w.ops, t.Path)
+		data, mode, exists, err := atomicfile.ReadRegular(w.ops, t.Path)
 		if err != nil {
 			return nil, err
 		}
@@ -67,9 +68,9 @@ func (w *exportWriter) Restore(ctx context.Context, images []Image) error {
 	for _, im := range images {
 		var err error
 		if im.Exists {
-			err = writeAtomicMode(w.ops, im.Path, im.Data, im.Mode, nil)
+			err = atomicfile.WriteMode(w.ops, im.Path, im.Data, im.Mode, nil)
 		} else {
-			err = removeFile(w.ops, im.Path)
+			err = atomicfile.Remove(w.ops, im.Path)
 		}
 		if err != nil {
 			return WriteFailed(err, true)
@@ -85,7 +86,7 @@ func (w *exportWriter) Apply(ctx context.Context, cs *ChangeSet) error {
 	if cs.Empty() {
 		return nil
 	}
-	doc, _, exists, err := readRegular(w.ops, w.info.Path)
+	doc, _, exists, err := atomicfile.ReadRegular(w.ops, w.info.Path)
 	if err != nil {
 		return err
 	}
@@ -115,8 +116,8 @@ func (w *exportWriter) Apply(ctx context.Context, cs *ChangeSet) error {
 	if !gjson.ValidBytes(doc) {
 		return fmt.Errorf("rewriting %s produced invalid JSON; nothing was written (please report this)", w.info.Path)
 	}
-	cleanTemps(w.ops, filepath.Dir(w.info.Path))
-	if err := writeAtomic(w.ops, w.info.Path, doc, 0o644, nil); err != nil {
+	atomicfile.CleanTemps(w.ops, filepath.Dir(w.info.Path))
+	if err := atomicfile.Write(w.ops, w.info.Path, doc, 0o644, nil); err != nil {
 		return WriteFailed(fmt.Errorf("%w; the export file was left as it was", err), true)
 	}
 	for i, l := range locs {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sessfix/sessfix/internal/atomicfile"
+	"github.com/sessfix/sessfix/internal/atomicfile/atomicfiletest"
 	"github.com/tidwall/gjson"
 )
 
@@ -45,7 +47,7 @@ func newExportFixture(t *testing.T, pretty bool) *exportFixture {
 	if pretty {
 		doc = canonical(t, doc)
 	}
-	writeTestFile(t, path, string(doc), 0o600)
+	atomicfiletest.WriteFile(t, path, string(doc), 0o600)
 	return &exportFixture{info: Info{Shape: ShapeExport, Path: path}, doc: doc}
 }
 
@@ -62,7 +64,7 @@ func (f *exportFixture) raw(t *testing.T, path string) []byte {
 
 func (f *exportFixture) apply(t *testing.T, edits ...Edit) ([]byte, error) {
 	t.Helper()
-	w := newExportWriter(f.info, osOps{})
+	w := newExportWriter(f.info, atomicfile.OS{})
 	err := w.Apply(context.Background(), &ChangeSet{Store: f.info, SessionID: tSes, Edits: edits})
 	b, rerr := os.ReadFile(f.info.Path)
 	if rerr != nil {
@@ -86,7 +88,7 @@ func itoa(i int) string { return string(rune('0' + i)) }
 func TestExportWriterKeepsCRLF(t *testing.T) {
 	f := newExportFixture(t, true)
 	f.doc = bytes.ReplaceAll(f.doc, []byte("\n"), []byte("\r\n"))
-	writeTestFile(t, f.info.Path, string(f.doc), 0o600)
+	atomicfiletest.WriteFile(t, f.info.Path, string(f.doc), 0o600)
 	before := f.raw(t, "messages.1.parts.1")
 	after := []byte(`{"id":"` + tPrt3 + `","messageID":"` + tMsgB + `","type":"text","text":"[user interrupted]","synthetic":true}`)
 	out, err := f.apply(t,
@@ -205,16 +207,16 @@ func TestExportWriterRefusesChangedRecord(t *testing.T) {
 // must not be lost.
 func TestExportWriterRefusesAPartChangedAfterTheBackup(t *testing.T) {
 	f := newExportFixture(t, true)
-	w := newExportWriter(f.info, osOps{})
+	w := newExportWriter(f.info, atomicfile.OS{})
 	cs := &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{{Op: OpDelete, Kind: KindMessage, ID: tMsgB, Before: f.raw(t, "messages.1.info")}}}
 	backedUp(t, w, cs)
 	changed := bytes.Replace(f.doc, []byte(`"text": ""`), []byte(`"text": "typed later"`), 1)
-	writeTestFile(t, f.info.Path, string(changed), 0o600)
+	atomicfiletest.WriteFile(t, f.info.Path, string(changed), 0o600)
 	err := w.Apply(context.Background(), cs)
 	if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), f.info.Path+" was modified") {
 		t.Fatalf("err = %v, want ErrChanged naming the export file", err)
 	}
-	if got := readTestFile(t, f.info.Path); got != string(changed) {
+	if got := atomicfiletest.ReadFile(t, f.info.Path); got != string(changed) {
 		t.Error("a refused change set changed the export file")
 	}
 }
@@ -222,15 +224,15 @@ func TestExportWriterRefusesAPartChangedAfterTheBackup(t *testing.T) {
 func TestExportWriterCrashBeforeRename(t *testing.T) {
 	f := newExportFixture(t, true)
 	dir := filepath.Dir(f.info.Path)
-	before := treeState(t, dir)
-	w := newExportWriter(f.info, &faultOps{renameErr: errors.New("killed")})
+	before := atomicfiletest.TreeState(t, dir)
+	w := newExportWriter(f.info, &atomicfiletest.FaultOps{RenameErr: errors.New("killed")})
 	up := Edit{Op: OpUpdate, Kind: KindPart, ID: tPrt3, MessageID: tMsgB, Before: f.raw(t, "messages.1.parts.1"), After: []byte(`{}`)}
 	err := w.Apply(context.Background(), &ChangeSet{Store: f.info, Edits: []Edit{up}})
 	if err == nil || !strings.Contains(err.Error(), "left as it was") {
 		t.Fatalf("err = %v", err)
 	}
-	assertSameTree(t, "crash before rename", before, treeState(t, dir))
-	if left := tempLeft(t, dir); len(left) > 0 {
+	atomicfiletest.AssertSameTree(t, "crash before rename", before, atomicfiletest.TreeState(t, dir))
+	if left := atomicfiletest.TempLeft(t, dir); len(left) > 0 {
 		t.Fatalf("temp files left: %v", left)
 	}
 }
@@ -258,7 +260,7 @@ func TestExportWriterNamedRelatively(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeTestFile(t, f.info.Path, `{"changed":true}`, 0o600)
+	atomicfiletest.WriteFile(t, f.info.Path, `{"changed":true}`, 0o600)
 	t.Chdir(t.TempDir())
 	undo, err := OpenWriter(Info{Shape: ShapeExport, Path: f.info.Path}, WriteOptions{})
 	if err != nil {
@@ -267,7 +269,7 @@ func TestExportWriterNamedRelatively(t *testing.T) {
 	if err := undo.Restore(context.Background(), images); err != nil {
 		t.Fatalf("restore: %v", err)
 	}
-	if got := readTestFile(t, f.info.Path); got != string(f.doc) {
+	if got := atomicfiletest.ReadFile(t, f.info.Path); got != string(f.doc) {
 		t.Errorf("restored file = %.60q, want the original", got)
 	}
 }

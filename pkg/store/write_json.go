@@ -10,23 +10,24 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sessfix/sessfix/internal/atomicfile"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
 
 // jsonWriter writes the one-file-per-record shapes: storage, project and
-// sessions. Each file is replaced atomically (writeAtomic). A change set
+// sessions. Each file is replaced atomically (atomicfile.Write). A change set
 // touches several files, so it is not atomic as a whole: Apply checks every
 // edit first, then applies them in order, and if one fails it puts back
 // every file it already changed from the images it read before starting.
 type jsonWriter struct {
 	info Info
 	root string
-	ops  fileOps
+	ops  atomicfile.Ops
 	seen listed
 }
 
-func newJSONWriter(info Info, ops fileOps) (*jsonWriter, error) {
+func newJSONWriter(info Info, ops atomicfile.Ops) (*jsonWriter, error) {
 	root, err := filepath.Abs(info.Path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot write %s: %w", info.Path, err)
@@ -181,7 +182,7 @@ func (o *overlay) get(path string) ([]byte, bool, error) {
 		}
 		return *v, true, nil
 	}
-	data, _, exists, err := readRegular(o.w.ops, path)
+	data, _, exists, err := atomicfile.ReadRegular(o.w.ops, path)
 	return data, exists, err
 }
 
@@ -381,7 +382,7 @@ func (w *jsonWriter) read(ctx context.Context, targets []Target) ([]Image, error
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		data, mode, exists, err := readRegular(w.ops, t.Path)
+		data, mode, exists, err := atomicfile.ReadRegular(w.ops, t.Path)
 		if err != nil {
 			return nil, err
 		}
@@ -420,7 +421,7 @@ func (w *jsonWriter) Apply(ctx context.Context, cs *ChangeSet) error {
 			return w.rollback(before, fmt.Errorf("interrupted: %w", err))
 		}
 		if st.remove {
-			err = removeFile(w.ops, st.path)
+			err = atomicfile.Remove(w.ops, st.path)
 		} else {
 			err = w.writeFile(st.path, st.data)
 		}
@@ -450,32 +451,27 @@ func (w *jsonWriter) rollback(before []Image, cause error) error {
 // and giving a new file the mode (and owner) of the files next to it.
 func (w *jsonWriter) writeFile(path string, data []byte) error {
 	dir := filepath.Dir(path)
-	if err := mkdirLike(w.ops, dir); err != nil {
+	if err := atomicfile.MkdirLike(w.ops, dir); err != nil {
 		return err
 	}
-	cleanTemps(w.ops, dir)
+	atomicfile.CleanTemps(w.ops, dir)
 	perm, own := w.newFileAttrs(dir)
-	return writeAtomic(w.ops, path, data, perm, own)
+	return atomicfile.Write(w.ops, path, data, perm, own)
 }
 
 // newFileAttrs is the mode and owner for a new file in dir: those of a
 // sibling record file, else 0644 and the directory's owner.
-func (w *jsonWriter) newFileAttrs(dir string) (fs.FileMode, *owner) {
+func (w *jsonWriter) newFileAttrs(dir string) (fs.FileMode, *atomicfile.Owner) {
 	ents, _ := w.ops.ReadDir(dir)
 	for _, e := range ents {
 		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".json") {
 			if fi, err := w.ops.Lstat(filepath.Join(dir, e.Name())); err == nil {
-				if uid, gid, ok := fileOwner(fi); ok {
-					return fi.Mode().Perm(), &owner{uid, gid}
-				}
-				return fi.Mode().Perm(), nil
+				return fi.Mode().Perm(), atomicfile.OwnerOf(fi)
 			}
 		}
 	}
 	if fi, err := w.ops.Lstat(dir); err == nil {
-		if uid, gid, ok := fileOwner(fi); ok {
-			return 0o644, &owner{uid, gid}
-		}
+		return 0o644, atomicfile.OwnerOf(fi)
 	}
 	return 0o644, nil
 }
@@ -513,21 +509,21 @@ func (w *jsonWriter) restore(images []Image) error {
 	var first error
 	for i := len(images) - 1; i >= 0; i-- {
 		im := images[i]
-		cur, mode, exists, err := readRegular(w.ops, im.Path)
+		cur, mode, exists, err := atomicfile.ReadRegular(w.ops, im.Path)
 		if err == nil {
 			switch {
 			case im.Exists && exists && bytes.Equal(cur, im.Data) && mode == im.Mode:
 			case im.Exists:
 				dir := filepath.Dir(im.Path)
-				if err = mkdirLike(w.ops, dir); err == nil {
+				if err = atomicfile.MkdirLike(w.ops, dir); err == nil {
 					perm, own := w.newFileAttrs(dir)
 					if im.Mode != 0 {
 						perm = im.Mode
 					}
-					err = writeAtomicMode(w.ops, im.Path, im.Data, perm, own)
+					err = atomicfile.WriteMode(w.ops, im.Path, im.Data, perm, own)
 				}
 			case exists:
-				if err = removeFile(w.ops, im.Path); err == nil && !im.KeepDir {
+				if err = atomicfile.Remove(w.ops, im.Path); err == nil && !im.KeepDir {
 					w.removeEmptyDir(filepath.Dir(im.Path))
 				}
 			}

@@ -10,6 +10,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/sessfix/sessfix/internal/atomicfile"
+	"github.com/sessfix/sessfix/internal/atomicfile/atomicfiletest"
 )
 
 const (
@@ -61,7 +64,7 @@ func newJSONFixture(t *testing.T, shape Shape) *jsonFixture {
 	f := &jsonFixture{info: Info{Shape: shape, Path: root}, root: root, paths: map[string]string{}, body: map[string]string{}}
 	add := func(id, path, body string) {
 		f.paths[id], f.body[id] = path, body
-		writeTestFile(t, path, body, 0o640)
+		atomicfiletest.WriteFile(t, path, body, 0o640)
 	}
 	add(tMsgA, messageFile(shape, root, tSes, tMsgA), "{\n  \"id\": \""+tMsgA+"\",\n  \"sessionID\": \""+tSes+"\",\n  \"role\": \"user\"\n}")
 	add(tMsgB, messageFile(shape, root, tSes, tMsgB), "{\n  \"id\": \""+tMsgB+"\",\n  \"sessionID\": \""+tSes+"\",\n  \"role\": \"assistant\",\n  \"unknown\": [1, 2]\n}")
@@ -80,7 +83,7 @@ func (f *jsonFixture) edit(op Op, kind Kind, id, msg string) Edit {
 	return e
 }
 
-func (f *jsonFixture) writer(t *testing.T, ops fileOps) *jsonWriter {
+func (f *jsonFixture) writer(t *testing.T, ops atomicfile.Ops) *jsonWriter {
 	t.Helper()
 	w, err := newJSONWriter(f.info, ops)
 	if err != nil {
@@ -96,8 +99,8 @@ func TestJSONWriterAppliesEveryOp(t *testing.T) {
 	for _, shape := range jsonShapes {
 		t.Run(string(shape), func(t *testing.T) {
 			f := newJSONFixture(t, shape)
-			before := treeState(t, f.root)
-			w := f.writer(t, osOps{})
+			before := atomicfiletest.TreeState(t, f.root)
+			w := f.writer(t, atomicfile.OS{})
 
 			up := f.edit(OpUpdate, KindPart, tPrt3, tMsgB)
 			up.After = []byte(strings.Replace(f.body[tPrt3], `"text": ""`, `"text": "[user interrupted]"`, 1))
@@ -115,14 +118,14 @@ func TestJSONWriterAppliesEveryOp(t *testing.T) {
 
 			_, images := applyBackedUp(t, w, cs)
 
-			if got := readTestFile(t, f.paths[tPrt3]); got != string(up.After) {
+			if got := atomicfiletest.ReadFile(t, f.paths[tPrt3]); got != string(up.After) {
 				t.Errorf("updated part = %q", got)
 			}
 			if fi, _ := os.Stat(f.paths[tPrt3]); fi.Mode().Perm() != 0o640 {
 				t.Errorf("updated part mode = %v, want 0640 kept", fi.Mode().Perm())
 			}
 			newPart := partFile(shape, f.root, tSes, tMsgB, tPrtNew)
-			if got := readTestFile(t, newPart); got != string(add.After) {
+			if got := atomicfiletest.ReadFile(t, newPart); got != string(add.After) {
 				t.Errorf("added part at %s = %q", newPart, got)
 			}
 			if fi, _ := os.Stat(newPart); fi.Mode().Perm() != 0o640 {
@@ -137,17 +140,17 @@ func TestJSONWriterAppliesEveryOp(t *testing.T) {
 			if _, err := os.Lstat(f.paths[tMsgA]); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("re-keyed message still at its old path: %v", err)
 			}
-			if got := readTestFile(t, messageFile(shape, f.root, tSes, tMsgNew)); got != string(rkm.After) {
+			if got := atomicfiletest.ReadFile(t, messageFile(shape, f.root, tSes, tMsgNew)); got != string(rkm.After) {
 				t.Errorf("re-keyed message = %q", got)
 			}
 			moved := partFile(shape, f.root, tSes, tMsgNew, tPrt1)
-			if got := readTestFile(t, moved); got != string(fol.After) {
+			if got := atomicfiletest.ReadFile(t, moved); got != string(fol.After) {
 				t.Errorf("moved part at %s = %q, want its follow-up update", moved, got)
 			}
 			if _, err := os.Lstat(filepath.Dir(f.paths[tPrt1])); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("the old parts directory of the re-keyed message is still there: %v", err)
 			}
-			if left := tempLeft(t, f.root); len(left) > 0 {
+			if left := atomicfiletest.TempLeft(t, f.root); len(left) > 0 {
 				t.Fatalf("temp files left: %v", left)
 			}
 
@@ -155,7 +158,7 @@ func TestJSONWriterAppliesEveryOp(t *testing.T) {
 			if err := w.Restore(ctx, images); err != nil {
 				t.Fatal(err)
 			}
-			assertSameTree(t, "after restore", before, treeState(t, f.root))
+			atomicfiletest.AssertSameTree(t, "after restore", before, atomicfiletest.TreeState(t, f.root))
 		})
 	}
 }
@@ -163,8 +166,8 @@ func TestJSONWriterAppliesEveryOp(t *testing.T) {
 func TestJSONWriterMessageDeleteTakesItsParts(t *testing.T) {
 	ctx := context.Background()
 	f := newJSONFixture(t, ShapeSessions)
-	before := treeState(t, f.root)
-	w := f.writer(t, osOps{})
+	before := atomicfiletest.TreeState(t, f.root)
+	w := f.writer(t, atomicfile.OS{})
 	cs := &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{f.edit(OpQuarantine, KindMessage, tMsgB, "")}}
 	targets, images := applyBackedUp(t, w, cs)
 	var ids []string
@@ -182,25 +185,25 @@ func TestJSONWriterMessageDeleteTakesItsParts(t *testing.T) {
 	if err := w.Restore(ctx, images); err != nil {
 		t.Fatal(err)
 	}
-	assertSameTree(t, "after restore", before, treeState(t, f.root))
+	atomicfiletest.AssertSameTree(t, "after restore", before, atomicfiletest.TreeState(t, f.root))
 }
 
 func TestJSONRestoreChecksExpectFirst(t *testing.T) {
 	ctx := context.Background()
 	f := newJSONFixture(t, ShapeStorage)
-	original := treeState(t, f.root)
-	w := f.writer(t, osOps{})
+	original := atomicfiletest.TreeState(t, f.root)
+	w := f.writer(t, atomicfile.OS{})
 	cs := &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{f.edit(OpQuarantine, KindMessage, tMsgB, "")}}
 	targets, images := applyBackedUp(t, w, cs)
 	expectNow(t, w, targets, images) // the state an undo checked: the files are gone
 	// OpenCode writes one of those files again after the check.
-	writeTestFile(t, f.paths[tPrt3], `{"type":"text","text":"late"}`, 0o644)
-	changed := treeState(t, f.root)
+	atomicfiletest.WriteFile(t, f.paths[tPrt3], `{"type":"text","text":"late"}`, 0o644)
+	changed := atomicfiletest.TreeState(t, f.root)
 	err := w.Restore(ctx, images)
 	if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), f.paths[tPrt3]) || !strings.Contains(err.Error(), "was created") {
 		t.Fatalf("err = %v, want ErrChanged naming the file created after the check", err)
 	}
-	assertSameTree(t, "after a refused restore", changed, treeState(t, f.root))
+	atomicfiletest.AssertSameTree(t, "after a refused restore", changed, atomicfiletest.TreeState(t, f.root))
 
 	if err := os.Remove(f.paths[tPrt3]); err != nil {
 		t.Fatal(err)
@@ -208,7 +211,7 @@ func TestJSONRestoreChecksExpectFirst(t *testing.T) {
 	if err := w.Restore(ctx, images); err != nil {
 		t.Fatal(err)
 	}
-	assertSameTree(t, "after restore", original, treeState(t, f.root))
+	atomicfiletest.AssertSameTree(t, "after restore", original, atomicfiletest.TreeState(t, f.root))
 }
 
 // TestJSONRestoreLeavesADirectoryThatExisted: undoing an added part
@@ -223,15 +226,15 @@ func TestJSONRestoreLeavesADirectoryThatExisted(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		before := treeState(t, f.root)
-		w := f.writer(t, osOps{})
+		before := atomicfiletest.TreeState(t, f.root)
+		w := f.writer(t, atomicfile.OS{})
 		add := f.edit(OpAdd, KindPart, tPrtNew, tMsgNew)
 		add.After = []byte(`{"id":"` + tPrtNew + `","type":"text","text":"x"}`)
 		_, images := applyBackedUp(t, w, &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{add}})
 		if err := w.Restore(context.Background(), images); err != nil {
 			t.Fatal(err)
 		}
-		assertSameTree(t, fmt.Sprintf("after restore (directory existed: %v)", existed), before, treeState(t, f.root))
+		atomicfiletest.AssertSameTree(t, fmt.Sprintf("after restore (directory existed: %v)", existed), before, atomicfiletest.TreeState(t, f.root))
 	}
 }
 
@@ -240,7 +243,7 @@ func TestJSONWriterCreatesMissingDirectories(t *testing.T) {
 	if err := os.Chmod(filepath.Join(f.root, tSes, "parts"), 0o750); err != nil {
 		t.Fatal(err)
 	}
-	w := f.writer(t, osOps{})
+	w := f.writer(t, atomicfile.OS{})
 	// Message B's first part in a directory that does not exist yet: a
 	// new message C with no parts.
 	msgC := "msg_0000000000030000000000000c"
@@ -256,20 +259,20 @@ func TestJSONWriterCreatesMissingDirectories(t *testing.T) {
 	if fi.Mode().Perm() != 0o750 {
 		t.Errorf("new directory mode = %v, want its parent's 0750", fi.Mode().Perm())
 	}
-	if got := readTestFile(t, filepath.Join(dir, tPrtNew+".json")); got != `{"type":"text","text":"x"}` {
+	if got := atomicfiletest.ReadFile(t, filepath.Join(dir, tPrtNew+".json")); got != `{"type":"text","text":"x"}` {
 		t.Errorf("new part = %q", got)
 	}
 }
 
 func TestJSONWriterRefusesChangedRecord(t *testing.T) {
 	f := newJSONFixture(t, ShapeStorage)
-	w := f.writer(t, osOps{})
+	w := f.writer(t, atomicfile.OS{})
 	up := f.edit(OpUpdate, KindPart, tPrt3, tMsgB)
 	up.After = []byte(`{"changed":true}`)
 	stale := f.edit(OpUpdate, KindPart, tPrt2, tMsgB)
 	stale.Before = []byte(`{"what the scan saw":true}`)
 	stale.After = []byte(`{}`)
-	before := treeState(t, f.root)
+	before := atomicfiletest.TreeState(t, f.root)
 	err := w.Apply(context.Background(), &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{up, stale}})
 	if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), tPrt2) || !strings.Contains(err.Error(), f.paths[tPrt2]) {
 		t.Fatalf("err = %v, want ErrChanged naming part %s and its file", err, tPrt2)
@@ -277,23 +280,23 @@ func TestJSONWriterRefusesChangedRecord(t *testing.T) {
 	if ce := (*ChangedError)(nil); !errors.As(err, &ce) || ce.Restoring {
 		t.Errorf("err = %#v, want a ChangedError refusing the change set", err)
 	}
-	assertSameTree(t, "refused change set", before, treeState(t, f.root))
+	atomicfiletest.AssertSameTree(t, "refused change set", before, atomicfiletest.TreeState(t, f.root))
 
 	gone := f.edit(OpDelete, KindPart, tPrt1, tMsgA)
 	os.Remove(f.paths[tPrt1])
-	before = treeState(t, f.root)
+	before = atomicfiletest.TreeState(t, f.root)
 	err = w.Apply(context.Background(), &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{up, gone}})
 	if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), "removed") {
 		t.Fatalf("err = %v, want ErrChanged saying the part was removed", err)
 	}
-	assertSameTree(t, "refused change set", before, treeState(t, f.root))
+	atomicfiletest.AssertSameTree(t, "refused change set", before, atomicfiletest.TreeState(t, f.root))
 }
 
 func TestJSONWriterRefusesUnsafePaths(t *testing.T) {
 	f := newJSONFixture(t, ShapeSessions)
-	w := f.writer(t, osOps{})
+	w := f.writer(t, atomicfile.OS{})
 	outside := filepath.Join(t.TempDir(), "victim.json")
-	writeTestFile(t, outside, `{"precious":true}`, 0o644)
+	atomicfiletest.WriteFile(t, outside, `{"precious":true}`, 0o644)
 
 	// A part file replaced by a symlink to a file outside the store.
 	os.Remove(f.paths[tPrt1])
@@ -313,15 +316,15 @@ func TestJSONWriterRefusesUnsafePaths(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "outside the store") {
 		t.Fatalf("err = %v, want an outside-the-store refusal", err)
 	}
-	if got := readTestFile(t, outside); got != `{"precious":true}` {
+	if got := atomicfiletest.ReadFile(t, outside); got != `{"precious":true}` {
 		t.Fatalf("file outside the store was written: %q", got)
 	}
 }
 
 func TestJSONWriterRejectsMalformedEdits(t *testing.T) {
 	f := newJSONFixture(t, ShapeSessions)
-	w := f.writer(t, osOps{})
-	before := treeState(t, f.root)
+	w := f.writer(t, atomicfile.OS{})
+	before := atomicfiletest.TreeState(t, f.root)
 	bad := []Edit{
 		{Op: OpUpdate, Kind: KindPart, ID: tPrt1, Loc: Location{Path: f.paths[tPrt1]}, Before: []byte(f.body[tPrt1]), After: []byte(`{"truncated":`)},
 		{Op: OpAdd, Kind: KindPart, ID: "prt_0000000000_thinking", MessageID: tMsgA, After: []byte(`{}`)},
@@ -334,7 +337,7 @@ func TestJSONWriterRejectsMalformedEdits(t *testing.T) {
 			t.Errorf("%s %s %s: applied, want a refusal", e.Op, e.Kind, e.ID)
 		}
 	}
-	assertSameTree(t, "malformed edits", before, treeState(t, f.root))
+	atomicfiletest.AssertSameTree(t, "malformed edits", before, atomicfiletest.TreeState(t, f.root))
 }
 
 // TestJSONWriterFaults injects a failure into the second file of a change
@@ -342,16 +345,16 @@ func TestJSONWriterRejectsMalformedEdits(t *testing.T) {
 func TestJSONWriterFaults(t *testing.T) {
 	cases := []struct {
 		name string
-		ops  *faultOps
+		ops  *atomicfiletest.FaultOps
 		want string
 		// cause is the system error the command's hint is chosen by.
 		cause error
 	}{
-		{"disk full on the second write", &faultOps{writeErr: syscall.ENOSPC, failWriteAt: 2}, "no space left", syscall.ENOSPC},
-		{"fsync fails on the second file", &faultOps{syncErr: syscall.EIO, failSyncAt: 2}, "fsync", nil},
-		{"crash before the second rename", &faultOps{renameErr: errors.New("killed"), failRenameAt: 2}, "rename into place", nil},
-		{"read-only store", &faultOps{createErr: syscall.EROFS}, "read-only file system", syscall.EROFS},
-		{"read-only file on delete", &faultOps{removeErr: syscall.EACCES, failRemoveAt: 1}, "permission denied", fs.ErrPermission},
+		{"disk full on the second write", &atomicfiletest.FaultOps{WriteErr: syscall.ENOSPC, FailWriteAt: 2}, "no space left", syscall.ENOSPC},
+		{"fsync fails on the second file", &atomicfiletest.FaultOps{SyncErr: syscall.EIO, FailSyncAt: 2}, "fsync", nil},
+		{"crash before the second rename", &atomicfiletest.FaultOps{RenameErr: errors.New("killed"), FailRenameAt: 2}, "rename into place", nil},
+		{"read-only store", &atomicfiletest.FaultOps{CreateErr: syscall.EROFS}, "read-only file system", syscall.EROFS},
+		{"read-only file on delete", &atomicfiletest.FaultOps{RemoveErr: syscall.EACCES, FailRemoveAt: 1}, "permission denied", fs.ErrPermission},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -364,7 +367,7 @@ func TestJSONWriterFaults(t *testing.T) {
 			add.After = []byte(`{"third":true}`)
 			del := f.edit(OpDelete, KindPart, tPrt1, tMsgA)
 			cs := &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{u1, u2, add, del}}
-			before := treeState(t, f.root)
+			before := atomicfiletest.TreeState(t, f.root)
 			err := f.writer(t, c.ops).Apply(context.Background(), cs)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err = %v, want %q", err, c.want)
@@ -377,8 +380,8 @@ func TestJSONWriterFaults(t *testing.T) {
 			if !strings.Contains(err.Error(), "every file was put back") {
 				t.Errorf("err = %v, want it to say the files were put back", err)
 			}
-			assertSameTree(t, c.name, before, treeState(t, f.root))
-			if left := tempLeft(t, f.root); len(left) > 0 {
+			atomicfiletest.AssertSameTree(t, c.name, before, atomicfiletest.TreeState(t, f.root))
+			if left := atomicfiletest.TempLeft(t, f.root); len(left) > 0 {
 				t.Fatalf("temp files left: %v", left)
 			}
 		})
@@ -392,7 +395,7 @@ func TestJSONWriterReportsFailedRollback(t *testing.T) {
 	del := f.edit(OpDelete, KindPart, tPrt1, tMsgA)
 	// Nothing can be removed: the delete fails, and so does taking the
 	// added file back out.
-	err := f.writer(t, &faultOps{removeErr: syscall.EACCES}).Apply(context.Background(),
+	err := f.writer(t, &atomicfiletest.FaultOps{RemoveErr: syscall.EACCES}).Apply(context.Background(),
 		&ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{add, del}})
 	if err == nil || !strings.Contains(err.Error(), "putting the files back also failed") || !strings.Contains(err.Error(), "sessfix undo") {
 		t.Fatalf("err = %v, want it to say the rollback failed and point at undo", err)
@@ -406,13 +409,13 @@ func TestJSONWriterCleansLeftoverTemps(t *testing.T) {
 	f := newJSONFixture(t, ShapeSessions)
 	// A sessfix killed between writing its temp file and the rename.
 	crashed := filepath.Join(filepath.Dir(f.paths[tPrt3]), ".sessfix-4242.tmp")
-	writeTestFile(t, crashed, `{"half`, 0o600)
+	atomicfiletest.WriteFile(t, crashed, `{"half`, 0o600)
 	up := f.edit(OpUpdate, KindPart, tPrt3, tMsgB)
 	up.After = []byte(`{}`)
-	if err := f.writer(t, osOps{}).Apply(context.Background(), &ChangeSet{Store: f.info, Edits: []Edit{up}}); err != nil {
+	if err := f.writer(t, atomicfile.OS{}).Apply(context.Background(), &ChangeSet{Store: f.info, Edits: []Edit{up}}); err != nil {
 		t.Fatal(err)
 	}
-	if left := tempLeft(t, f.root); len(left) > 0 {
+	if left := atomicfiletest.TempLeft(t, f.root); len(left) > 0 {
 		t.Fatalf("temp files left: %v", left)
 	}
 }
@@ -420,20 +423,20 @@ func TestJSONWriterCleansLeftoverTemps(t *testing.T) {
 func TestJSONWriterRefusesWhatTheBackupMissed(t *testing.T) {
 	ctx := context.Background()
 	f := newJSONFixture(t, ShapeStorage)
-	w := f.writer(t, osOps{})
+	w := f.writer(t, atomicfile.OS{})
 	cs := &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{f.edit(OpDelete, KindMessage, tMsgB, "")}}
 	if _, err := w.Targets(ctx, cs); err != nil {
 		t.Fatal(err)
 	}
 	// OpenCode adds a part to the message between the backup and the write.
 	late := partFile(ShapeStorage, f.root, tSes, tMsgB, tPrtNew)
-	writeTestFile(t, late, `{"type":"text","text":"late"}`, 0o644)
-	before := treeState(t, f.root)
+	atomicfiletest.WriteFile(t, late, `{"type":"text","text":"late"}`, 0o644)
+	before := atomicfiletest.TreeState(t, f.root)
 	err := w.Apply(ctx, cs)
 	if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), tPrtNew) || !strings.Contains(err.Error(), "after the backup") {
 		t.Fatalf("err = %v, want ErrChanged naming the part the backup missed", err)
 	}
-	assertSameTree(t, "refused change set", before, treeState(t, f.root))
+	atomicfiletest.AssertSameTree(t, "refused change set", before, atomicfiletest.TreeState(t, f.root))
 }
 
 func TestJSONWriterRefusesAPartChangedAfterTheBackup(t *testing.T) {
@@ -441,17 +444,17 @@ func TestJSONWriterRefusesAPartChangedAfterTheBackup(t *testing.T) {
 	for _, shape := range []Shape{ShapeStorage, ShapeSessions} {
 		t.Run(string(shape), func(t *testing.T) {
 			f := newJSONFixture(t, shape)
-			w := f.writer(t, osOps{})
+			w := f.writer(t, atomicfile.OS{})
 			cs := &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{f.edit(OpDelete, KindMessage, tMsgB, "")}}
 			backedUp(t, w, cs)
 			// OpenCode rewrites a part the delete takes along, after the backup.
-			writeTestFile(t, f.paths[tPrt3], `{"type":"text","text":"late edit"}`, 0o644)
-			before := treeState(t, f.root)
+			atomicfiletest.WriteFile(t, f.paths[tPrt3], `{"type":"text","text":"late edit"}`, 0o644)
+			before := atomicfiletest.TreeState(t, f.root)
 			err := w.Apply(ctx, cs)
 			if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), tPrt3) || !strings.Contains(err.Error(), "was modified") {
 				t.Fatalf("err = %v, want ErrChanged naming the part modified after the backup", err)
 			}
-			assertSameTree(t, "refused change set", before, treeState(t, f.root))
+			atomicfiletest.AssertSameTree(t, "refused change set", before, atomicfiletest.TreeState(t, f.root))
 		})
 	}
 }
@@ -466,7 +469,7 @@ func TestJSONWriterNewFilesBelongToTheStoreOwner(t *testing.T) {
 	}
 	msgC := "msg_0000000000030000000000000c"
 	add := Edit{Op: OpAdd, Kind: KindPart, ID: tPrtNew, SessionID: tSes, MessageID: msgC, After: []byte(`{}`)}
-	if err := f.writer(t, osOps{}).Apply(context.Background(), &ChangeSet{Store: f.info, Edits: []Edit{add}}); err != nil {
+	if err := f.writer(t, atomicfile.OS{}).Apply(context.Background(), &ChangeSet{Store: f.info, Edits: []Edit{add}}); err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(f.root, tSes, "parts", msgC)
@@ -475,8 +478,8 @@ func TestJSONWriterNewFilesBelongToTheStoreOwner(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if u, g, ok := fileOwner(fi); ok && (u != uid || g != gid) {
-			t.Errorf("%s is owned by %d:%d, want the store owner %d:%d", p, u, g, uid, gid)
+		if o := atomicfile.OwnerOf(fi); o != nil && (o.UID != uid || o.GID != gid) {
+			t.Errorf("%s is owned by %d:%d, want the store owner %d:%d", p, o.UID, o.GID, uid, gid)
 		}
 	}
 }
@@ -501,20 +504,20 @@ func TestJSONWriterRefusesLinkedDirectories(t *testing.T) {
 	t.Run("parts dir of a deleted message", func(t *testing.T) {
 		f := newJSONFixture(t, ShapeSessions)
 		outside := link(t, filepath.Dir(f.paths[tPrt2]))
-		victims, before := treeState(t, outside), treeState(t, f.root)
-		w := f.writer(t, osOps{})
+		victims, before := atomicfiletest.TreeState(t, outside), atomicfiletest.TreeState(t, f.root)
+		w := f.writer(t, atomicfile.OS{})
 		err := w.Apply(ctx, &ChangeSet{Store: f.info, SessionID: tSes, Edits: []Edit{f.edit(OpDelete, KindMessage, tMsgB, "")}})
 		if err == nil || !strings.Contains(err.Error(), "symbolic link") {
 			t.Fatalf("err = %v, want a refusal naming the link", err)
 		}
-		assertSameTree(t, "outside the store", victims, treeState(t, outside))
-		assertSameTree(t, "the store", before, treeState(t, f.root))
+		atomicfiletest.AssertSameTree(t, "outside the store", victims, atomicfiletest.TreeState(t, outside))
+		atomicfiletest.AssertSameTree(t, "the store", before, atomicfiletest.TreeState(t, f.root))
 	})
 	t.Run("part dir of the layout", func(t *testing.T) {
 		f := newJSONFixture(t, ShapeStorage)
 		outside := link(t, filepath.Join(f.root, "part"))
-		victims := treeState(t, outside)
-		w := f.writer(t, osOps{})
+		victims := atomicfiletest.TreeState(t, outside)
+		w := f.writer(t, atomicfile.OS{})
 		add := Edit{Op: OpAdd, Kind: KindPart, ID: tPrtNew, SessionID: tSes, MessageID: tMsgB, After: []byte(`{"type":"text","text":"x"}`)}
 		up := f.edit(OpUpdate, KindPart, tPrt1, tMsgA)
 		up.After = []byte(`{}`)
@@ -524,7 +527,7 @@ func TestJSONWriterRefusesLinkedDirectories(t *testing.T) {
 				t.Errorf("%s %s: err = %v, want a refusal naming the link", e.Op, e.ID, err)
 			}
 		}
-		assertSameTree(t, "outside the store", victims, treeState(t, outside))
+		atomicfiletest.AssertSameTree(t, "outside the store", victims, atomicfiletest.TreeState(t, outside))
 	})
 	t.Run("store root", func(t *testing.T) {
 		f := newJSONFixture(t, ShapeSessions)
@@ -532,7 +535,7 @@ func TestJSONWriterRefusesLinkedDirectories(t *testing.T) {
 		if err := os.Symlink(f.root, alias); err != nil {
 			t.Fatal(err)
 		}
-		_, err := newJSONWriter(Info{Shape: ShapeSessions, Path: alias}, osOps{})
+		_, err := newJSONWriter(Info{Shape: ShapeSessions, Path: alias}, atomicfile.OS{})
 		if err == nil || !strings.Contains(err.Error(), "symbolic link") || !strings.Contains(err.Error(), f.root) {
 			t.Fatalf("err = %v, want a refusal naming the directory the link points to", err)
 		}

@@ -1,4 +1,4 @@
-package store
+package atomicfile
 
 import (
 	"errors"
@@ -17,11 +17,11 @@ import (
 // do not end in .json), and writers remove leftovers of a crashed run.
 const TempPattern = ".sessfix-*.tmp"
 
-// fileOps is every filesystem call the writers make. Production code uses
-// osOps; tests wrap it to inject faults (disk full, fsync errors, a crash
+// Ops is every filesystem call the writers make. Production code uses
+// OS; tests wrap it to inject faults (disk full, fsync errors, a crash
 // before the rename, read-only files).
-type fileOps interface {
-	CreateTemp(dir, pattern string) (tempFile, error)
+type Ops interface {
+	CreateTemp(dir, pattern string) (TempFile, error)
 	Rename(from, to string) error
 	Remove(name string) error
 	SyncDir(dir string) error
@@ -32,8 +32,8 @@ type fileOps interface {
 	Chown(name string, uid, gid int) error
 }
 
-// tempFile is the part of *os.File the atomic write uses.
-type tempFile interface {
+// TempFile is the part of *os.File the atomic write uses.
+type TempFile interface {
 	io.Writer
 	Name() string
 	Sync() error
@@ -41,24 +41,25 @@ type tempFile interface {
 	Close() error
 }
 
-type osOps struct{}
+// OS is Ops on the real filesystem.
+type OS struct{}
 
-func (osOps) CreateTemp(dir, pattern string) (tempFile, error) { return os.CreateTemp(dir, pattern) }
-func (osOps) Rename(from, to string) error                     { return os.Rename(from, to) }
-func (osOps) Remove(name string) error                         { return os.Remove(name) }
-func (osOps) MkdirAll(dir string, perm fs.FileMode) error      { return os.MkdirAll(dir, perm) }
-func (osOps) Lstat(name string) (fs.FileInfo, error)           { return os.Lstat(name) }
-func (osOps) ReadFile(name string) ([]byte, error)             { return os.ReadFile(name) }
-func (osOps) ReadDir(name string) ([]fs.DirEntry, error)       { return os.ReadDir(name) }
-func (osOps) Chown(name string, uid, gid int) error            { return os.Chown(name, uid, gid) }
+func (OS) CreateTemp(dir, pattern string) (TempFile, error) { return os.CreateTemp(dir, pattern) }
+func (OS) Rename(from, to string) error                     { return os.Rename(from, to) }
+func (OS) Remove(name string) error                         { return os.Remove(name) }
+func (OS) MkdirAll(dir string, perm fs.FileMode) error      { return os.MkdirAll(dir, perm) }
+func (OS) Lstat(name string) (fs.FileInfo, error)           { return os.Lstat(name) }
+func (OS) ReadFile(name string) ([]byte, error)             { return os.ReadFile(name) }
+func (OS) ReadDir(name string) ([]fs.DirEntry, error)       { return os.ReadDir(name) }
+func (OS) Chown(name string, uid, gid int) error            { return os.Chown(name, uid, gid) }
 
 // SyncDir fsyncs a directory so that a file or directory created, renamed or
 // removed in it is durable. Filesystems and systems that cannot sync
 // directories (Windows) are not an error.
-func SyncDir(dir string) error { return osOps{}.SyncDir(dir) }
+func SyncDir(dir string) error { return OS{}.SyncDir(dir) }
 
 // SyncDir is the package's SyncDir.
-func (osOps) SyncDir(dir string) error {
+func (OS) SyncDir(dir string) error {
 	if runtime.GOOS == "windows" {
 		return nil
 	}
@@ -76,32 +77,32 @@ func (osOps) SyncDir(dir string) error {
 	return err
 }
 
-// WriteFileAtomic replaces (or creates) path with data so that a reader or a
+// WriteFile replaces (or creates) path with data so that a reader or a
 // crash sees either the old bytes or the new ones, never a mix: it writes a
 // temporary file in the same directory, fsyncs and closes it, renames it over
 // path and fsyncs the directory. An existing file keeps its mode (and, when
 // running as root, its owner); a new file gets perm. Symlinks and non-regular
 // files are refused. The temporary file is removed on every error path.
-func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
-	return writeAtomic(osOps{}, path, data, perm, nil)
+func WriteFile(path string, data []byte, perm fs.FileMode) error {
+	return Write(OS{}, path, data, perm, nil)
 }
 
-// owner is a file owner to give a new file (nil: leave it to the process).
-type owner struct{ uid, gid int }
+// Owner is a file owner to give a new file (nil: leave it to the process).
+type Owner struct{ UID, GID int }
 
-// writeAtomic is WriteFileAtomic over ops. When path exists its mode and
-// owner win over perm and own.
-func writeAtomic(ops fileOps, path string, data []byte, perm fs.FileMode, own *owner) error {
-	return writeAtomicKeep(ops, path, data, perm, own, true)
+// Write is WriteFile over ops. When path exists its mode and owner win
+// over perm and own.
+func Write(ops Ops, path string, data []byte, perm fs.FileMode, own *Owner) error {
+	return write(ops, path, data, perm, own, true)
 }
 
-// writeAtomicMode is writeAtomic giving the file perm even when it exists
-// with another mode (undo puts the old mode back).
-func writeAtomicMode(ops fileOps, path string, data []byte, perm fs.FileMode, own *owner) error {
-	return writeAtomicKeep(ops, path, data, perm, own, false)
+// WriteMode is Write giving the file perm even when it exists with another
+// mode (undo puts the old mode back).
+func WriteMode(ops Ops, path string, data []byte, perm fs.FileMode, own *Owner) error {
+	return write(ops, path, data, perm, own, false)
 }
 
-func writeAtomicKeep(ops fileOps, path string, data []byte, perm fs.FileMode, own *owner, keep bool) (err error) {
+func write(ops Ops, path string, data []byte, perm fs.FileMode, own *Owner, keep bool) (err error) {
 	dir := filepath.Dir(path)
 	if fi, lerr := ops.Lstat(path); lerr == nil {
 		if err := regularFile(path, fi); err != nil {
@@ -110,8 +111,8 @@ func writeAtomicKeep(ops fileOps, path string, data []byte, perm fs.FileMode, ow
 		if keep {
 			perm = fi.Mode().Perm()
 		}
-		if uid, gid, ok := fileOwner(fi); ok {
-			own = &owner{uid, gid}
+		if o := OwnerOf(fi); o != nil {
+			own = o
 		}
 	} else if !errors.Is(lerr, fs.ErrNotExist) {
 		return fmt.Errorf("write %s: %w", path, lerr)
@@ -144,8 +145,8 @@ func writeAtomicKeep(ops fileOps, path string, data []byte, perm fs.FileMode, ow
 		return fmt.Errorf("write %s: %w", path, bare(err))
 	}
 	if own != nil && os.Geteuid() == 0 {
-		if err = ops.Chown(tmpName, own.uid, own.gid); err != nil {
-			return fmt.Errorf("write %s: keep owner %d:%d: %w", path, own.uid, own.gid, bare(err))
+		if err = ops.Chown(tmpName, own.UID, own.GID); err != nil {
+			return fmt.Errorf("write %s: keep owner %d:%d: %w", path, own.UID, own.GID, bare(err))
 		}
 	}
 	if err = ops.Rename(tmpName, path); err != nil {
@@ -158,9 +159,9 @@ func writeAtomicKeep(ops fileOps, path string, data []byte, perm fs.FileMode, ow
 	return nil
 }
 
-// removeFile removes a regular file and fsyncs its directory. A missing file
+// Remove removes a regular file and fsyncs its directory. A missing file
 // is not an error.
-func removeFile(ops fileOps, path string) error {
+func Remove(ops Ops, path string) error {
 	fi, err := ops.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -180,9 +181,9 @@ func removeFile(ops fileOps, path string) error {
 	return nil
 }
 
-// readRegular reads a file the writers may replace: it must be a regular
+// ReadRegular reads a file the writers may replace: it must be a regular
 // file, not a symlink. exists is false (with a nil error) when it is absent.
-func readRegular(ops fileOps, path string) (data []byte, mode fs.FileMode, exists bool, err error) {
+func ReadRegular(ops Ops, path string) (data []byte, mode fs.FileMode, exists bool, err error) {
 	fi, err := ops.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, false, nil
@@ -224,10 +225,10 @@ func regularFile(path string, fi fs.FileInfo) error {
 	return nil
 }
 
-// mkdirLike creates dir and its missing parents with the mode of the nearest
+// MkdirLike creates dir and its missing parents with the mode of the nearest
 // existing ancestor (0755 when that cannot be read), then fsyncs the parent
 // of every directory it created.
-func mkdirLike(ops fileOps, dir string) error {
+func MkdirLike(ops Ops, dir string) error {
 	if fi, err := ops.Lstat(dir); err == nil {
 		if !fi.IsDir() {
 			return fmt.Errorf("cannot create %s: a file (or symlink) with that name exists", dir)
@@ -236,15 +237,13 @@ func mkdirLike(ops fileOps, dir string) error {
 	}
 	var missing []string
 	perm := fs.FileMode(0o755)
-	var own *owner
+	var own *Owner
 	for d := dir; ; {
 		fi, err := ops.Lstat(d)
 		if err == nil {
 			if fi.IsDir() {
 				perm = fi.Mode().Perm()
-				if uid, gid, ok := fileOwner(fi); ok {
-					own = &owner{uid, gid}
-				}
+				own = OwnerOf(fi)
 			}
 			break
 		}
@@ -261,8 +260,8 @@ func mkdirLike(ops fileOps, dir string) error {
 	for i := len(missing) - 1; i >= 0; i-- {
 		if own != nil && os.Geteuid() == 0 {
 			// Directories sessfix creates as root belong to the store's owner.
-			if err := ops.Chown(missing[i], own.uid, own.gid); err != nil {
-				return fmt.Errorf("create directory %s: keep owner %d:%d: %w", missing[i], own.uid, own.gid, err)
+			if err := ops.Chown(missing[i], own.UID, own.GID); err != nil {
+				return fmt.Errorf("create directory %s: keep owner %d:%d: %w", missing[i], own.UID, own.GID, err)
 			}
 		}
 		if err := ops.SyncDir(filepath.Dir(missing[i])); err != nil {
@@ -272,20 +271,21 @@ func mkdirLike(ops fileOps, dir string) error {
 	return nil
 }
 
-// cleanTemps removes temporary files a crashed sessfix left in dir. Callers
+// CleanTemps removes temporary files a crashed sessfix left in dir. Callers
 // hold the store's writer lock, so no live writer owns them.
-func cleanTemps(ops fileOps, dir string) {
+func CleanTemps(ops Ops, dir string) {
 	ents, err := ops.ReadDir(dir)
 	if err != nil {
 		return
 	}
 	for _, e := range ents {
-		if e.Type().IsRegular() && isTempName(e.Name()) {
+		if e.Type().IsRegular() && IsTemp(e.Name()) {
 			_ = ops.Remove(filepath.Join(dir, e.Name()))
 		}
 	}
 }
 
-func isTempName(name string) bool {
+// IsTemp reports whether a file name is one of sessfix's temporary files.
+func IsTemp(name string) bool {
 	return strings.HasPrefix(name, ".sessfix-") && strings.HasSuffix(name, ".tmp")
 }

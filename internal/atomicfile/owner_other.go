@@ -1,0 +1,8 @@
+//go:build !unix
+
+package atomicfile
+
+import "io/fs"
+
+// OwnerOf reports no owner where files have no uid/gid.
+func OwnerOf(fs.FileInfo) *Owner { return nil }
