@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/sessfix/sessfix/internal/bodyindex"
 	"github.com/tidwall/gjson"
 )
 
@@ -72,13 +73,14 @@ type Record struct {
 	Err error
 
 	// idx locates the body's top-level keys (messages and parts; see
-	// bodyindex.go). It only speeds Get up and is ignored once Raw changes.
-	idx *bodyIndex
+	// internal/bodyindex). It only speeds Get up and is ignored once Raw
+	// changes.
+	idx *bodyindex.Index
 }
 
 // Get reads a JSON path (gjson syntax) from the record's body.
 func (r *Record) Get(path string) gjson.Result {
-	if res, ok := r.idx.lookup(r.Raw, path); ok {
+	if res, ok := r.idx.Lookup(r.Raw, path); ok {
 		return res
 	}
 	return gjson.GetBytes(r.Raw, path)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/sessfix/sessfix/internal/bodyindex"
 	"github.com/tidwall/gjson"
 )
 
@@ -16,9 +17,9 @@ func CheckBody(raw []byte) error {
 }
 
 // checkBody is CheckBody that also returns the body's key index (see
-// bodyindex.go), built in the same pass as the validation; the index is nil
-// when the body is damaged or cannot be indexed.
-func checkBody(raw []byte) (*bodyIndex, error) {
+// internal/bodyindex), built in the same pass as the validation; the index
+// is nil when the body is damaged or cannot be indexed.
+func checkBody(raw []byte) (*bodyindex.Index, error) {
 	if len(raw) == 0 {
 		return nil, &ParseError{Reason: "empty file"}
 	}
@@ -26,7 +27,7 @@ func checkBody(raw []byte) (*bodyIndex, error) {
 	if len(trimmed) == 0 {
 		return nil, &ParseError{Reason: "empty file", Detail: "only whitespace"}
 	}
-	idx, ok := validIndex(raw, trimmed)
+	idx, ok := bodyindex.Valid(raw, trimmed)
 	if !ok {
 		if e := encodingError(raw); e != nil {
 			return nil, e
@@ -63,7 +64,7 @@ func checkBody(raw []byte) (*bodyIndex, error) {
 // returns a *ParseError when the body lacks a role.
 func NewMessage(rec Record, sessionID string) (*Message, error) {
 	rec.Kind = KindMessage
-	rec.idx = indexBody(rec.Raw)
+	rec.idx = bodyindex.Build(rec.Raw)
 	return newMessage(rec, sessionID)
 }
 
@@ -85,7 +86,7 @@ func newMessage(rec Record, sessionID string) (*Message, error) {
 // NewPart builds a Part from a record whose body passed CheckBody. It returns
 // a *ParseError when the body lacks a type.
 func NewPart(rec Record, messageID, sessionID string) (*Part, error) {
-	rec.idx = indexBody(rec.Raw)
+	rec.idx = bodyindex.Build(rec.Raw)
 	return newPart(rec, messageID, sessionID)
 }
 

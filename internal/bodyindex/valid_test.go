@@ -1,6 +1,7 @@
-package store
+package bodyindex
 
 import (
+	"bytes"
 	"io/fs"
 	"math/rand"
 	"os"
@@ -16,27 +17,24 @@ import (
 // gjson.ValidBytes and indexBody on one body.
 func checkValidIndex(t *testing.T, name string, raw []byte) {
 	t.Helper()
-	idx, err := checkBody(raw)
-	trimmed := strings.TrimSpace(string(raw))
-	wantValid := trimmed != "" && gjson.Valid(trimmed)
-	if gotValid := len(raw) > 0 && strings.IndexByte(string(raw), 0) < 0 && trimmed != "" && err == nil || isNotObject(err); gotValid != wantValid {
-		t.Fatalf("%s: %q: checkBody says valid=%v (%v), gjson says %v", name, raw, gotValid, err, wantValid)
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 {
+		return // CheckBody names an empty body before asking Valid
 	}
-	if err != nil {
+	idx, valid := Valid(raw, trimmed)
+	if wantValid := gjson.ValidBytes(trimmed); valid != wantValid {
+		t.Fatalf("%s: %q: Valid says %v, gjson says %v", name, raw, valid, wantValid)
+	}
+	if !valid {
 		if idx != nil {
 			t.Fatalf("%s: %q: damaged body indexed", name, raw)
 		}
 		return
 	}
-	want := indexBody(raw)
+	want := Build(raw)
 	if !reflect.DeepEqual(idx, want) {
-		t.Fatalf("%s: %q: one-pass index %+v, indexBody %+v", name, raw, idx, want)
+		t.Fatalf("%s: %q: one-pass index %+v, Build %+v", name, raw, idx, want)
 	}
-}
-
-func isNotObject(err error) bool {
-	pe, ok := err.(*ParseError)
-	return ok && pe.Reason == "not an object"
 }
 
 var validIndexSeeds = []string{
@@ -118,12 +116,12 @@ func TestNestedLookupAnswersLikeGJSON(t *testing.T) {
 	paths := append([]string{"a.0.c", "a.b.c.d", "a.b.-", "tokens.cache", "state.output", "error.data"}, indexPaths...)
 	for _, b := range bodies {
 		raw := []byte(b)
-		rec := Record{Raw: raw, idx: indexBody(raw)}
-		if rec.idx == nil {
+		idx := Build(raw)
+		if idx == nil {
 			t.Fatalf("%s: not indexed", b)
 		}
 		for _, p := range paths {
-			if got, want := rec.Get(p), gjson.GetBytes(raw, p); !reflect.DeepEqual(got, want) {
+			if got, want := get(idx, raw, p), gjson.GetBytes(raw, p); !reflect.DeepEqual(got, want) {
 				t.Errorf("%s: Get(%q) = %#v, gjson says %#v", b, p, got, want)
 			}
 		}
@@ -133,23 +131,3 @@ func TestNestedLookupAnswersLikeGJSON(t *testing.T) {
 // TestCheckBodyNUL pins the reasons for bodies with NUL bytes, which
 // checkBody only looks for once validation failed: a NUL is invalid
 // anywhere in JSON, inside a string too; and for text in another encoding.
-func TestCheckBodyNUL(t *testing.T) {
-	for raw, want := range map[string]string{
-		"\xef\xbb\xbf{\"a\":1}":               "starts with a UTF-8 byte order mark",
-		"\xff\xfe{\x00\"\x00a\x00\"\x00}\x00": "UTF-16 text", // little endian, as PowerShell writes
-		"\xfe\xff\x00{\x00\"\x00a\x00\"\x00}": "UTF-16 text",
-		"\xff\xfe{\"type\":\"text\"}":         "invalid JSON", // only looks like a byte order mark
-		"\x00\x00\x00":                        "NUL-filled",
-		"{\"a\":\"x\x00y\"}":                  "contains NUL bytes",
-		"{\"a\":1}\x00":                       "contains NUL bytes",
-		"\x00{\"a\":1}":                       "contains NUL bytes",
-		" \x00 ":                              "contains NUL bytes",
-		"{\"a\":1,\x00\"b\":2}":               "contains NUL bytes",
-	} {
-		_, err := checkBody([]byte(raw))
-		pe, ok := err.(*ParseError)
-		if !ok || pe.Reason != want {
-			t.Errorf("checkBody(%q) = %v, want %s", raw, err, want)
-		}
-	}
-}

@@ -1,4 +1,4 @@
-package store
+package bodyindex
 
 import (
 	"bytes"
@@ -10,17 +10,10 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// bodyIndex records where each top-level key of a record body is, so that
-// Record.Get finds a key without scanning the body from the start: rules
-// ask every part for keys it does not have ("ignored", "synthetic", the ids
-// a SQLite data column lacks) or that come after a long text or tool
-// output, and each such gjson lookup would read the whole body again.
-//
-// An index is built once, when a message or part is made, and never
-// changes, so records stay safe to read from several goroutines. It is
-// tied to the exact Raw slice it was built from: a record whose Raw was
-// replaced (an edit applied in memory) falls back to gjson.
-type bodyIndex struct {
+// Index records where each top-level key of one JSON object body is. It is
+// tied to the exact slice it was built from: Lookup answers only for that
+// slice, so a body replaced in memory falls back to gjson.
+type Index struct {
 	base *byte // &raw[0] of the indexed body
 	n    int   // len(raw)
 	keys []keySpan
@@ -29,24 +22,24 @@ type bodyIndex struct {
 	inline [12]keySpan
 }
 
-// newBodyIndex returns an empty index of raw.
-func newBodyIndex(raw []byte) *bodyIndex {
-	idx := &bodyIndex{base: &raw[0], n: len(raw)}
+// newIndex returns an empty index of raw.
+func newIndex(raw []byte) *Index {
+	idx := &Index{base: &raw[0], n: len(raw)}
 	idx.keys = idx.inline[:0]
 	return idx
 }
 
 // keySpan locates one top-level member: the key's bytes without quotes
-// (and without escapes, see indexBody) and the value's raw bytes.
+// (and without escapes, see Build) and the value's raw bytes.
 type keySpan struct {
 	keyStart, keyEnd int32
 	valStart, valEnd int32
 }
 
-// indexBody indexes the top-level members of a JSON object body. It
-// returns nil when the body is not a well-formed object, has a key with an
-// escape sequence, or is too large for the offsets: Get then uses gjson.
-func indexBody(raw []byte) *bodyIndex {
+// Build indexes the top-level members of a JSON object body. It returns
+// nil when the body is not a well-formed object, has a key with an escape
+// sequence, or is too large for the offsets: callers then use gjson.
+func Build(raw []byte) *Index {
 	if len(raw) == 0 || len(raw) > 1<<31-1 {
 		return nil
 	}
@@ -54,7 +47,7 @@ func indexBody(raw []byte) *bodyIndex {
 	if i >= len(raw) || raw[i] != '{' {
 		return nil
 	}
-	idx := newBodyIndex(raw)
+	idx := newIndex(raw)
 	i = skipSpace(raw, i+1)
 	if i < len(raw) && raw[i] == '}' {
 		return idx
@@ -130,7 +123,7 @@ func stringEnd(raw []byte, i int) (int, bool) {
 
 // valueEnd returns the index just past the JSON value starting at raw[i],
 // or -1 when it is malformed. Literals and numbers end at the next
-// delimiter; they are not validated (the body passed CheckBody).
+// delimiter; they are not validated (the body was validated).
 func valueEnd(raw []byte, i int) int {
 	if i >= len(raw) {
 		return -1
@@ -175,10 +168,11 @@ func valueEnd(raw []byte, i int) int {
 	}
 }
 
-// lookup answers a gjson path from the index when its first component is
-// a plain key; ok is false when the index cannot answer (no index, a Raw
-// that is not the indexed one, or path syntax beyond plain keys first).
-func (x *bodyIndex) lookup(raw []byte, path string) (res gjson.Result, ok bool) {
+// Lookup answers a gjson path, as gjson.GetBytes(raw, path) would, from the
+// index when its first component is a plain key; ok is false when the
+// index cannot answer (a nil index, a raw that is not the indexed slice,
+// or path syntax beyond plain keys first).
+func (x *Index) Lookup(raw []byte, path string) (res gjson.Result, ok bool) {
 	if x == nil || len(raw) != x.n || len(raw) == 0 || &raw[0] != x.base {
 		return gjson.Result{}, false
 	}
@@ -321,18 +315,18 @@ func descend(raw []byte, start int, path string) (res gjson.Result, found, sure 
 	}
 }
 
-// validIndex reports whether trimmed (raw without its surrounding white
-// space) is valid JSON, accepting exactly what gjson.ValidBytes accepts, and
-// indexes its top-level keys on the way when it is an object that
-// indexBody would index; the index (offsets into raw) is nil otherwise.
-// One pass instead of gjson.ValidBytes followed by indexBody.
-func validIndex(raw, trimmed []byte) (*bodyIndex, bool) {
+// Valid reports whether trimmed (raw without its surrounding white space)
+// is valid JSON, accepting exactly what gjson.ValidBytes accepts, and
+// indexes its top-level keys on the way when it is an object that Build
+// would index; the index (offsets into raw) is nil otherwise. One pass
+// instead of gjson.ValidBytes followed by Build.
+func Valid(raw, trimmed []byte) (*Index, bool) {
 	v := validator{data: trimmed}
-	// Index only what indexBody would: an object starting raw after plain
+	// Index only what Build would: an object starting raw after plain
 	// JSON white space, small enough for the offsets.
 	off := cap(raw) - cap(trimmed)
 	if trimmed[0] == '{' && len(raw) <= 1<<31-1 && skipSpace(raw, 0) == off {
-		v.idx = newBodyIndex(raw)
+		v.idx = newIndex(raw)
 		v.off = int32(off)
 	}
 	i, ok := v.any(0, 0)
@@ -347,11 +341,9 @@ func validIndex(raw, trimmed []byte) (*bodyIndex, bool) {
 // and the top-level keys recorded into idx.
 type validator struct {
 	data []byte
-	idx  *bodyIndex // nil: not indexing
-	off  int32      // offset of data in the indexed body
+	idx  *Index // nil: not indexing
+	off  int32  // offset of data in the indexed body
 }
-
-func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 func (v *validator) any(i, depth int) (int, bool) {
 	data := v.data
