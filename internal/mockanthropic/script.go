@@ -1,11 +1,11 @@
 package mockanthropic
 
 import (
-	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
+
+	"github.com/sessfix/sessfix/internal/mockstream"
 )
 
 // BlockSpec is one content block of a scripted answer.
@@ -39,8 +39,6 @@ type Turn struct {
 
 // Script chooses the answer to an accepted request.
 type Script func(r *Request) Turn
-
-var toolMarker = regexp.MustCompile(`\[\[tool:(\w+) ([^\]]*)\]\]`)
 
 // Prompt markers understood by DefaultScript.
 const (
@@ -79,28 +77,12 @@ func DefaultScript(r *Request) Turn {
 	if res := req.PendingToolResults(); len(res) > 0 {
 		out := strings.TrimSpace(res[0].ToolResultText())
 		addThinking("The tool returned; I will report its output to the user.")
-		return Turn{Blocks: append(blocks, BlockSpec{Type: "text", Text: fmt.Sprintf("The command finished. Its output was: %s", quote(out))})}
+		return Turn{Blocks: append(blocks, BlockSpec{Type: "text", Text: fmt.Sprintf("The command finished. Its output was: %s", mockstream.Excerpt(out))})}
 	}
-	if m := toolMarker.FindStringSubmatch(prompt); m != nil {
-		addThinking(fmt.Sprintf("The user asked me to use the %s tool. I will call it now.", m[1]))
-		var input any
-		if m[1] == "bash" {
-			input = map[string]any{"command": m[2], "description": "Run " + m[2]}
-		} else if err := json.Unmarshal([]byte(m[2]), &input); err != nil {
-			input = map[string]any{"input": m[2]}
-		}
-		return Turn{Blocks: append(blocks, BlockSpec{Type: "tool_use", ToolName: m[1], ToolInput: input})}
+	if calls := mockstream.ToolMarkers(prompt); len(calls) > 0 {
+		addThinking(fmt.Sprintf("The user asked me to use the %s tool. I will call it now.", calls[0].Name))
+		return Turn{Blocks: append(blocks, BlockSpec{Type: "tool_use", ToolName: calls[0].Name, ToolInput: calls[0].Input})}
 	}
 	addThinking("The user sent a message. I should answer it briefly and helpfully, in a few sentences.")
 	return Turn{Blocks: append(blocks, BlockSpec{Type: "text", Text: "Mock reply: I read your message and here is a short answer in several words so that it streams in more than one delta."})}
-}
-
-func quote(s string) string {
-	if s == "" {
-		return "(empty)"
-	}
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	return s
 }

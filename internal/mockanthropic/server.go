@@ -2,65 +2,49 @@ package mockanthropic
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sessfix/sessfix/internal/mockstream"
 )
 
 // Stage is a point in the life of one request's answer.
-type Stage string
+type Stage = mockstream.Stage
 
 // Stages, in the order a stream passes them. A stage is reached after the
 // events that make it up have been written and flushed to the client.
 const (
-	StageReceived      Stage = "received"       // request decoded and validated
-	StageRejected      Stage = "rejected"       // error answer sent
-	StageMessageStart  Stage = "message_start"  // message_start sent
-	StageThinkingDelta Stage = "thinking_delta" // first thinking_delta sent (mid-thinking, no signature yet)
-	StageThinkingDone  Stage = "thinking_done"  // signature_delta and content_block_stop of a thinking block sent
-	StageTextStart     Stage = "text_start"     // content_block_start of a text block sent, no text yet
-	StageTextDelta     Stage = "text_delta"     // first text_delta sent (mid-text)
-	StageTextDone      Stage = "text_done"      // content_block_stop of a text block sent
-	StageToolUse       Stage = "tool_use"       // a whole tool_use block sent
-	StageMessageDelta  Stage = "message_delta"  // message_delta (stop_reason) sent, message_stop not yet
-	StageDone          Stage = "done"           // message_stop sent
+	StageReceived      Stage = mockstream.Received // request decoded and validated
+	StageRejected      Stage = mockstream.Rejected // error answer sent
+	StageMessageStart  Stage = "message_start"     // message_start sent
+	StageThinkingDelta Stage = "thinking_delta"    // first thinking_delta sent (mid-thinking, no signature yet)
+	StageThinkingDone  Stage = "thinking_done"     // signature_delta and content_block_stop of a thinking block sent
+	StageTextStart     Stage = "text_start"        // content_block_start of a text block sent, no text yet
+	StageTextDelta     Stage = "text_delta"        // first text_delta sent (mid-text)
+	StageTextDone      Stage = "text_done"         // content_block_stop of a text block sent
+	StageToolUse       Stage = "tool_use"          // a whole tool_use block sent
+	StageMessageDelta  Stage = "message_delta"     // message_delta (stop_reason) sent, message_stop not yet
+	StageDone          Stage = "done"              // message_stop sent
 )
 
 // Verdict says whether a request was accepted.
-type Verdict string
+type Verdict = mockstream.Verdict
 
 // Verdicts.
 const (
-	Accepted Verdict = "accepted"
-	Rejected Verdict = "rejected"
+	Accepted = mockstream.VerdictAccepted
+	Rejected = mockstream.VerdictRejected
 )
 
-// Request is one recorded request.
-type Request struct {
-	Index  int // 0-based, in arrival order
-	Method string
-	Path   string
-	Header http.Header
-	Body   []byte
-	Parsed *MessagesRequest
-	// Chat is true for agent requests (they carry tools); OpenCode's title
-	// and summary requests have none.
-	Chat    bool
-	Verdict Verdict
-	// Error is the error message of a rejected request.
-	Error string
-	// Turn is what was answered to an accepted request.
-	Turn Turn
-	// Stages lists the stages reached so far.
-	Stages []Stage
-}
+// Request is one recorded request: Parsed is its decoded body, Turn what
+// was answered.
+type Request = mockstream.Call[*MessagesRequest, Turn]
 
 // Config configures a Server. The zero value works.
 type Config struct {
@@ -81,16 +65,10 @@ type Config struct {
 
 // Server is a running mock. Create it with New; Close it when done.
 type Server struct {
-	cfg  Config
-	srv  *httptest.Server
-	done chan struct{}
-
-	mu       sync.Mutex
-	cond     *sync.Cond
-	requests []*Request
-	pauses   []*Pause
-	closed   bool
-	gen      int // bumped on every stage reached
+	mu  sync.Mutex // guards cfg
+	cfg Config
+	srv *httptest.Server
+	log *mockstream.Log[*MessagesRequest, Turn]
 }
 
 // New starts a mock listening on 127.0.0.1.
@@ -101,15 +79,8 @@ func New(cfg Config) *Server {
 	if cfg.Script == nil {
 		cfg.Script = DefaultScript
 	}
-	s := &Server{cfg: cfg, done: make(chan struct{})}
-	s.cond = sync.NewCond(&s.mu)
-	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.handle))
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(fmt.Sprintf("mockanthropic: listen: %v", err))
-	}
-	s.srv.Listener = l
-	s.srv.Start()
+	s := &Server{cfg: cfg, log: mockstream.NewLog(cfg.OnStage)}
+	s.srv = mockstream.Listen(http.HandlerFunc(s.handle))
 	return s
 }
 
@@ -139,59 +110,25 @@ func (s *Server) SetEventDelay(d time.Duration) {
 
 // Close releases every pause and stops the server.
 func (s *Server) Close() {
-	s.mu.Lock()
-	if !s.closed {
-		s.closed = true
-		close(s.done)
-	}
-	s.mu.Unlock()
+	s.log.Close()
 	s.srv.CloseClientConnections()
 	s.srv.Close()
 }
 
 // Requests returns copies of the recorded requests, in arrival order.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]Request, len(s.requests))
-	for i, r := range s.requests {
-		out[i] = *r
-		out[i].Stages = append([]Stage(nil), r.Stages...)
-	}
-	return out
-}
+func (s *Server) Requests() []Request { return s.log.Calls() }
 
 // ChatRequests returns the recorded agent requests (those with tools).
-func (s *Server) ChatRequests() []Request {
-	var out []Request
-	for _, r := range s.Requests() {
-		if r.Chat {
-			out = append(out, r)
-		}
-	}
-	return out
-}
+func (s *Server) ChatRequests() []Request { return s.log.Chat() }
 
 // Rejected returns the recorded requests that were answered with an error.
-func (s *Server) Rejected() []Request {
-	var out []Request
-	for _, r := range s.Requests() {
-		if r.Verdict == Rejected {
-			out = append(out, r)
-		}
-	}
-	return out
-}
+func (s *Server) Rejected() []Request { return s.log.Rejected() }
 
 // Reset forgets the recorded requests.
-func (s *Server) Reset() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.requests = nil
-}
+func (s *Server) Reset() { s.log.Reset() }
 
 // Match selects requests for Pause and WaitStage.
-type Match func(r *Request) bool
+type Match = mockstream.Match[*MessagesRequest, Turn]
 
 // AnyRequest matches every request.
 func AnyRequest(*Request) bool { return true }
@@ -200,150 +137,26 @@ func AnyRequest(*Request) bool { return true }
 func ChatRequest(r *Request) bool { return r.Chat }
 
 // NthChat matches the n-th (0-based) agent request.
-func (s *Server) NthChat(n int) Match {
-	return func(r *Request) bool {
-		if !r.Chat {
-			return false
-		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		k := 0
-		for _, q := range s.requests {
-			if q.Index == r.Index {
-				return k == n
-			}
-			if q.Chat {
-				k++
-			}
-		}
-		return false
-	}
-}
+func (s *Server) NthChat(n int) Match { return s.log.NthChat(n) }
 
 // Pause stops the first matching stream at a stage.
-type Pause struct {
-	stage   Stage
-	match   Match
-	fired   bool
-	reached chan *Request
-	release chan struct{}
-	once    sync.Once
-}
-
-// Reached delivers the request once its stream is held at the stage.
-func (p *Pause) Reached() <-chan *Request { return p.reached }
-
-// Release lets the held stream go on (or returns at once if the client has
-// gone away).
-func (p *Pause) Release() { p.once.Do(func() { close(p.release) }) }
+type Pause = mockstream.Pause[*MessagesRequest, Turn]
 
 // Pause arranges for the first request matching m (nil: any) to stop right
 // after reaching stage, until Release or until the client disconnects. Use it
 // to kill a client at a deterministic point of the stream.
-func (s *Server) Pause(stage Stage, m Match) *Pause {
-	if m == nil {
-		m = AnyRequest
-	}
-	p := &Pause{stage: stage, match: m, reached: make(chan *Request, 1), release: make(chan struct{})}
-	s.mu.Lock()
-	s.pauses = append(s.pauses, p)
-	s.mu.Unlock()
-	return p
-}
+func (s *Server) Pause(stage Stage, m Match) *Pause { return s.log.Pause(stage, m) }
 
 // WaitStage blocks until a request matching m (nil: any) has reached stage,
 // and returns a copy of it.
 func (s *Server) WaitStage(ctx context.Context, stage Stage, m Match) (Request, error) {
-	if m == nil {
-		m = AnyRequest
-	}
-	stop := context.AfterFunc(ctx, func() {
-		s.mu.Lock()
-		s.gen++
-		s.cond.Broadcast()
-		s.mu.Unlock()
-	})
-	defer stop()
-	for {
-		s.mu.Lock()
-		gen := s.gen
-		var cands []Request
-		for _, r := range s.requests {
-			for _, st := range r.Stages {
-				if st == stage {
-					cp := *r
-					cp.Stages = append([]Stage(nil), r.Stages...)
-					cands = append(cands, cp)
-					break
-				}
-			}
-		}
-		s.mu.Unlock()
-		for i := range cands {
-			if m(&cands[i]) {
-				return cands[i], nil
-			}
-		}
-		if err := ctx.Err(); err != nil {
-			return Request{}, fmt.Errorf("waiting for stage %s: %w", stage, err)
-		}
-		s.mu.Lock()
-		for s.gen == gen {
-			s.cond.Wait()
-		}
-		s.mu.Unlock()
-	}
-}
-
-func (s *Server) reach(ctx context.Context, r *Request, st Stage) {
-	s.mu.Lock()
-	r.Stages = append(r.Stages, st)
-	cp := *r
-	cp.Stages = append([]Stage(nil), r.Stages...)
-	hook := s.cfg.OnStage
-	var cands []*Pause
-	for _, p := range s.pauses {
-		if !p.fired && p.stage == st {
-			cands = append(cands, p)
-		}
-	}
-	s.gen++
-	s.cond.Broadcast()
-	s.mu.Unlock()
-	if hook != nil {
-		hook(&cp, st)
-	}
-	var hold *Pause
-	for _, p := range cands {
-		if !p.match(&cp) {
-			continue
-		}
-		s.mu.Lock()
-		if !p.fired {
-			p.fired = true
-			hold = p
-		}
-		s.mu.Unlock()
-		if hold != nil {
-			break
-		}
-	}
-	if hold != nil {
-		hold.reached <- &cp
-		select {
-		case <-hold.release:
-		case <-ctx.Done():
-		case <-s.done:
-		}
-	}
+	return s.log.WaitStage(ctx, stage, m)
 }
 
 func (s *Server) handle(w http.ResponseWriter, hr *http.Request) {
 	body, _ := io.ReadAll(hr.Body)
-	r := &Request{Method: hr.Method, Path: hr.URL.Path, Header: hr.Header.Clone(), Body: body}
+	r := s.log.Record(hr, body)
 	s.mu.Lock()
-	r.Index = len(s.requests)
-	s.requests = append(s.requests, r)
 	cfg := s.cfg
 	s.mu.Unlock()
 
@@ -356,10 +169,10 @@ func (s *Server) handle(w http.ResponseWriter, hr *http.Request) {
 		s.reject(hr.Context(), w, r, invalid("%s", err.Error()))
 		return
 	}
-	s.mu.Lock()
-	r.Parsed = parsed
-	r.Chat = len(parsed.Tools) > 0
-	s.mu.Unlock()
+	s.log.Update(r, func(r *Request) {
+		r.Parsed = parsed
+		r.Chat = len(parsed.Tools) > 0
+	})
 	if !cfg.NoValidate {
 		if e := (Validator{Secret: cfg.Secret, RejectPrefill: cfg.RejectPrefill}).Validate(parsed); e != nil {
 			s.reject(hr.Context(), w, r, e)
@@ -371,11 +184,11 @@ func (s *Server) handle(w http.ResponseWriter, hr *http.Request) {
 		s.reject(hr.Context(), w, r, turn.Error)
 		return
 	}
-	s.mu.Lock()
-	r.Verdict = Accepted
-	r.Turn = turn
-	s.mu.Unlock()
-	s.reach(hr.Context(), r, StageReceived)
+	s.log.Update(r, func(r *Request) {
+		r.Verdict = Accepted
+		r.Turn = turn
+	})
+	s.log.Reach(hr.Context(), r, StageReceived)
 	if !parsed.Stream {
 		s.answerJSON(w, r, turn, cfg)
 		return
@@ -384,25 +197,15 @@ func (s *Server) handle(w http.ResponseWriter, hr *http.Request) {
 }
 
 func (s *Server) reject(ctx context.Context, w http.ResponseWriter, r *Request, e *APIError) {
-	s.mu.Lock()
-	r.Verdict = Rejected
-	r.Error = e.Message
-	s.mu.Unlock()
+	s.log.Update(r, func(r *Request) {
+		r.Verdict = Rejected
+		r.Error = e.Message
+	})
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("request-id", newID("req_"))
+	w.Header().Set("request-id", mockstream.NewID("req_"))
 	w.WriteHeader(e.Status)
 	_, _ = w.Write(e.Body())
-	s.reach(ctx, r, StageRejected)
-}
-
-func newID(prefix string) string {
-	const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	b := make([]byte, 24)
-	_, _ = rand.Read(b)
-	for i := range b {
-		b[i] = alphabet[int(b[i])%len(alphabet)]
-	}
-	return prefix + "01" + string(b)
+	s.log.Reach(ctx, r, StageRejected)
 }
 
 // built is a block ready to be sent.
@@ -431,7 +234,7 @@ func (s *Server) build(turn Turn, cfg Config) ([]built, string) {
 		case "tool_use":
 			x.id = b.ToolID
 			if x.id == "" {
-				x.id = newID("toolu_")
+				x.id = mockstream.NewID("toolu_")
 			}
 			in := b.ToolInput
 			if in == nil {
@@ -472,27 +275,10 @@ func (s *Server) answerJSON(w http.ResponseWriter, r *Request, turn Turn, cfg Co
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{
-		"id": newID("msg_"), "type": "message", "role": "assistant", "model": r.Parsed.Model,
+		"id": mockstream.NewID("msg_"), "type": "message", "role": "assistant", "model": r.Parsed.Model,
 		"content": content, "stop_reason": stop, "stop_sequence": nil, "usage": usage(r),
 	})
-	s.reach(context.Background(), r, StageDone)
-}
-
-// chunks splits s into pieces of about n bytes, on rune boundaries.
-func chunks(s string, n int) []string {
-	var out []string
-	for len(s) > n {
-		i := n
-		for i < len(s) && (s[i]&0xC0) == 0x80 {
-			i++
-		}
-		out = append(out, s[:i])
-		s = s[i:]
-	}
-	if s != "" {
-		out = append(out, s)
-	}
-	return out
+	s.log.Reach(context.Background(), r, StageDone)
 }
 
 func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *Request, turn Turn, cfg Config) {
@@ -500,45 +286,24 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *Request, 
 	if turn.EventDelay > 0 {
 		delay = turn.EventDelay
 	}
-	fl, _ := w.(http.Flusher)
 	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("request-id", newID("req_"))
+	w.Header().Set("request-id", mockstream.NewID("req_"))
 	w.WriteHeader(http.StatusOK)
-	alive := true
+	out := mockstream.NewWriter(ctx, w, delay)
 	send := func(event string, data any) {
-		if !alive {
-			return
-		}
-		if ctx.Err() != nil {
-			alive = false
-			return
-		}
 		j, _ := json.Marshal(data)
-		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, j); err != nil {
-			alive = false
-			return
-		}
-		if fl != nil {
-			fl.Flush()
-		}
-		if delay > 0 {
-			select {
-			case <-time.After(delay):
-			case <-ctx.Done():
-				alive = false
-			}
-		}
+		out.Frame(fmt.Appendf(nil, "event: %s\ndata: %s\n\n", event, j))
 	}
 	reach := func(st Stage) {
-		if alive {
-			s.reach(ctx, r, st)
+		if out.Alive() {
+			s.log.Reach(ctx, r, st)
 		}
 	}
 	blocks, stop := s.build(turn, cfg)
 	u := usage(r)
 	send("message_start", map[string]any{"type": "message_start", "message": map[string]any{
-		"id": newID("msg_"), "type": "message", "role": "assistant", "model": r.Parsed.Model,
+		"id": mockstream.NewID("msg_"), "type": "message", "role": "assistant", "model": r.Parsed.Model,
 		"content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": u,
 	}})
 	reach(StageMessageStart)
@@ -548,7 +313,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *Request, 
 		case "thinking":
 			send("content_block_start", map[string]any{"type": "content_block_start", "index": i,
 				"content_block": map[string]any{"type": "thinking", "thinking": "", "signature": ""}})
-			for k, c := range chunks(b.spec.Text, 24) {
+			for k, c := range mockstream.Chunks(b.spec.Text, 24) {
 				send("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
 					"delta": map[string]any{"type": "thinking_delta", "thinking": c}})
 				if k == 0 {
@@ -568,7 +333,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *Request, 
 			send("content_block_start", map[string]any{"type": "content_block_start", "index": i,
 				"content_block": map[string]any{"type": "text", "text": ""}})
 			reach(StageTextStart)
-			for k, c := range chunks(b.spec.Text, 16) {
+			for k, c := range mockstream.Chunks(b.spec.Text, 16) {
 				send("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
 					"delta": map[string]any{"type": "text_delta", "text": c}})
 				if k == 0 {
@@ -582,7 +347,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *Request, 
 				"content_block": map[string]any{"type": "tool_use", "id": b.id, "name": b.spec.ToolName, "input": map[string]any{}}})
 			send("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
 				"delta": map[string]any{"type": "input_json_delta", "partial_json": ""}})
-			for _, c := range chunks(b.inputJSON, 16) {
+			for _, c := range mockstream.Chunks(b.inputJSON, 16) {
 				send("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
 					"delta": map[string]any{"type": "input_json_delta", "partial_json": c}})
 			}
