@@ -37,10 +37,9 @@ const (
 )
 
 type result struct {
-	code        int
-	stdout      string
-	stderr      string
-	interrupted bool
+	code   int
+	stdout string
+	stderr string
 }
 
 // run executes sessfix args on buffered streams. setup may adjust the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# sessfix's whole test suite: formatting, vet, unit and golden tests,
+# sessfix's whole test suite: formatting, vet, staticcheck, unit and golden tests,
 # testscript end-to-end tests of the built binary, and the end-to-end proof
 # against real OpenCode (the tests install opencode-ai from npm into .cache/),
 # then the release configuration check and a snapshot build.
@@ -19,6 +19,18 @@ fi
 
 echo "== go vet"
 go vet ./...
+
+echo "== staticcheck"
+# Pinned, installed from the Go module proxy into .cache/bin (once).
+staticcheck_version=v0.8.2
+staticcheck=.cache/bin/staticcheck-$staticcheck_version
+if [ ! -x "$staticcheck" ]; then
+  mkdir -p .cache/bin
+  GOBIN="$PWD/.cache/bin/tmp" go install "honnef.co/go/tools/cmd/staticcheck@$staticcheck_version"
+  mv .cache/bin/tmp/staticcheck "$staticcheck"
+  rmdir .cache/bin/tmp
+fi
+"$staticcheck" ./...
 
 echo "== go test"
 go test -count=1 -timeout 80m ./...

@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -35,8 +34,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	bin = filepath.Join(dir, "sessfix")
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	build := exec.Command(gobin, "build", "-o", bin, "github.com/sessfix/sessfix")
+	build := exec.Command("go", "build", "-o", bin, "github.com/sessfix/sessfix")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "cannot build sessfix:", err)
