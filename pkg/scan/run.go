@@ -3,12 +3,12 @@ package scan
 import (
 	"context"
 	"fmt"
-	"runtime"
+	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/sessfix/sessfix/internal/pool"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -195,16 +195,13 @@ type Result struct {
 }
 
 // Run scans every session of the stores. Sessions are loaded and checked by
-// Workers goroutines; each session is dropped once checked, so memory stays
-// bounded by the largest sessions in flight. A session that fails to load is
-// reported as a finding (SF201) rather than aborting the scan.
+// Workers goroutines (internal/pool); each session is dropped once checked,
+// so memory stays bounded by the largest sessions in flight. A session that
+// fails to load is reported as a finding (SF201) rather than aborting the
+// scan.
 func Run(ctx context.Context, stores []store.Store, opts *Options) (*Result, error) {
 	if opts == nil {
 		opts = &Options{}
-	}
-	workers := opts.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
 	}
 	res := &Result{}
 	type job struct {
@@ -212,7 +209,6 @@ func Run(ctx context.Context, stores []store.Store, opts *Options) (*Result, err
 		ref store.SessionRef
 	}
 	type done struct {
-		si       int
 		summary  SessionSummary
 		findings []Finding
 	}
@@ -224,52 +220,31 @@ func Run(ctx context.Context, stores []store.Store, opts *Options) (*Result, err
 			sr.Err = err
 		}
 		for _, ref := range refs {
-			if len(opts.Sessions) > 0 && !contains(opts.Sessions, ref.ID) {
+			if len(opts.Sessions) > 0 && !slices.Contains(opts.Sessions, ref.ID) {
 				continue
 			}
 			jobs = append(jobs, job{si, ref})
 		}
 		res.Stores = append(res.Stores, sr)
 	}
-	in := make(chan job)
-	out := make(chan done)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range in {
-				st := stores[j.si]
-				s, err := st.Load(ctx, j.ref)
-				if err != nil {
-					s = &store.Session{Store: st.Info(), ID: j.ref.ID, Title: j.ref.Title}
-					s.Broken = append(s.Broken, &store.Record{Kind: store.KindSession, ID: j.ref.ID, Loc: store.Location{Path: st.Info().Path}, Err: err})
-				}
-				fs := CheckSession(s, opts)
-				out <- done{j.si, SessionSummary{ID: s.ID, Title: s.Title, Messages: len(s.Messages), Parts: s.PartCount(), Findings: len(fs)}, fs}
-			}
-		}()
-	}
-	go func() {
-		defer close(in)
-		for _, j := range jobs {
-			select {
-			case in <- j:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	go func() { wg.Wait(); close(out) }()
 	perStore := make([][]done, len(stores))
-	n := 0
-	for d := range out {
-		perStore[d.si] = append(perStore[d.si], d)
-		n++
-		if opts.Progress != nil {
-			opts.Progress(n, len(jobs))
+	check := func(ctx context.Context, i int) done {
+		j := jobs[i]
+		st := stores[j.si]
+		s, err := st.Load(ctx, j.ref)
+		if err != nil {
+			s = &store.Session{Store: st.Info(), ID: j.ref.ID, Title: j.ref.Title}
+			s.Broken = append(s.Broken, &store.Record{Kind: store.KindSession, ID: j.ref.ID, Loc: store.Location{Path: st.Info().Path}, Err: err})
 		}
+		fs := CheckSession(s, opts)
+		return done{SessionSummary{ID: s.ID, Title: s.Title, Messages: len(s.Messages), Parts: s.PartCount(), Findings: len(fs)}, fs}
 	}
+	collect := func(i int, d done) bool {
+		si := jobs[i].si
+		perStore[si] = append(perStore[si], d)
+		return true
+	}
+	_, _ = pool.Ordered(ctx, len(jobs), pool.Options[done]{Workers: opts.Workers, Progress: opts.Progress}, check, collect)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -282,13 +257,4 @@ func Run(ctx context.Context, stores []store.Store, opts *Options) (*Result, err
 		}
 	}
 	return res, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
