@@ -2,6 +2,7 @@ package scan
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/sessfix/sessfix/pkg/store"
@@ -495,7 +496,7 @@ func (c *converter) groupedMessages(model []modelMsg) []ProviderMessage {
 			pm.Blocks = make([]Block, 0, n)
 		}
 		for mi, mm := range g.msgs {
-			if mm.src != "" && (len(pm.Sources) == 0 || pm.Sources[len(pm.Sources)-1] != mm.src) && !containsStr(pm.Sources, mm.src) {
+			if mm.src != "" && (len(pm.Sources) == 0 || pm.Sources[len(pm.Sources)-1] != mm.src) && !slices.Contains(pm.Sources, mm.src) {
 				pm.Sources = append(pm.Sources, mm.src)
 			}
 			for k, it := range mm.content {
@@ -599,13 +600,4 @@ func (c *converter) openAIMessages(model []modelMsg) []ProviderMessage {
 		out = append(out, pm)
 	}
 	return out
-}
-
-func containsStr(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

@@ -3,6 +3,7 @@ package scan
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -73,7 +74,7 @@ func TestRealSessionsHaveNoPreflightFindings(t *testing.T) {
 					t.Errorf("session %s: finding %s %s", s.ID, f.Code, f.Message)
 				}
 				got := renderRequest(BuildRequest(s, RequestOptions{NextPrompt: true}))
-				if !seen[got] && !containsStr(realShapes, got) {
+				if !seen[got] && !slices.Contains(realShapes, got) {
 					t.Errorf("session %s: request\n%s is none of the recorded shapes", s.ID, got)
 				}
 				seen[got] = true

@@ -1,6 +1,7 @@
 package scan
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/sessfix/sessfix/pkg/store"
@@ -138,12 +139,6 @@ var sameDefect = map[string][]string{
 	"SF162": {"SF105"},
 }
 
-// SameDefect returns the record rules whose findings a preflight rule's
-// finding replaces when both name the same stored message.
-func SameDefect(preflightCode string) []string {
-	return append([]string(nil), sameDefect[strings.ToUpper(preflightCode)]...)
-}
-
 // dedupePreflight reports each defect once: a record-rule finding on the
 // same message as a preflight finding about the same defect is dropped,
 // and the preflight finding names the record rule in FixedBy.
@@ -157,11 +152,11 @@ func dedupePreflight(fs []Finding) []Finding {
 		var by []string
 		for j := range fs {
 			g := fs[j]
-			if j == i || drop[j] || g.SessionID != fs[i].SessionID || g.MessageID != fs[i].MessageID || !containsStr(codes, g.Code) {
+			if j == i || drop[j] || g.SessionID != fs[i].SessionID || g.MessageID != fs[i].MessageID || !slices.Contains(codes, g.Code) {
 				continue
 			}
 			drop[j] = true
-			if !containsStr(by, g.Code) {
+			if !slices.Contains(by, g.Code) {
 				by = append(by, g.Code)
 			}
 		}
