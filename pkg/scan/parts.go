@@ -237,25 +237,13 @@ func Streaming(c *Context, m *store.Message) bool {
 const StreamingMaxQuiet = 24 * time.Hour
 
 // Settled reports whether the session has been quiet for longer than the
-// settle window: its newest record modification (file mtime, or
-// time_updated) is older than the window, or the records themselves show no
-// activity for StreamingMaxQuiet.
+// settle window (SettlePolicy.Settled with the scan's window and clock).
 func Settled(c *Context) bool {
 	cc := c.shared()
 	if !cc.settledDone {
-		cc.settled, cc.settledDone = quietFor(c), true
+		cc.settled, cc.settledDone = c.Opts.Policy().Settled(c.Session, c.Now()), true
 	}
 	return cc.settled
-}
-
-func quietFor(c *Context) bool {
-	now := c.Now()
-	last := c.Session.LastModified()
-	if last.IsZero() || now.Sub(last) > c.Opts.SettleWindow() {
-		return true
-	}
-	a := LastActivity(c.Session)
-	return !a.IsZero() && now.Sub(a) > StreamingMaxQuiet
 }
 
 // LastActivity returns the newest time OpenCode wrote into the session's

@@ -41,13 +41,17 @@ func (o *Options) now() time.Time {
 	return o.Now()
 }
 
-// SettleWindow returns the effective settle window.
-func (o *Options) SettleWindow() time.Duration {
-	if o == nil || o.Settle <= 0 {
-		return DefaultSettle
+// Policy returns the settle policy the scan judges sessions in progress
+// by.
+func (o *Options) Policy() SettlePolicy {
+	if o == nil {
+		return SettlePolicy{}
 	}
-	return o.Settle
+	return SettlePolicy{Settle: o.Settle}
 }
+
+// SettleWindow returns the effective settle window.
+func (o *Options) SettleWindow() time.Duration { return o.Policy().Window() }
 
 // ValidateFilters reports unknown codes or prefixes in Select/Ignore.
 func (o *Options) ValidateFilters() error {
