@@ -118,7 +118,7 @@ func RunScan(ctx context.Context, opts *ScanOptions) error {
 	ios := f.IOStreams
 
 	filters := &cli.Filters{Select: opts.Select, Ignore: opts.Ignore, FailOn: opts.FailOn}
-	sopts, failOn, failCodes, err := filters.ScanFilters()
+	sopts, failPolicy, err := filters.ScanFilters()
 	if err != nil {
 		return err
 	}
@@ -182,7 +182,7 @@ func RunScan(ctx context.Context, opts *ScanOptions) error {
 			f.WarnUnusedSuppressions(opts.Config, unused)
 		}
 	}
-	rep := &report.Report{Result: res, Version: f.Build.Version, FailOn: failOn, FailCodes: failCodes}
+	rep := &report.Report{Result: res, Version: f.Build.Version, FailPolicy: failPolicy}
 	if err := printReport(f, rep); err != nil {
 		return err
 	}

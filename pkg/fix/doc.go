@@ -8,8 +8,18 @@
 // markToolAborted, moveThinkingFirst, markMessageAborted, excludeMessage,
 // deletePart, quarantine and rekey), each a pure function of the session.
 //
+// Pipeline is the one repair pipeline `sessfix fix` and `sessfix watch` run
+// on: list a store's sessions (Targets), load, check, drop suppressed
+// findings, plan, hold back what scan.SettlePolicy says may be in use, and
+// write under the store's writer lock with a backup, verifying from disk
+// (Apply, or Repair for one session at a time). Each session comes out as
+// an Outcome (Clean, Planned, SkippedBusy, Held, Applied or Failed at a
+// Step), in the order the sessions were given, from an ordered worker pool
+// shared with scan.Run (internal/pool).
+//
 // Guarantees:
-//   - Nothing here writes to a store; a store Writer applies the change set.
+//   - Planning writes nothing; only the write step does, through a store
+//     Writer under the writer lock, after backing every record up.
 //   - Edits of existing records change only the JSON paths they must; every
 //     other byte (unknown keys, formatting) stays. New records use the
 //     store's own formatting (pretty 2-space JSON for JSON shapes, compact

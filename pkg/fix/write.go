@@ -3,19 +3,14 @@ package fix
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
-// Planned is one session's plan, ready to write.
-type Planned struct {
-	Ref  store.SessionRef
-	Plan *SessionPlan
-}
-
-// WriteOptions configure Write.
+// WriteOptions configure the write step of a Pipeline.
 type WriteOptions struct {
 	// Backup locates the backup journal and tunes the store writers.
 	Backup backup.Options
@@ -27,9 +22,8 @@ type WriteOptions struct {
 	Scan *scan.Options
 }
 
-// Write is the write half of `fix` for one store: it takes the store's
-// writer lock, backs every change set up and applies it in one backup run
-// (so `sessfix undo RUN` reverts it), releases the lock, and re-reads every
+// write is the write step for one store: it takes the store's writer lock,
+// applies the plans under it (writeLocked), releases it, and re-reads every
 // written session from disk to verify that the findings its plan fixes are
 // gone.
 //
@@ -38,39 +32,27 @@ type WriteOptions struct {
 // interrupted by ctx: a change set is either applied whole or not at all.
 // On failure the run id is still returned when something was written, so
 // it can be undone.
-func Write(ctx context.Context, st store.Store, plans []Planned, opts WriteOptions) (runID string, err error) {
-	var sets []*store.ChangeSet
-	for _, p := range plans {
-		if !p.Plan.Empty() {
-			sets = append(sets, p.Plan.Changes)
-		}
-	}
-	if len(sets) == 0 {
+func write(ctx context.Context, st store.Store, plans []Outcome, opts WriteOptions) (runID string, err error) {
+	if !slices.ContainsFunc(plans, Outcome.Changes) {
 		return "", nil
 	}
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	info := st.Info()
-	lock, err := store.AcquireLock(info)
+	lock, err := store.AcquireLock(st.Info())
 	if err != nil {
 		return "", err
 	}
-	apply := opts.Apply
-	if apply == nil {
-		apply = func(ctx context.Context, info store.Info, sets []*store.ChangeSet) (string, error) {
-			return backup.Apply(ctx, opts.Backup, info, sets)
-		}
-	}
-	runID, err = apply(context.WithoutCancel(ctx), info, sets)
+	runID, err = writeLocked(ctx, st, plans, opts)
 	if uerr := lock.Release(); uerr != nil && err == nil {
 		err = uerr
 	}
 	if err != nil {
+		info := st.Info()
 		return runID, fmt.Errorf("cannot fix %s store %s: %w", info.Shape, info.Path, err)
 	}
 	for _, p := range plans {
-		if p.Plan.Empty() {
+		if !p.Changes() {
 			continue
 		}
 		if err := Verify(context.WithoutCancel(ctx), st, p.Ref, p.Plan, opts.Scan); err != nil {
@@ -78,6 +60,25 @@ func Write(ctx context.Context, st store.Store, plans []Planned, opts WriteOptio
 		}
 	}
 	return runID, nil
+}
+
+// writeLocked backs up and applies the change sets of plans in one backup
+// run (so `sessfix undo RUN` reverts it). The caller holds the store's
+// writer lock.
+func writeLocked(ctx context.Context, st store.Store, plans []Outcome, opts WriteOptions) (string, error) {
+	var sets []*store.ChangeSet
+	for _, p := range plans {
+		if p.Changes() {
+			sets = append(sets, p.Plan.Changes)
+		}
+	}
+	apply := opts.Apply
+	if apply == nil {
+		apply = func(ctx context.Context, info store.Info, sets []*store.ChangeSet) (string, error) {
+			return backup.Apply(ctx, opts.Backup, info, sets)
+		}
+	}
+	return apply(context.WithoutCancel(ctx), st.Info(), sets)
 }
 
 // Verify re-reads a written session from disk and checks that every finding

@@ -9,8 +9,14 @@
 //
 // Suppressed findings (scan.Finding.Suppression, set from a config file)
 // never fail a run: text and github output leave them out, JSON and SARIF
-// show them marked, JUnit lists them in system-out. Report.Fails decides
-// what fails: the severity threshold, or rule codes (--fail-on).
+// show them marked, JUnit lists them in system-out. FailPolicy.Fails
+// decides what fails: the severity threshold, or rule codes (--fail-on);
+// scan's exit code and the findings fix leaves both go by it.
+//
+// plan.go renders repair plans from fix.Pipeline outcomes: WritePlans (what
+// `sessfix fix` will change and leave, per store and session), WriteDiffs
+// (their unified diffs, coloured on request) and FixSummary (the line after
+// a write).
 //
 // Guarantees:
 //   - Output is a pure function of the Report and the Options: findings keep

@@ -19,7 +19,14 @@ type Report struct {
 	Result *scan.Result
 	// Version is the sessfix version that produced the report.
 	Version string
-	// FailOn is the --fail-on threshold; zero means DefaultFailOn unless
+	// FailPolicy decides which findings fail the run.
+	FailPolicy
+}
+
+// FailPolicy is --fail-on: which findings fail a run (scan's exit code 1,
+// and which findings fix leaves that still count).
+type FailPolicy struct {
+	// FailOn is the severity threshold; zero means DefaultFailOn unless
 	// FailCodes is set.
 	FailOn scan.Severity
 	// FailCodes are rule codes or prefixes whose findings fail a run
@@ -76,7 +83,7 @@ func New(name string, opts Options) (Printer, error) {
 
 // failOn returns the effective severity threshold; zero when only
 // FailCodes fail.
-func (r *Report) failOn() scan.Severity {
+func (r FailPolicy) failOn() scan.Severity {
 	if r.FailOn == 0 && len(r.FailCodes) == 0 {
 		return DefaultFailOn
 	}
@@ -85,7 +92,7 @@ func (r *Report) failOn() scan.Severity {
 
 // Fails reports whether f fails the run: it is not suppressed, and its
 // severity is at or above the threshold or its code is one of FailCodes.
-func (r *Report) Fails(f scan.Finding) bool {
+func (r FailPolicy) Fails(f scan.Finding) bool {
 	if f.Suppressed() {
 		return false
 	}
@@ -102,7 +109,7 @@ func (r *Report) Fails(f scan.Finding) bool {
 
 // FailOnString renders the threshold as --fail-on takes it: "warning",
 // "SF103,SF104" or "error,SF105".
-func (r *Report) FailOnString() string {
+func (r FailPolicy) FailOnString() string {
 	var parts []string
 	if sev := r.failOn(); sev != 0 {
 		parts = append(parts, sev.String())

@@ -12,14 +12,18 @@
 //
 // Guarantees:
 //   - Events are debounced per session in one goroutine, on an injected
-//     clock. A session is examined only after it has been quiet for the
-//     settle window; a session with an unfinished assistant message whose
-//     store another process holds open is left alone until the abandon
-//     window has passed. A session OpenCode is writing is never touched.
-//   - Every repair is planned by pkg/fix from the same findings as `fix`,
-//     written by fix.Write (writer lock, backup journal, atomic apply,
-//     verification), so `sessfix undo` reverts it. When another sessfix
-//     holds the writer lock the session is retried later.
+//     clock. What to do with a session whose time has come is one pure
+//     function of its state and the time (decide, consulting
+//     scan.SettlePolicy): wait until it has been quiet for the settle
+//     window, skip content already examined, leave an unfinished assistant
+//     message alone while another process holds the store open and the
+//     abandon window has not passed, else repair. A session OpenCode is
+//     writing is never touched.
+//   - Every session goes through fix.Pipeline, the pipeline `sessfix fix`
+//     runs on, one at a time: the same findings, the same plan, written the
+//     same way (writer lock, backup journal, atomic apply, verification),
+//     so `sessfix undo` reverts it. When another sessfix holds the writer
+//     lock the session is retried later.
 //   - A session is examined again only when its content changed: each
 //     session's records are fingerprinted, and the fingerprint of what a
 //     repair wrote is remembered, so its own writes never trigger work.

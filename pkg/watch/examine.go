@@ -45,15 +45,6 @@ func Unfinished(s *store.Session) bool {
 	return false
 }
 
-func (w *Watcher) scanOptions(settle time.Duration) *scan.Options {
-	so := w.opts.Scan
-	so.Sessions = nil
-	so.Settle = settle
-	so.Now = w.clock.Now
-	so.Progress = nil
-	return &so
-}
-
 func (w *Watcher) later(ss *storeState, id string, at time.Time, lastEvent time.Time) {
 	k := key{w.storeIndex(ss), id}
 	if p := w.pending[k]; p != nil {
@@ -62,178 +53,190 @@ func (w *Watcher) later(ss *storeState, id string, at time.Time, lastEvent time.
 	w.pending[k] = &pending{due: at, lastEvent: lastEvent}
 }
 
-func (w *Watcher) sessionEvent(ss *storeState, kind Kind, s *store.Session, ref store.SessionRef) Event {
+// event starts the report of what happened to a session.
+func (w *Watcher) event(ss *storeState, kind Kind, o fix.Outcome) Event {
 	info := ss.info
-	e := Event{Kind: kind, Store: &info, Session: ref.ID, Title: ref.Title}
-	if s != nil && s.Title != "" {
-		e.Title = s.Title
+	e := Event{Kind: kind, Store: &info, Session: o.Ref.ID, Title: o.Title}
+	if e.Title == "" {
+		e.Title = o.Ref.Title
 	}
 	return e
 }
 
-// examine looks at one session whose settle window has passed and repairs
-// it when it is safe to.
+// examine runs one session whose settle window has passed through the
+// repair pipeline, one session at a time, and acts on the outcome. The
+// pipeline asks admit before it checks the session.
 func (w *Watcher) examine(ctx context.Context, ss *storeState, id string, lastEvent time.Time) {
+	ref, ok := w.lookup(ctx, ss, id)
+	if !ok {
+		return
+	}
+	var fp string
+	pipe := *w.pipe
+	pipe.Admit = func(t fix.Target, s *store.Session) bool {
+		fp = Fingerprint(s)
+		return w.admit(ss, t.Ref, s, fp, lastEvent)
+	}
+	run := pipe.Repair
+	if w.opts.DryRun {
+		run = pipe.Plan
+	}
+	_ = run(ctx, []fix.Target{{Store: ss.st, Ref: ref}}, func(o fix.Outcome) bool {
+		w.settle(ctx, ss, o, fp, lastEvent)
+		return true
+	})
+}
+
+// lookup finds a session's ref, listing the store again when the session
+// is new. A session that is gone is forgotten.
+func (w *Watcher) lookup(ctx context.Context, ss *storeState, id string) (store.SessionRef, bool) {
+	if ref, ok := ss.refs[id]; ok {
+		return ref, true
+	}
+	if err := w.list(ctx, ss); err != nil {
+		w.warn(ss, "cannot list the sessions again", err)
+		return store.SessionRef{}, false
+	}
 	ref, ok := ss.refs[id]
 	if !ok {
-		if err := w.list(ctx, ss); err != nil {
-			w.warn(ss, "cannot list the sessions again", err)
-			return
-		}
-		if ref, ok = ss.refs[id]; !ok {
-			// The session is gone (deleted, or its first record has not
-			// landed yet; its next event brings it back).
-			delete(ss.fps, id)
-			delete(ss.busy, id)
-			return
-		}
+		// The session is gone (deleted, or its first record has not landed
+		// yet; its next event brings it back).
+		w.forget(ss, id)
 	}
-	s, err := ss.st.Load(ctx, ref)
-	if err != nil {
-		if ctx.Err() != nil {
-			return
-		}
-		if lerr := w.list(ctx, ss); lerr == nil {
-			if _, still := ss.refs[id]; !still {
-				delete(ss.fps, id) // deleted while we looked: nothing to repair
-				delete(ss.busy, id)
-				return
-			}
-		}
-		e := w.sessionEvent(ss, Failed, nil, ref)
-		e.Message, e.Error = "the session cannot be loaded", err.Error()
-		w.report(e)
-		return
-	}
+	return ref, ok
+}
+
+func (w *Watcher) forget(ss *storeState, id string) {
+	delete(ss.fps, id)
+	delete(ss.busy, id)
+}
+
+// admit decides (decide) whether a loaded session is repaired now; when it
+// is not, it schedules the next look and reports a busy session once per
+// content.
+func (w *Watcher) admit(ss *storeState, ref store.SessionRef, s *store.Session, fp string, lastEvent time.Time) bool {
 	ss.learn(s)
 	now := w.clock.Now()
-	last := s.LastModified()
-	if last.After(now.Add(w.opts.Settle)) {
-		last = time.Time{} // file times in the future (a restore, a clock change) say nothing
+	st := sessionState{
+		lastChange: w.settlePolicy.LastChange(s, lastEvent, now),
+		seen:       ss.fps[ref.ID] == fp,
+		unfinished: Unfinished(s),
+		inUse:      func() bool { return w.inUse(ss.info) },
 	}
-	if lastEvent.After(last) {
-		last = lastEvent
-	}
-	if !last.IsZero() && now.Sub(last) < w.opts.Settle {
-		// Written again since the event: wait until it is quiet.
-		w.later(ss, id, last.Add(w.opts.Settle), lastEvent)
-		return
-	}
-	fp := Fingerprint(s)
-	if ss.fps[id] == fp {
-		return
-	}
-	if Unfinished(s) && (last.IsZero() || now.Sub(last) < w.opts.Abandon) && w.inUse(ss.info) {
-		// OpenCode may be running a long tool in this session.
-		if ss.busy[id] != fp {
-			ss.busy[id] = fp
-			if codes := findingCodes(scan.CheckSession(s, w.scanOptions(w.opts.Settle))); len(codes) > 0 {
-				e := w.sessionEvent(ss, SkippedBusy, s, ref)
-				e.Rules = codes
-				e.Message = fmt.Sprintf("an assistant message is unfinished and the store is open in another process; retrying when it has been quiet for %s", w.opts.Abandon)
-				w.report(e)
-			}
+	d := decide(w.settlePolicy, st, now, w.opts.BusyRecheck)
+	switch d.action {
+	case wait, busy:
+		if d.action == busy && ss.busy[ref.ID] != fp {
+			ss.busy[ref.ID] = fp
+			w.reportBusy(ss, ref, s)
 		}
-		// Look again when the abandon window has passed, or earlier to see
-		// whether the other process is gone (a killed OpenCode writes
-		// nothing more, so no event would come).
-		at := last.Add(w.opts.Abandon)
-		if last.IsZero() {
-			at = now.Add(w.opts.Abandon)
-		}
-		if re := now.Add(w.opts.BusyRecheck); re.Before(at) {
-			at = re
-		}
-		w.later(ss, id, at, lastEvent)
-		return
+		w.later(ss, ref.ID, d.at, lastEvent)
+		return false
+	case skip:
+		return false
 	}
-	delete(ss.busy, id)
+	delete(ss.busy, ref.ID)
+	return true
+}
 
-	sopts := w.scanOptions(w.opts.Settle)
-	findings := scan.CheckSession(s, sopts)
-	if w.opts.Suppressed != nil {
-		kept := findings[:0:0]
-		for _, f := range findings {
-			if !w.opts.Suppressed(f) {
-				kept = append(kept, f)
-			}
-		}
-		findings = kept
-	}
-	fopts := w.opts.Fix
-	fopts.Now = w.clock.Now
-	fopts.Scan = sopts
-	plan, err := fix.Plan(s, findings, fopts)
-	if err != nil {
-		ss.fps[id] = fp
-		e := w.sessionEvent(ss, Failed, s, ref)
-		e.Message, e.Error = "the repair cannot be planned", err.Error()
-		w.report(e)
+// reportBusy says a session with findings is left alone while it is in
+// progress.
+func (w *Watcher) reportBusy(ss *storeState, ref store.SessionRef, s *store.Session) {
+	codes := findingCodes(scan.CheckSession(s, w.pipe.Scan))
+	if len(codes) == 0 {
 		return
 	}
-	if plan.Empty() {
+	e := w.event(ss, SkippedBusy, fix.Outcome{Target: fix.Target{Ref: ref}, Title: s.Title})
+	e.Rules = codes
+	e.Message = fmt.Sprintf("an assistant message is unfinished and the store is open in another process; retrying when it has been quiet for %s", w.settlePolicy.AbandonWindow())
+	w.report(e)
+}
+
+// settle acts on a session's outcome: report it, remember the content
+// examined or written, and schedule a retry where one helps.
+func (w *Watcher) settle(ctx context.Context, ss *storeState, o fix.Outcome, fp string, lastEvent time.Time) {
+	id := o.Ref.ID
+	switch {
+	case o.Status == fix.Held:
+	case o.Status == fix.Failed && o.Step == fix.StepLoad:
+		w.loadFailed(ctx, ss, o)
+	case o.Status == fix.Failed && o.Step == fix.StepPlan:
 		ss.fps[id] = fp
-		if left := unfixedCodes(plan); len(left) > 0 {
-			e := w.sessionEvent(ss, Unfixed, s, ref)
+		e := w.event(ss, Failed, o)
+		e.Message, e.Error = "the repair cannot be planned", o.Err.Error()
+		w.report(e)
+	case o.Status == fix.Failed:
+		w.writeFailed(ctx, ss, o, fp, lastEvent)
+	case o.Status == fix.Applied:
+		w.remember(context.WithoutCancel(ctx), ss, o.Ref, fp)
+		e := w.event(ss, Repaired, o)
+		e.Rules, e.Edits, e.Backup = planRules(o.Plan), len(o.Plan.Changes.Edits), o.Run
+		e.Message = "undo with `sessfix undo " + o.Run + "`"
+		w.report(e)
+	case o.Changes(): // a dry run
+		ss.fps[id] = fp
+		e := w.event(ss, WouldRepair, o)
+		e.Rules, e.Edits = planRules(o.Plan), len(o.Plan.Changes.Edits)
+		e.Message = "dry run: nothing written"
+		w.report(e)
+	default:
+		ss.fps[id] = fp
+		if left := unfixedCodes(o.Plan); len(left) > 0 {
+			e := w.event(ss, Unfixed, o)
 			e.Rules = left
 			e.Message = "findings remain that sessfix does not repair; see `sessfix scan`"
 			w.report(e)
 			return
 		}
-		e := w.sessionEvent(ss, Checked, s, ref)
+		e := w.event(ss, Checked, o)
 		e.Message = "nothing to repair"
 		w.report(e)
-		return
 	}
-	rules := planRules(plan)
-	if w.opts.DryRun {
-		ss.fps[id] = fp
-		e := w.sessionEvent(ss, WouldRepair, s, ref)
-		e.Rules, e.Edits = rules, len(plan.Changes.Edits)
-		e.Message = "dry run: nothing written"
-		w.report(e)
-		return
-	}
+}
+
+// loadFailed reports a session that cannot be loaded, unless the watcher
+// is stopping or the session was deleted while it looked.
+func (w *Watcher) loadFailed(ctx context.Context, ss *storeState, o fix.Outcome) {
 	if ctx.Err() != nil {
-		return // stopping: abandon before anything is written
+		return
 	}
-	wopts := w.opts.Write
-	wopts.Scan = sopts
-	if wopts.Backup.Now == nil {
-		wopts.Backup.Now = w.clock.Now
+	if err := w.list(ctx, ss); err == nil {
+		if _, still := ss.refs[o.Ref.ID]; !still {
+			w.forget(ss, o.Ref.ID) // deleted while we looked: nothing to repair
+			return
+		}
 	}
-	run, err := fix.Write(ctx, ss.st, []fix.Planned{{Ref: ref, Plan: plan}}, wopts)
+	e := w.event(ss, Failed, fix.Outcome{Target: o.Target})
+	e.Message, e.Error = "the session cannot be loaded", o.Err.Error()
+	w.report(e)
+}
+
+// writeFailed reports a repair that was not written, and retries it when
+// the store was locked or the session changed meanwhile.
+func (w *Watcher) writeFailed(ctx context.Context, ss *storeState, o fix.Outcome, fp string, lastEvent time.Time) {
+	id := o.Ref.ID
 	switch {
-	case err == nil:
-	case run == "" && errors.Is(err, store.ErrLocked):
-		e := w.sessionEvent(ss, Waiting, s, ref)
-		e.Message, e.Error = "the store is busy (another sessfix, or OpenCode holding the database); retrying", err.Error()
+	case o.Run == "" && errors.Is(o.Err, store.ErrLocked):
+		e := w.event(ss, Waiting, o)
+		e.Message, e.Error = "the store is busy (another sessfix, or OpenCode holding the database); retrying", o.Err.Error()
 		w.report(e)
 		w.later(ss, id, w.clock.Now().Add(w.opts.LockRetry), lastEvent)
-		return
-	case run == "" && errors.Is(err, store.ErrChanged):
-		e := w.sessionEvent(ss, Waiting, s, ref)
-		e.Message, e.Error = "the session changed while the repair was written; nothing written, retrying when it is quiet", err.Error()
+	case o.Run == "" && errors.Is(o.Err, store.ErrChanged):
+		e := w.event(ss, Waiting, o)
+		e.Message, e.Error = "the session changed while the repair was written; nothing written, retrying when it is quiet", o.Err.Error()
 		w.report(e)
 		w.later(ss, id, w.clock.Now().Add(w.opts.Settle), lastEvent)
-		return
 	default:
 		ss.fps[id] = fp // do not retry the same content in a loop
-		e := w.sessionEvent(ss, Failed, s, ref)
-		e.Rules, e.Backup = rules, run
-		e.Message, e.Error = "the repair failed", err.Error()
-		if run != "" {
-			e.Message = "the repair failed; undo what was written with `sessfix undo " + run + "`"
-			w.remember(context.WithoutCancel(ctx), ss, ref, fp)
+		e := w.event(ss, Failed, o)
+		e.Rules, e.Backup = planRules(o.Plan), o.Run
+		e.Message, e.Error = "the repair failed", o.Err.Error()
+		if o.Run != "" {
+			e.Message = "the repair failed; undo what was written with `sessfix undo " + o.Run + "`"
+			w.remember(context.WithoutCancel(ctx), ss, o.Ref, fp)
 		}
 		w.report(e)
-		return
 	}
-	w.remember(context.WithoutCancel(ctx), ss, ref, fp)
-	e := w.sessionEvent(ss, Repaired, s, ref)
-	e.Rules, e.Edits, e.Backup = rules, len(plan.Changes.Edits), run
-	e.Message = "undo with `sessfix undo " + run + "`"
-	w.report(e)
 }
 
 // remember records the fingerprint of what a repair left, so the events of

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 
@@ -22,7 +23,7 @@ const (
 	// DefaultAbandon is how long an unfinished assistant message in a store
 	// another process holds open counts as in progress (OpenCode may be
 	// running a long tool and writing nothing meanwhile).
-	DefaultAbandon = 10 * time.Minute
+	DefaultAbandon = scan.DefaultAbandon
 	// DefaultLockRetry is how long to wait before retrying a session whose
 	// store another sessfix is writing.
 	DefaultLockRetry = time.Second
@@ -131,14 +132,18 @@ type pending struct {
 // Watcher repairs sessions as they change. Create it with New and call Run
 // once.
 type Watcher struct {
-	opts    Options
-	clock   Clock
-	stores  []*storeState
-	fsw     *fsnotify.Watcher
-	pending map[key]*pending
-	timer   Timer
-	armed   bool
-	inUse   func(store.Info) bool
+	opts  Options
+	clock Clock
+	// pipe is the repair pipeline every session goes through, one at a
+	// time; settlePolicy decides when a session is quiet.
+	pipe         *fix.Pipeline
+	settlePolicy scan.SettlePolicy
+	stores       []*storeState
+	fsw          *fsnotify.Watcher
+	pending      map[key]*pending
+	timer        Timer
+	armed        bool
+	inUse        func(store.Info) bool
 }
 
 // New checks the options and prepares a watcher.
@@ -171,6 +176,8 @@ func New(opts Options) (*Watcher, error) {
 	if w.inUse == nil {
 		w.inUse = storeInUse
 	}
+	w.settlePolicy = scan.SettlePolicy{Settle: opts.Settle, Abandon: opts.Abandon}
+	w.pipe = newPipeline(opts)
 	for _, st := range opts.Stores {
 		info := st.Info()
 		root, err := filepath.Abs(info.Path)
@@ -184,6 +191,25 @@ func New(opts Options) (*Watcher, error) {
 		})
 	}
 	return w, nil
+}
+
+// newPipeline builds the watcher's repair pipeline: one session at a time,
+// on the watcher's clock, without fix's settle check (the watcher waits for
+// quiet itself, in admit).
+func newPipeline(opts Options) *fix.Pipeline {
+	sopts := opts.Scan
+	sopts.Sessions, sopts.Settle, sopts.Now, sopts.Progress = nil, opts.Settle, opts.Clock.Now, nil
+	fopts := opts.Fix
+	fopts.Now, fopts.Scan = opts.Clock.Now, &sopts
+	wopts := opts.Write
+	wopts.Scan = &sopts
+	if wopts.Backup.Now == nil {
+		wopts.Backup.Now = opts.Clock.Now
+	}
+	return &fix.Pipeline{
+		Scan: &sopts, Fix: fopts, Sessions: opts.Scan.Sessions, Suppressed: opts.Suppressed,
+		Workers: 1, Write: wopts,
+	}
 }
 
 func (w *Watcher) report(e Event) {
@@ -356,33 +382,22 @@ func (w *Watcher) setup(ctx context.Context, ss *storeState) error {
 
 // list refreshes a store's session refs.
 func (w *Watcher) list(ctx context.Context, ss *storeState) error {
-	refs, err := ss.st.List(ctx)
+	targets, err := w.pipe.Targets(ctx, ss.st)
 	if err != nil {
-		return fmt.Errorf("cannot list the sessions of %s store %s: %w", ss.info.Shape, ss.info.Path, err)
+		return err
 	}
 	ss.refs = map[string]store.SessionRef{}
-	for _, r := range refs {
-		if !w.selected(r.ID) {
-			continue
-		}
-		ss.refs[r.ID] = r
+	for _, t := range targets {
+		ss.refs[t.Ref.ID] = t.Ref
 	}
-	if ss.info.Shape == store.ShapeExport && len(refs) == 1 {
-		ss.exportID = refs[0].ID
+	if ss.info.Shape == store.ShapeExport && len(targets) == 1 {
+		ss.exportID = targets[0].Ref.ID
 	}
 	return nil
 }
 
 func (w *Watcher) selected(id string) bool {
-	if len(w.opts.Scan.Sessions) == 0 {
-		return true
-	}
-	for _, s := range w.opts.Scan.Sessions {
-		if s == id {
-			return true
-		}
-	}
-	return false
+	return len(w.opts.Scan.Sessions) == 0 || slices.Contains(w.opts.Scan.Sessions, id)
 }
 
 func (w *Watcher) addWatch(ss *storeState, dir string) error {

@@ -52,17 +52,17 @@ func CleanCodes(in []string) []string {
 }
 
 // ScanFilters validates the filters and returns them as scan options
-// (rule filters only) and the report's failure policy.
-func (fl *Filters) ScanFilters() (*scan.Options, scan.Severity, []string, error) {
+// (rule filters only) and the failure policy.
+func (fl *Filters) ScanFilters() (*scan.Options, report.FailPolicy, error) {
 	sev, codes, err := report.ParseFailOn(fl.FailOn)
 	if err != nil {
-		return nil, 0, nil, FlagErrorf("invalid --fail-on: %v", err)
+		return nil, report.FailPolicy{}, FlagErrorf("invalid --fail-on: %v", err)
 	}
 	opts := &scan.Options{Select: CleanCodes(fl.Select), Ignore: CleanCodes(fl.Ignore)}
 	if err := opts.ValidateFilters(); err != nil {
-		return nil, 0, nil, &FlagError{Err: err}
+		return nil, report.FailPolicy{}, &FlagError{Err: err}
 	}
-	return opts, sev, codes, nil
+	return opts, report.FailPolicy{FailOn: sev, FailCodes: codes}, nil
 }
 
 // ConfigTargets points at a command's settings that a config file can

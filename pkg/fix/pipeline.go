@@ -1,0 +1,276 @@
+package fix
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sessfix/sessfix/internal/pool"
+	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+// Pipeline is sessfix's one repair pipeline: list a store's sessions, load
+// each, check it, drop what the user suppressed, plan the repair, hold back
+// what the settle policy says may be in use, then write under the store's
+// writer lock with a backup and verify from disk. `sessfix fix` plans every
+// session first and writes each store's plans in one backup run (Plan, then
+// Apply); `sessfix watch` repairs one session at a time as it settles
+// (Repair). Sessions are planned on an ordered worker pool (internal/pool,
+// shared with scan.Run) and reported in the order they were given.
+type Pipeline struct {
+	// Scan holds the rule filters (Select, Ignore), the settle window and
+	// the clock the findings are checked with. Validation and verification
+	// always run every rule, whatever the filters.
+	Scan *scan.Options
+	// Fix holds the repair choices (Strategies, Placeholder) and the clock
+	// for new ids; its Scan defaults to the pipeline's.
+	Fix Options
+	// Sessions limits Targets to these session ids (empty: every session).
+	Sessions []string
+	// Suppressed reports the findings the user suppressed (the config
+	// file's suppressions): they are left as they are.
+	Suppressed func(scan.Finding) bool
+	// Error, when set, plans the repair of this provider error
+	// (PlanFromError) instead of the session's findings.
+	Error string
+	// Settle, when set, is the policy a plan that changes something is
+	// checked against: a session it calls busy is SkippedBusy, or Forced
+	// with Force. Nil skips the check (the watcher waits for quiet itself).
+	Settle *scan.SettlePolicy
+	// Force plans sessions the settle policy calls busy anyway.
+	Force bool
+	// Admit, when set, is asked about every loaded session before it is
+	// checked; false leaves it Held, unchecked (the watcher's wait and
+	// skip decisions).
+	Admit func(t Target, s *store.Session) bool
+	// Workers plan sessions concurrently; zero means GOMAXPROCS, one plans
+	// them one at a time on the caller's goroutine.
+	Workers int
+	// Progress, when set, is called after each planned session.
+	Progress func(done, total int)
+	// Write locates the backup journal (and replaces the apply step in
+	// tests); its Scan defaults to the pipeline's.
+	Write WriteOptions
+}
+
+// Target is one session to run through the pipeline.
+type Target struct {
+	Store store.Store
+	Ref   store.SessionRef
+}
+
+// Status says where a session's run through the pipeline ended.
+type Status int
+
+const (
+	// Clean: checked; nothing to repair and nothing to say.
+	Clean Status = iota
+	// Planned: a plan to show or write. It may change nothing and only
+	// hold findings it leaves alone, or notes.
+	Planned
+	// SkippedBusy: the plan changes something, but the settle policy says
+	// the session may be in use; Age says when it changed.
+	SkippedBusy
+	// Held: Admit held the session back; nothing was checked.
+	Held
+	// Applied: the plan was written and verified; Run names the backup run.
+	Applied
+	// Failed: the Step failed with Err.
+	Failed
+)
+
+var statusNames = [...]string{"clean", "planned", "skipped-busy", "held", "applied", "failed"}
+
+func (s Status) String() string {
+	if int(s) < len(statusNames) {
+		return statusNames[s]
+	}
+	return fmt.Sprintf("status(%d)", int(s))
+}
+
+// Step names the step of the pipeline a session failed at.
+type Step string
+
+// Steps.
+const (
+	StepLoad  Step = "load"
+	StepPlan  Step = "plan"
+	StepWrite Step = "write"
+)
+
+// Outcome is what the pipeline did with one session. It holds the plan, not
+// the loaded session: memory follows the edits planned, not the size of
+// every session that needs one.
+type Outcome struct {
+	Target
+	// ID and Title name the session (the ref's, when it did not load).
+	ID, Title string
+	Status    Status
+	// Plan is set once the session was planned.
+	Plan *SessionPlan
+	// Age is how long before the pipeline's clock the session last changed
+	// (negative: after it), set when the settle policy calls it busy;
+	// Forced is set when Force planned it anyway.
+	Age    time.Duration
+	Forced bool
+	// Step and Err say what failed.
+	Step Step
+	Err  error
+	// Run is the backup run a write made; on a failed write it is set when
+	// something was written, so it can be undone.
+	Run string
+}
+
+// Changes reports whether the outcome carries a plan that changes
+// something.
+func (o Outcome) Changes() bool { return !o.Plan.Empty() }
+
+// Targets lists a store's sessions, keeping those Sessions selects.
+func (p *Pipeline) Targets(ctx context.Context, st store.Store) ([]Target, error) {
+	refs, err := st.List(ctx)
+	if err != nil {
+		info := st.Info()
+		return nil, fmt.Errorf("cannot list the sessions of %s store %s: %w", info.Shape, info.Path, err)
+	}
+	var out []Target
+	for _, ref := range refs {
+		if len(p.Sessions) == 0 || slices.Contains(p.Sessions, ref.ID) {
+			out = append(out, Target{Store: st, Ref: ref})
+		}
+	}
+	return out, nil
+}
+
+// Plan loads, checks and plans the targets and yields one outcome per
+// target, in their order: Clean, Planned, SkippedBusy, Held, or Failed at
+// StepLoad or StepPlan. It writes nothing. A plan that fails ends the run
+// after its outcome (no new session is started); yield returning false ends
+// it too. Plan returns ctx's error when the context ended the run before
+// every target was yielded.
+func (p *Pipeline) Plan(ctx context.Context, targets []Target, yield func(Outcome) bool) error {
+	p = p.withDefaults()
+	planFailed := func(o Outcome) bool { return o.Status == Failed && o.Step == StepPlan }
+	work := func(ctx context.Context, i int) Outcome { return p.planOne(ctx, targets[i]) }
+	emit := func(_ int, o Outcome) bool { return yield(o) }
+	_, err := pool.Ordered(ctx, len(targets), pool.Options[Outcome]{Workers: p.Workers, Progress: p.Progress, Stop: planFailed}, work, emit)
+	return err
+}
+
+// Repair is Plan that also writes: each planned session that changes
+// something is written at once, in its own backup run, and yielded as
+// Applied, or Failed at StepWrite. Once ctx has ended nothing more is
+// written: a planned session not yet written is not yielded, and Repair
+// returns ctx's error.
+func (p *Pipeline) Repair(ctx context.Context, targets []Target, yield func(Outcome) bool) error {
+	var stopped error
+	err := p.Plan(ctx, targets, func(o Outcome) bool {
+		if o.Status == Planned && o.Changes() {
+			if stopped = ctx.Err(); stopped != nil {
+				return false
+			}
+			run, err := p.Apply(ctx, o.Store, []Outcome{o})
+			o.Status, o.Run = Applied, run
+			if err != nil {
+				o.Status, o.Step, o.Err = Failed, StepWrite, err
+			}
+		}
+		return yield(o)
+	})
+	if err == nil {
+		err = stopped
+	}
+	return err
+}
+
+// Apply writes the plans of one store's outcomes that change something, in
+// one backup run: Write takes the writer lock, backs every record up,
+// applies each change set atomically and verifies the sessions from disk.
+// It returns the run id (set on failure too when something was written, so
+// it can be undone) and Write's error.
+func (p *Pipeline) Apply(ctx context.Context, st store.Store, planned []Outcome) (run string, err error) {
+	return write(ctx, st, planned, p.withDefaults().Write)
+}
+
+// withDefaults returns a copy with Fix.Scan and Write.Scan defaulted to
+// Scan.
+func (p *Pipeline) withDefaults() *Pipeline {
+	c := *p
+	if c.Scan == nil {
+		c.Scan = &scan.Options{}
+	}
+	if c.Fix.Scan == nil {
+		c.Fix.Scan = c.Scan
+	}
+	if c.Write.Scan == nil {
+		c.Write.Scan = c.Scan
+	}
+	return &c
+}
+
+// planOne runs one session through load, Admit, check, plan and the settle
+// policy.
+func (p *Pipeline) planOne(ctx context.Context, t Target) Outcome {
+	o := Outcome{Target: t, ID: t.Ref.ID, Title: t.Ref.Title}
+	s, err := t.Store.Load(ctx, t.Ref)
+	if err != nil {
+		o.Status, o.Step, o.Err = Failed, StepLoad, err
+		return o
+	}
+	o.ID, o.Title = s.ID, strings.Clone(s.Title)
+	if p.Admit != nil && !p.Admit(t, s) {
+		o.Status = Held
+		return o
+	}
+	plan, err := p.planSession(s)
+	if err != nil {
+		o.Status, o.Step, o.Err = Failed, StepPlan, err
+		return o
+	}
+	o.Plan, o.Status = plan, Planned
+	if plan.Empty() && len(plan.Unfixed) == 0 && len(plan.Notes) == 0 {
+		o.Status = Clean
+		return o
+	}
+	if plan.Empty() || p.Settle == nil {
+		return o
+	}
+	if busy, age := p.Settle.Busy(s, p.Fix.now()); busy {
+		o.Age = age
+		if !p.Force {
+			o.Status = SkippedBusy
+			return o
+		}
+		o.Forced = true
+	}
+	return o
+}
+
+// planSession checks s and plans its repair.
+func (p *Pipeline) planSession(s *store.Session) (*SessionPlan, error) {
+	if p.Error != "" {
+		return PlanFromError(s, p.Error, p.Fix)
+	}
+	all := scan.CheckSession(s, p.Scan)
+	if len(p.Scan.Select) == 0 && len(p.Scan.Ignore) == 0 {
+		// Every rule ran: the planner's own check of the session is this one.
+		return PlanChecked(s, all, p.unsuppressed(all), p.Fix)
+	}
+	return Plan(s, p.unsuppressed(all), p.Fix)
+}
+
+// unsuppressed drops the findings the user suppressed.
+func (p *Pipeline) unsuppressed(fs []scan.Finding) []scan.Finding {
+	if p.Suppressed == nil {
+		return fs
+	}
+	out := fs[:0:0]
+	for _, f := range fs {
+		if !p.Suppressed(f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}

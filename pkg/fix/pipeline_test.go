@@ -1,0 +1,247 @@
+package fix
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sessfix/sessfix/pkg/backup"
+	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/storetest"
+)
+
+// The fixtures were recorded in 2026; a day after it they are all quiet.
+var pipeClock = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+func testPipeline(t *testing.T) *Pipeline {
+	now := func() time.Time { return pipeClock }
+	sopts := &scan.Options{Now: now}
+	settle := sopts.Policy()
+	return &Pipeline{
+		Scan:   sopts,
+		Fix:    Options{Now: now},
+		Settle: &settle,
+		Write:  WriteOptions{Backup: backup.Options{Dir: t.TempDir(), Now: now}},
+	}
+}
+
+// pipelineStore materialises fixture cases, quiet for a day, and its
+// targets in list order.
+func pipelineStore(t *testing.T, p *Pipeline, shape store.Shape, cases ...string) (string, []Target) {
+	t.Helper()
+	path := storetest.MaterializeCases(t, shape, fixtureRoot, pipeClock.Add(-24*time.Hour), cases...)
+	targets, err := p.Targets(context.Background(), storetest.OpenOne(t, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, targets
+}
+
+func collect(t *testing.T, run func(context.Context, []Target, func(Outcome) bool) error, targets []Target) []Outcome {
+	t.Helper()
+	var out []Outcome
+	if err := run(context.Background(), targets, func(o Outcome) bool { out = append(out, o); return true }); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func statuses(os []Outcome) []Status {
+	var out []Status
+	for _, o := range os {
+		out = append(out, o.Status)
+	}
+	return out
+}
+
+func TestPipelinePlanOutcomes(t *testing.T) {
+	p := testPipeline(t)
+	_, targets := pipelineStore(t, p, store.ShapeSessions, "sf104-empty-text", "healthy-tool-loop", "sf302-negative")
+	got := collect(t, p.Plan, targets)
+	if len(got) != len(targets) {
+		t.Fatalf("%d outcomes for %d targets", len(got), len(targets))
+	}
+	for i, o := range got {
+		if o.ID != targets[i].Ref.ID {
+			t.Errorf("outcome %d is session %s, want %s: not in the targets' order", i, o.ID, targets[i].Ref.ID)
+		}
+		switch {
+		case o.Changes():
+			if o.Status != Planned || o.Plan.Changes == nil || len(o.Plan.Fixed) == 0 {
+				t.Errorf("%s: status %v, plan %+v", o.ID, o.Status, o.Plan)
+			}
+		case o.Status == Planned:
+			if len(o.Plan.Unfixed) == 0 && len(o.Plan.Notes) == 0 {
+				t.Errorf("%s: planned with nothing to say", o.ID)
+			}
+		case o.Status != Clean:
+			t.Errorf("%s: status %v, want clean", o.ID, o.Status)
+		}
+	}
+	if !slices.Contains(statuses(got), Clean) || !slices.ContainsFunc(got, Outcome.Changes) {
+		t.Errorf("want one clean and one changing session, got %v", statuses(got))
+	}
+}
+
+// TestPipelineSettlePolicy: a session written within the settle window is
+// skipped, or planned anyway (Forced) with Force; without a policy (the
+// watcher's pipeline) it is planned.
+func TestPipelineSettlePolicy(t *testing.T) {
+	p := testPipeline(t)
+	path, targets := pipelineStore(t, p, store.ShapeStorage, "sf104-empty-text")
+	storetest.SetTimes(t, path, pipeClock.Add(-2*time.Second))
+	if o := collect(t, p.Plan, targets)[0]; o.Status != SkippedBusy || o.Age != 2*time.Second || !o.Changes() {
+		t.Errorf("written 2s ago: %v, age %v", o.Status, o.Age)
+	}
+	p.Force = true
+	if o := collect(t, p.Plan, targets)[0]; o.Status != Planned || !o.Forced || o.Age != 2*time.Second {
+		t.Errorf("with Force: %v, forced %v, age %v", o.Status, o.Forced, o.Age)
+	}
+	p.Force, p.Settle = false, nil
+	if o := collect(t, p.Plan, targets)[0]; o.Status != Planned || o.Forced {
+		t.Errorf("without a settle policy: %v, forced %v", o.Status, o.Forced)
+	}
+}
+
+func TestPipelineAdmitHoldsSessions(t *testing.T) {
+	p := testPipeline(t)
+	_, targets := pipelineStore(t, p, store.ShapeSessions, "sf104-empty-text", "sf103-reasoning-after-tool")
+	held := targets[0].Ref.ID
+	var asked []string
+	p.Admit = func(tg Target, s *store.Session) bool {
+		if s.ID != tg.Ref.ID || len(s.Messages) == 0 {
+			t.Errorf("Admit got session %s (%d messages) for target %s", s.ID, len(s.Messages), tg.Ref.ID)
+		}
+		asked = append(asked, s.ID)
+		return s.ID != held
+	}
+	p.Workers = 1
+	got := collect(t, p.Plan, targets)
+	if len(asked) != 2 || got[0].Status != Held || got[0].Plan != nil || got[1].Status != Planned {
+		t.Errorf("asked %v; outcomes %v", asked, statuses(got))
+	}
+}
+
+// failingStore fails to load one session.
+type failingStore struct {
+	store.Store
+	bad string
+}
+
+func (f failingStore) Load(ctx context.Context, ref store.SessionRef) (*store.Session, error) {
+	if ref.ID == f.bad {
+		return nil, errors.New("unreadable")
+	}
+	return f.Store.Load(ctx, ref)
+}
+
+func TestPipelineFailures(t *testing.T) {
+	p := testPipeline(t)
+	path, targets := pipelineStore(t, p, store.ShapeSessions, "sf104-empty-text", "sf103-reasoning-after-tool", "healthy-tool-loop")
+	fs := failingStore{Store: storetest.OpenOne(t, path), bad: targets[0].Ref.ID}
+	for i := range targets {
+		targets[i].Store = fs
+	}
+	got := collect(t, p.Plan, targets)
+	if o := got[0]; o.Status != Failed || o.Step != StepLoad || o.Err == nil || o.ID != fs.bad {
+		t.Errorf("unloadable session: %+v", o)
+	}
+	if len(got) != 3 {
+		t.Errorf("a session that does not load stopped the run: %v", statuses(got))
+	}
+
+	// A plan that fails ends the run: nothing after it is started.
+	p.Fix.Placeholder = " "
+	var loads atomic.Int64
+	counting := countingStore{Store: storetest.OpenOne(t, path), loads: &loads}
+	for i := range targets {
+		targets[i].Store = counting
+	}
+	p.Workers = 1
+	got = collect(t, p.Plan, targets)
+	if len(got) != 1 || got[0].Status != Failed || got[0].Step != StepPlan || loads.Load() != 1 {
+		t.Errorf("after a failed plan: outcomes %v, %d sessions loaded", statuses(got), loads.Load())
+	}
+}
+
+type countingStore struct {
+	store.Store
+	loads *atomic.Int64
+}
+
+func (c countingStore) Load(ctx context.Context, ref store.SessionRef) (*store.Session, error) {
+	c.loads.Add(1)
+	return c.Store.Load(ctx, ref)
+}
+
+func TestPipelineCancelled(t *testing.T) {
+	p := testPipeline(t)
+	_, targets := pipelineStore(t, p, store.ShapeSessions, "sf104-empty-text", "healthy-tool-loop")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	n := 0
+	if err := p.Plan(ctx, targets, func(Outcome) bool { n++; return true }); !errors.Is(err, context.Canceled) || n != 0 {
+		t.Errorf("cancelled: err %v, %d outcomes", err, n)
+	}
+}
+
+// TestPipelineRepairEqualsPlanThenApply: the watcher's path (Repair, one
+// backup run per session) and fix's (Plan every session, then Apply each
+// store's plans in one run) write the same bytes, in every shape that can
+// be written.
+func TestPipelineRepairEqualsPlanThenApply(t *testing.T) {
+	cases := []string{"sf104-empty-text", "sf103-reasoning-after-tool", "sf102-thinking-only", "sf105-abandoned-tool", "healthy-tool-loop"}
+	for _, shape := range []store.Shape{store.ShapeSessions, store.ShapeStorage, store.ShapeProject, store.ShapeSQLite} {
+		t.Run(string(shape), func(t *testing.T) {
+			fixPipe, watchPipe := testPipeline(t), testPipeline(t)
+			watchPipe.Settle, watchPipe.Workers = nil, 1
+			fixPath, fixTargets := pipelineStore(t, fixPipe, shape, cases...)
+			watchPath, watchTargets := pipelineStore(t, watchPipe, shape, cases...)
+			before := storetest.Hash(t, fixPath, shape)
+
+			planned := collect(t, fixPipe.Plan, fixTargets)
+			run, err := fixPipe.Apply(context.Background(), fixTargets[0].Store, planned)
+			if err != nil || run == "" {
+				t.Fatalf("apply: run %q, %v", run, err)
+			}
+			repaired := collect(t, watchPipe.Repair, watchTargets)
+			runs := map[string]bool{}
+			for i, o := range repaired {
+				if planned[i].Changes() != (o.Status == Applied) || o.Status == Failed {
+					t.Errorf("%s: planned %v, repaired %v (%v)", o.ID, planned[i].Status, o.Status, o.Err)
+				}
+				if o.Status == Applied {
+					runs[o.Run] = true
+				}
+			}
+			if len(runs) < 2 {
+				t.Errorf("repair wrote %d backup runs, want one per session", len(runs))
+			}
+			after := storetest.Hash(t, fixPath, shape)
+			if after == before {
+				t.Fatal("nothing was written")
+			}
+			if got := storetest.Hash(t, watchPath, shape); got != after {
+				t.Error("Repair and Plan+Apply wrote different stores")
+			}
+			if again := collect(t, watchPipe.Repair, watchTargets); slices.Contains(statuses(again), Applied) {
+				t.Errorf("a second repair wrote again: %v", statuses(again))
+			}
+		})
+	}
+}
+
+func TestStatusString(t *testing.T) {
+	var names []string
+	for s := Clean; s <= Failed; s++ {
+		names = append(names, s.String())
+	}
+	if got := strings.Join(names, " "); got != "clean planned skipped-busy held applied failed" {
+		t.Errorf("status names %q", got)
+	}
+}
