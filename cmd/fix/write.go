@@ -10,7 +10,9 @@ import (
 	"strings"
 
 	"github.com/mattn/go-isatty"
+
 	"github.com/sessfix/sessfix/cmd/internal/cli"
+	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/fix"
 	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/store"
@@ -21,7 +23,7 @@ import (
 // cli.ErrFindings when nothing is to be written.
 func (r *fixRun) confirm(changing, edits int) error {
 	opts, ios := r.opts, r.opts.Factory.IOStreams
-	what := fmt.Sprintf("%s to %s", cli.Plural(edits, "edit", "edits"), cli.Plural(changing, "session", "sessions"))
+	what := fmt.Sprintf("%s to %s", plural.Count(edits, "edit", "edits"), plural.Count(changing, "session", "sessions"))
 	write := !opts.DryRun
 	if write && !opts.Yes {
 		interactive := opts.Interactive
@@ -47,7 +49,7 @@ func (r *fixRun) confirm(changing, edits int) error {
 		}
 	}
 	if !write {
-		ios.Statusf("dry run: %s in %s would be written", cli.Plural(edits, "edit", "edits"), cli.Plural(changing, "session", "sessions"))
+		ios.Statusf("dry run: %s in %s would be written", plural.Count(edits, "edit", "edits"), plural.Count(changing, "session", "sessions"))
 		return cli.ErrFindings
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
+	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/config"
 	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/scan"
@@ -144,7 +145,7 @@ func RunScan(ctx context.Context, opts *ScanOptions) error {
 	for i, st := range disc.Stores {
 		stores[i] = announcing{Store: st, announce: func(info store.Info, n int, err error) {
 			if err == nil {
-				ios.Statusf("scanning %s store %s (%s)", info.Shape, info.Path, cli.Plural(n, "session", "sessions"))
+				ios.Statusf("scanning %s store %s (%s)", info.Shape, info.Path, plural.Count(n, "session", "sessions"))
 			}
 		}}
 	}
@@ -228,9 +229,9 @@ func printReport(f *cli.Factory, rep *report.Report) error {
 	}
 	s := rep.Summarize()
 	if s.Total == 0 {
-		ios.Statusf("no findings in %s", cli.Plural(s.Sessions, "session", "sessions"))
+		ios.Statusf("no findings in %s", plural.Count(s.Sessions, "session", "sessions"))
 	} else {
-		ios.Statusf("%s in %s", cli.Plural(s.Total, "finding", "findings"), cli.Plural(s.Sessions, "session", "sessions"))
+		ios.Statusf("%s in %s", plural.Count(s.Total, "finding", "findings"), plural.Count(s.Sessions, "session", "sessions"))
 	}
 	for _, h := range report.Hints(rep) {
 		ios.Statusf("hint: %s", h)

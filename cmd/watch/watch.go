@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
+	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/fix"
 	"github.com/sessfix/sessfix/pkg/report"
@@ -274,7 +275,7 @@ func (p *printer) text(e watch.Event) string {
 		parts = append(parts, strings.Join(codes, ","))
 	}
 	if e.Edits > 0 {
-		parts = append(parts, "("+cli.Plural(e.Edits, "edit", "edits")+")")
+		parts = append(parts, "("+plural.Count(e.Edits, "edit", "edits")+")")
 	}
 	if e.Backup != "" {
 		parts = append(parts, "backup "+e.Backup)

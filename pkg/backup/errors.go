@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -59,7 +60,7 @@ func (e *RefusedError) Error() string {
 		lines[i] = "  " + r.Target.String() + ": " + r.Reason
 	}
 	return fmt.Sprintf("cannot undo run %s: %d %s changed after sessfix wrote %s; nothing was restored:\n%s",
-		e.RunID, n, plural(n, "record", "records"), plural(n, "it", "them"), strings.Join(lines, "\n"))
+		e.RunID, n, plural.Word(n, "record", "records"), plural.Word(n, "it", "them"), strings.Join(lines, "\n"))
 }
 
 func (e *RefusedError) Unwrap() error { return store.ErrChanged }

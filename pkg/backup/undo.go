@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sessfix/sessfix/internal/atomicfile"
+	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -157,7 +158,7 @@ func Undo(ctx context.Context, opts Options, runID string, force bool) (*UndoRes
 	if err := saveManifest(dir, m); err != nil {
 		return res, fmt.Errorf("run %s was undone, but %w", m.RunID, err)
 	}
-	res.Message = fmt.Sprintf("undid run %s: restored %d %s in %s %s", m.RunID, len(restore), plural(len(restore), "record", "records"), m.Store.Shape, m.Store.Path)
+	res.Message = fmt.Sprintf("undid run %s: restored %d %s in %s %s", m.RunID, len(restore), plural.Word(len(restore), "record", "records"), m.Store.Shape, m.Store.Path)
 	if len(restore) == 0 {
 		res.Message = fmt.Sprintf("run %s changed nothing that is still different; marked it undone", m.RunID)
 	}
@@ -177,13 +178,6 @@ func describeChange(cur store.Image, after *ImageEntry) string {
 	default:
 		return "it was modified after sessfix wrote it"
 	}
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // openRun finds a run folder and reads its manifest.

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/fix"
 )
 
@@ -33,7 +34,7 @@ func WritePlans(w io.Writer, plans []fix.Outcome, color bool) error {
 		for _, r := range p.Fixed {
 			how := "fixed by the repairs above"
 			if r.Strategy != "" {
-				how = fmt.Sprintf("%s (%s), %s", r.Strategy, r.Mutations, plural(r.Edits, "edit", "edits"))
+				how = fmt.Sprintf("%s (%s), %s", r.Strategy, r.Mutations, plural.Count(r.Edits, "edit", "edits"))
 			}
 			fmt.Fprintf(bw, "    %s %s %s: %s\n", st.OK.Render("fix"), st.Code.Render(r.Finding.Code), Clean(r.Finding.Message), how)
 		}
@@ -112,5 +113,5 @@ func FixSummary(applied []fix.Outcome) string {
 		parts = append(parts, fmt.Sprintf("%s %d", r, byRule[r]))
 		total += byRule[r]
 	}
-	return fmt.Sprintf("fixed %s: %s (%s)", plural(sessions, "session", "sessions"), plural(total, "edit", "edits"), strings.Join(parts, ", "))
+	return fmt.Sprintf("fixed %s: %s (%s)", plural.Count(sessions, "session", "sessions"), plural.Count(total, "edit", "edits"), strings.Join(parts, ", "))
 }

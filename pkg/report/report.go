@@ -300,10 +300,3 @@ func Hints(r *Report) []string {
 	}
 	return out
 }
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}

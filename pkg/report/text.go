@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -115,7 +116,7 @@ func (p *ttyPrinter) Print(w io.Writer, r *Report) error {
 	s := r.Summarize()
 	bw.WriteString("\n")
 	if s.Total == 0 {
-		fmt.Fprintf(bw, "%s in %s\n", st.OK.Render("no findings"), plural(s.Sessions, "session", "sessions"))
+		fmt.Fprintf(bw, "%s in %s\n", st.OK.Render("no findings"), plural.Count(s.Sessions, "session", "sessions"))
 		return bw.Flush()
 	}
 	p.printSummary(bw, s)
@@ -156,9 +157,9 @@ func (p *ttyPrinter) printStore(w io.Writer, sr scan.StoreResult, fs []scan.Find
 		n = withFindings
 	}
 	clean := n - withFindings
-	line := fmt.Sprintf("%s, %d clean", plural(n, "session", "sessions"), clean)
+	line := fmt.Sprintf("%s, %d clean", plural.Count(n, "session", "sessions"), clean)
 	if clean == n {
-		line = fmt.Sprintf("%s, all clean", plural(n, "session", "sessions"))
+		line = fmt.Sprintf("%s, all clean", plural.Count(n, "session", "sessions"))
 	}
 	if len(fs) > 0 {
 		w.Write([]byte("\n"))
@@ -175,7 +176,7 @@ func (p *ttyPrinter) printSession(w io.Writer, id string, sum scan.SessionSummar
 		title = strconv.Quote(title)
 	}
 	fmt.Fprintf(w, "\n  %s %s %s\n", st.Title.Render(title), Clean(id),
-		st.Dim.Render("("+plural(sum.Messages, "message", "messages")+")"))
+		st.Dim.Render("("+plural.Count(sum.Messages, "message", "messages")+")"))
 	for _, f := range fs {
 		sev := f.Severity.String()
 		fmt.Fprintf(w, "    %s %s %s\n", st.Severity(f.Severity).Render(padRight(sev, 7)), st.Code.Render(f.Code), Clean(f.Message))
@@ -204,10 +205,10 @@ func (p *ttyPrinter) printSummary(w io.Writer, s Summary) {
 		one, other string
 	}{{s.Error, "error", "errors"}, {s.Warning, "warning", "warnings"}, {s.Info, "info", "info"}} {
 		if c.n > 0 {
-			sev = append(sev, plural(c.n, c.one, c.other))
+			sev = append(sev, plural.Count(c.n, c.one, c.other))
 		}
 	}
-	fmt.Fprintf(w, "\n%s (%s), %d fixable\n", plural(s.Total, "finding", "findings"), strings.Join(sev, ", "), s.Fixable)
+	fmt.Fprintf(w, "\n%s (%s), %d fixable\n", plural.Count(s.Total, "finding", "findings"), strings.Join(sev, ", "), s.Fixable)
 }
 
 // providerErrorWidth is how much of a provider's error text the terminal

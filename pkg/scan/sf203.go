@@ -2,8 +2,8 @@ package scan
 
 import (
 	"fmt"
-	"strconv"
 
+	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -32,7 +32,7 @@ func checkOrphans(c *Context) {
 	s := c.Session
 	if s.InfoMissing && len(s.Messages) > 0 {
 		f := Finding{Location: s.Messages[0].Loc, Fix: "quarantine"}
-		f.Message = "session record is missing, so opencode does not list this session or its " + plural(len(s.Messages), "message")
+		f.Message = "session record is missing, so opencode does not list this session or its " + plural.Count(len(s.Messages), "message", "messages")
 		c.Report(f)
 	}
 	unreadable := map[string]bool{}
@@ -90,11 +90,4 @@ func bodyIDs(c *Context, m *store.Message, p *store.Part, want [3]string) {
 		f.Message = fmt.Sprintf("%s body has %s %s, but it is stored as %s", kind, key, quote(got.String()), quote(w))
 		c.Report(f)
 	}
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return strconv.Itoa(n) + " " + word + "s"
 }

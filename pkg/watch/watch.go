@@ -11,6 +11,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/fix"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
@@ -273,7 +274,7 @@ func (w *Watcher) start(ctx context.Context) error {
 	if w.opts.Poll > 0 {
 		mode = "polling every " + w.opts.Poll.String()
 	}
-	w.report(Event{Kind: Started, Message: fmt.Sprintf("watching %s (%s), settle %s", plural(len(w.stores), "store", "stores"), mode, w.opts.Settle)})
+	w.report(Event{Kind: Started, Message: fmt.Sprintf("watching %s (%s), settle %s", plural.Count(len(w.stores), "store", "stores"), mode, w.opts.Settle)})
 	return nil
 }
 
@@ -620,11 +621,4 @@ func (w *Watcher) checkDB(ctx context.Context, ss *storeState) {
 	for _, id := range ids {
 		w.mark(ss, id)
 	}
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

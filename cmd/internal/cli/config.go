@@ -2,13 +2,13 @@ package cli
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/config"
 	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/scan"
@@ -183,14 +183,5 @@ func (f *Factory) SuppressedNote(c *config.Config, n int) {
 	if n == 0 || c == nil {
 		return
 	}
-	f.IOStreams.Statusf("%s suppressed by %s", Plural(n, "finding", "findings"), c.Path)
-}
-
-// Plural renders a count with the singular or plural noun: "1 session",
-// "3 sessions".
-func Plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
+	f.IOStreams.Statusf("%s suppressed by %s", plural.Count(n, "finding", "findings"), c.Path)
 }
