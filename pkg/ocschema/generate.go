@@ -1,0 +1,3 @@
+package ocschema
+
+//go:generate go run ../../internal/ocschemagen/cmd/ocschemagen -dir .
