@@ -29,10 +29,21 @@ type Context struct {
 	// next assistant message): its providerID, modelID and agent are what
 	// the user message asked for.
 	Reply []byte
+	// Session is what the session row says.
+	Session SessionInfo
+}
+
+// SessionInfo is what a session row holds that defaults use.
+type SessionInfo struct {
 	// Directory is the session's directory and Worktree its project's
 	// worktree: an assistant message's path.cwd and path.root.
 	Directory string
 	Worktree  string
+	// ProviderID and ModelID are the session's model (the SQLite session
+	// row's model column of 1.18, {"id", "providerID", …}), when the store
+	// keeps one: the model of last resort.
+	ProviderID string
+	ModelID    string
 }
 
 // Default is the value OpenCode itself writes for a key, used to fill it in
@@ -204,24 +215,46 @@ func agentOr(keys ...string) func(Context, gjson.Result) (any, bool) {
 	}
 }
 
+// model returns the provider and model of the first source that names
+// both.
+func model(pairs ...[2]gjson.Result) (string, string, bool) {
+	for _, p := range pairs {
+		provider, ok1 := firstString(p[0])
+		model, ok2 := firstString(p[1])
+		if ok1 && ok2 {
+			return provider, model, true
+		}
+	}
+	return "", "", false
+}
+
+func sessionModel(c Context) [2]gjson.Result {
+	str := func(s string) gjson.Result { return gjson.Result{Type: gjson.String, Str: s} }
+	return [2]gjson.Result{str(c.Session.ProviderID), str(c.Session.ModelID)}
+}
+
 func replyModel(key string) func(Context, gjson.Result) (any, bool) {
 	return func(c Context, _ gjson.Result) (any, bool) {
 		reply := gjson.ParseBytes(c.Reply)
-		provider, ok1 := firstString(reply.Get("providerID"))
-		model, ok2 := firstString(reply.Get("modelID"))
+		provider, model, ok := model([2]gjson.Result{reply.Get("providerID"), reply.Get("modelID")}, sessionModel(c))
 		switch key {
 		case "providerID":
-			return provider, ok1
+			return provider, ok
 		case "modelID":
-			return model, ok2
+			return model, ok
 		}
-		return map[string]string{"providerID": provider, "modelID": model}, ok1 && ok2
+		return map[string]string{"providerID": provider, "modelID": model}, ok
 	}
 }
 
 func parentModel(key string) func(Context, gjson.Result) (any, bool) {
 	return func(c Context, _ gjson.Result) (any, bool) {
-		return firstString(gjson.GetBytes(c.Parent, "model."+key))
+		parent := gjson.ParseBytes(c.Parent)
+		provider, model, ok := model([2]gjson.Result{parent.Get("model.providerID"), parent.Get("model.modelID")}, sessionModel(c))
+		if key == "providerID" {
+			return provider, ok
+		}
+		return model, ok
 	}
 }
 
@@ -231,13 +264,14 @@ func previousUser(c Context, _ gjson.Result) (any, bool) {
 
 func pathOf(key string) func(Context, gjson.Result) (any, bool) {
 	return func(c Context, _ gjson.Result) (any, bool) {
+		dir, root := c.Session.Directory, c.Session.Worktree
 		switch key {
 		case "cwd":
-			return c.Directory, c.Directory != ""
+			return dir, dir != ""
 		case "root":
-			return c.Worktree, c.Worktree != ""
+			return root, root != ""
 		}
-		return map[string]string{"cwd": c.Directory, "root": c.Worktree}, c.Directory != "" && c.Worktree != ""
+		return map[string]string{"cwd": dir, "root": root}, dir != "" && root != ""
 	}
 }
 

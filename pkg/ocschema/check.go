@@ -59,6 +59,7 @@ const (
 	BadValue                   // a string outside the allowed values
 	UnknownVariant             // a union's key (role, type, status, name) is missing or not one OpenCode knows
 	NotJSON                    // the record is not a JSON object
+	Unencodable                // a key the schema allows but OpenCode cannot serve, whatever its value (see Quirks)
 )
 
 // Problem is one key of a record that OpenCode's schema rejects.
@@ -105,6 +106,8 @@ func (p Problem) Message() string {
 		return "expected " + p.Want + ", got " + p.Got
 	case NotJSON:
 		return "not a JSON object"
+	case Unencodable:
+		return "OpenCode " + Version + " cannot serve this key (" + p.Want + ")"
 	default:
 		return "expected " + p.Want + ", got " + p.Got
 	}
@@ -183,7 +186,12 @@ func (c *checker) union(v gjson.Result, u *UnionType, path, object string) {
 func (c *checker) object(v gjson.Result, obj *ObjectType, path string) {
 	for i := range obj.Fields {
 		f := &obj.Fields[i]
-		c.field(v.Get(escapeKey(f.Name)), f, join(path, f.Name), obj.Name)
+		fv := v.Get(escapeKey(f.Name))
+		if u := QuirkFor(obj.Name, f.Name); u != nil && fv.Exists() {
+			c.add(Problem{Path: join(path, f.Name), Kind: Unencodable, Want: u.Observed, Got: got(fv), Object: obj.Name})
+			continue
+		}
+		c.field(fv, f, join(path, f.Name), obj.Name)
 	}
 }
 

@@ -144,6 +144,8 @@ func TestCheck(t *testing.T) {
 		{"tokens of the wrong type", ocschema.PartRecord, set(t, stepEnd, "tokens.input", "5"), partIDs, []string{`tokens.input: expected number, got "5"`}},
 		{"map values", ocschema.MessageRecord, set(t, userMsg, "tools.bash", "yes"), msgIDs, []string{`tools.bash: expected boolean, got "yes"`}},
 		{"array items", ocschema.MessageRecord, set(t, userMsg, "summary.diffs", []any{map[string]any{"additions": 1}}), msgIDs, []string{"summary.diffs.0.deletions: missing key"}},
+		{"a stored format", ocschema.MessageRecord, set(t, userMsg, "format", map[string]any{"type": "text"}), msgIDs,
+			[]string{`format: OpenCode 1.18.33 cannot serve this key (400 "Expected OutputFormatText, got {\"type\":\"text\"}" (OutputFormatJsonSchema alike))`}},
 		{"not an object", ocschema.PartRecord, []byte(`[1]`), partIDs, []string{"(record): not a JSON object"}},
 		{"not JSON", ocschema.PartRecord, []byte("\x00\x00"), partIDs, []string{"(record): not a JSON object"}},
 	}
@@ -173,7 +175,7 @@ func TestBackfill(t *testing.T) {
 	ctx := ocschema.Context{
 		Created: 1000, Completed: 5000, PreviousUser: "msg_1fed5361d001QlOpfHagQSBZKN",
 		Parent: []byte(userMsg), Reply: []byte(asstMsg), Message: []byte(asstMsg),
-		Directory: "/home/u/p", Worktree: "/",
+		Session: ocschema.SessionInfo{Directory: "/home/u/p", Worktree: "/"},
 	}
 	cases := []struct {
 		name   string
@@ -194,6 +196,8 @@ func TestBackfill(t *testing.T) {
 		{"step-finish reason from the message", ocschema.PartRecord, del(t, stepEnd, "reason"), map[string]string{"reason": `"tool-calls"`}, 1, nil},
 		{"tool state", ocschema.PartRecord, del(t, string(del(t, toolDone, "state.title")), "state.time"),
 			map[string]string{"state.title": `""`, "state.time": `{"end":5000,"start":1000}`}, 2, nil},
+		{"user model from the session when the reply has none", ocschema.MessageRecord, del(t, userMsg, "model"),
+			map[string]string{"model": `{"modelID":"claude-sonnet-4-5","providerID":"anthropic"}`}, 1, nil},
 		{"no default for content", ocschema.PartRecord, del(t, toolDone, "state.output"), nil, 0, []string{"state.output: missing key"}},
 	}
 	for _, c := range cases {
@@ -226,6 +230,39 @@ func TestBackfill(t *testing.T) {
 				t.Errorf("body changed with nothing filled")
 			}
 		})
+	}
+}
+
+func TestBackfillSessionModel(t *testing.T) {
+	c := ocschema.Context{Created: 1, Session: ocschema.SessionInfo{ProviderID: "openai", ModelID: "gpt-5"}}
+	out, filled, left := ocschema.Backfill(ocschema.MessageRecord, del(t, userMsg, "model"), msgIDs, c)
+	if len(filled) != 1 || len(left) != 0 || gjson.GetBytes(out, "model.providerID").Str != "openai" {
+		t.Fatalf("%s %v %v", out, filled, left)
+	}
+	out, filled, _ = ocschema.Backfill(ocschema.MessageRecord, del(t, userMsg, "model"), msgIDs, ocschema.Context{Created: 1})
+	if len(filled) != 0 || gjson.GetBytes(out, "model").Exists() {
+		t.Fatalf("a model from nowhere: %s", out)
+	}
+}
+
+// TestSessionContexts derives contexts for the recorded tool loop.
+func TestSessionContexts(t *testing.T) {
+	msgs := []ocschema.MessageRow{
+		{Row: ocschema.Row{ID: "msg_u1", Created: 10, Body: []byte(`{"role":"user"}`)}},
+		{Row: ocschema.Row{ID: "msg_a1", Created: 20, Body: []byte(`{"role":"assistant","parentID":"msg_u1","modelID":"m1","providerID":"p","time":{"completed":25}}`)},
+			Parts: []ocschema.Row{{ID: "prt_1", Created: 21, Body: []byte(`{"type":"step-start"}`)}}},
+		{Row: ocschema.Row{ID: "msg_a2", Created: 30, Body: []byte(`{"role":"assistant","modelID":"m2"}`)}},
+		{Row: ocschema.Row{ID: "msg_u2", Created: 40, Body: []byte(`{"role":"user","model":{"modelID":"m3"}}`)}},
+		{Row: ocschema.Row{ID: "msg_a3", Created: 50, Body: []byte(`{"role":"assistant","parentID":"msg_gone"}`)}},
+	}
+	m, p := ocschema.SessionContexts(ocschema.SessionInfo{Directory: "/d"}, msgs)
+	if string(m[0].Reply) != string(msgs[1].Body) || m[1].PreviousUser != "msg_u1" || string(m[1].Parent) != string(msgs[0].Body) ||
+		m[2].PreviousUser != "msg_u1" || m[3].Reply != nil && string(m[3].Reply) != string(msgs[4].Body) ||
+		m[4].PreviousUser != "msg_u2" || string(m[4].Parent) != string(msgs[3].Body) {
+		t.Fatalf("%+v", m)
+	}
+	if p[1][0].Created != 21 || p[1][0].Completed != 25 || string(p[1][0].Message) != string(msgs[1].Body) || p[1][0].Session.Directory != "/d" {
+		t.Fatalf("%+v", p[1][0])
 	}
 }
 
