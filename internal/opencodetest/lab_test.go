@@ -74,16 +74,6 @@ func (l *lab) exec(q string, args ...any) {
 	}
 }
 
-// data reads the data column of a message or part row.
-func (l *lab) data(table, id string) string {
-	l.t.Helper()
-	var d string
-	if err := l.db.QueryRow(`SELECT data FROM `+table+` WHERE id = ?`, id).Scan(&d); err != nil {
-		l.t.Fatalf("%s %s: %v", table, id, err)
-	}
-	return d
-}
-
 func (l *lab) setData(table, id, data string) {
 	l.t.Helper()
 	l.exec(`UPDATE `+table+` SET data = ? WHERE id = ?`, data, id)
