@@ -56,12 +56,9 @@ func RunFix(ctx context.Context, opts *FixOptions) error {
 // failure policy for the findings fix leaves.
 func newPipeline(opts *FixOptions) (*fix.Pipeline, report.FailPolicy, error) {
 	var none report.FailPolicy
-	strategies, err := fix.ParseStrategies(opts.Strategies)
+	fopts, err := cli.RepairOptions(opts.Strategies, opts.Placeholder)
 	if err != nil {
-		return nil, none, &cli.FlagError{Err: err}
-	}
-	if err := fix.ValidatePlaceholder(opts.Placeholder); err != nil {
-		return nil, none, &cli.FlagError{Err: fmt.Errorf("invalid --placeholder: %w", err)}
+		return nil, none, err
 	}
 	if opts.Settle < 0 {
 		return nil, none, cli.FlagErrorf("invalid --settle %s: must not be negative", opts.Settle)
@@ -82,10 +79,11 @@ func newPipeline(opts *FixOptions) (*fix.Pipeline, report.FailPolicy, error) {
 		now = time.Now
 	}
 	sopts.Sessions, sopts.Settle, sopts.Now = opts.Sessions, opts.Settle, now
+	fopts.Now, fopts.Scan = now, sopts
 	settle := sopts.Policy()
 	pipe := &fix.Pipeline{
 		Scan:     sopts,
-		Fix:      fix.Options{Strategies: strategies, Placeholder: opts.Placeholder, Now: now, Scan: sopts},
+		Fix:      fopts,
 		Sessions: opts.Sessions,
 		Error:    opts.Error,
 		Settle:   &settle,

@@ -141,34 +141,7 @@ func RunScan(ctx context.Context, opts *ScanOptions) error {
 		ios.Statusf("note: %s", n)
 	}
 
-	stores := make([]store.Store, len(disc.Stores))
-	for i, st := range disc.Stores {
-		stores[i] = announcing{Store: st, announce: func(info store.Info, n int, err error) {
-			if err == nil {
-				ios.Statusf("scanning %s store %s (%s)", info.Shape, info.Path, plural.Count(n, "session", "sessions"))
-			}
-		}}
-	}
-	var prog interface {
-		Update(int, int)
-		Stop()
-	}
-	sopts.Progress = func(done, total int) {
-		if prog == nil {
-			// Started at the first finished session, after the store
-			// lines, so the counter never interleaves with them.
-			prog = ios.StartProgress("scanning", "sessions")
-		}
-		prog.Update(done, total)
-	}
-	run := opts.Scan
-	if run == nil {
-		run = scan.Run
-	}
-	res, err := run(ctx, stores, sopts)
-	if prog != nil {
-		prog.Stop()
-	}
+	res, err := scanStores(ctx, opts, sopts, disc.Stores)
 	if err != nil {
 		return err
 	}
@@ -204,61 +177,37 @@ func RunScan(ctx context.Context, opts *ScanOptions) error {
 	return nil
 }
 
-// printReport writes the report to stdout or --output, and on a pipe the
-// summary and hints to stderr.
-func printReport(f *cli.Factory, rep *report.Report) error {
-	ios := f.IOStreams
-	out, err := f.OpenOutput()
-	if err != nil {
-		return err
+// scanStores runs the scan, saying on stderr which stores it scans and
+// showing progress on a terminal.
+func scanStores(ctx context.Context, opts *ScanOptions, sopts *scan.Options, disc []store.Store) (*scan.Result, error) {
+	ios := opts.Factory.IOStreams
+	stores := make([]store.Store, len(disc))
+	for i, st := range disc {
+		stores[i] = announcing{Store: st, announce: func(info store.Info, n int, err error) {
+			if err == nil {
+				ios.Statusf("scanning %s store %s (%s)", info.Shape, info.Path, plural.Count(n, "session", "sessions"))
+			}
+		}}
 	}
-	p, err := f.Printer(out)
-	if err != nil {
-		out.Close()
-		return err
+	var prog interface {
+		Update(int, int)
+		Stop()
 	}
-	if err := p.Print(out.W, rep); err != nil {
-		out.Close()
-		return fmt.Errorf("cannot write the report: %w", err)
-	}
-	if err := out.Close(); err != nil {
-		return err
-	}
-	if out.TTY && f.Format() == "text" {
-		return nil // the terminal layout already has the summary and hints
-	}
-	s := rep.Summarize()
-	if s.Total == 0 {
-		ios.Statusf("no findings in %s", plural.Count(s.Sessions, "session", "sessions"))
-	} else {
-		ios.Statusf("%s in %s", plural.Count(s.Total, "finding", "findings"), plural.Count(s.Sessions, "session", "sessions"))
-	}
-	for _, h := range report.Hints(rep) {
-		ios.Statusf("hint: %s", h)
-	}
-	return nil
-}
-
-// announcing tells the user about a store once scan.Run has listed it, so
-// the store is not listed twice just to print its session count.
-type announcing struct {
-	store.Store
-	announce func(info store.Info, sessions int, err error)
-}
-
-// checkSessionsFound fails the scan when a --session id is in no store.
-func checkSessionsFound(ids []string, res *scan.Result) error {
-	found := map[string]bool{}
-	for _, sr := range res.Stores {
-		for _, s := range sr.Sessions {
-			found[s.ID] = true
+	sopts.Progress = func(done, total int) {
+		if prog == nil {
+			// Started at the first finished session, after the store
+			// lines, so the counter never interleaves with them.
+			prog = ios.StartProgress("scanning", "sessions")
 		}
+		prog.Update(done, total)
 	}
-	return cli.CheckSessionsFound(ids, found)
-}
-
-func (a announcing) List(ctx context.Context) ([]store.SessionRef, error) {
-	refs, err := a.Store.List(ctx)
-	a.announce(a.Info(), len(refs), err)
-	return refs, err
+	run := opts.Scan
+	if run == nil {
+		run = scan.Run
+	}
+	res, err := run(ctx, stores, sopts)
+	if prog != nil {
+		prog.Stop()
+	}
+	return res, err
 }

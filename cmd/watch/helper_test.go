@@ -9,10 +9,10 @@ import (
 	"strings"
 	"time"
 
+	_ "modernc.org/sqlite" // database/sql driver "sqlite"
+
 	"github.com/sessfix/sessfix/internal/opencodetest"
 	"github.com/sessfix/sessfix/pkg/store"
-
-	_ "modernc.org/sqlite" // database/sql driver "sqlite"
 )
 
 // helperEnv makes the test binary a writer process; its value is the shape

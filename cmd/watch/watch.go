@@ -2,18 +2,14 @@ package watch
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
-	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/fix"
 	"github.com/sessfix/sessfix/pkg/report"
@@ -117,33 +113,10 @@ Exit codes:
 func RunWatch(ctx context.Context, opts *WatchOptions) error {
 	f := opts.Factory
 	ios := f.IOStreams
-	format := f.Format()
-	if format != "text" && format != "json" {
-		return cli.FlagErrorf("watch prints text or json (JSON Lines), not %q", format)
-	}
-	strategies, err := fix.ParseStrategies(opts.Strategies)
+	wo, err := newWatchOptions(opts)
 	if err != nil {
-		return &cli.FlagError{Err: err}
+		return err
 	}
-	if err := fix.ValidatePlaceholder(opts.Placeholder); err != nil {
-		return &cli.FlagError{Err: fmt.Errorf("invalid --placeholder: %w", err)}
-	}
-	for name, d := range map[string]time.Duration{"--settle": opts.Settle, "--abandon": opts.Abandon, "--poll": opts.Poll} {
-		if d < 0 {
-			return cli.FlagErrorf("invalid %s %s: must not be negative", name, d)
-		}
-	}
-	if opts.Settle == 0 {
-		return cli.FlagErrorf("invalid --settle 0s: a session must be quiet for a while before it is safe to touch")
-	}
-	if opts.Verbose && ios.Quiet() {
-		return cli.FlagErrorf("--verbose and --quiet cannot be combined")
-	}
-	sopts := scan.Options{Select: cli.CleanCodes(opts.Select), Ignore: cli.CleanCodes(opts.Ignore), Sessions: opts.Sessions}
-	if err := sopts.ValidateFilters(); err != nil {
-		return &cli.FlagError{Err: err}
-	}
-
 	disc, err := f.OpenStores("watch", opts.Paths)
 	if err != nil {
 		return err
@@ -152,32 +125,16 @@ func RunWatch(ctx context.Context, opts *WatchOptions) error {
 	for _, n := range disc.Notes {
 		ios.Statusf("note: %s", n)
 	}
-
 	out, err := f.OpenOutput()
 	if err != nil {
 		return err
 	}
 	defer out.Close()
-	p := &printer{w: out.W, json: format == "json", styles: report.NewStyles(out.Color), verbose: opts.Verbose, quiet: ios.Quiet()}
+	p := &printer{w: out.W, json: f.Format() == "json", styles: report.NewStyles(out.Color), verbose: opts.Verbose, quiet: ios.Quiet()}
+	wo.Stores, wo.Report = disc.Stores, p.print
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
 	defer stop()
-
-	wo := watch.Options{
-		Stores:     disc.Stores,
-		Settle:     opts.Settle,
-		Abandon:    opts.Abandon,
-		Poll:       opts.Poll,
-		DryRun:     opts.DryRun,
-		Scan:       sopts,
-		Fix:        fix.Options{Strategies: strategies, Placeholder: opts.Placeholder},
-		Suppressed: opts.Suppressed,
-		Write:      fix.WriteOptions{Backup: backup.Options{}},
-		Report:     p.print,
-	}
-	if f.Now != nil {
-		wo.Write.Backup.Now = f.Now
-	}
 	for _, st := range disc.Stores {
 		info := st.Info()
 		ios.Statusf("watching %s store %s", info.Shape, info.Path)
@@ -204,91 +161,40 @@ func RunWatch(ctx context.Context, opts *WatchOptions) error {
 	return nil
 }
 
-// printer writes the watcher's events as text lines or JSON Lines.
-type printer struct {
-	w       io.Writer
-	json    bool
-	styles  *report.Styles
-	verbose bool
-	quiet   bool
-	err     error
-}
-
-func (p *printer) shows(k watch.Kind) bool {
-	switch {
-	case p.verbose:
-		return true
-	case p.quiet:
-		return k == watch.Repaired || k == watch.WouldRepair || k == watch.Failed
+// newWatchOptions checks the flags and turns them into the watcher's
+// options, but for the stores and the report.
+func newWatchOptions(opts *WatchOptions) (watch.Options, error) {
+	f := opts.Factory
+	if format := f.Format(); format != "text" && format != "json" {
+		return watch.Options{}, cli.FlagErrorf("watch prints text or json (JSON Lines), not %q", format)
 	}
-	return k.Matters()
-}
-
-func (p *printer) print(e watch.Event) {
-	if !p.shows(e.Kind) || p.err != nil {
-		return
+	fopts, err := cli.RepairOptions(opts.Strategies, opts.Placeholder)
+	if err != nil {
+		return watch.Options{}, err
 	}
-	var line string
-	if p.json {
-		b, err := json.Marshal(e)
-		if err != nil {
-			p.err = err
-			return
+	for name, d := range map[string]time.Duration{"--settle": opts.Settle, "--abandon": opts.Abandon, "--poll": opts.Poll} {
+		if d < 0 {
+			return watch.Options{}, cli.FlagErrorf("invalid %s %s: must not be negative", name, d)
 		}
-		line = string(b)
-	} else {
-		line = p.text(e)
 	}
-	if _, err := io.WriteString(p.w, line+"\n"); err != nil {
-		p.err = err
+	if opts.Settle == 0 {
+		return watch.Options{}, cli.FlagErrorf("invalid --settle 0s: a session must be quiet for a while before it is safe to touch")
 	}
-}
-
-// text renders one event: time, what happened, the session, the rules,
-// then details.
-func (p *printer) text(e watch.Event) string {
-	st := p.styles
-	kind := string(e.Kind)
-	switch e.Kind {
-	case watch.Repaired, watch.WouldRepair:
-		kind = st.OK.Render(kind)
-	case watch.Failed:
-		kind = st.Error.Render(kind)
-	case watch.SkippedBusy, watch.Unfixed, watch.Warning, watch.Waiting:
-		kind = st.Warning.Render(kind)
-	default:
-		kind = st.Dim.Render(kind)
+	if opts.Verbose && f.IOStreams.Quiet() {
+		return watch.Options{}, cli.FlagErrorf("--verbose and --quiet cannot be combined")
 	}
-	parts := []string{st.Dim.Render(e.Time.Local().Format("15:04:05")), kind}
-	if e.Session != "" {
-		s := st.Title.Render(report.Clean(e.Session))
-		if e.Title != "" {
-			s += " " + fmt.Sprintf("%q", e.Title)
-		}
-		parts = append(parts, s)
+	sopts := scan.Options{Select: cli.CleanCodes(opts.Select), Ignore: cli.CleanCodes(opts.Ignore), Sessions: opts.Sessions}
+	if err := sopts.ValidateFilters(); err != nil {
+		return watch.Options{}, &cli.FlagError{Err: err}
 	}
-	if len(e.Rules) > 0 {
-		codes := make([]string, len(e.Rules))
-		for i, c := range e.Rules {
-			codes[i] = st.Code.Render(c)
-		}
-		parts = append(parts, strings.Join(codes, ","))
-	}
-	if e.Edits > 0 {
-		parts = append(parts, "("+plural.Count(e.Edits, "edit", "edits")+")")
-	}
-	if e.Backup != "" {
-		parts = append(parts, "backup "+e.Backup)
-	}
-	line := strings.Join(parts, " ")
-	if e.Message != "" {
-		line += ": " + report.Clean(e.Message)
-	}
-	if e.Error != "" {
-		line += ": " + report.Clean(e.Error)
-	}
-	if e.Session == "" && e.Store != nil {
-		line += " (" + string(e.Store.Shape) + " store " + report.Clean(e.Store.Path) + ")"
-	}
-	return line
+	return watch.Options{
+		Settle:     opts.Settle,
+		Abandon:    opts.Abandon,
+		Poll:       opts.Poll,
+		DryRun:     opts.DryRun,
+		Scan:       sopts,
+		Fix:        fopts,
+		Suppressed: opts.Suppressed,
+		Write:      fix.WriteOptions{Backup: backup.Options{Now: f.Now}},
+	}, nil
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/config"
+	"github.com/sessfix/sessfix/pkg/fix"
 	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/scan"
 )
@@ -184,4 +186,17 @@ func (f *Factory) SuppressedNote(c *config.Config, n int) {
 		return
 	}
 	f.IOStreams.Statusf("%s suppressed by %s", plural.Count(n, "finding", "findings"), c.Path)
+}
+
+// RepairOptions checks --strategy and --placeholder and returns them as
+// the repair choices of fix and watch.
+func RepairOptions(strategies []string, placeholder string) (fix.Options, error) {
+	choice, err := fix.ParseStrategies(strategies)
+	if err != nil {
+		return fix.Options{}, &FlagError{Err: err}
+	}
+	if err := fix.ValidatePlaceholder(placeholder); err != nil {
+		return fix.Options{}, &FlagError{Err: fmt.Errorf("invalid --placeholder: %w", err)}
+	}
+	return fix.Options{Strategies: choice, Placeholder: placeholder}, nil
 }
