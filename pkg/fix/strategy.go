@@ -44,7 +44,7 @@ var (
 	stPrepend = Strategy{Name: "prepend", Mutations: "prependThinkingPart", Doc: "add a synthetic thinking part before the first content part, copying the nearest earlier thinking text and signature; the brief's repair, only on request", OnlyOnRequest: true}
 	stDelete  = Strategy{Name: "delete", Mutations: "deletePart", Doc: "remove the part (backed up)"}
 	stAbort   = Strategy{Name: "abort", Mutations: "markToolAborted", Doc: "rewrite the tool to opencode's own abort shape"}
-	stAbortM  = Strategy{Name: "abort", Mutations: "markMessageAborted+markToolAborted", Doc: "close the message as aborted and abort its unfinished tools"}
+	stClose   = Strategy{Name: "close", Mutations: "markMessageAborted+markToolAborted", Doc: "close the message as aborted and abort its unfinished tools"}
 	stQuar    = Strategy{Name: "quarantine", Mutations: "quarantine", Doc: "move the record (and an orphan message's parts) into the backup area"}
 	stRekey   = Strategy{Name: "rekey", Mutations: "rekey", Doc: "give the record a valid id that sorts at the same position"}
 	stRewrite = Strategy{Name: "rewrite", Mutations: "rewriteBodyIDs", Doc: "set the body's id, sessionID and messageID to the ones its path or row gives"}
@@ -65,7 +65,7 @@ var strategyTable = map[string][]Strategy{
 	"SF202": {stRekey},
 	"SF203": {stRewrite, stQuar},
 	"SF205": {stDelete},
-	"SF301": {stAbortM, stExclude},
+	"SF301": {stClose, stExclude},
 	"SF302": {stMove, stStrip, stInject, stReplace, stAbort, stExclude, stPrepend},
 }
 
@@ -221,7 +221,7 @@ func rulePlanFunc(f scan.Finding, st Strategy) planFunc {
 			}
 			return markToolAborted(w.s, m, p, w.env)
 		}
-	case stAbortM:
+	case stClose:
 		return func(w *work) ([]store.Edit, error) {
 			m, err := w.message(f)
 			if err != nil {
