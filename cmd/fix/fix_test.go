@@ -109,7 +109,7 @@ func (e *env) run(t *testing.T) error {
 }
 
 func TestFixThenNothingThenUndo(t *testing.T) {
-	cases := []string{"sf103-reasoning-after-tool", "sf104-empty-text", "sf102-thinking-only", "sf105-abandoned-tool"}
+	cases := []string{"preflight-reasoning-after-tool", "preflight-blank-text", "preflight-thinking-only", "sf105-abandoned-tool"}
 	for _, shape := range []store.Shape{store.ShapeSessions, store.ShapeStorage, store.ShapeSQLite} {
 		t.Run(string(shape), func(t *testing.T) {
 			path := materialize(t, shape, cases...)
@@ -148,7 +148,7 @@ func TestFixThenNothingThenUndo(t *testing.T) {
 }
 
 func TestFixDryRunDiffGolden(t *testing.T) {
-	path := materialize(t, store.ShapeSessions, "sf104-empty-text", "sf103-reasoning-after-tool")
+	path := materialize(t, store.ShapeSessions, "preflight-blank-text", "preflight-reasoning-after-tool")
 	before := storetest.Hash(t, path, store.ShapeSessions)
 	e := newEnv(path)
 	e.opts.DryRun, e.opts.Diff = true, true
@@ -180,7 +180,7 @@ func TestFixDryRunDiffGolden(t *testing.T) {
 }
 
 func TestFixWithoutTerminalIsADryRun(t *testing.T) {
-	path := materialize(t, store.ShapeStorage, "sf104-empty-text")
+	path := materialize(t, store.ShapeStorage, "preflight-blank-text")
 	before := storetest.Hash(t, path, store.ShapeStorage)
 	e := newEnv(path)
 	e.opts.Interactive = func() bool { return false }
@@ -197,7 +197,7 @@ func TestFixWithoutTerminalIsADryRun(t *testing.T) {
 }
 
 func TestFixAsksOnATerminal(t *testing.T) {
-	path := materialize(t, store.ShapeSessions, "sf104-empty-text")
+	path := materialize(t, store.ShapeSessions, "preflight-blank-text")
 	for _, answer := range []bool{false, true} {
 		e := newEnv(path)
 		e.opts.Interactive = func() bool { return true }
@@ -214,7 +214,7 @@ func TestFixAsksOnATerminal(t *testing.T) {
 }
 
 func TestFixSkipsBusySessions(t *testing.T) {
-	path := materialize(t, store.ShapeSessions, "sf104-empty-text")
+	path := materialize(t, store.ShapeSessions, "preflight-blank-text")
 	// Written a second before the clock: within the settle window.
 	storetest.SetTimes(t, path, clock.Add(-time.Second))
 	e := newEnv(path)
@@ -232,7 +232,7 @@ func TestFixSkipsBusySessions(t *testing.T) {
 }
 
 func TestFixLockedStore(t *testing.T) {
-	path := materialize(t, store.ShapeSessions, "sf104-empty-text")
+	path := materialize(t, store.ShapeSessions, "preflight-blank-text")
 	info := storetest.OpenOne(t, path).Info()
 	lock, err := store.AcquireLock(info)
 	if err != nil {

@@ -21,7 +21,7 @@ import (
 // without a repair, still repairs the rest of the session, and never plans
 // a change set it cannot write.
 func TestFixLeavesEntriesItCannotBackUp(t *testing.T) {
-	path := materialize(t, store.ShapeStorage, "sf104-empty-text")
+	path := materialize(t, store.ShapeStorage, "preflight-blank-text")
 	parts := filepath.Join(path, "part")
 	if err := os.Mkdir(filepath.Join(parts, "msg_cc3e098fc0007xyAOKWXuOhe7q", "prt_cc3e09cb5001zzzzzzzzzzzzzz.json"), 0o755); err != nil {
 		t.Fatal(err)

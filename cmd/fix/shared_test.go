@@ -55,7 +55,7 @@ func (t *instantTimer) Reset(d time.Duration) {
 // pipeline, so with the same clock they write the same bytes, in every
 // shape they write.
 func TestFixAndWatchShareOnePipeline(t *testing.T) {
-	cases := []string{"sf103-reasoning-after-tool", "sf104-empty-text", "sf102-thinking-only", "sf105-abandoned-tool", "healthy-tool-loop"}
+	cases := []string{"preflight-reasoning-after-tool", "preflight-blank-text", "preflight-thinking-only", "sf105-abandoned-tool", "tool-loop-negative"}
 	for _, shape := range []store.Shape{store.ShapeSessions, store.ShapeStorage, store.ShapeSQLite} {
 		t.Run(string(shape), func(t *testing.T) {
 			fixPath, watchPath := materialize(t, shape, cases...), materialize(t, shape, cases...)

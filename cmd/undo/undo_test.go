@@ -54,7 +54,7 @@ func fixBackedUp(t *testing.T, path string, journal backup.Options) string {
 }
 
 func TestFixUndoRoundTrip(t *testing.T) {
-	cases := []string{"sf103-reasoning-after-tool", "sf104-empty-text", "sf102-thinking-only", "sf105-abandoned-tool", "sf205-foreign-parts"}
+	cases := []string{"preflight-reasoning-after-tool", "preflight-blank-text", "preflight-thinking-only", "sf105-abandoned-tool", "sf205-foreign-parts"}
 	for _, shape := range []store.Shape{store.ShapeSessions, store.ShapeStorage, store.ShapeSQLite} {
 		t.Run(string(shape), func(t *testing.T) {
 			path := materialize(t, shape, cases...)
@@ -117,7 +117,7 @@ func TestUndoUsage(t *testing.T) {
 // once, in the error, with one hint about --force; with --force it is
 // named as overwritten.
 func TestUndoRefusalSaysItOnce(t *testing.T) {
-	path := materialize(t, store.ShapeSessions, "sf104-empty-text")
+	path := materialize(t, store.ShapeSessions, "preflight-blank-text")
 	journal := backup.Options{Dir: t.TempDir(), Now: func() time.Time { return clock }}
 	files := func() map[string][]byte {
 		out := map[string][]byte{}

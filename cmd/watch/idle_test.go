@@ -75,7 +75,7 @@ var idleStores = map[store.Shape]string{}
 // resident set in MiB.
 func BenchmarkIdleCPU(b *testing.B) {
 	const sessions = 3000
-	healthy, err := storetest.LoadExportFixture(fixtures + "healthy-tool-loop/session.json")
+	healthy, err := storetest.LoadExportFixture(fixtures + "tool-loop-negative/session.json")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -22,7 +22,7 @@ import (
 
 const (
 	fixtures = "../../testdata/sessions/"
-	// brokenPart is the signed reasoning part of sf104-empty-text's
+	// brokenPart is the signed reasoning part of preflight-blank-text's
 	// unfinished assistant message: the writer streams it.
 	brokenPart = "prt_cc3e09a66000Jx7Bi7b4qBCpys"
 	settle     = time.Second
@@ -133,7 +133,7 @@ func TestLiveRepair(t *testing.T) {
 	} {
 		t.Run(string(tc.shape), func(t *testing.T) {
 			t.Parallel()
-			broken, healthy := fixture(t, "sf104-empty-text"), fixture(t, "healthy-tool-loop")
+			broken, healthy := fixture(t, "preflight-blank-text"), fixture(t, "tool-loop-negative")
 			path := storetest.Materialize(t, tc.shape, t.TempDir(), healthy)
 			staging := storetest.Materialize(t, tc.shape, t.TempDir(), broken)
 			sid := broken.ID
@@ -184,7 +184,7 @@ func TestLiveRepair(t *testing.T) {
 // export file.
 func TestDryRunReportsAndWritesNothing(t *testing.T) {
 	t.Parallel()
-	broken := fixture(t, "sf104-empty-text")
+	broken := fixture(t, "preflight-blank-text")
 	path := storetest.Materialize(t, store.ShapeExport, t.TempDir(), broken)
 	old := time.Now().Add(-time.Hour)
 	os.Chtimes(path, old, old)

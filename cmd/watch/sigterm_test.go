@@ -47,7 +47,7 @@ func TestSIGTERMLeavesOldOrNewState(t *testing.T) {
 	const sessions, rounds = 80, 4
 	sessionsTotal := map[string]int{}
 	for round := 0; round < rounds; round++ {
-		fs := copies(fixture(t, "sf104-empty-text"), sessions)
+		fs := copies(fixture(t, "preflight-blank-text"), sessions)
 		path := storetest.Materialize(t, store.ShapeSessions, t.TempDir(), fs...)
 		old := time.Now().Add(-time.Hour)
 		before := map[string]map[string]string{}

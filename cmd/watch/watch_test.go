@@ -38,7 +38,7 @@ func TestFlagsReachTheOptions(t *testing.T) {
 // broken fixture.
 func factory(t *testing.T, format string) (*cli.Factory, *bytes.Buffer, string) {
 	t.Helper()
-	f, err := storetest.LoadExportFixture("../../testdata/sessions/sf104-empty-text/session.json")
+	f, err := storetest.LoadExportFixture("../../testdata/sessions/preflight-blank-text/session.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,7 +61,7 @@ func statuses(os []Outcome) []Status {
 
 func TestPipelinePlanOutcomes(t *testing.T) {
 	p := testPipeline(t)
-	_, targets := pipelineStore(t, p, store.ShapeSessions, "sf104-empty-text", "healthy-tool-loop", "sf302-negative")
+	_, targets := pipelineStore(t, p, store.ShapeSessions, "preflight-blank-text", "tool-loop-negative", "sf302-negative")
 	got := collect(t, p.Plan, targets)
 	if len(got) != len(targets) {
 		t.Fatalf("%d outcomes for %d targets", len(got), len(targets))
@@ -93,7 +93,7 @@ func TestPipelinePlanOutcomes(t *testing.T) {
 // watcher's pipeline) it is planned.
 func TestPipelineSettlePolicy(t *testing.T) {
 	p := testPipeline(t)
-	path, targets := pipelineStore(t, p, store.ShapeStorage, "sf104-empty-text")
+	path, targets := pipelineStore(t, p, store.ShapeStorage, "preflight-blank-text")
 	storetest.SetTimes(t, path, pipeClock.Add(-2*time.Second))
 	if o := collect(t, p.Plan, targets)[0]; o.Status != SkippedBusy || o.Age != 2*time.Second || !o.Changes() {
 		t.Errorf("written 2s ago: %v, age %v", o.Status, o.Age)
@@ -110,7 +110,7 @@ func TestPipelineSettlePolicy(t *testing.T) {
 
 func TestPipelineAdmitHoldsSessions(t *testing.T) {
 	p := testPipeline(t)
-	_, targets := pipelineStore(t, p, store.ShapeSessions, "sf104-empty-text", "sf103-reasoning-after-tool")
+	_, targets := pipelineStore(t, p, store.ShapeSessions, "preflight-blank-text", "preflight-reasoning-after-tool")
 	held := targets[0].Ref.ID
 	var asked []string
 	p.Admit = func(tg Target, s *store.Session) bool {
@@ -142,7 +142,7 @@ func (f failingStore) Load(ctx context.Context, ref store.SessionRef) (*store.Se
 
 func TestPipelineFailures(t *testing.T) {
 	p := testPipeline(t)
-	path, targets := pipelineStore(t, p, store.ShapeSessions, "sf104-empty-text", "sf103-reasoning-after-tool", "healthy-tool-loop")
+	path, targets := pipelineStore(t, p, store.ShapeSessions, "preflight-blank-text", "preflight-reasoning-after-tool", "tool-loop-negative")
 	fs := failingStore{Store: storetest.OpenOne(t, path), bad: targets[0].Ref.ID}
 	for i := range targets {
 		targets[i].Store = fs
@@ -181,7 +181,7 @@ func (c countingStore) Load(ctx context.Context, ref store.SessionRef) (*store.S
 
 func TestPipelineCancelled(t *testing.T) {
 	p := testPipeline(t)
-	_, targets := pipelineStore(t, p, store.ShapeSessions, "sf104-empty-text", "healthy-tool-loop")
+	_, targets := pipelineStore(t, p, store.ShapeSessions, "preflight-blank-text", "tool-loop-negative")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	n := 0
@@ -195,7 +195,7 @@ func TestPipelineCancelled(t *testing.T) {
 // store's plans in one run) write the same bytes, in every shape that can
 // be written.
 func TestPipelineRepairEqualsPlanThenApply(t *testing.T) {
-	cases := []string{"sf104-empty-text", "sf103-reasoning-after-tool", "sf102-thinking-only", "sf105-abandoned-tool", "healthy-tool-loop"}
+	cases := []string{"preflight-blank-text", "preflight-reasoning-after-tool", "preflight-thinking-only", "sf105-abandoned-tool", "tool-loop-negative"}
 	for _, shape := range []store.Shape{store.ShapeSessions, store.ShapeStorage, store.ShapeProject, store.ShapeSQLite} {
 		t.Run(string(shape), func(t *testing.T) {
 			fixPipe, watchPipe := testPipeline(t), testPipeline(t)

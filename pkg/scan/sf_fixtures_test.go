@@ -151,3 +151,26 @@ func TestDemoStore(t *testing.T) {
 		}
 	}
 }
+
+// TestFixtureNamesSayWhatTheyTest keeps the case names honest: a case that
+// expects no finding is named …-negative, and a positive case named after a
+// rule (sfNNN-…) expects a finding of that rule.
+func TestFixtureNamesSayWhatTheyTest(t *testing.T) {
+	for _, c := range storetest.Cases(t, fixtureRoot) {
+		b, err := os.ReadFile(filepath.Join(c.Dir, "expected.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		negative := strings.HasSuffix(c.Name, "-negative")
+		if len(b) == 0 && !negative {
+			t.Errorf("%s expects no finding: name it …-negative", c.Name)
+		}
+		code, _, _ := strings.Cut(c.Name, "-")
+		if negative || len(code) != 5 || !strings.HasPrefix(code, "sf") {
+			continue
+		}
+		if want := strings.ToUpper(code) + " "; !strings.HasPrefix(string(b), want) && !strings.Contains(string(b), "\n"+want) {
+			t.Errorf("%s expects no %s finding: name it after what it tests", c.Name, strings.ToUpper(code))
+		}
+	}
+}

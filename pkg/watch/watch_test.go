@@ -229,8 +229,8 @@ func hashTree(t *testing.T, dir string) map[string]string {
 }
 
 func TestInitialScanRepairsBrokenAndLeavesHealthy(t *testing.T) {
-	broken := loadFixture(t, "sf104-empty-text")
-	healthy := loadFixture(t, "healthy-tool-loop")
+	broken := loadFixture(t, "preflight-blank-text")
+	healthy := loadFixture(t, "tool-loop-negative")
 	for _, shape := range storetest.Shapes {
 		if shape == store.ShapeExport {
 			continue
@@ -262,7 +262,7 @@ func TestInitialScanRepairsBrokenAndLeavesHealthy(t *testing.T) {
 // TestOwnWritesDoNotLoop marks the repaired session changed again, as the
 // events of the repair's own writes do, and checks nothing more happens.
 func TestOwnWritesDoNotLoop(t *testing.T) {
-	broken := loadFixture(t, "sf104-empty-text")
+	broken := loadFixture(t, "preflight-blank-text")
 	h := newHarness(t, store.ShapeSessions, nil, broken)
 	h.step(0)
 	if n := len(h.kinds(Repaired)); n != 1 {
@@ -306,8 +306,8 @@ func copyInto(t *testing.T, src, dst string, mutate func([]byte) []byte) {
 // file, rewriting one part every 100 ms, and checks the watcher waits for
 // the settle window after the last write, and not a moment less.
 func TestStreamingSessionIsLeftAloneUntilQuiet(t *testing.T) {
-	broken := loadFixture(t, "sf104-empty-text")
-	healthy := loadFixture(t, "healthy-tool-loop")
+	broken := loadFixture(t, "preflight-blank-text")
+	healthy := loadFixture(t, "tool-loop-negative")
 	h := newHarness(t, store.ShapeSessions, nil, healthy)
 	h.step(0)
 	staging := storetest.Materialize(t, store.ShapeSessions, t.TempDir(), broken)
@@ -362,7 +362,7 @@ func TestStreamingSessionIsLeftAloneUntilQuiet(t *testing.T) {
 }
 
 func TestDryRunWritesNothing(t *testing.T) {
-	broken := loadFixture(t, "sf104-empty-text")
+	broken := loadFixture(t, "preflight-blank-text")
 	h := newHarness(t, store.ShapeStorage, func(o *Options) { o.DryRun = true }, broken)
 	before := hashTree(t, h.path)
 	h.step(0)
@@ -392,7 +392,7 @@ func TestDryRunWritesNothing(t *testing.T) {
 // store another process holds open is in progress until the abandon window
 // has passed.
 func TestBusySessionWaitsForAbandon(t *testing.T) {
-	broken := loadFixture(t, "sf104-empty-text")
+	broken := loadFixture(t, "preflight-blank-text")
 	h := newHarness(t, store.ShapeSessions, func(o *Options) { o.Abandon = time.Minute }, broken)
 	h.inUse = true
 	h.w.mark(h.w.stores[0], broken.ID)
@@ -418,7 +418,7 @@ func TestBusySessionWaitsForAbandon(t *testing.T) {
 // TestBusyOnlyForUnfinishedMessages: a store held open does not delay a
 // session whose messages are all finished.
 func TestBusyOnlyForUnfinishedMessages(t *testing.T) {
-	f := loadFixture(t, "sf103-reasoning-after-tool")
+	f := loadFixture(t, "preflight-reasoning-after-tool")
 	h := newHarness(t, store.ShapeSessions, nil, f)
 	h.inUse = true
 	s, err := h.st.Load(context.Background(), store.SessionRef{ID: f.ID})
@@ -438,7 +438,7 @@ func TestBusyOnlyForUnfinishedMessages(t *testing.T) {
 }
 
 func TestLockedStoreIsRetried(t *testing.T) {
-	broken := loadFixture(t, "sf104-empty-text")
+	broken := loadFixture(t, "preflight-blank-text")
 	h := newHarness(t, store.ShapeSessions, nil, broken)
 	lock, err := store.AcquireLock(h.st.Info())
 	if err != nil {
@@ -464,7 +464,7 @@ func TestLockedStoreIsRetried(t *testing.T) {
 // TestChangedWhileWritingIsRetried: when a record changes between the scan
 // and the write, nothing is written and the session is examined again.
 func TestChangedWhileWritingIsRetried(t *testing.T) {
-	broken := loadFixture(t, "sf104-empty-text")
+	broken := loadFixture(t, "preflight-blank-text")
 	var h *harness
 	calls := 0
 	h = newHarness(t, store.ShapeSessions, func(o *Options) {
@@ -487,7 +487,7 @@ func TestChangedWhileWritingIsRetried(t *testing.T) {
 }
 
 func TestOverflowRescansEverySession(t *testing.T) {
-	a, b := loadFixture(t, "healthy-tool-loop"), loadFixture(t, "sf103-negative")
+	a, b := loadFixture(t, "tool-loop-negative"), loadFixture(t, "sf103-negative")
 	h := newHarness(t, store.ShapeSessions, func(o *Options) { o.Poll = 0 }, a, b)
 	h.step(0)
 	if len(h.w.pending) != 0 {
@@ -547,7 +547,7 @@ func TestSessionOfMapsEveryShape(t *testing.T) {
 }
 
 func TestFingerprintIgnoresTimesNotBytes(t *testing.T) {
-	f := loadFixture(t, "healthy-tool-loop")
+	f := loadFixture(t, "tool-loop-negative")
 	st := storetest.OpenOne(t, storetest.Materialize(t, store.ShapeSessions, t.TempDir(), f))
 	s, err := st.Load(context.Background(), store.SessionRef{ID: f.ID})
 	if err != nil {
@@ -568,7 +568,7 @@ func TestFingerprintIgnoresTimesNotBytes(t *testing.T) {
 // TestBusySessionRepairedOnceTheWriterIsGone: a killed OpenCode writes
 // nothing more, so the busy session is looked at again without an event.
 func TestBusySessionRepairedOnceTheWriterIsGone(t *testing.T) {
-	broken := loadFixture(t, "sf104-empty-text")
+	broken := loadFixture(t, "preflight-blank-text")
 	h := newHarness(t, store.ShapeSessions, nil, broken)
 	h.inUse = true
 	h.w.mark(h.w.stores[0], broken.ID)
@@ -592,7 +592,7 @@ func TestBusySessionRepairedOnceTheWriterIsGone(t *testing.T) {
 // are all created after the start is found through the events and
 // repaired once the (fake) settle window has passed.
 func TestRunFollowsNewDirectories(t *testing.T) {
-	healthy, broken := loadFixture(t, "healthy-tool-loop"), loadFixture(t, "sf104-empty-text")
+	healthy, broken := loadFixture(t, "tool-loop-negative"), loadFixture(t, "preflight-blank-text")
 	h := runHarness(t, store.ShapeStorage, healthy)
 	staging := storetest.Materialize(t, store.ShapeStorage, t.TempDir(), broken)
 	if err := os.CopyFS(h.path, os.DirFS(staging)); err != nil {
@@ -604,7 +604,7 @@ func TestRunFollowsNewDirectories(t *testing.T) {
 // TestRunFollowsRenameReplace breaks a part the way an editor saves it:
 // a temp file renamed over the original.
 func TestRunFollowsRenameReplace(t *testing.T) {
-	healthy := loadFixture(t, "healthy-tool-loop")
+	healthy := loadFixture(t, "tool-loop-negative")
 	h := runHarness(t, store.ShapeSessions, healthy)
 	var target string
 	filepath.WalkDir(h.path, func(p string, d fs.DirEntry, err error) error {
@@ -680,7 +680,7 @@ func (h *harness) waitRepaired(id string) {
 // TestSuppressedFindingsAreNotRepaired: what the user suppressed (the config
 // file's suppressions) is left alone, and the rest is still repaired.
 func TestSuppressedFindingsAreNotRepaired(t *testing.T) {
-	broken := loadFixture(t, "sf104-empty-text")
+	broken := loadFixture(t, "preflight-blank-text")
 	var suppressed []string
 	h := newHarness(t, store.ShapeStorage, func(o *Options) {
 		o.Suppressed = func(f scan.Finding) bool {
