@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,17 +12,14 @@ import (
 	"testing"
 	"time"
 
-	goldenfile "github.com/sessfix/sessfix/internal/golden"
-
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/cmd/internal/iostreams"
+	goldenfile "github.com/sessfix/sessfix/internal/golden"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
@@ -75,7 +71,7 @@ var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	goldenfile.Check(t, filepath.Join("testdata", name), got, *update)
+	goldenfile.Check(t, filepath.Join("testdata", name), got)
 }
 
 func TestScanExitCodes(t *testing.T) {

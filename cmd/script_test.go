@@ -2,37 +2,51 @@ package cmd
 
 import (
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	goldenfile "github.com/sessfix/sessfix/internal/golden"
 )
 
 // TestScripts runs testdata/script/*.txtar against the real sessfix command
-// (TestMain registers it), as a user's shell would.
+// (TestMain registers it), as a user's shell would. Scripts run sessfix
+// with exec (or exits, or watchuntil), never bare; go test -update rewrites
+// the expected output that scripts compare with cmp.
 func TestScripts(t *testing.T) {
-	stores, err := filepath.Abs("testdata/stores")
-	if err != nil {
-		t.Fatal(err)
-	}
-	demo, err := filepath.Abs("../testdata/demo")
-	if err != nil {
-		t.Fatal(err)
+	dirs := map[string]string{}
+	for name, rel := range map[string]string{"STORES": "testdata/stores", "DEMO": "../testdata/demo", "SESSIONS": "../testdata/sessions"} {
+		abs, err := filepath.Abs(rel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dirs[name] = abs
 	}
 	testscript.Run(t, testscript.Params{
-		Dir: "testdata/script",
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		UpdateScripts:       goldenfile.Update(),
 		Setup: func(env *testscript.Env) error {
-			env.Setenv("STORES", stores)
-			env.Setenv("DEMO", demo)
+			for name, dir := range dirs {
+				env.Setenv(name, dir)
+			}
 			env.Setenv("HOME", env.WorkDir)
 			env.Setenv("XDG_DATA_HOME", "")
+			env.Setenv("XDG_STATE_HOME", "")
+			env.Setenv("SESSFIX_STATE_DIR", "")
 			env.Setenv("NO_COLOR", "")
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exits": exits,
+			"exits":      exits,
+			"watchuntil": watchUntil,
 		},
 	})
 }
@@ -57,5 +71,57 @@ func exits(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if got != want {
 		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+}
+
+// watchuntil REGEXP ARGS... is a bounded run of `sessfix watch ARGS...`:
+// it starts the watcher with its stdout in watch.out and its stderr in
+// watch.err, waits (at most a minute) until watch.out matches REGEXP,
+// stops it with SIGTERM, and fails unless it exits 0, as documented for
+// SIGTERM.
+func watchUntil(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 {
+		ts.Fatalf("usage: watchuntil REGEXP [WATCH ARGS...]")
+	}
+	re, err := regexp.Compile("(?m)" + args[0])
+	if err != nil {
+		ts.Fatalf("watchuntil: %v", err)
+	}
+	out, errOut := ts.MkAbs("watch.out"), ts.MkAbs("watch.err")
+	stdout, err := os.Create(out)
+	ts.Check(err)
+	defer stdout.Close()
+	stderr, err := os.Create(errOut)
+	ts.Check(err)
+	defer stderr.Close()
+	cmd := exec.Command("sessfix", append([]string{"watch"}, args[1:]...)...)
+	cmd.Dir = ts.MkAbs(".")
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	for _, k := range []string{"PATH", "HOME", "TMPDIR", "NO_COLOR", "XDG_DATA_HOME", "XDG_STATE_HOME", "SESSFIX_STATE_DIR"} {
+		cmd.Env = append(cmd.Env, k+"="+ts.Getenv(k))
+	}
+	ts.Check(cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		b, err := os.ReadFile(out)
+		ts.Check(err)
+		if re.Match(b) {
+			break
+		}
+		select {
+		case err := <-done:
+			ts.Fatalf("watch stopped before its output matched %q: %v", args[0], err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			<-done
+			ts.Fatalf("watch output never matched %q", args[0])
+		}
+	}
+	ts.Check(cmd.Process.Signal(syscall.SIGTERM))
+	if err := <-done; err != nil {
+		ts.Fatalf("watch stopped by SIGTERM: %v, want exit 0", err)
 	}
 }

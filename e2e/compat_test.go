@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/sessfix/sessfix/internal/golden"
 	"github.com/sessfix/sessfix/internal/opencodetest"
 )
 
@@ -74,7 +75,7 @@ func TestCompatibility(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(root, "docs", "compatibility.md")
-	if *update || os.Getenv("SESSFIX_WRITE_COMPAT") == "1" {
+	if golden.Update() {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -17,8 +17,6 @@ import (
 	"github.com/sessfix/sessfix/internal/opencodetest"
 )
 
-var update = flag.Bool("update", false, "rewrite docs/compatibility.md from this run")
-
 // sessfixBin is the sessfix binary built for this run.
 var sessfixBin string
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -19,8 +18,6 @@ import (
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/fix")
 
 const fixtures = "../../testdata/sessions"
 
@@ -162,7 +159,7 @@ func TestFixDryRunDiffGolden(t *testing.T) {
 	got := e.out.String()
 	// Ids minted between two neighbours are deterministic, and the clock is
 	// fixed, so the whole diff is golden.
-	golden.Check(t, filepath.Join("..", "..", "testdata", "fix", "dry-run-diff.golden"), got, *update)
+	golden.Check(t, filepath.Join("..", "..", "testdata", "fix", "dry-run-diff.golden"), got)
 	if strings.Contains(got, "\x1b[") {
 		t.Error("piped diff has colour")
 	}

@@ -1,18 +1,28 @@
-// Package golden compares test output with golden files: a test fails
-// when its output differs from the file, and `go test -update` rewrites
-// the file instead.
+// Package golden is sessfix's one convention for golden files: a test fails
+// when its output differs from the file, and `go test -update` rewrites the
+// file instead. Every test with a golden file (printer output, fix diffs,
+// the rule fixtures' expected findings, docs/compatibility.md, and the
+// expected output inside testscript scripts) goes by the same -update flag,
+// which this package defines.
 package golden
 
 import (
+	"flag"
 	"os"
 	"testing"
 )
 
-// Check compares got with the file at path, or writes got there first when
-// update is set (the test's -update flag).
-func Check(t testing.TB, path, got string, update bool) {
+var update = flag.Bool("update", false, "rewrite golden files (and testscript expectations) from this run")
+
+// Update reports whether the run was asked to rewrite golden files
+// (go test -update).
+func Update() bool { return *update }
+
+// Check compares got with the file at path, or with -update writes got there
+// first.
+func Check(t testing.TB, path, got string) {
 	t.Helper()
-	if update {
+	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}

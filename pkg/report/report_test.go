@@ -4,19 +4,15 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
-	"flag"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	goldenfile "github.com/sessfix/sessfix/internal/golden"
-
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // sampleReport is a scan of three stores: a database with one clean and two
 // damaged sessions, a sessions/ tree with a note, and an export file.
@@ -80,7 +76,7 @@ func render(t *testing.T, format string, opts Options, r *Report) string {
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	goldenfile.Check(t, filepath.Join("testdata", name), got, *update)
+	goldenfile.Check(t, filepath.Join("testdata", name), got)
 }
 
 var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")

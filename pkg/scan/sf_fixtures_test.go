@@ -2,7 +2,6 @@ package scan
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,11 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessfix/sessfix/internal/golden"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/sessions/*/expected.txt from the findings")
 
 // The rule fixture cases under testdata/sessions (storetest.Case) each hold
 // expected.txt: one line per finding, "CODE severity message-id part-id
@@ -29,7 +27,7 @@ func TestFixtures(t *testing.T) {
 			wrote := false
 			check := func(name string, got string) {
 				t.Helper()
-				if *update && !wrote {
+				if golden.Update() && !wrote {
 					if err := os.WriteFile(goldenPath, []byte(got), 0o644); err != nil {
 						t.Fatal(err)
 					}
