@@ -1,7 +1,12 @@
 // Package scan finds what breaks OpenCode sessions. It holds the rule
 // registry (one file per rule, named after its code), the checks that run over
 // one loaded session, and Run, which streams every session of a set of stores
-// through the rules with bounded memory and both cores.
+// through the rules with bounded memory and both cores (on internal/pool, the
+// ordered worker pool fix.Pipeline runs on too).
+//
+// SettlePolicy is sessfix's one rule for whether OpenCode may still be
+// writing a session: scan's streaming check, fix's busy check and watch's
+// wait and abandon decisions all consult it.
 //
 // The preflight (preflight*.go, rules SF150–SF169) builds the request OpenCode
 // sends for a session, with every block mapped back to its stored message

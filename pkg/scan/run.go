@@ -12,10 +12,6 @@ import (
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
-// DefaultSettle is how long a session must be quiet before sessfix treats an
-// unfinished assistant message as abandoned rather than still streaming.
-const DefaultSettle = 5 * time.Second
-
 // Options configure a scan.
 type Options struct {
 	// Select and Ignore filter rules by code or code prefix ("SF1", "SF203").
@@ -23,7 +19,8 @@ type Options struct {
 	// Sessions limits the scan to these session ids (empty: all).
 	Sessions []string
 	// Settle is the quiet period after which an unfinished session counts
-	// as abandoned. Zero means DefaultSettle.
+	// as abandoned. Zero means DefaultSettle. Policy turns it into the
+	// settle policy scan, fix and watch judge sessions in progress by.
 	Settle time.Duration
 	// Now is the clock (tests inject it). Nil means time.Now.
 	Now func() time.Time
@@ -49,9 +46,6 @@ func (o *Options) Policy() SettlePolicy {
 	}
 	return SettlePolicy{Settle: o.Settle}
 }
-
-// SettleWindow returns the effective settle window.
-func (o *Options) SettleWindow() time.Duration { return o.Policy().Window() }
 
 // ValidateFilters reports unknown codes or prefixes in Select/Ignore.
 func (o *Options) ValidateFilters() error {

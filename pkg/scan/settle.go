@@ -6,6 +6,10 @@ import (
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
+// DefaultSettle is how long a session must be quiet before sessfix treats an
+// unfinished assistant message as abandoned rather than still streaming.
+const DefaultSettle = 5 * time.Second
+
 // DefaultAbandon is how long an unfinished assistant message, in a store
 // another process holds open, counts as in progress (OpenCode may be running
 // a long tool and writing nothing meanwhile).
