@@ -28,9 +28,6 @@ func RunFix(ctx context.Context, opts *FixOptions) error {
 		return err
 	}
 	defer disc.Close()
-	for _, n := range disc.Notes {
-		ios.Statusf("note: %s", n)
-	}
 	run := &fixRun{opts: opts, pipe: pipe, fails: fails}
 	if err := run.plan(ctx, disc.Stores); err != nil {
 		return err

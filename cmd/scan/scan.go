@@ -116,8 +116,6 @@ Exit codes:
 // RunScan does the work of `sessfix scan`.
 func RunScan(ctx context.Context, opts *ScanOptions) error {
 	f := opts.Factory
-	ios := f.IOStreams
-
 	filters := &cli.Filters{Select: opts.Select, Ignore: opts.Ignore, FailOn: opts.FailOn}
 	sopts, failPolicy, err := filters.ScanFilters()
 	if err != nil {
@@ -137,9 +135,6 @@ func RunScan(ctx context.Context, opts *ScanOptions) error {
 		return err
 	}
 	defer disc.Close()
-	for _, n := range disc.Notes {
-		ios.Statusf("note: %s", n)
-	}
 
 	res, err := scanStores(ctx, opts, sopts, disc.Stores)
 	if err != nil {

@@ -122,9 +122,6 @@ func RunWatch(ctx context.Context, opts *WatchOptions) error {
 		return err
 	}
 	defer disc.Close()
-	for _, n := range disc.Notes {
-		ios.Statusf("note: %s", n)
-	}
 	out, err := f.OpenOutput()
 	if err != nil {
 		return err

@@ -67,29 +67,28 @@ func Ordered[T any](ctx context.Context, n int, opts Options[T], work func(ctx c
 	started := make(chan int, 1)
 	go func() {
 		defer close(jobs)
-		for i := 0; i < n; i++ {
-			// A stop or a cancelled context wins over a worker ready for
-			// more.
+		stopped := func() bool {
 			select {
 			case <-stop:
-				started <- i
-				return
+				return true
 			case <-ctx.Done():
-				started <- i
-				return
+				return true
 			default:
-			}
-			select {
-			case jobs <- i:
-			case <-stop:
-				started <- i
-				return
-			case <-ctx.Done():
-				started <- i
-				return
+				return false
 			}
 		}
-		started <- n
+		// A stop or a cancelled context wins over a worker ready for more.
+		i := 0
+		for ; i < n && !stopped(); i++ {
+			select {
+			case jobs <- i:
+				continue
+			case <-stop:
+			case <-ctx.Done():
+			}
+			break
+		}
+		started <- i
 	}()
 	halted := false
 	halt := func() {

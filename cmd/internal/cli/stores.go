@@ -9,8 +9,9 @@ import (
 )
 
 // OpenStores discovers the user's stores (no paths) or opens the named
-// paths, for the command verb ("scan", "fix", ...). "Nothing there" becomes
-// an error that says where sessfix looked, with hints naming the verb.
+// paths, for the command verb ("scan", "fix", ...), and prints discovery's
+// notes on stderr. "Nothing there" becomes an error that says where sessfix
+// looked, with hints naming the verb.
 func (f *Factory) OpenStores(verb string, paths []string) (*store.Discovery, error) {
 	var (
 		disc *store.Discovery
@@ -29,6 +30,9 @@ func (f *Factory) OpenStores(verb string, paths []string) (*store.Discovery, err
 		err = fmt.Errorf("%w (looked in %s)", store.ErrNotFound, strings.Join(looked, ", "))
 	}
 	if err == nil {
+		for _, n := range disc.Notes {
+			f.IOStreams.Statusf("note: %s", n)
+		}
 		return disc, nil
 	}
 	if disc != nil {
