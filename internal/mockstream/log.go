@@ -5,8 +5,8 @@
 // answers, and a server bound to 127.0.0.1.
 //
 // The mocks (internal/mockanthropic, internal/mockgemini,
-// internal/mockbedrock) keep their own request types, rules and wire
-// formats; they instantiate Log with them.
+// internal/mockbedrock, internal/mockopenai) keep their own request types,
+// rules and wire formats; they instantiate Log with them.
 package mockstream
 
 import (

@@ -1,0 +1,129 @@
+package mockopenai
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// APIError is an error answer.
+type APIError struct {
+	Dialect Dialect
+	Status  int     // HTTP status
+	Type    string  // error.type
+	Message string  // error.message
+	Param   *string // error.param (OpenAI, DeepSeek)
+	Code    *string // error.code (OpenAI, DeepSeek)
+}
+
+func (e *APIError) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Type, e.Message) }
+
+// Body is the JSON body the provider sends with the error:
+//
+//	OpenAI:   {"error":{"message":…,"type":…,"param":…,"code":…}}
+//	DeepSeek: {"error":{"message":…,"type":"invalid_request_error","param":null,"code":"invalid_request_error"}}
+//	Moonshot: {"error":{"message":…,"type":"invalid_request_error"}}
+func (e *APIError) Body() []byte {
+	inner := map[string]any{"message": e.Message, "type": e.Type}
+	if e.Dialect != Moonshot {
+		inner["param"] = e.Param
+		inner["code"] = e.Code
+	}
+	b, _ := json.Marshal(map[string]any{"error": inner})
+	return b
+}
+
+func str(s string) *string { return &s }
+
+func invalid(d Dialect, param *string, format string, args ...any) *APIError {
+	e := &APIError{Dialect: d, Status: http.StatusBadRequest, Type: "invalid_request_error", Message: fmt.Sprintf(format, args...), Param: param}
+	if d == DeepSeek {
+		e.Code = str("invalid_request_error")
+	}
+	return e
+}
+
+func notFound(d Dialect, method, path string) *APIError {
+	return &APIError{Dialect: d, Status: http.StatusNotFound, Type: "invalid_request_error",
+		Message: fmt.Sprintf("Invalid URL (%s %s)", method, path)}
+}
+
+func noKey(d Dialect) *APIError {
+	return &APIError{Dialect: d, Status: http.StatusUnauthorized, Type: "invalid_request_error",
+		Message: "You didn't provide an API key.", Code: str("missing_api_key")}
+}
+
+// Error texts. Where the API puts an index or id into the text, the Msg*
+// helpers build it.
+const (
+	// TextDeepSeekPassBack is DeepSeek's error for a tool-call message
+	// without reasoning_content from its V4 models (the text has no index).
+	TextDeepSeekPassBack = "The `reasoning_content` in the thinking mode must be passed back to the API."
+	// TextStoreFalse ends the Responses API's "not found" error.
+	TextStoreFalse = "Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input."
+	textBadJSON    = "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)"
+	deepSeekDocs   = " For more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls"
+)
+
+// MsgDeepSeekMissing is DeepSeek's error for the assistant tool-call
+// message at index n of the request's messages (deepseek-reasoner and the
+// V3 models), documentation link included.
+func MsgDeepSeekMissing(n int) string {
+	return fmt.Sprintf("Missing `reasoning_content` field in the assistant message at message index %d.%s", n, deepSeekDocs)
+}
+
+// MsgKimiMissing is Kimi's error for the assistant tool-call message at
+// index n.
+func MsgKimiMissing(n int) string {
+	return fmt.Sprintf("thinking is enabled but reasoning_content is missing in assistant tool call message at index %d", n)
+}
+
+// MsgToolCallsWithoutResponse is the Chat Completions error for tool calls
+// that no tool message answers.
+func MsgToolCallsWithoutResponse(ids []string) string {
+	return "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: " + strings.Join(ids, ", ")
+}
+
+// TextToolWithoutCall is the Chat Completions error for a tool message
+// that answers no preceding tool call (the API's spelling).
+const TextToolWithoutCall = "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'."
+
+// MsgReasoningWithoutFollowing is the Responses error for a reasoning item
+// that is not followed by the item it produced.
+func MsgReasoningWithoutFollowing(id string) string {
+	return fmt.Sprintf("Item '%s' of type 'reasoning' was provided without its required following item.", id)
+}
+
+// MsgWithoutReasoning is the Responses error for an output item sent
+// without the reasoning item that preceded it when it was produced.
+func MsgWithoutReasoning(id, typ, reasoning string) string {
+	return fmt.Sprintf("Item '%s' of type '%s' was provided without its required 'reasoning' item: '%s'.", id, typ, reasoning)
+}
+
+// MsgItemNotFound is the Responses error for an item referenced by id that
+// the server does not hold.
+func MsgItemNotFound(id string) string {
+	return fmt.Sprintf("Item with id '%s' not found. %s", id, TextStoreFalse)
+}
+
+// MsgEncryptedNotVerified is the Responses error for encrypted reasoning
+// content issued to another account or model.
+func MsgEncryptedNotVerified(id string) string {
+	return fmt.Sprintf("The encrypted content for item %s could not be verified.", id)
+}
+
+// MsgEmptyID is the Responses error for an item whose id is "".
+func MsgEmptyID(n int) string {
+	return fmt.Sprintf("Invalid 'input[%d].id': ''. Expected an ID that contains letters, numbers, underscores, or dashes, but this value contained additional characters.", n)
+}
+
+// MsgNoToolOutput is the error for a function call without its output.
+func MsgNoToolOutput(callID string) string {
+	return fmt.Sprintf("No tool output found for function call %s.", callID)
+}
+
+// MsgNoToolCall is the error for a function call output without its call.
+func MsgNoToolCall(callID string) string {
+	return fmt.Sprintf("No tool call found for function call output with call_id %s.", callID)
+}
