@@ -8,16 +8,19 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/sessfix/sessfix/internal/mockanthropic"
+	"github.com/sessfix/sessfix/internal/mockopenai"
 )
 
 // DefaultModel is the model the harness configures: OpenCode's bundled model
@@ -32,11 +35,25 @@ var DefaultTimeout = 2 * time.Minute
 type Options struct {
 	// Version is the OpenCode version (V1_18 when empty).
 	Version string
-	// Mock is the provider to talk to; nil starts a fresh mock that the
-	// Env closes.
+	// Mock answers the anthropic provider; nil starts a fresh mock that
+	// the Env closes.
 	Mock *mockanthropic.Server
-	// Model is "provider/model" (DefaultModel when empty).
+	// OpenAI answers the providers of the ChatCompletions and Responses
+	// families; nil starts a fresh mock that the Env closes.
+	OpenAI *mockopenai.Server
+	// Model is "provider/model" (DefaultModel when empty); its provider
+	// must be one of Providers. It is the config's default model; a run
+	// picks another with "--model provider/model".
 	Model string
+	// Providers are more provider ids (keys of Providers) to configure
+	// besides anthropic and the model's own, so runs can switch to them.
+	Providers []string
+	// APIKeys overrides the API key written for a provider id (the mocks
+	// treat the key as the account).
+	APIKeys map[string]string
+	// ModelOptions are written as the "options" of a model's entry, by
+	// "provider/model" (e.g. {"openai/gpt-5.2": {"store": true}}).
+	ModelOptions map[string]map[string]any
 	// ThinkingBudget is the budget_tokens OpenCode sends; 0 means 16000,
 	// a negative value leaves thinking off (OpenCode's default).
 	ThinkingBudget int
@@ -63,10 +80,13 @@ type Env struct {
 	StateHome  string // XDG_STATE_HOME
 	ProjectDir string // working directory and $PWD of every command
 	Mock       *mockanthropic.Server
+	OpenAI     *mockopenai.Server
 	Timeout    time.Duration
 
-	ownMock bool
-	extra   []string
+	opts      Options
+	ownMock   bool
+	ownOpenAI bool
+	extra     []string
 }
 
 // New installs (or reuses) the OpenCode version and sets up an Env in a new
@@ -109,6 +129,11 @@ func New(opts Options) (*Env, error) {
 		e.Mock = mockanthropic.New(mockanthropic.Config{})
 		e.ownMock = true
 	}
+	e.OpenAI = opts.OpenAI
+	if e.OpenAI == nil {
+		e.OpenAI = mockopenai.New(mockopenai.Config{})
+		e.ownOpenAI = true
+	}
 	if err := e.writeConfig(opts); err != nil {
 		e.Close()
 		return nil, err
@@ -135,10 +160,13 @@ func NewT(t TB, opts Options) *Env {
 	return e
 }
 
-// Close stops the Env's own mock and removes its directory.
+// Close stops the Env's own mocks and removes its directory.
 func (e *Env) Close() {
 	if e.ownMock && e.Mock != nil {
 		e.Mock.Close()
+	}
+	if e.ownOpenAI && e.OpenAI != nil {
+		e.OpenAI.Close()
 	}
 	os.RemoveAll(e.Root)
 }
@@ -204,32 +232,99 @@ func CopyTree(src, dst string) error {
 // ConfigPath is the global config file the Env wrote.
 func (e *Env) ConfigPath() string { return filepath.Join(e.ConfigHome, "opencode", "opencode.json") }
 
-func (e *Env) writeConfig(opts Options) error {
-	provider, model, ok := strings.Cut(e.Model, "/")
-	if !ok {
-		return fmt.Errorf("model %q is not provider/model", e.Model)
+// Configure changes the Env's options and writes opencode.json again, e.g.
+// to switch a provider's API key (account) between runs. Version, mocks and
+// Env are not changed.
+func (e *Env) Configure(change func(o *Options)) error {
+	opts := e.opts
+	opts.APIKeys = maps.Clone(opts.APIKeys)
+	opts.ModelOptions = maps.Clone(opts.ModelOptions)
+	opts.Providers = slices.Clone(opts.Providers)
+	change(&opts)
+	if opts.Model != "" {
+		e.Model = opts.Model
 	}
-	anthropic := map[string]any{
-		"options": map[string]any{"baseURL": e.Mock.BaseURL(), "apiKey": "sk-ant-mock-key"},
+	return e.writeConfig(opts)
+}
+
+// APIKey is the API key the config gives a provider.
+func (e *Env) APIKey(provider string) string {
+	if k, ok := e.opts.APIKeys[provider]; ok {
+		return k
 	}
-	budget := opts.ThinkingBudget
-	if budget == 0 {
-		budget = 16000
+	return Providers[provider].APIKey
+}
+
+// providerEntry is the opencode.json entry of one provider.
+func (e *Env) providerEntry(p Provider, opts Options) map[string]any {
+	key := p.APIKey
+	if k, ok := opts.APIKeys[p.ID]; ok {
+		key = k
 	}
-	if provider == "anthropic" && budget > 0 {
-		anthropic["models"] = map[string]any{
-			model: map[string]any{"options": map[string]any{
-				"thinking": map[string]any{"type": "enabled", "budgetTokens": budget},
-			}},
+	entry := map[string]any{}
+	models := map[string]any{}
+	if p.Family == Anthropic {
+		entry["options"] = map[string]any{"baseURL": e.Mock.BaseURL(), "apiKey": key}
+		budget := opts.ThinkingBudget
+		if budget == 0 {
+			budget = 16000
 		}
+		if provider, model, _ := strings.Cut(e.Model, "/"); provider == p.ID && budget > 0 {
+			models[model] = map[string]any{"options": map[string]any{
+				"thinking": map[string]any{"type": "enabled", "budgetTokens": budget},
+			}}
+		}
+	} else {
+		entry["options"] = map[string]any{"baseURL": e.OpenAI.BaseURL(p.Dialect), "apiKey": key}
 	}
+	if p.NPM != "" {
+		entry["npm"] = p.NPM
+	}
+	if p.Name != "" {
+		entry["name"] = p.Name
+	}
+	for id, decl := range p.Declare {
+		models[id] = maps.Clone(decl)
+	}
+	for full, o := range opts.ModelOptions {
+		provider, model, _ := strings.Cut(full, "/")
+		if provider != p.ID {
+			continue
+		}
+		m, _ := models[model].(map[string]any)
+		if m == nil {
+			m = map[string]any{}
+		}
+		m["options"] = o
+		models[model] = m
+	}
+	if len(models) > 0 {
+		entry["models"] = models
+	}
+	return entry
+}
+
+func (e *Env) writeConfig(opts Options) error {
+	main, err := ProviderOf(e.Model)
+	if err != nil {
+		return err
+	}
+	providers := map[string]any{}
+	for _, id := range append([]string{"anthropic", main.ID}, opts.Providers...) {
+		p, ok := Providers[id]
+		if !ok {
+			return fmt.Errorf("the harness does not configure provider %q", id)
+		}
+		providers[id] = e.providerEntry(p, opts)
+	}
+	e.opts = opts
 	cfg := map[string]any{
 		"$schema":    "https://opencode.ai/config.json",
 		"model":      e.Model,
 		"autoupdate": false,
 		"share":      "disabled",
 		"permission": map[string]any{"bash": "allow", "edit": "allow", "webfetch": "allow"},
-		"provider":   map[string]any{"anthropic": anthropic},
+		"provider":   providers,
 	}
 	for k, v := range opts.Config {
 		cfg[k] = v
@@ -470,15 +565,22 @@ func (p *Proc) Kill() (*Result, error) {
 	return p.Wait()
 }
 
+// Hold is a mock's stream held at a stage: *mockanthropic.Pause and
+// *mockopenai.Pause.
+type Hold interface {
+	// Held is closed once the stream is held.
+	Held() <-chan struct{}
+}
+
 // KillAt SIGKILLs OpenCode at a chosen point of a turn, the way a crash
 // leaves a session: it waits until the mock holds the stream at pause, then
 // until stored (polled) reports that OpenCode has written what the caller
 // is after, and kills the process group. It fails, killing the process,
 // when OpenCode exits first, when ctx ends, or when the kill does not end
 // the process. Wait returns the killed process's Result.
-func (p *Proc) KillAt(ctx context.Context, pause *mockanthropic.Pause, stored func() bool) error {
+func (p *Proc) KillAt(ctx context.Context, pause Hold, stored func() bool) error {
 	select {
-	case <-pause.Reached():
+	case <-pause.Held():
 	case <-p.Done():
 		res, _ := p.Wait()
 		return fmt.Errorf("opencode exited before the mock's stream reached the pause\n%s", res)

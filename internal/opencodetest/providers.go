@@ -1,0 +1,129 @@
+package opencodetest
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/sessfix/sessfix/internal/mockopenai"
+)
+
+// Family is a provider API family: how OpenCode talks to a provider and
+// which mock answers it.
+type Family string
+
+// Families.
+const (
+	// Anthropic is the Messages API (@ai-sdk/anthropic), answered by
+	// internal/mockanthropic.
+	Anthropic Family = "anthropic"
+	// ChatCompletions is OpenAI-compatible Chat Completions with
+	// reasoning_content (@ai-sdk/openai-compatible: DeepSeek, Kimi),
+	// answered by internal/mockopenai.
+	ChatCompletions Family = "chat-completions"
+	// Responses is the OpenAI Responses API (@ai-sdk/openai, the openai
+	// provider), answered by internal/mockopenai.
+	Responses Family = "responses"
+)
+
+// Provider is how the harness configures one OpenCode provider id: the
+// entry it writes under "provider" in opencode.json, with options.baseURL at
+// the family's mock.
+type Provider struct {
+	// ID is the provider id (opencode.json key, providerID in stored
+	// messages, the part before "/" in a model).
+	ID     string
+	Family Family
+	// Dialect is the mockopenai dialect the provider's baseURL points at
+	// (empty for Anthropic).
+	Dialect mockopenai.Dialect
+	// APIKey is the key written into options.apiKey; the mock treats it as
+	// the account (Options.APIKeys overrides it).
+	APIKey string
+	// Models are the model ids the harness runs with this provider, the
+	// default first.
+	Models []string
+	// NPM and Name make a custom provider (one OpenCode's catalogue does
+	// not have): users write them for providers they add themselves.
+	NPM, Name string
+	// Declare are model declarations written into the entry's "models", the
+	// way users declare models OpenCode's catalogue does not list.
+	Declare map[string]map[string]any
+}
+
+// Model ids the harness is known to work with, one per provider.
+const (
+	// DeepSeekModel is in OpenCode 1.18.33's catalogue (deepseek provider,
+	// @ai-sdk/openai-compatible, interleaved reasoning_content).
+	DeepSeekModel = "deepseek/deepseek-v4-pro"
+	// DeepSeekReasoner and DeepSeekChat are the classic DeepSeek API model
+	// ids, not in 1.18.33's catalogue: the harness declares them the way
+	// users do.
+	DeepSeekReasoner = "deepseek/deepseek-reasoner"
+	DeepSeekChat     = "deepseek/deepseek-chat"
+	// KimiModel is in 1.18.33's catalogue (moonshotai provider,
+	// @ai-sdk/openai-compatible, interleaved reasoning_content).
+	KimiModel = "moonshotai/kimi-k2.6"
+	// KimiCustomModel is Kimi through a provider the user adds
+	// (npm @ai-sdk/openai-compatible, a model the catalogue does not know
+	// for it, so no interleaved setting), the shape of many third-party
+	// hosts' Kimi and DeepSeek entries.
+	KimiCustomModel = "kimi/kimi-k2-thinking"
+	// OpenAIModel is in 1.18.33's catalogue (openai provider,
+	// @ai-sdk/openai, Responses API, reasoning effort medium with
+	// summaries and encrypted content, store false).
+	OpenAIModel = "openai/gpt-5.2"
+	// OpenAICodexModel is a codex model of the same provider.
+	OpenAICodexModel = "openai/gpt-5.3-codex-spark"
+)
+
+// Providers are the providers the harness can configure, by id.
+var Providers = map[string]Provider{
+	"anthropic": {ID: "anthropic", Family: Anthropic, APIKey: "sk-ant-mock-key", Models: []string{"claude-sonnet-4-5"}},
+	"deepseek": {
+		ID: "deepseek", Family: ChatCompletions, Dialect: mockopenai.DeepSeek, APIKey: "sk-mock-deepseek",
+		Models: []string{"deepseek-v4-pro", "deepseek-flash", "deepseek-reasoner", "deepseek-chat"},
+		Declare: map[string]map[string]any{
+			"deepseek-reasoner": {"name": "DeepSeek Reasoner", "reasoning": true, "tool_call": true,
+				"limit": map[string]any{"context": 128000, "output": 64000}},
+			"deepseek-chat": {"name": "DeepSeek Chat", "tool_call": true,
+				"limit": map[string]any{"context": 128000, "output": 8000}},
+		},
+	},
+	"moonshotai": {ID: "moonshotai", Family: ChatCompletions, Dialect: mockopenai.Moonshot, APIKey: "sk-mock-moonshot",
+		Models: []string{"kimi-k2.6"}},
+	"kimi": {
+		ID: "kimi", Family: ChatCompletions, Dialect: mockopenai.Moonshot, APIKey: "sk-mock-kimi",
+		NPM: "@ai-sdk/openai-compatible", Name: "Kimi", Models: []string{"kimi-k2-thinking"},
+		Declare: map[string]map[string]any{
+			"kimi-k2-thinking": {"name": "Kimi K2 Thinking", "reasoning": true, "tool_call": true,
+				"limit": map[string]any{"context": 262144, "output": 32000}},
+		},
+	},
+	"openai": {ID: "openai", Family: Responses, Dialect: mockopenai.OpenAI, APIKey: "sk-mock-openai",
+		Models: []string{"gpt-5.2", "gpt-5.3-codex-spark"}},
+}
+
+// ProviderOf returns the provider of a "provider/model" id.
+func ProviderOf(model string) (Provider, error) {
+	id, _, ok := strings.Cut(model, "/")
+	if !ok {
+		return Provider{}, fmt.Errorf("model %q is not provider/model", model)
+	}
+	p, ok := Providers[id]
+	if !ok {
+		var known []string
+		for k := range Providers {
+			known = append(known, k)
+		}
+		sort.Strings(known)
+		return Provider{}, fmt.Errorf("model %q: the harness does not configure provider %q (it knows %s)", model, id, strings.Join(known, ", "))
+	}
+	return p, nil
+}
+
+// FamilyOf returns the family of a "provider/model" id.
+func FamilyOf(model string) (Family, error) {
+	p, err := ProviderOf(model)
+	return p.Family, err
+}
