@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,9 +41,13 @@ is wrong there and the repair ` + "`sessfix fix --error`" + ` would apply (a dry
 
 Without --session, the session is the one whose stored failed attempt carries the error text.
 
+An error that names no message ("messages: text content blocks must contain non-whitespace text") is
+mapped through the preflight to the places in the session that produce it, and those are what
+` + "`sessfix fix --error`" + ` repairs.
+
 Exit codes:
   0    the error points at nothing sessfix can repair
-  1    a repair is planned, or findings remain on the message
+  1    a repair is planned, or warnings or errors remain where the error points
   2    usage error
   3    a store could not be read`,
 		Example: `  sessfix diagnose --error 'messages.3.content.0.type: Expected ` + "`thinking`" + ` or ` + "`redacted_thinking`" + `, but found ` + "`tool_use`" + `'
@@ -146,7 +151,7 @@ func RunDiagnose(ctx context.Context, opts *DiagnoseOptions) error {
 	if err != nil {
 		return err
 	}
-	if len(res.Fix.Edits) > 0 || len(res.Findings) > 0 {
+	if len(res.Fix.Edits) > 0 || len(res.Causes) > 0 || slices.ContainsFunc(res.Findings, func(f scan.Finding) bool { return f.Severity >= scan.Warning }) {
 		return cli.ErrFindings
 	}
 	return nil

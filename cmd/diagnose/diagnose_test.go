@@ -12,6 +12,7 @@ import (
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/cmd/internal/iostreams"
+	"github.com/sessfix/sessfix/internal/realstore"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -177,6 +178,46 @@ func TestDiagnoseRealSessions(t *testing.T) {
 			}
 			if tools != 1 {
 				t.Errorf("%d recorded sessions with a tool, want 1", tools)
+			}
+		})
+	}
+}
+
+// The text OpenCode stores for a whitespace-only text block names no
+// message: diagnose maps it through the preflight to the places that cause
+// it, and fix --error repairs those.
+func TestDiagnoseIndexlessErrorNamesItsCauses(t *testing.T) {
+	const text = "messages: text content blocks must contain non-whitespace text"
+	for _, v := range realstore.Versions {
+		t.Run(v, func(t *testing.T) {
+			rs := realstore.Copy(t, v)
+			blank := rs.WhitespaceText(t)
+			rs.FailResume(t, text)
+			out, err := run(t, "text", &DiagnoseOptions{Paths: []string{rs.Path}, Error: text})
+			if !errors.Is(err, cli.ErrFindings) {
+				t.Fatalf("err = %v, want a repair planned\n%s", err, out)
+			}
+			for _, want := range []string{
+				"error type: empty_content\n",
+				"\nthe error names no message; the preflight finds 1 place that causes it:\n  error SF151 " + blank.MessageID + " part " + blank.ID + ": ",
+				"sessfix fix --error would:\n  update part " + blank.ID + ": replaceEmptyTextParts",
+			} {
+				if !strings.Contains(out, want) {
+					t.Errorf("output lacks %q:\n%s", want, out)
+				}
+			}
+			if strings.Contains(out, "note:") || strings.Contains(out, "does not map") {
+				t.Errorf("output repeats itself or contradicts the causes:\n%s", out)
+			}
+			js, _ := run(t, "json", &DiagnoseOptions{Paths: []string{rs.Path}, Error: text})
+			var got struct {
+				Causes []struct {
+					Code   string `json:"code"`
+					PartID string `json:"part_id"`
+				} `json:"causes"`
+			}
+			if err := json.Unmarshal([]byte(js), &got); err != nil || len(got.Causes) != 1 || got.Causes[0].Code != "SF151" || got.Causes[0].PartID != blank.ID {
+				t.Errorf("json causes %+v (%v)\n%s", got.Causes, err, js)
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sessfix/sessfix/pkg/fix"
 	"github.com/sessfix/sessfix/pkg/report"
+	"github.com/sessfix/sessfix/pkg/scan"
 )
 
 // preview is what `sessfix fix --error` would do, as diagnose shows it.
@@ -48,14 +49,30 @@ func printText(w io.Writer, r *Result) error {
 	if r.FailedMessage != "" {
 		p("failed attempt: stored assistant message %s\n", r.FailedMessage)
 	}
-	p("%s\n", r.Describe())
+	describe := r.Describe()
+	if len(r.Causes) > 0 {
+		// The places, one per line, instead of in one long line.
+		p("%s\n", scan.CausesHeader(len(r.Causes)))
+	} else {
+		p("%s\n", report.Clean(describe))
+	}
+	if r.Resolved != "" {
+		p("the error no longer applies: %s\n", report.Clean(r.Resolved))
+	}
+	for _, f := range r.Causes {
+		where := f.MessageID
+		if f.PartID != "" {
+			where += " part " + f.PartID
+		}
+		p("  %s %s %s: %s\n", f.Severity, f.Code, report.Clean(where), report.Clean(f.Message))
+	}
 	if len(r.Findings) > 0 {
 		p("what is wrong there:\n")
 		for _, f := range r.Findings {
 			p("  %s %s %s\n", f.Severity, f.Code, report.Clean(f.Message))
 		}
-	} else if r.Mapped() {
-		p("sessfix finds nothing wrong on that message now\n")
+	} else if r.Mapped() && r.Resolved == "" {
+		p("sessfix's own checks find nothing wrong on that message\n")
 	}
 	if len(r.Fix.Edits) > 0 {
 		p("sessfix fix --error would:\n")
@@ -66,11 +83,14 @@ func printText(w io.Writer, r *Result) error {
 	} else {
 		p("sessfix fix --error would change nothing\n")
 		for _, u := range r.Fix.Unfixed {
-			p("  %s\n", u)
+			p("  %s\n", report.Clean(u))
 		}
 	}
 	for _, n := range r.Fix.Notes {
-		p("note: %s\n", n)
+		// Leave out what the lines above already said.
+		if n != describe && (r.Resolved == "" || !strings.Contains(n, r.Resolved)) {
+			p("note: %s\n", report.Clean(n))
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -228,7 +228,7 @@ func injectTextPart(s *store.Session, m *store.Message, text string, e env) ([]s
 // aborted", metadata.interrupted true and time.end; input and time.start are
 // kept (time.start is set when the tool never started).
 func markToolAborted(s *store.Session, m *store.Message, p *store.Part, e env) ([]store.Edit, error) {
-	if !unfinishedTool(p) {
+	if !scan.UnfinishedTool(p) {
 		return nil, nil
 	}
 	after := p.Raw
@@ -264,7 +264,7 @@ func markToolAborted(s *store.Session, m *store.Message, p *store.Part, e env) (
 // but for their id.
 func moveThinkingFirst(s *store.Session, m *store.Message, e env) ([]store.Edit, error) {
 	var out []store.Edit
-	for _, st := range stepRanges(m) {
+	for _, st := range scan.StepRanges(m) {
 		fc := -1
 		for i := st[0]; i < st[1]; i++ {
 			if scan.IsContentPart(m.Parts[i]) {
@@ -299,22 +299,6 @@ func moveThinkingFirst(s *store.Session, m *store.Message, e env) ([]store.Edit,
 	return out, nil
 }
 
-// stepRanges splits a message's parts at step-start into [start, end) ranges.
-func stepRanges(m *store.Message) [][2]int {
-	var out [][2]int
-	start := 0
-	for i, p := range m.Parts {
-		if p.Type == "step-start" && i > start {
-			out = append(out, [2]int{start, i})
-			start = i
-		}
-	}
-	if start < len(m.Parts) {
-		out = append(out, [2]int{start, len(m.Parts)})
-	}
-	return out
-}
-
 func rekeyPart(m *store.Message, p *store.Part, id string) (store.Edit, error) {
 	ed := partEdit(store.OpRekey, m, p, "rekey", "part given a valid id at the same position")
 	ed.NewID = id
@@ -343,6 +327,9 @@ func markMessageAborted(s *store.Session, m *store.Message, e env) ([]store.Edit
 // excludeMessage gives a broken assistant turn a non-abort error, so OpenCode
 // stops sending it to the model but still shows it.
 func excludeMessage(s *store.Session, m *store.Message, reason string, e env) ([]store.Edit, error) {
+	if strings.TrimSpace(reason) == "" {
+		return nil, fmt.Errorf("message %s: excluding a message needs a reason to write into it", m.ID)
+	}
 	if m.Role != "assistant" {
 		return nil, fmt.Errorf("message %s is a %s message; only assistant messages can be excluded", m.ID, m.Role)
 	}

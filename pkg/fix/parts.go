@@ -15,18 +15,6 @@ func firstContent(m *store.Message) int {
 	return -1
 }
 
-// unfinishedTool reports a tool part left pending or running.
-func unfinishedTool(p *store.Part) bool {
-	if p.Type != "tool" {
-		return false
-	}
-	switch p.Get("state.status").String() {
-	case "pending", "running":
-		return true
-	}
-	return false
-}
-
 func findPart(s *store.Session, id string) (*store.Message, *store.Part) {
 	for _, m := range s.Messages {
 		for _, p := range m.Parts {

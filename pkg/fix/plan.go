@@ -3,6 +3,7 @@ package fix
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -120,6 +121,8 @@ type work struct {
 	env      env
 	opts     *Options
 	edits    []store.Edit
+	// planned holds the findings (findingKey) that have a step already.
+	planned map[string]bool
 }
 
 // step is one finding's repair: strategies to try, and how to tell the
@@ -169,20 +172,25 @@ func plan(s *store.Session, all, findings []scan.Finding, opts Options) (*Sessio
 	if err != nil {
 		return nil, err
 	}
-	var steps, last []step
+	var steps []step
+	var stored []scan.Finding
 	for _, f := range findings {
 		if f.SessionID != "" && f.SessionID != s.ID {
 			continue
 		}
 		// A stored provider error goes last: when it names no message, the
-		// repairs of the other findings are what clears it.
+		// repairs of the findings that cause it are what clears it.
 		if f.Code == "SF302" {
-			last = append(last, w.stepFor(f))
+			stored = append(stored, f)
 			continue
 		}
+		w.planned[findingKey(f)] = true
 		steps = append(steps, w.stepFor(f))
 	}
-	return w.run(append(steps, last...))
+	for _, f := range stored {
+		steps = append(steps, w.storedErrorSteps(f)...)
+	}
+	return w.run(steps)
 }
 
 // newWork starts planning s; all is the session's findings under every
@@ -198,7 +206,7 @@ func newWork(s *store.Session, opts *Options, all []scan.Finding) (*work, error)
 	if err := ValidateStrategies(opts.Strategies); err != nil {
 		return nil, err
 	}
-	w := &work{orig: s, s: s, env: env{now: opts.now(), placeholder: ph}, opts: opts}
+	w := &work{orig: s, s: s, env: env{now: opts.now(), placeholder: ph}, opts: opts, planned: map[string]bool{}}
 	w.findings = all
 	if all == nil {
 		w.findings = opts.check(s)
@@ -244,10 +252,7 @@ func newFindings(before, after []scan.Finding) []scan.Finding {
 
 func (w *work) stepFor(f scan.Finding) step {
 	st := step{f: f, gone: func(_ *store.Session, fs []scan.Finding) bool { return !present(f, fs) }}
-	switch {
-	case f.Code == "SF302":
-		return w.storedErrorStep(f)
-	case isPreflight(f.Code) && f.ErrorType != "":
+	if isPreflight(f.Code) && f.ErrorType != "" {
 		return w.findingErrorStep(f)
 	}
 	if f.Severity == scan.Info {
@@ -313,7 +318,7 @@ func (w *work) chosen(code, fixedBy string, list []strat) ([]strat, string) {
 func (w *work) run(steps []step) (*SessionPlan, error) {
 	plan := &SessionPlan{Store: w.orig.Store, SessionID: w.orig.ID}
 	for _, st := range steps {
-		if st.note != "" {
+		if st.note != "" && !slices.Contains(plan.Notes, st.note) {
 			plan.Notes = append(plan.Notes, st.note)
 		}
 		if st.done {

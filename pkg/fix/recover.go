@@ -2,114 +2,15 @@ package fix
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
-// defect is what a provider error says is wrong with the message it points
-// at, finer than scan.ErrorType where the repair differs.
-type defect int
-
-const (
-	defNone          defect = iota
-	defOrderFinal           // the final tool-loop message must start with (signed) thinking
-	defOrderFirst           // a message with thinking must start with it
-	defFinalThinking        // the last block of a message cannot be thinking
-	defDisabled             // thinking disabled: no thinking allowed
-	defToolMissing          // tool_use without tool_result
-	defEmpty                // empty content or blank text
-	defSignature            // invalid or missing signature
-)
-
-func classify(t scan.ErrorType, text string) defect {
-	l := strings.ToLower(text)
-	switch t {
-	case scan.ErrorThinkingBlockOrder:
-		switch {
-		case strings.Contains(l, "final block") || strings.Contains(l, "cannot be thinking") || strings.Contains(l, "cannot be `thinking`"):
-			return defFinalThinking
-		case strings.Contains(l, "first block"):
-			return defOrderFirst
-		}
-		return defOrderFinal
-	case scan.ErrorThinkingDisabledViolation:
-		return defDisabled
-	case scan.ErrorToolResultMissing:
-		return defToolMissing
-	case scan.ErrorEmptyContent:
-		return defEmpty
-	case scan.ErrorInvalidSignature:
-		return defSignature
-	}
-	return defNone
-}
-
-// broken reports whether the stored message still shows the defect. A
-// message OpenCode no longer sends shows none.
-func broken(s *store.Session, id string, d defect) bool {
-	m := s.Message(id)
-	if m == nil || scan.SkippedByOpenCode(m) {
-		return false
-	}
-	needsSig := scan.NeedsSignature(m.Get("providerID").String(), m.Get("modelID").String())
-	sent := func(p *store.Part) bool {
-		if scan.IsMetaPart(p) {
-			return false
-		}
-		if scan.IsThinkingPart(p) {
-			return !needsSig || scan.IsSigned(p)
-		}
-		return !(p.Type == "text" && scan.PartText(p) == "")
-	}
-	switch d {
-	case defOrderFinal, defOrderFirst, defFinalThinking:
-		for _, st := range stepRanges(m) {
-			var first, last *store.Part
-			thinking, tools := false, false
-			for _, p := range m.Parts[st[0]:st[1]] {
-				if !sent(p) {
-					continue
-				}
-				if first == nil {
-					first = p
-				}
-				last = p
-				thinking = thinking || scan.IsThinkingPart(p)
-				tools = tools || p.Type == "tool"
-			}
-			switch {
-			case d == defOrderFinal && tools && !scan.IsThinkingPart(first):
-				return true
-			case d == defOrderFirst && thinking && !scan.IsThinkingPart(first):
-				return true
-			case d == defFinalThinking && last != nil && scan.IsThinkingPart(last):
-				return true
-			}
-		}
-		return false
-	case defDisabled:
-		return len(scan.ThinkingParts(m)) > 0
-	case defToolMissing:
-		for _, p := range m.Parts {
-			if unfinishedTool(p) {
-				return true
-			}
-		}
-		return false
-	case defEmpty:
-		return !scan.HasContent(m) || hasBlankText(m)
-	case defSignature:
-		return scan.OwnsSignedThinking(m)
-	}
-	return false
-}
-
 // errorStrats are the strategies error-driven recovery tries for a defect on
 // the target message, in order.
-func errorStrats(d defect, target string) []strat {
-	f := scan.Finding{Code: "SF302", MessageID: target}
+func errorStrats(d scan.Defect, target, reason string) []strat {
+	f := scan.Finding{Code: "SF302", MessageID: target, Message: reason}
 	bind := func(st Strategy) strat { return strat{st, rulePlanFunc(f, st)} }
 	abortAll := strat{stAbort, func(w *work) ([]store.Edit, error) {
 		m, err := w.message(f)
@@ -138,19 +39,19 @@ func errorStrats(d defect, target string) []strat {
 		return stripThinkingParts(w.s, m, nil)
 	}}
 	switch d {
-	case defOrderFinal:
+	case scan.DefectOrderFinal:
 		return []strat{bind(stMove), bind(stExclude), bind(stPrepend)}
-	case defOrderFirst:
+	case scan.DefectOrderFirst:
 		return []strat{bind(stMove), stripUnlessFinal, bind(stExclude), bind(stPrepend)}
-	case defFinalThinking:
+	case scan.DefectFinalThinking:
 		return []strat{bind(stInject), bind(stExclude)}
-	case defDisabled:
+	case scan.DefectDisabled:
 		return []strat{bind(stStrip), bind(stExclude)}
-	case defToolMissing:
+	case scan.DefectToolMissing:
 		return []strat{abortAll, bind(stExclude)}
-	case defEmpty:
+	case scan.DefectEmpty:
 		return []strat{bind(stReplace), bind(stInject), bind(stExclude)}
-	case defSignature:
+	case scan.DefectSignature:
 		return []strat{stripUnlessFinal, bind(stExclude)}
 	}
 	return nil
@@ -178,99 +79,120 @@ func finalToolLoop(s *store.Session, m *store.Message) bool {
 	return false
 }
 
-// errorStep builds the repair of the stored message a provider error points
-// at. errored is the failed attempt's assistant message ("" for a pasted
-// error): the history is rebuilt as it was before it.
-func (w *work) errorStep(f scan.Finding, text, errored string) step {
+// errorSteps build the repair of what a provider error points at. failed is
+// the stored failed attempt that carries it (nil for a pasted error the
+// session does not store): the history is rebuilt as it was before it.
+//
+// An error with a messages.N index is one step: the stored message N maps
+// to, repaired by the error's defect. An error that names no message is
+// mapped through the preflight to the findings that produce it
+// (scan.ErrorCauses): a step for each (unless the plan already has one),
+// then the error's own step, which holds once none is left.
+func (w *work) errorSteps(f scan.Finding, text string, failed *store.Message) []step {
 	st := step{f: f}
-	t := scan.DetectErrorType(text)
+	r := scan.ReadError(w.orig, text, failed)
 	if f.ErrorType == "" {
-		st.f.ErrorType = string(t)
+		st.f.ErrorType = string(r.Type)
 	}
-	d := classify(t, text)
-	if d == defNone {
-		if t == scan.ErrorNone {
-			st.why = "the provider error is not one sessfix recognises; nothing changed"
-		} else {
-			st.why = fmt.Sprintf("%s errors have no storage repair; nothing changed", t)
-		}
-		return st
-	}
-	n, ok := scan.ExtractMessageIndex(text)
-	if !ok {
-		// No message can be named, so sessfix changes nothing for the error
-		// itself; the session's findings of the same class (a whitespace-only
-		// block the preflight predicts) are repaired by their own steps, and
-		// once none is left the stored error is covered.
-		explained := func(fs []scan.Finding) bool {
-			for _, g := range fs {
-				if g.Severity == scan.Error && scan.ExplainsError(g, t) {
-					return true
-				}
-			}
-			return false
-		}
-		st.leftWhy = fmt.Sprintf("the %s error names no messages.N, so the message cannot be found exactly; nothing changed", t)
-		if !explained(w.findings) {
-			// Nothing in the session explains the error: no repair of
-			// sessfix's can be said to clear it.
-			st.why = st.leftWhy
-			return st
-		}
-		st.gone = func(_ *store.Session, fs []scan.Finding) bool { return !explained(fs) }
-		return st
-	}
-	target, err := MapProviderIndex(w.orig, n, MapOptions{Until: errored, AsOfError: true})
-	if err != nil {
-		st.why = "cannot map the error to a stored message: " + err.Error() + "; nothing changed"
-		return st
-	}
-	st.f.MessageID = target
 	if st.f.Index == "" {
-		st.f.Index = scan.ExtractIndex(text)
+		st.f.Index = r.Index
 	}
-	st.note = fmt.Sprintf("provider error %s at messages.%d is stored message %s", t, n, target)
-	if !broken(w.s, target, d) {
-		st.note += ", which no longer shows the problem; nothing to do"
+	if r.Defect == scan.DefectNone {
+		if r.Type == scan.ErrorNone {
+			st.why = "sessfix does not recognise this provider error; nothing changed"
+		} else {
+			st.why = fmt.Sprintf("sessfix has no storage repair for %s errors; nothing changed", r.Type)
+		}
+		return []step{st}
+	}
+	others := func(fs []scan.Finding) []scan.Finding {
+		out := make([]scan.Finding, 0, len(fs))
+		for _, g := range fs {
+			if g.Code != "SF302" {
+				out = append(out, g)
+			}
+		}
+		return out
+	}
+	resolved := func(s *store.Session, fs []scan.Finding) bool {
+		_, ok := r.Resolved(s, others(fs))
+		return ok
+	}
+	if why, ok := r.Resolved(w.orig, others(w.findings)); ok {
+		st.note = "the provider error " + describeError(r)
+		if r.TargetID != "" {
+			st.note += " (stored message " + r.TargetID + ")"
+		}
+		st.note += ": " + why + "; nothing to do"
 		st.done = true
-		return st
+		return []step{st}
 	}
-	st.strats = errorStrats(d, target)
-	st.gone = func(s *store.Session, _ []scan.Finding) bool { return !broken(s, target, d) }
-	return st
+	if r.Index == "" {
+		causes := scan.ErrorCauses(others(w.findings), text)
+		if len(causes) == 0 {
+			st.why = scan.CausesNote(causes) + "; nothing changed"
+			return []step{st}
+		}
+		st.note = scan.CausesNote(causes)
+		if failed == nil {
+			// A pasted error: repaired once nothing causes it any more.
+			resolved = func(_ *store.Session, fs []scan.Finding) bool {
+				return len(scan.ErrorCauses(others(fs), text)) == 0
+			}
+		}
+		var out []step
+		for _, c := range causes {
+			if !w.planned[findingKey(c)] {
+				w.planned[findingKey(c)] = true
+				out = append(out, w.stepFor(c))
+			}
+		}
+		st.leftWhy = "the repairs of the places that cause it leave the problem in place"
+		st.gone = resolved
+		return append(out, st)
+	}
+	if r.MapErr != nil {
+		st.why = "the error's " + r.Index + " does not map to a stored message: " + r.MapErr.Error() + "; nothing changed"
+		return []step{st}
+	}
+	st.f.MessageID = r.TargetID
+	st.strats = errorStrats(r.Defect, r.TargetID, "the provider rejected it: "+describeError(r))
+	st.gone = resolved
+	return []step{st}
 }
 
-// storedErrorStep repairs what the provider error stored on the session's
+// describeError names an error by its type and index: "invalid_signature at
+// messages.1.content.0".
+func describeError(r *scan.Recovery) string {
+	if r.Index == "" {
+		return string(r.Type)
+	}
+	return string(r.Type) + " at " + r.Index
+}
+
+// storedErrorSteps repair what the provider error stored on the session's
 // failed attempt (SF302) points at. The failed attempt itself is left alone.
-func (w *work) storedErrorStep(f scan.Finding) step {
-	var errored *store.Message
-	if m := w.orig.Message(f.MessageID); m != nil && providerErrorText(m) != "" {
-		errored = m
+func (w *work) storedErrorSteps(f scan.Finding) []step {
+	failed := scan.LastFailedAttempt(w.orig)
+	if failed == nil || providerErrorText(failed) == "" {
+		return []step{{f: f, why: "no assistant message carries a provider error; nothing changed"}}
 	}
-	for i := len(w.orig.Messages) - 1; errored == nil && i >= 0; i-- {
-		if m := w.orig.Messages[i]; m.Role == "assistant" && providerErrorText(m) != "" {
-			errored = m
-		}
-	}
-	if errored == nil {
-		return step{f: f, why: "no assistant message carries a provider error; nothing changed"}
-	}
-	return w.errorStep(f, providerErrorText(errored), errored.ID)
+	return w.errorSteps(f, providerErrorText(failed), failed)
 }
 
 // findingErrorStep repairs a preflight finding: its message, by the error
 // class it predicts.
 func (w *work) findingErrorStep(f scan.Finding) step {
 	st := step{f: f}
-	d := classify(scan.ErrorType(f.ErrorType), f.ProviderError)
-	if d == defNone || f.MessageID == "" {
+	d := scan.DefectOf(scan.ErrorType(f.ErrorType), f.ProviderError)
+	if d == scan.DefectNone || f.MessageID == "" {
 		st.strats = nil
 		st.why = "report only: sessfix has no storage repair for this provider rule"
 		return st
 	}
-	st.strats = errorStrats(d, f.MessageID)
+	st.strats = errorStrats(d, f.MessageID, f.Message)
 	st.gone = func(s *store.Session, fs []scan.Finding) bool {
-		return !present(f, fs) && !broken(s, f.MessageID, d)
+		return !present(f, fs) && !d.Shows(s, s.Message(f.MessageID))
 	}
 	return st
 }
@@ -287,8 +209,11 @@ func providerErrorText(m *store.Message) string {
 
 // PlanFromError plans the repair a provider error calls for (`fix --error
 // TEXT`): classify the text, map its messages.N to the stored message
-// through MapProviderIndex, and repair that message. When the index cannot
-// be mapped exactly the plan changes nothing and says why in Unfixed.
+// (scan.ReadError, against the failed attempt that stored the text when the
+// session has one), and repair that message; an error that names no message
+// is mapped through the preflight to the findings that produce it, and
+// those are repaired. When nothing can be mapped exactly the plan changes
+// nothing and says why in Unfixed.
 func PlanFromError(s *store.Session, errText string, opts Options) (*SessionPlan, error) {
 	w, err := newWork(s, &opts, nil)
 	if err != nil {
@@ -296,13 +221,20 @@ func PlanFromError(s *store.Session, errText string, opts Options) (*SessionPlan
 	}
 	f := scan.Finding{
 		Code: "SF302", Rule: "failed-attempt", Severity: scan.Error,
-		Message:       "provider error given with --error",
+		Message:       "the provider error given with --error",
 		ProviderError: errText,
 		Store:         s.Store, StorePath: s.Store.Path, Shape: s.Store.Shape, SessionID: s.ID,
 	}
-	st := w.errorStep(f, errText, "")
-	if st.why == "" && !st.done {
-		st.f.Message = "provider error " + st.f.ErrorType + " at " + st.f.Index
+	failed := scan.FailedAttempt(s, errText)
+	if failed != nil {
+		f.MessageID = failed.ID
 	}
-	return w.run([]step{st})
+	steps := w.errorSteps(f, errText, failed)
+	if last := &steps[len(steps)-1]; last.why == "" && !last.done {
+		last.f.Message = "the provider error " + last.f.ErrorType
+		if last.f.Index != "" {
+			last.f.Message += " at " + last.f.Index + " (stored message " + last.f.MessageID + ")"
+		}
+	}
+	return w.run(steps)
 }

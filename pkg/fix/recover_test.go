@@ -13,7 +13,7 @@ const (
 	msgA3 = "msg_a00000000006AAAAAAAAAAAAAA"
 )
 
-const orderError = "messages.5.content.1: If an assistant message contains any thinking blocks, the first block must be thinking or redacted_thinking. Found text."
+const orderError = "messages.5.content.0: If an assistant message contains any thinking blocks, the first block must be `thinking` or `redacted_thinking`. Found `text`."
 
 // failedResume: a tool loop, then an assistant turn with thinking after its
 // text, then the failed attempt OpenCode stores (a "continue" user message
@@ -144,15 +144,19 @@ func TestPlanStoredErrorSF302(t *testing.T) {
 	if p.Empty() {
 		t.Fatalf("nothing planned; unfixed %+v notes %v", p.Unfixed, p.Notes)
 	}
-	if len(p.Notes) == 0 || !strings.Contains(p.Notes[0], msgA2) {
-		t.Errorf("notes %v should name the mapped message %s", p.Notes, msgA2)
+	mapped := false
+	for _, r := range p.Fixed {
+		mapped = mapped || r.Finding.Code == "SF302" && r.Finding.MessageID == msgA2
+	}
+	if !mapped {
+		t.Errorf("the repair of SF302 should name the mapped message %s: %+v", msgA2, p.Fixed)
 	}
 	fixed, _ := ApplyInMemory(b.s, p.Changes)
 	again, err := Plan(fixed, opts.Check(fixed), opts)
 	if err != nil || !again.Empty() {
 		t.Fatalf("second plan: %v\n%s", err, editSummary(again))
 	}
-	if len(again.Notes) == 0 || !strings.Contains(again.Notes[0], "no longer shows") {
+	if len(again.Notes) != 1 || !strings.Contains(again.Notes[0], "is no longer the `text` block") || !strings.HasSuffix(again.Notes[0], "nothing to do") {
 		t.Errorf("second plan should say the message is repaired: %v", again.Notes)
 	}
 }
@@ -185,5 +189,47 @@ func TestMappingCountsSessfixExclusionsAsOfTheError(t *testing.T) {
 	}
 	if _, err := MapProviderIndex(fixed, 5, MapOptions{}); err == nil {
 		t.Error("now, the excluded message is not sent and messages.5 is past the end")
+	}
+}
+
+// When error-driven recovery excludes the message an error points at, the
+// exclusion says why (OpenCode shows it on the message), and the excluded
+// message is never read back as a failed attempt of its own.
+func TestErrorDrivenExclusionSaysWhy(t *testing.T) {
+	b := newSB(t, store.ShapeSessions)
+	u := b.msg(msgU1, "user", `{"role":"user","time":{"created":1}}`)
+	b.part(u, prt1, `{"type":"text","text":"list files"}`)
+	a := b.msg(msgA1, "assistant", `{"role":"assistant","parentID":"`+msgU1+`","providerID":"anthropic","modelID":"claude-sonnet-4-5","time":{"created":2,"completed":3},"finish":"tool-calls"}`)
+	b.part(a, prt2, `{"type":"step-start"}`)
+	b.part(a, prt3, `{"type":"reasoning","text":"use ls",`+signedMeta+`}`)
+	b.part(a, prt4, `{"type":"tool","callID":"c","tool":"bash","state":{"status":"completed","input":{},"output":"a b","time":{"start":2,"end":3}}}`)
+	// The final tool-loop message: stripping its thinking is refused, so
+	// the repair is exclusion.
+	const text = "messages.1.content.0: Invalid `signature` in `thinking` block"
+	p, err := PlanFromError(b.s, text, planOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Changes.Edits) != 1 || p.Changes.Edits[0].Mutation != "excludeMessage" {
+		t.Fatalf("plan\n%s\nunfixed %+v", editSummary(p), p.Unfixed)
+	}
+	fixed, err := ApplyInMemory(b.s, p.Changes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fixed.Message(msgA1).Get("error.data.message").String()
+	if want := scan.ExcludedPrefix + "the provider rejected it: invalid_signature at messages.1.content.0"; got != want {
+		t.Errorf("exclusion reads %q, want %q", got, want)
+	}
+	if m := scan.LastFailedAttempt(fixed); m != nil {
+		t.Errorf("sessfix's exclusion of %s is read as a failed attempt", m.ID)
+	}
+	for _, f := range scan.CheckSession(fixed, scanOpts()) {
+		if f.Code == "SF302" {
+			t.Errorf("SF302 on sessfix's own exclusion: %s", f.Message)
+		}
+	}
+	if _, err := excludeMessage(b.s, b.s.Message(msgA1), " ", testEnv()); err == nil {
+		t.Error("an exclusion without a reason was planned")
 	}
 }

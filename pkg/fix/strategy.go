@@ -272,10 +272,17 @@ func hasBlankText(m *store.Message) bool {
 	return false
 }
 
-// excludeReason is the reason written into an excluded message's error.
+// excludeReason is the reason written into an excluded message's error,
+// after "excluded by sessfix: ": what is wrong with the message, never
+// empty (OpenCode shows it on the message).
 func excludeReason(f scan.Finding) string {
-	if f.Message != "" {
+	switch {
+	case f.Message != "":
 		return f.Message
+	case f.Rule != "":
+		return f.Rule
+	case f.Code != "":
+		return "see `sessfix explain " + f.Code + "`"
 	}
-	return f.Rule
+	return "the provider rejects this message"
 }

@@ -27,8 +27,16 @@ type Diagnosis struct {
 	Role      string `json:"role"`
 	PartType  string `json:"part_type"`
 	Why       string `json:"why"`
-	// Findings are the session's findings on the mapped message.
+	// Findings are the session's findings on the mapped message, but for
+	// SF302 (the stored error itself).
 	Findings []Finding `json:"findings"`
+	// Causes are, for an error that names no message, the preflight's
+	// findings that produce it (ErrorCauses); empty otherwise.
+	Causes []Finding `json:"causes"`
+	// Resolved says why the problem a stored failed attempt's error
+	// describes is gone from the session (Recovery.Resolved); "" while it is
+	// not, and for an error the session does not store.
+	Resolved string `json:"resolved"`
 }
 
 // Mapped reports whether the error's index names a stored message.
@@ -44,7 +52,7 @@ func FailedAttempt(s *store.Session, text string) *store.Message {
 	}
 	for i := len(s.Messages) - 1; i >= 0; i-- {
 		m := s.Messages[i]
-		if m.Role != "assistant" || ErrorName(m) == "" {
+		if m.Role != "assistant" || ErrorName(m) == "" || ExcludedBySessfix(m) {
 			continue
 		}
 		stored := strings.TrimSpace(m.Get("error.data.message").String())
@@ -56,38 +64,49 @@ func FailedAttempt(s *store.Session, text string) *store.Message {
 }
 
 // Diagnose classifies a provider error and maps its index to the stored
-// message and part through the preflight's conversion: against the request
-// that failed when the session stores the failed attempt, else against the
-// history and the user's next prompt.
+// message and part through the preflight's conversion (ReadError): against
+// the request that failed when the session stores the failed attempt, else
+// against the history and the user's next prompt. An error that names no
+// message is mapped to the preflight findings that produce it.
 func Diagnose(s *store.Session, text string, opts *Options) *Diagnosis {
-	d := &Diagnosis{SessionID: s.ID, Error: text, ErrorType: DetectErrorType(text), Index: ExtractIndex(text)}
-	ro := RequestOptions{AsOfError: true}
-	if m := FailedAttempt(s, text); m != nil {
-		d.FailedMessage = m.ID
-		ro.Until = m.ID
-	} else {
-		ro.NextPrompt = true
+	failed := FailedAttempt(s, text)
+	r := ReadError(s, text, failed)
+	d := &Diagnosis{SessionID: s.ID, Error: text, ErrorType: r.Type, Index: r.Index,
+		MessageID: r.TargetID, PartID: r.PartID, Findings: []Finding{}, Causes: []Finding{}}
+	if failed != nil {
+		d.FailedMessage = failed.ID
 	}
-	if d.Index == "" {
+	switch {
+	case r.Index == "":
 		d.Why = "the error names no messages.N index, so it points at no message"
-	} else {
-		req := BuildRequest(s, ro)
-		id, part, err := req.LocateIndex(d.Index)
-		if err != nil {
-			d.Why = err.Error()
-		} else {
-			d.MessageID, d.PartID = id, part
+	case r.MapErr != nil:
+		d.Why = r.MapErr.Error()
+	}
+	all := CheckSession(s, opts)
+	var others []Finding
+	for _, f := range all {
+		if f.Code != "SF302" {
+			others = append(others, f)
 		}
+		if d.MessageID != "" && f.MessageID == d.MessageID && f.Code != "SF302" {
+			d.Findings = append(d.Findings, f)
+		}
+	}
+	if r.Type != ErrorNone {
+		if why, ok := r.Resolved(s, others); ok && failed != nil {
+			d.Resolved = why
+		} else if !ok && r.Index == "" {
+			d.Causes = append(d.Causes, ErrorCauses(others, text)...)
+		}
+	}
+	if d.Resolved != "" {
+		// Once repaired, the index may name another block of the message.
+		d.PartID = ""
 	}
 	if m := s.Message(d.MessageID); m != nil {
 		d.Role = m.Role
 		if p := findPart(s, d.MessageID, d.PartID); p != nil {
 			d.PartType = p.Type
-		}
-		for _, f := range CheckSession(s, opts) {
-			if f.MessageID == d.MessageID {
-				d.Findings = append(d.Findings, f)
-			}
 		}
 	}
 	return d
@@ -95,19 +114,18 @@ func Diagnose(s *store.Session, text string, opts *Options) *Diagnosis {
 
 // Describe is one line saying where the index points.
 func (d *Diagnosis) Describe() string {
+	if d.Index == "" {
+		if d.ErrorType != ErrorNone && d.Resolved == "" {
+			return CausesNote(d.Causes)
+		}
+		return "the error names no message"
+	}
 	if !d.Mapped() {
-		return fmt.Sprintf("%s does not map to a stored message: %s", orIndex(d.Index), d.Why)
+		return fmt.Sprintf("%s does not map to a stored message: %s", d.Index, d.Why)
 	}
 	s := fmt.Sprintf("%s is stored %s message %s", d.Index, d.Role, d.MessageID)
 	if d.PartID != "" {
 		s += fmt.Sprintf(", %s part %s", d.PartType, d.PartID)
 	}
 	return s
-}
-
-func orIndex(i string) string {
-	if i == "" {
-		return "the error"
-	}
-	return i
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -202,12 +203,12 @@ func (r *Request) LocateIndex(index string) (msgID, partID string, err error) {
 		return "", "", fmt.Errorf("%q is not a messages.N index", index)
 	}
 	if n >= len(r.Messages) {
-		return "", "", fmt.Errorf("messages.%d is outside the %d messages opencode sends for this session", n, len(r.Messages))
+		return "", "", fmt.Errorf("messages.%d is outside the %s opencode sends for this session", n, plural.Count(len(r.Messages), "message", "messages"))
 	}
 	pm := r.Messages[n]
 	if m >= 0 {
 		if m >= len(pm.Blocks) {
-			return "", "", fmt.Errorf("messages.%d has %d content blocks, so content.%d names none of them", n, len(pm.Blocks), m)
+			return "", "", fmt.Errorf("messages.%d has %s, so content.%d names none of them", n, plural.Count(len(pm.Blocks), "content block", "content blocks"), m)
 		}
 		if id, part, ok := r.Locate(n, m); ok {
 			return id, part, nil

@@ -1,8 +1,6 @@
 package scan
 
 import (
-	"time"
-
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -14,9 +12,12 @@ func init() {
 		Summary:  "the last attempt failed with a provider error that the stored history causes",
 		What: "The session's last assistant message carries a provider error (`error.name` `APIError`, or another " +
 			"error with a `data.message`) whose text error-driven recovery classifies: thinking_block_order, " +
-			"thinking_disabled_violation, tool_result_missing, empty_content, or one of the recognised types " +
-			"without a storage fix (thinking_modified, prefill_unsupported) and invalid_signature. The finding " +
-			"names the type, the provider's text and the `messages.N` index it points at.",
+			"thinking_disabled_violation, tool_result_missing, empty_content, invalid_signature, or one of the " +
+			"recognised types without a storage fix (thinking_modified, prefill_unsupported). The finding names " +
+			"the type, the provider's text and the `messages.N` index it points at, mapped to the stored message " +
+			"(and part). An error that names no message (\"messages: text content blocks must contain " +
+			"non-whitespace text\") is mapped through the preflight instead: the finding lists the preflight " +
+			"findings whose predicted error is this one. Messages sessfix itself excluded are not failed attempts.",
 		Why: "OpenCode stores the failed attempt (the prompt and an assistant message with the error) and sends the " +
 			"same broken history on every retry: the session is bricked now, not later.",
 		ProviderError: "the text stored in `error.data.message`, for example: messages.3.content.0.type: Expected " +
@@ -26,12 +27,18 @@ func init() {
 			"SF103's fix (`moveThinkingFirst`, else `stripThinkingParts`); thinking_disabled_violation → " +
 			"`stripThinkingParts`; tool_result_missing → `markToolAborted`; empty_content → SF101/SF104's fix " +
 			"(`replaceEmptyTextParts`, else `injectTextPart`); invalid_signature → strip that message's thinking " +
-			"(`stripThinkingParts`, and `excludeMessage` when it is the final tool-loop message). " +
+			"(`stripThinkingParts`, and `excludeMessage` when it is the final tool-loop message). An error that " +
+			"names no message is repaired by repairing the preflight findings that produce it. " +
 			"thinking_modified and prefill_unsupported have no storage fix and are reported only. The failed " +
-			"attempt itself is left alone: OpenCode already skips the errored message. Once the message the " +
-			"error points at is repaired (excluded, changed since the attempt with nothing left to report on it, " +
-			"or stripped of the thinking the error was about), the finding stays as info so the history is " +
-			"visible, and no longer fails the scan.",
+			"attempt itself is left alone: OpenCode already skips the errored message.\n\n" +
+			"Whether the stored error still applies is decided from the records alone, never from file times " +
+			"(a copy, a restore or a checkout resets those): it is history once sessfix excluded the message it " +
+			"points at, or once nothing at error level is found on that message, the message no longer shows what " +
+			"the error describes, and its records show a change made after the attempt (a time inside the " +
+			"message or its parts later than the attempt's, a synthetic part, no thinking left for a thinking " +
+			"error, or another block at the index where the error says what it found). For an error that names " +
+			"no message the whole history before the attempt is weighed the same way. A history error stays as " +
+			"info, so it is visible, and no longer fails the scan; `fix` plans nothing for it.",
 		Fixable: true,
 		Fix:     "errorDrivenRecovery",
 		Check:   checkFailedAttempt,
@@ -39,65 +46,78 @@ func init() {
 }
 
 func checkFailedAttempt(c *Context) {
-	ms := c.Session.Messages
-	for i := len(ms) - 1; i >= 0; i-- {
-		m := ms[i]
-		if m.Role != "assistant" {
-			continue
-		}
-		text := m.Get("error.data.message").String()
-		t := DetectErrorType(text)
-		if t == ErrorNone {
-			return
-		}
-		f := At(m, nil)
-		f.ErrorType = string(t)
-		f.ProviderError = text
-		f.Index = ExtractIndex(text)
-		f.Message = "the last attempt failed with " + ErrorName(m) + " " + string(t)
-		if f.Index != "" {
-			f.Message += " at " + f.Index
-			// The request that failed held what came before the errored
-			// message, sessfix's exclusions counted as they were then.
-			req := BuildRequest(c.Session, RequestOptions{Until: m.ID, AsOfError: true})
-			if id, part, err := req.LocateIndex(f.Index); err != nil {
-				f.Message += "; " + err.Error()
-			} else {
-				// The finding names the message (not the part): a repair
-				// that re-keys the part must not make it a new finding.
-				target := c.Session.Message(id)
-				f = relocate(f, target, nil)
-				f.Message += ", which is stored message " + id
-				if part != "" {
-					f.Message += " part " + part
-				}
-				if why, ok := resolvedSince(c, m, target, t); ok {
-					// The stored error is history now: say so without
-					// failing the scan or planning another repair.
-					f.Severity = Info
-					f.Message += "; " + why + ": resume the session"
-					c.Report(f)
-					return
-				}
-			}
-		}
-		if f.Index == "" {
-			if why, ok := resolvedSince(c, m, nil, t); ok {
-				f.Severity = Info
-				f.Message += "; " + why + ": resume the session"
-				c.Report(f)
-				return
-			}
-		}
-		if fix := t.DefaultFix(); fix != "" {
-			f.Fix = fix
-			c.Report(f)
-		} else {
-			f.Message += "; no storage fix exists for this error"
-			c.reportNoFix(f)
-		}
+	m := LastFailedAttempt(c.Session)
+	if m == nil {
 		return
 	}
+	text := m.Get("error.data.message").String()
+	r := ReadError(c.Session, text, m)
+	f := At(m, nil)
+	f.ErrorType = string(r.Type)
+	f.ProviderError = text
+	f.Index = r.Index
+	f.Message = "the last attempt failed with " + ErrorName(m) + " " + string(r.Type)
+	if r.Index != "" && r.MapErr != nil {
+		f.Message += " at " + r.Index + ", which does not map to a stored message: " + r.MapErr.Error()
+		c.reportNoFix(f)
+		return
+	}
+	others := othersFound(c)
+	why, resolved := r.Resolved(c.Session, others)
+	if r.Index != "" {
+		// The finding names the message (not the part): a repair that
+		// re-keys the part must not make it a new finding. The part is
+		// named while the error still applies: once repaired, the index
+		// may name another block of the message.
+		f = relocate(f, c.Session.Message(r.TargetID), nil)
+		f.Message += " at " + r.Index + " (stored message " + r.TargetID
+		if r.PartID != "" && !resolved {
+			f.Message += ", part " + r.PartID
+		}
+		f.Message += ")"
+	}
+	if resolved {
+		// The stored error is history now: say so without failing the
+		// scan or planning another repair.
+		f.Severity = Info
+		f.Message += "; " + why + ", so resuming the session should no longer fail this way"
+		c.Report(f)
+		return
+	}
+	if r.Index == "" {
+		causes := ErrorCauses(others, text)
+		f.Message += "; " + CausesNote(causes)
+		if len(causes) == 0 {
+			c.reportNoFix(f)
+			return
+		}
+	}
+	if fix := r.Type.DefaultFix(); fix != "" {
+		f.Fix = fix
+		c.Report(f)
+	} else {
+		f.Message += "; no storage fix exists for this error"
+		c.reportNoFix(f)
+	}
+}
+
+// LastFailedAttempt returns the session's failed attempt: its last
+// assistant message, when that message carries a provider error that
+// error-driven recovery classifies. Messages sessfix excluded are passed
+// over (their error is sessfix's, not the provider's); any other assistant
+// message ends the search.
+func LastFailedAttempt(s *store.Session) *store.Message {
+	for i := len(s.Messages) - 1; i >= 0; i-- {
+		m := s.Messages[i]
+		if m.Role != "assistant" || ExcludedBySessfix(m) {
+			continue
+		}
+		if DetectErrorType(m.Get("error.data.message").String()) == ErrorNone {
+			return nil
+		}
+		return m
+	}
+	return nil
 }
 
 // relocate points a finding at the stored message (and part) a provider
@@ -106,64 +126,6 @@ func relocate(f Finding, m *store.Message, p *store.Part) Finding {
 	at := At(m, p)
 	f.MessageID, f.PartID, f.Location = at.MessageID, at.PartID, at.Location
 	return f
-}
-
-// resolvedSince reports whether the problem a failed attempt's stored error
-// describes has been repaired since the attempt, so the error is history.
-// target is the stored message the error's messages.N maps to, or nil when
-// the error names no message ("messages: text content blocks must contain
-// non-whitespace text"): then the whole session is the target.
-//
-// It is repaired when sessfix excluded the target, or when nothing at error
-// level is found on it (or, for the whole session, nothing of the error's
-// class) and either one of its records changed after the attempt (an edit, a
-// re-key, a new part) or, for the thinking errors, the target holds no
-// thinking any more (stripThinkingParts leaves no record behind to carry a
-// newer time). A stored error the checks cannot see offline (a corrupted
-// signature) stays an error until the message is changed.
-func resolvedSince(c *Context, failed, target *store.Message, t ErrorType) (string, bool) {
-	if target != nil && ExcludedBySessfix(target) {
-		return "sessfix has since excluded that message from requests", true
-	}
-	for _, g := range othersFound(c) {
-		if g.Severity != Error {
-			continue
-		}
-		if target != nil && g.MessageID == target.ID || target == nil && ExplainsError(g, t) {
-			return "", false
-		}
-	}
-	scope, why := c.Session.Messages, "the session has changed since and shows no such problem any more"
-	if target != nil {
-		scope, why = []*store.Message{target}, "that message has changed since and no longer shows a problem"
-	}
-	at := time.UnixMilli(failed.Created)
-	for _, m := range scope {
-		if m != failed && changedAfter(m, at) {
-			return why, true
-		}
-	}
-	switch t {
-	case ErrorThinkingBlockOrder, ErrorThinkingDisabledViolation, ErrorInvalidSignature:
-		if target != nil && len(ThinkingParts(target)) == 0 {
-			return "that message no longer holds thinking", true
-		}
-	}
-	return "", false
-}
-
-// changedAfter reports whether the message or one of its parts was written
-// after t.
-func changedAfter(m *store.Message, t time.Time) bool {
-	if m.Modified.After(t) {
-		return true
-	}
-	for _, p := range m.Parts {
-		if p.Modified.After(t) {
-			return true
-		}
-	}
-	return false
 }
 
 // othersFound returns what every other rule finds on the session, as

@@ -1,0 +1,413 @@
+package scan
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+// This file is error-driven recovery's reading of a provider error against
+// the stored session: which message it points at, what it says is wrong
+// there, and whether that is still so. SF302, `sessfix diagnose` and
+// pkg/fix's error-driven repairs all decide through it, so scan and fix
+// never disagree about a stored error.
+
+// Defect is what a provider error says is wrong with the message it points
+// at, finer than ErrorType where the repair differs.
+type Defect int
+
+// Defects.
+const (
+	DefectNone          Defect = iota
+	DefectOrderFinal           // the final tool-loop message must start with (signed) thinking
+	DefectOrderFirst           // a message with thinking must start with it
+	DefectFinalThinking        // the last block of a message cannot be thinking
+	DefectDisabled             // thinking disabled: no thinking allowed
+	DefectToolMissing          // tool_use without tool_result
+	DefectEmpty                // empty content or blank text
+	DefectSignature            // invalid or missing signature
+)
+
+// DefectOf classifies a provider error of type t (DetectErrorType(text)) by
+// what it says is wrong with its message.
+func DefectOf(t ErrorType, text string) Defect {
+	l := strings.ToLower(text)
+	switch t {
+	case ErrorThinkingBlockOrder:
+		switch {
+		case strings.Contains(l, "final block") || strings.Contains(l, "cannot be thinking") || strings.Contains(l, "cannot be `thinking`"):
+			return DefectFinalThinking
+		case strings.Contains(l, "first block"):
+			return DefectOrderFirst
+		}
+		return DefectOrderFinal
+	case ErrorThinkingDisabledViolation:
+		return DefectDisabled
+	case ErrorToolResultMissing:
+		return DefectToolMissing
+	case ErrorEmptyContent:
+		return DefectEmpty
+	case ErrorInvalidSignature:
+		return DefectSignature
+	}
+	return DefectNone
+}
+
+// thinkingDefect reports the defects a repair can clear by removing the
+// message's thinking.
+func (d Defect) thinkingDefect() bool {
+	switch d {
+	case DefectOrderFinal, DefectOrderFirst, DefectFinalThinking, DefectDisabled, DefectSignature:
+		return true
+	}
+	return false
+}
+
+// Shows reports whether the stored message still shows the defect, as far
+// as its records tell (a corrupted signature looks like any other: a message
+// that owns signed thinking shows DefectSignature). A message OpenCode no
+// longer sends shows none.
+func (d Defect) Shows(s *store.Session, m *store.Message) bool {
+	if m == nil || SkippedByOpenCode(m) {
+		return false
+	}
+	needsSig := NeedsSignature(m.Get("providerID").String(), m.Get("modelID").String())
+	sent := func(p *store.Part) bool {
+		if IsMetaPart(p) {
+			return false
+		}
+		if IsThinkingPart(p) {
+			return !needsSig || IsSigned(p)
+		}
+		return !(p.Type == "text" && PartText(p) == "")
+	}
+	switch d {
+	case DefectOrderFinal, DefectOrderFirst, DefectFinalThinking:
+		for _, st := range StepRanges(m) {
+			var first, last *store.Part
+			thinking, tools := false, false
+			for _, p := range m.Parts[st[0]:st[1]] {
+				if !sent(p) {
+					continue
+				}
+				if first == nil {
+					first = p
+				}
+				last = p
+				thinking = thinking || IsThinkingPart(p)
+				tools = tools || p.Type == "tool"
+			}
+			switch {
+			case d == DefectOrderFinal && tools && !IsThinkingPart(first):
+				return true
+			case d == DefectOrderFirst && thinking && !IsThinkingPart(first):
+				return true
+			case d == DefectFinalThinking && last != nil && IsThinkingPart(last):
+				return true
+			}
+		}
+		return false
+	case DefectDisabled:
+		return len(ThinkingParts(m)) > 0
+	case DefectToolMissing:
+		for _, p := range m.Parts {
+			if UnfinishedTool(p) {
+				return true
+			}
+		}
+		return false
+	case DefectEmpty:
+		if !HasContent(m) {
+			return true
+		}
+		for _, p := range m.Parts {
+			if IsBlankText(p) {
+				return true
+			}
+		}
+		return false
+	case DefectSignature:
+		return OwnsSignedThinking(m)
+	}
+	return false
+}
+
+// StepRanges splits a message's parts at step-start into [start, end)
+// ranges: OpenCode sends each step as its own assistant message.
+func StepRanges(m *store.Message) [][2]int {
+	var out [][2]int
+	start := 0
+	for i, p := range m.Parts {
+		if p.Type == "step-start" && i > start {
+			out = append(out, [2]int{start, i})
+			start = i
+		}
+	}
+	if start < len(m.Parts) {
+		out = append(out, [2]int{start, len(m.Parts)})
+	}
+	return out
+}
+
+// UnfinishedTool reports a tool part left pending or running.
+func UnfinishedTool(p *store.Part) bool {
+	if p.Type != "tool" {
+		return false
+	}
+	switch p.Get("state.status").String() {
+	case "pending", "running":
+		return true
+	}
+	return false
+}
+
+// Recovery is a provider error read against a stored session: its class,
+// the index it names, the failed attempt that stored it and the stored
+// message the index maps to.
+type Recovery struct {
+	Text   string
+	Type   ErrorType
+	Defect Defect
+	// Index is the first messages.N(.content.M) in the text ("" for none).
+	Index string
+	// Failed is the stored assistant message whose error the text is (the
+	// failed attempt); nil for a pasted error the session does not store.
+	Failed *store.Message
+	// TargetID and PartID are the stored message and part the index maps
+	// to, both "" when the text names no index or it does not map (MapErr
+	// says why).
+	TargetID, PartID string
+	MapErr           error
+}
+
+// ReadError reads a provider error against the session. failed is the
+// stored failed attempt that carries it, or nil: the index is then read
+// against the history and the user's next prompt, as a resume sends them.
+// The history is rebuilt as it was when the error happened: nothing from
+// the failed attempt on, and turns sessfix excluded since still counted.
+func ReadError(s *store.Session, text string, failed *store.Message) *Recovery {
+	t := DetectErrorType(text)
+	r := &Recovery{Text: text, Type: t, Defect: DefectOf(t, text), Index: ExtractIndex(text), Failed: failed}
+	if r.Index == "" {
+		return r
+	}
+	r.TargetID, r.PartID, r.MapErr = r.request(s).LocateIndex(r.Index)
+	return r
+}
+
+// request rebuilds the request the error answered, from the records as they
+// are now.
+func (r *Recovery) request(s *store.Session) *Request {
+	ro := RequestOptions{AsOfError: true}
+	if r.Failed != nil {
+		ro.Until = r.Failed.ID
+	} else {
+		ro.NextPrompt = true
+	}
+	return BuildRequest(s, ro)
+}
+
+// Resolved reports whether the problem the error describes is gone from the
+// session, and why, deciding from the records alone (never from file
+// times, which a copy, a restore or a checkout resets). found are the
+// session's findings under every rule but SF302.
+//
+// For an error with a mapped index, the problem is gone when sessfix
+// excluded the target message, or when nothing at error level is found on
+// it, it no longer shows the defect the error describes (Defect.Shows) and
+// its records show it was changed after the failed attempt:
+//   - a time inside the message or its parts (time.created,
+//     time.completed, time.start, time.end of the part or its tool state)
+//     later than the failed attempt's own time.completed (else
+//     time.created); compaction times do not count, since OpenCode sets
+//     them without repairing anything;
+//   - a part marked synthetic (sessfix's placeholder text, injected text
+//     and thinking);
+//   - for the thinking errors, no thinking left on the message;
+//   - for an error that names the block it found ("… found `tool_use`"),
+//     another block at that index once the request is rebuilt.
+//
+// Without a stored failed attempt (a pasted error) there is no "since":
+// the target no longer showing the defect is enough.
+//
+// For an error that names no message, the whole history before the failed
+// attempt is the target: the problem is gone when nothing of the error's
+// class is found at error level (ExplainsError) and some message before the
+// attempt was changed after it in one of the ways above (a synthetic part
+// counting on assistant messages only), or excluded by sessfix. A pasted
+// error that names no message is never known to be gone: nothing tells when
+// it happened.
+func (r *Recovery) Resolved(s *store.Session, found []Finding) (string, bool) {
+	if r.Index == "" {
+		for _, g := range found {
+			if g.Severity == Error && ExplainsError(g, r.Type) {
+				return "", false
+			}
+		}
+		if r.Failed == nil {
+			// Nothing tells when a pasted error happened.
+			return "", false
+		}
+		for _, m := range s.Messages {
+			if m.ID == r.Failed.ID {
+				break
+			}
+			if ExcludedBySessfix(m) {
+				return "sessfix has excluded a message from requests since, and the session shows no such problem any more", true
+			}
+			// OpenCode writes synthetic text on user messages itself (file
+			// reads, agent calls): only an assistant message's synthetic
+			// part is sessfix's mark here.
+			if r.changed(m, m.Role == "assistant") != "" {
+				return "the session has been repaired since and shows no such problem any more", true
+			}
+		}
+		return "", false
+	}
+	if r.TargetID == "" {
+		return "", false
+	}
+	m := s.Message(r.TargetID)
+	if m == nil {
+		return "", false
+	}
+	if ExcludedBySessfix(m) {
+		return "sessfix has excluded that message from requests since", true
+	}
+	for _, g := range found {
+		if g.Severity == Error && g.Code != "SF302" && g.MessageID == m.ID {
+			return "", false
+		}
+	}
+	if r.Defect.Shows(s, m) {
+		return "", false
+	}
+	if r.Failed == nil {
+		return "that message does not show the problem now", true
+	}
+	if r.Defect.thinkingDefect() && len(ThinkingParts(m)) == 0 {
+		return "that message's thinking has been removed since", true
+	}
+	if how := r.changed(m, true); how != "" {
+		return "that message has been changed since (" + how + ") and no longer shows the problem", true
+	}
+	if found := foundType(r.Text); found != "" {
+		if n, k, ok := ParseIndex(r.Index); ok && k >= 0 {
+			req := r.request(s)
+			if n < len(req.Messages) && (k >= len(req.Messages[n].Blocks) || req.Messages[n].Blocks[k].Type != found) {
+				return fmt.Sprintf("%s is no longer the `%s` block the provider found there", r.Index, found), true
+			}
+		}
+	}
+	return "", false
+}
+
+// changed names what in the message's records shows a change made after
+// the failed attempt ("" for none); synthetic says whether a synthetic part
+// counts.
+func (r *Recovery) changed(m *store.Message, synthetic bool) string {
+	after := r.Failed.Get("time.completed").Int()
+	if after <= 0 {
+		after = r.Failed.Created
+	}
+	for _, k := range []string{"time.created", "time.completed"} {
+		if m.Get(k).Int() > after {
+			return "its " + k + " is later than the attempt"
+		}
+	}
+	for _, p := range m.Parts {
+		if synthetic && IsSynthetic(p) {
+			return "a synthetic " + p.Type + " part"
+		}
+		for _, k := range []string{"time.start", "time.end", "state.time.start", "state.time.end"} {
+			if p.Get(k).Int() > after {
+				return "a " + p.Type + " part whose " + k + " is later than the attempt"
+			}
+		}
+	}
+	return ""
+}
+
+var foundRe = regexp.MustCompile("(?i)\\bfound `?([a-z_]+)`?")
+
+// foundType is the block type a provider error says it found at its index
+// ("but found `tool_use`" → "tool_use"), or "".
+func foundType(text string) string {
+	if m := foundRe.FindStringSubmatch(text); m != nil {
+		return strings.ToLower(m[1])
+	}
+	return ""
+}
+
+// ErrorCauses returns the findings of fs that produce a provider error
+// naming no message: the preflight findings at error level whose predicted
+// text is the error's (backticks, case and a trailing documentation link
+// aside), else those predicting its error type.
+func ErrorCauses(fs []Finding, text string) []Finding {
+	t := DetectErrorType(text)
+	if t == ErrorNone {
+		return nil
+	}
+	want := normErrorText(text)
+	var exact, typed []Finding
+	for _, f := range fs {
+		if f.Severity != Error || !IsPreflightCode(f.Code) || f.ErrorType != string(t) {
+			continue
+		}
+		typed = append(typed, f)
+		if normErrorText(f.ProviderError) == want {
+			exact = append(exact, f)
+		}
+	}
+	if len(exact) > 0 {
+		return exact
+	}
+	return typed
+}
+
+// IsPreflightCode reports a preflight rule's code (SF150–SF169).
+func IsPreflightCode(code string) bool {
+	return len(code) == 5 && code >= "SF150" && code <= "SF169"
+}
+
+var docsTailRe = regexp.MustCompile(`\s*(please consult our documentation at )?https?://\S+\s*$`)
+
+func normErrorText(s string) string {
+	s = strings.ToLower(strings.ReplaceAll(s, "`", ""))
+	return strings.TrimSpace(docsTailRe.ReplaceAllString(strings.TrimSpace(s), ""))
+}
+
+// DescribeCauses names the places ErrorCauses found, for one line of text:
+// "message msg_… part prt_… (SF151), …".
+func DescribeCauses(fs []Finding) string {
+	var out []string
+	for _, f := range fs {
+		s := "message " + f.MessageID
+		if f.PartID != "" {
+			s += " part " + f.PartID
+		}
+		out = append(out, s+" ("+f.Code+")")
+	}
+	return strings.Join(out, ", ")
+}
+
+// CausesNote is what sessfix says about an error that names no message:
+// "the error names no message; the preflight finds 2 places that cause it:
+// message msg_… part prt_… (SF151), …".
+func CausesNote(causes []Finding) string {
+	if len(causes) == 0 {
+		return "the error names no message, and sessfix finds nothing in the session that causes it"
+	}
+	return CausesHeader(len(causes)) + " " + DescribeCauses(causes)
+}
+
+// CausesHeader is CausesNote without the places, for a list that follows.
+func CausesHeader(n int) string {
+	places := "places that cause it"
+	if n == 1 {
+		places = "place that causes it"
+	}
+	return fmt.Sprintf("the error names no message; the preflight finds %d %s:", n, places)
+}
