@@ -146,8 +146,14 @@ var scanFlags = []string{"--settle=1ms"}
 // the findings of one session.
 func scanStore(t *testing.T, e *opencodetest.Env, session string) ([]finding, *sfResult) {
 	t.Helper()
+	return scanPath(t, e, e.DataDir(), session)
+}
+
+// scanPath is scanStore on any store path.
+func scanPath(t *testing.T, e *opencodetest.Env, path, session string) ([]finding, *sfResult) {
+	t.Helper()
 	args := append([]string{"scan", "--format", "json"}, scanFlags...)
-	res := sessfix(t, e, append(args, e.DataDir())...)
+	res := sessfix(t, e, append(args, path)...)
 	if res.ExitCode != 0 && res.ExitCode != 1 {
 		t.Fatalf("scan failed\n%s", res)
 	}

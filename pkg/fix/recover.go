@@ -152,7 +152,7 @@ func (w *work) errorSteps(f scan.Finding, text string, failed *store.Message) []
 		return append(out, st)
 	}
 	if r.MapErr != nil {
-		st.why = "the error's " + r.Index + " does not map to a stored message: " + r.MapErr.Error() + "; nothing changed"
+		st.why = "it maps to no stored message (" + r.MapErr.Error() + "); nothing changed"
 		return []step{st}
 	}
 	st.f.MessageID = r.TargetID
@@ -230,10 +230,13 @@ func PlanFromError(s *store.Session, errText string, opts Options) (*SessionPlan
 		f.MessageID = failed.ID
 	}
 	steps := w.errorSteps(f, errText, failed)
-	if last := &steps[len(steps)-1]; last.why == "" && !last.done {
+	if last := &steps[len(steps)-1]; last.f.ErrorType != "" {
 		last.f.Message = "the provider error " + last.f.ErrorType
 		if last.f.Index != "" {
-			last.f.Message += " at " + last.f.Index + " (stored message " + last.f.MessageID + ")"
+			last.f.Message += " at " + last.f.Index
+		}
+		if last.f.MessageID != "" && (failed == nil || last.f.MessageID != failed.ID) {
+			last.f.Message += " (stored message " + last.f.MessageID + ")"
 		}
 	}
 	return w.run(steps)

@@ -330,13 +330,16 @@ func (r *Recovery) changed(m *store.Message, synthetic bool) string {
 	return ""
 }
 
-var foundRe = regexp.MustCompile("(?i)\\bfound `?([a-z_]+)`?")
+// foundRe matches what a block-order error says it found: "but found
+// `tool_use`", "Found `text`.", or without backticks "Found text." (not
+// "were found without", "found in").
+var foundRe = regexp.MustCompile("(?i)\\bfound (?:`([a-z_]+)`|([a-z_]+)[.,])")
 
 // foundType is the block type a provider error says it found at its index
 // ("but found `tool_use`" → "tool_use"), or "".
 func foundType(text string) string {
 	if m := foundRe.FindStringSubmatch(text); m != nil {
-		return strings.ToLower(m[1])
+		return strings.ToLower(m[1] + m[2])
 	}
 	return ""
 }
