@@ -186,10 +186,11 @@ func (p *Pipeline) Repair(ctx context.Context, targets []Target, yield func(Outc
 }
 
 // Apply writes the plans of one store's outcomes that change something, in
-// one backup run: Write takes the writer lock, backs every record up,
-// applies each change set atomically and verifies the sessions from disk.
-// It returns the run id (set on failure too when something was written, so
-// it can be undone) and Write's error.
+// one backup run: it takes the store's writer lock, backs every record up,
+// applies each change set atomically, releases the lock and verifies the
+// sessions from disk (write.go). It returns the run id (set on failure too
+// when something was written, so it can be undone) and the error; an error
+// wrapping store.ErrLocked means nothing was written.
 func (p *Pipeline) Apply(ctx context.Context, st store.Store, planned []Outcome) (run string, err error) {
 	return write(ctx, st, planned, p.withDefaults().Write)
 }
