@@ -18,6 +18,7 @@ import (
 	"github.com/sessfix/sessfix/cmd/internal/iostreams"
 	goldenfile "github.com/sessfix/sessfix/internal/golden"
 	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/shapes"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
 
@@ -51,7 +52,7 @@ func runCtx(t *testing.T, ctx context.Context, setup func(*cli.Factory, *iostrea
 	f := cli.New(cli.BuildInfo{Version: "1.0.0-test"})
 	f.IOStreams = ios
 	home := t.TempDir()
-	f.Env = func() store.Env { return store.Env{Home: home} }
+	f.Env = func() shapes.Env { return shapes.Env{Home: home} }
 	// A day after now: every fixture session has been quiet long enough
 	// to count as abandoned, however recently its file was written.
 	f.Now = func() time.Time { return time.Now().Add(24 * time.Hour) }
@@ -76,12 +77,12 @@ func golden(t *testing.T, name, got string) {
 
 func TestScanExitCodes(t *testing.T) {
 	locked := func(f *cli.Factory, _ *iostreams.IOStreams) {
-		f.Open = func([]string) (*store.Discovery, error) {
+		f.Open = func([]string) (*shapes.Discovery, error) {
 			return nil, fmt.Errorf("%s is held by opencode (pid 4242): %w", broken, store.ErrLocked)
 		}
 	}
 	unsupported := func(f *cli.Factory, _ *iostreams.IOStreams) {
-		f.Open = func([]string) (*store.Discovery, error) {
+		f.Open = func([]string) (*shapes.Discovery, error) {
 			return nil, fmt.Errorf("/x/opencode.db is an opencode 2.x database (session_v2): %w", store.ErrUnsupported)
 		}
 	}
@@ -143,8 +144,8 @@ func TestScanInterrupted(t *testing.T) {
 
 func TestScanStoreListErrorExits3AfterReport(t *testing.T) {
 	failing := func(f *cli.Factory, _ *iostreams.IOStreams) {
-		f.Open = func(paths []string) (*store.Discovery, error) {
-			d, err := store.Open(paths)
+		f.Open = func(paths []string) (*shapes.Discovery, error) {
+			d, err := shapes.Open(paths)
 			if err != nil {
 				return nil, err
 			}

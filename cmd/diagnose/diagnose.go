@@ -15,6 +15,7 @@ import (
 	"github.com/sessfix/sessfix/pkg/fix"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/shapes"
 )
 
 // DiagnoseOptions are the parsed inputs of `sessfix diagnose`.
@@ -100,7 +101,7 @@ func RunDiagnose(ctx context.Context, opts *DiagnoseOptions) error {
 		now = time.Now
 	}
 	var (
-		disc *store.Discovery
+		disc *shapes.Discovery
 		err  error
 	)
 	if len(opts.Paths) == 0 {

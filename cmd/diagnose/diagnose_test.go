@@ -14,6 +14,7 @@ import (
 	"github.com/sessfix/sessfix/cmd/internal/iostreams"
 	"github.com/sessfix/sessfix/internal/realstore"
 	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/shapes"
 )
 
 const demo = "../../testdata/demo"
@@ -26,7 +27,7 @@ func run(t *testing.T, format string, opts *DiagnoseOptions) (string, error) {
 	t.Helper()
 	ios, _, out, _ := iostreams.Test()
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	f := &cli.Factory{IOStreams: ios, Open: store.Open, Now: func() time.Time { return now },
+	f := &cli.Factory{IOStreams: ios, Open: shapes.Open, Now: func() time.Time { return now },
 		Globals: &cli.Globals{Format: format}}
 	opts.Factory = f
 	err := RunDiagnose(context.Background(), opts)
@@ -133,7 +134,7 @@ func TestDiagnoseRealSessions(t *testing.T) {
 			if _, err := os.Stat(path); err != nil {
 				t.Fatal(err)
 			}
-			disc, err := store.Open([]string{path})
+			disc, err := shapes.Open([]string{path})
 			if err != nil {
 				t.Fatal(err)
 			}

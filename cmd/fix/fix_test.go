@@ -16,6 +16,7 @@ import (
 	"github.com/sessfix/sessfix/internal/golden"
 	"github.com/sessfix/sessfix/internal/storegen"
 	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/shapes"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
 
@@ -39,7 +40,7 @@ type testApplier struct {
 }
 
 func (a *testApplier) apply(ctx context.Context, info store.Info, sets []*store.ChangeSet) (string, error) {
-	w, err := store.OpenWriter(info, store.WriteOptions{Now: func() time.Time { return clock }})
+	w, err := shapes.OpenWriter(info, store.WriteOptions{Now: func() time.Time { return clock }})
 	if err != nil {
 		return "", err
 	}
@@ -65,7 +66,7 @@ func (a *testApplier) apply(ctx context.Context, info store.Info, sets []*store.
 
 func (a *testApplier) undo(t *testing.T, info store.Info, run string) {
 	t.Helper()
-	w, err := store.OpenWriter(info, store.WriteOptions{})
+	w, err := shapes.OpenWriter(info, store.WriteOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,8 +290,8 @@ func TestFixKeepsNoPlannedSession(t *testing.T) {
 	var kept []*storetest.Retention
 	e := newEnv(path)
 	e.opts.DryRun = true
-	e.opts.Factory.Open = func(paths []string) (*store.Discovery, error) {
-		d, err := store.Open(paths)
+	e.opts.Factory.Open = func(paths []string) (*shapes.Discovery, error) {
+		d, err := shapes.Open(paths)
 		if err != nil {
 			return nil, err
 		}
@@ -344,8 +345,8 @@ func TestFixShowsPlanningProgressOnATerminal(t *testing.T) {
 		e := newEnv(path)
 		e.opts.DryRun = true
 		e.opts.Factory.IOStreams.SetStderrTTY(tty)
-		e.opts.Factory.Open = func(paths []string) (*store.Discovery, error) {
-			d, err := store.Open(paths)
+		e.opts.Factory.Open = func(paths []string) (*shapes.Discovery, error) {
+			d, err := shapes.Open(paths)
 			if err != nil {
 				return nil, err
 			}

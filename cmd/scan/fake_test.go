@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/shapes"
 )
 
 // fakeStore is an empty store: enough for tests that replace the scan.
@@ -16,8 +17,8 @@ func (fakeStore) List(context.Context) ([]store.SessionRef, error) {
 func (fakeStore) Load(context.Context, store.SessionRef) (*store.Session, error) { return nil, nil }
 func (fakeStore) Close() error                                                   { return nil }
 
-func openFixture(paths []string) (*store.Discovery, error) {
-	d := &store.Discovery{Looked: paths}
+func openFixture(paths []string) (*shapes.Discovery, error) {
+	d := &shapes.Discovery{Looked: paths}
 	for _, p := range paths {
 		d.Stores = append(d.Stores, fakeStore{p})
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/sessfix/sessfix/cmd/internal/iostreams"
 	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/shapes"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
 	"github.com/sessfix/sessfix/pkg/watch"
 )
@@ -44,7 +45,7 @@ func factory(t *testing.T, format string) (*cli.Factory, *bytes.Buffer, string) 
 	}
 	path := storetest.Materialize(t, store.ShapeSessions, t.TempDir(), f)
 	ios, _, out, _ := iostreams.Test()
-	return &cli.Factory{IOStreams: ios, Globals: &cli.Globals{Format: format}, Open: store.Open, Now: time.Now}, out, path
+	return &cli.Factory{IOStreams: ios, Globals: &cli.Globals{Format: format}, Open: shapes.Open, Now: time.Now}, out, path
 }
 
 func TestRunWatchRejectsBadFlags(t *testing.T) {

@@ -13,8 +13,8 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// checkValidIndex compares checkBody's one-pass validation and index with
-// gjson.ValidBytes and indexBody on one body.
+// checkValidIndex compares Valid's one-pass validation and index with
+// gjson.ValidBytes and Build on one body.
 func checkValidIndex(t *testing.T, name string, raw []byte) {
 	t.Helper()
 	trimmed := bytes.TrimSpace(raw)
@@ -127,7 +127,3 @@ func TestNestedLookupAnswersLikeGJSON(t *testing.T) {
 		}
 	}
 }
-
-// TestCheckBodyNUL pins the reasons for bodies with NUL bytes, which
-// checkBody only looks for once validation failed: a NUL is invalid
-// anywhere in JSON, inside a string too; and for text in another encoding.

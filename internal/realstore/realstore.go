@@ -14,6 +14,7 @@ import (
 
 	"github.com/sessfix/sessfix/internal/opencodetest"
 	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/shapes"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
 
@@ -74,7 +75,7 @@ func (s *Store) Load(t testing.TB) *store.Session {
 func (s *Store) apply(t testing.TB, edits ...store.Edit) {
 	t.Helper()
 	st := storetest.OpenOne(t, s.Path)
-	w, err := store.OpenWriter(st.Info(), store.WriteOptions{})
+	w, err := shapes.OpenWriter(st.Info(), store.WriteOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

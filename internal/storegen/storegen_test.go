@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/shapes"
 )
 
 func TestSessionIsDeterministic(t *testing.T) {
@@ -79,7 +80,7 @@ func TestGenerateEveryShape(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d, err := store.Open([]string{path})
+			d, err := shapes.Open([]string{path})
 			if err != nil {
 				t.Fatal(err)
 			}

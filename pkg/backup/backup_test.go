@@ -18,6 +18,7 @@ import (
 
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/shapes"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
 	"github.com/tidwall/sjson"
 )
@@ -364,7 +365,7 @@ func mutateAfterRun(t *testing.T, info store.Info, path string) {
 	_, s := loadSession(t, path)
 	_, p := findPart(t, s, prtText)
 	after, _ := sjson.SetBytes(p.Raw, "text", "typed by the user later")
-	w, err := store.OpenWriter(info, store.WriteOptions{})
+	w, err := shapes.OpenWriter(info, store.WriteOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -511,7 +512,7 @@ func TestUndoOfAnIncompleteRun(t *testing.T) {
 	r := newRig(t, store.ShapeStorage)
 	info, opts := r.info, r.opts
 	// A sessfix killed after applying but before committing the manifest.
-	w, err := store.OpenWriter(info, store.WriteOptions{})
+	w, err := shapes.OpenWriter(info, store.WriteOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sessfix/sessfix/internal/atomicfile"
 	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/shapes"
 )
 
 // Options locate the journal and tune the writers undo opens.
@@ -166,7 +167,7 @@ type Journal struct {
 	pending *SessionEntry
 	cs      *store.ChangeSet
 	targets []store.Target
-	w       store.StoreWriter
+	w       store.Writer
 	files   int
 }
 
@@ -264,7 +265,7 @@ var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 // Record backs up everything cs will touch, through the writer that will
 // apply it, and writes the manifest. Call it before w.Apply(cs), then
 // Commit (or Fail). When Record fails nothing may be applied.
-func (j *Journal) Record(ctx context.Context, w store.StoreWriter, cs *store.ChangeSet) error {
+func (j *Journal) Record(ctx context.Context, w store.Writer, cs *store.ChangeSet) error {
 	if j.pending != nil {
 		return errors.New("backup: the previous change set was neither committed nor failed")
 	}
@@ -413,7 +414,7 @@ func Apply(ctx context.Context, opts Options, info store.Info, sets []*store.Cha
 	if len(todo) == 0 {
 		return "", nil
 	}
-	w, err := store.OpenWriter(info, opts.Write)
+	w, err := shapes.OpenWriter(info, opts.Write)
 	if err != nil {
 		return "", err
 	}

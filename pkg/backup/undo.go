@@ -14,6 +14,7 @@ import (
 	"github.com/sessfix/sessfix/internal/atomicfile"
 	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/shapes"
 )
 
 // Refusal is a record undo would not overwrite.
@@ -71,7 +72,7 @@ func Undo(ctx context.Context, opts Options, runID string, force bool) (*UndoRes
 		return nil, fmt.Errorf("cannot undo run %s: %w", m.RunID, err)
 	}
 	defer lock.Release()
-	w, err := store.OpenWriter(m.Store, opts.Write)
+	w, err := shapes.OpenWriter(m.Store, opts.Write)
 	if err != nil {
 		return nil, fmt.Errorf("cannot undo run %s: %w", m.RunID, err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/shapes"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
 
@@ -122,7 +123,7 @@ func TestFixturesOnDisk(t *testing.T) {
 			if p.Empty() {
 				continue
 			}
-			w, err := store.OpenWriter(st.Info(), store.WriteOptions{Now: opts.Now})
+			w, err := shapes.OpenWriter(st.Info(), store.WriteOptions{Now: opts.Now})
 			if err != nil {
 				t.Fatal(err)
 			}

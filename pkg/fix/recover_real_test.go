@@ -9,6 +9,7 @@ import (
 	"github.com/sessfix/sessfix/internal/realstore"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/shapes"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
 
@@ -81,7 +82,7 @@ func TestStoredSignatureErrorIgnoresFileTimes(t *testing.T) {
 				plan = p
 			}
 			st := storetest.OpenOne(t, rs.Path)
-			w, err := store.OpenWriter(st.Info(), store.WriteOptions{Now: opts.Now})
+			w, err := shapes.OpenWriter(st.Info(), store.WriteOptions{Now: opts.Now})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/shapes"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
 
@@ -117,7 +118,7 @@ func TestUnindexedStoredErrorClearedByRepairs(t *testing.T) {
 					t.Errorf("left unfixed: %s %s: %s", u.Finding.Code, u.Finding.Message, u.Reason)
 				}
 			}
-			w, err := store.OpenWriter(st.Info(), store.WriteOptions{Now: time.Now})
+			w, err := shapes.OpenWriter(st.Info(), store.WriteOptions{Now: time.Now})
 			if err != nil {
 				t.Fatal(err)
 			}

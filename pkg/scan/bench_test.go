@@ -24,6 +24,7 @@ import (
 	"github.com/sessfix/sessfix/internal/storegen"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/shapes"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
 
@@ -124,7 +125,7 @@ func defectCount(st storegen.Stats) int {
 // scanOnce opens the store at path the way `sessfix scan PATH` does and
 // scans every session with the default options.
 func scanOnce(b *testing.B, path string) *scan.Result {
-	d, err := store.Open([]string{path})
+	d, err := shapes.Open([]string{path})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -222,7 +223,7 @@ func BenchmarkLoadCheckSession(b *testing.B) {
 	for _, shape := range []store.Shape{store.ShapeSQLite, store.ShapeSessions} {
 		b.Run(string(shape), func(b *testing.B) {
 			s := generated(b, shape)
-			d, err := store.Open([]string{s.path})
+			d, err := shapes.Open([]string{s.path})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -276,7 +277,7 @@ func TestScanKeepsNoCheckedSession(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d, err := store.Open([]string{path})
+			d, err := shapes.Open([]string{path})
 			if err != nil {
 				t.Fatal(err)
 			}

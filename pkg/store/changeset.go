@@ -1,5 +1,13 @@
 package store
 
+import (
+	"errors"
+	"fmt"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+)
+
 // Op is what an edit does to one record.
 type Op string
 
@@ -54,3 +62,65 @@ type ChangeSet struct {
 
 // Empty reports whether the change set changes nothing.
 func (c *ChangeSet) Empty() bool { return c == nil || len(c.Edits) == 0 }
+
+// Check validates what every shape's writer requires of a change set, so
+// that a malformed one is refused before anything is read or written.
+func (cs *ChangeSet) Check() error {
+	if cs == nil {
+		return nil
+	}
+	for i, e := range cs.Edits {
+		name := fmt.Sprintf("edit %d (%s %s %s)", i+1, e.Op, e.Kind, e.ID)
+		if e.ID == "" {
+			return fmt.Errorf("%s: no record id; the change set is malformed", name)
+		}
+		switch e.Kind {
+		case KindSession, KindMessage, KindPart:
+		default:
+			return fmt.Errorf("%s: unknown record kind %q", name, e.Kind)
+		}
+		switch e.Op {
+		case OpUpdate, OpAdd:
+			if !gjson.ValidBytes(e.After) || len(e.After) == 0 {
+				return fmt.Errorf("%s: the new body is not valid JSON; nothing was written", name)
+			}
+		case OpRekey:
+			if e.NewID == "" || e.NewID == e.ID {
+				return fmt.Errorf("%s: re-key without a new id", name)
+			}
+			if !ValidID(e.NewID, PrefixFor(e.Kind)) {
+				return fmt.Errorf("%s: new id %q is not in OpenCode's format", name, e.NewID)
+			}
+			if len(e.After) > 0 && !gjson.ValidBytes(e.After) {
+				return fmt.Errorf("%s: the new body is not valid JSON; nothing was written", name)
+			}
+		case OpDelete, OpQuarantine:
+		default:
+			return fmt.Errorf("%s: unknown operation %q", name, e.Op)
+		}
+		if e.Op == OpAdd && !ValidID(e.ID, PrefixFor(e.Kind)) {
+			return fmt.Errorf("%s: new id %q is not in OpenCode's format", name, e.ID)
+		}
+		if e.Op == OpAdd && e.Kind == KindSession {
+			return fmt.Errorf("%s: sessfix does not create sessions", name)
+		}
+	}
+	return nil
+}
+
+// RekeyedBody is the body an OpRekey edit gives its record, whose current
+// body is cur: After when the planner set one, else cur with a top-level
+// "id" holding the old id rewritten to NewID (every other byte kept). A
+// record whose "id" holds something else keeps its body.
+func (e *Edit) RekeyedBody(cur []byte) ([]byte, error) {
+	if len(e.After) > 0 {
+		return e.After, nil
+	}
+	if !gjson.ValidBytes(cur) {
+		return nil, errors.New("the body is not valid JSON")
+	}
+	if v := gjson.GetBytes(cur, "id"); v.Type != gjson.String || v.Str != e.ID {
+		return cur, nil
+	}
+	return sjson.SetBytes(cur, "id", e.NewID)
+}

@@ -1,20 +1,28 @@
-// Package store reads (and, through Writer, repairs) OpenCode session stores in
-// every on-disk shape sessfix supports: the SQLite database of OpenCode 1.2 and
-// later, the JSON storage/ tree of 1.0–1.1, the oldest per-project tree, the
-// sessions/ layout used for fixtures, and `opencode export` files.
+// Package store is what every storage shape shares: the model of a loaded
+// session (Session, Message, Part, Record with its raw bytes and Location),
+// the Store and Writer interfaces each shape implements, change sets (the
+// edits pkg/fix plans and a Writer applies), OpenCode's record ids, the
+// errors callers act on, and the sessfix writer lock.
 //
-// Guarantees:
-//   - Reading never writes: SQLite is opened read-only, JSON files are only read.
-//     Only a StoreWriter (OpenWriter) changes a store, and only by
-//     applying a ChangeSet whose Before bytes still match: JSON files through
-//     a temp file, fsync, rename and directory fsync; SQLite in one
-//     transaction per session. AcquireLock keeps sessfix writers apart.
-//   - Every record keeps its raw bytes exactly as stored, so later edits can be
-//     byte-surgical, and its location (file path and line, or table and rowid).
+// The shapes themselves live in sub-packages, one per on-disk layout:
+// sqlite (OpenCode 1.2+), jsonfs (the storage/ tree of 1.0–1.1, the
+// per-project tree of ≤0.5, the sessions/ layout), export (`opencode
+// export` files). Package shapes finds stores and registers every shape;
+// nothing here imports them (see docs/architecture.md).
+//
+// Guarantees every shape keeps:
+//   - Reading never writes: SQLite is opened read-only, JSON files are only
+//     read. Only a Writer changes a store, and only by applying a ChangeSet
+//     whose Before bytes still match: JSON files through a temp file,
+//     fsync, rename and directory fsync; SQLite in one transaction per
+//     session. AcquireLock keeps sessfix writers apart.
+//   - Every record keeps its raw bytes exactly as stored, so later edits can
+//     be byte-surgical, and its location (file path and line, or table and
+//     rowid).
 //   - Sessions are loaded one at a time; memory is bounded by the largest
 //     session, not the store.
-//   - Symlinks that leave the store are never followed; unreadable records are
-//     returned as Broken records, never dropped silently.
+//   - Symlinks that leave the store are never followed; unreadable records
+//     are returned as Broken records, never dropped silently.
 //
 // Errors callers act on are typed (ChangedError, HeldError, BusyError,
 // WriteError) and carry facts, not advice: the command phrases the hints.

@@ -48,16 +48,15 @@ type Lock struct {
 	Holder  LockHolder
 }
 
-// LockPath returns where the writer lock of a store lives: next to a
-// database or export file (<file>.sessfix.lock), or inside a JSON store's
-// directory (<dir>/.sessfix.lock). Readers skip both names.
+// LockPath returns where the writer lock of a store lives: inside a store
+// that is a directory (<dir>/.sessfix.lock), next to one that is a file, a
+// database or an export file (<file>.sessfix.lock). Readers skip both
+// names. A path that does not exist (yet) counts as a file.
 func LockPath(info Info) string {
-	switch info.Shape {
-	case ShapeSQLite, ShapeExport:
-		return info.Path + ".sessfix.lock"
-	default:
+	if fi, err := os.Stat(info.Path); err == nil && fi.IsDir() {
 		return filepath.Join(info.Path, ".sessfix.lock")
 	}
+	return info.Path + ".sessfix.lock"
 }
 
 // Path is the lock file.

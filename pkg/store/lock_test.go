@@ -13,14 +13,19 @@ import (
 )
 
 func TestLockPath(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "opencode.db")
+	if err := os.WriteFile(db, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		info Info
 		want string
 	}{
-		{Info{Shape: ShapeSQLite, Path: "/d/opencode.db"}, "/d/opencode.db.sessfix.lock"},
+		{Info{Shape: ShapeSQLite, Path: db}, db + ".sessfix.lock"},
 		{Info{Shape: ShapeExport, Path: "/d/s.json"}, "/d/s.json.sessfix.lock"},
-		{Info{Shape: ShapeStorage, Path: "/d/storage"}, filepath.Join("/d/storage", ".sessfix.lock")},
-		{Info{Shape: ShapeSessions, Path: "/h/.opencode/sessions"}, filepath.Join("/h/.opencode/sessions", ".sessfix.lock")},
+		{Info{Shape: ShapeStorage, Path: dir}, filepath.Join(dir, ".sessfix.lock")},
+		{Info{Shape: "a shape sessfix does not know yet", Path: dir}, filepath.Join(dir, ".sessfix.lock")},
 	} {
 		if got := LockPath(c.info); got != c.want {
 			t.Errorf("LockPath(%v) = %s, want %s", c.info, got, c.want)

@@ -10,10 +10,16 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// Shape names an on-disk layout.
+// Shape names an on-disk layout: the Info.Shape of a store, in findings,
+// JSON output and backup manifests. Each shape package under pkg/store
+// reads and writes one or more layouts; pkg/store/shapes registers them.
+// Nothing in this package depends on which shapes exist.
 type Shape string
 
-// The shapes sessfix reads.
+// The names of the shapes sessfix reads today. The rest of sessfix tells
+// some of them apart (SQLite data columns hold compact JSON without ids;
+// watch listens to each layout's files); a new shape package may declare
+// its own name.
 const (
 	ShapeSQLite   Shape = "sqlite"   // OpenCode 1.2+: opencode.db with v1 tables
 	ShapeStorage  Shape = "storage"  // OpenCode 1.0–1.1: <data>/storage/{session,message,part}

@@ -7,6 +7,9 @@ import (
 	"github.com/sessfix/sessfix/internal/bodyindex"
 )
 
+// TestCheckBodyNUL pins the reasons for bodies with NUL bytes, which
+// checkBody only looks for once validation failed: a NUL is invalid
+// anywhere in JSON, inside a string too; and for text in another encoding.
 func TestCheckBodyNUL(t *testing.T) {
 	for raw, want := range map[string]string{
 		"\xef\xbb\xbf{\"a\":1}":               "starts with a UTF-8 byte order mark",

@@ -4,35 +4,27 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"io/fs"
 	"time"
-
-	"github.com/sessfix/sessfix/internal/atomicfile"
-	"github.com/tidwall/gjson"
 )
 
-// Writer applies change sets to a store.
+// Writer is a shape's writer: it applies change sets to one store, and
+// reads and restores exactly what they touch, for backups and undo. Every
+// target of a change set can be read as an exact Image before it is
+// applied and restored from that image afterwards.
 //
 // Apply checks, before writing anything, that every edit's Before bytes are
 // still what the store holds; if any record changed since the scan it
-// refuses the whole change set (the error wraps ErrChanged and names the
-// record) and changes nothing. An OpQuarantine edit with a nil Before takes
-// the record whatever it holds (a reader could not read it; the backup
-// keeps its bytes). Apply fills in Loc of the records it creates.
+// refuses the whole change set (a *ChangedError naming the record) and
+// changes nothing. An OpQuarantine edit with a nil Before takes the record
+// whatever it holds (a reader could not read it; the backup keeps its
+// bytes). Apply fills in Loc of the records it creates.
 //
 // Apply does not take the writer lock and does not back up: callers hold
 // AcquireLock and record the change set in a backup journal (pkg/backup)
 // first; backup.Apply does both steps for a list of change sets.
 type Writer interface {
 	Apply(ctx context.Context, cs *ChangeSet) error
-}
-
-// StoreWriter is a shape's writer: Apply, plus what backups and undo need.
-// Every target of a change set can be read as an exact Image before it is
-// applied and restored from that image afterwards.
-type StoreWriter interface {
-	Writer
 	// Targets lists everything cs would touch: files (JSON shapes and export
 	// files) or rows (SQLite), including records an edit changes implicitly
 	// (the parts of a deleted or re-keyed message). Call it before Apply.
@@ -46,27 +38,33 @@ type StoreWriter interface {
 	Close() error
 }
 
-// listed remembers what Targets returned for a change set, and what Read
-// then returned for those targets (the images the backup keeps), so Apply
-// can refuse to touch anything the backup did not cover or that changed
-// since: a part OpenCode added to, or rewrote in, a message sessfix deletes
-// or re-keys, between the backup and the write.
-type listed struct {
+// Listing remembers what a writer's Targets returned for a change set, and
+// what Read then returned for those targets (the images the backup keeps),
+// so Apply can refuse to touch anything the backup did not cover or that
+// changed since: a part OpenCode added to, or rewrote in, a message sessfix
+// deletes or re-keys, between the backup and the write. Its zero value
+// remembers nothing.
+type Listing struct {
 	cs      *ChangeSet
 	targets map[Target]bool
 	read    map[Target]string // Image.Hash of what Read returned
 }
 
-func (l *listed) remember(cs *ChangeSet, targets []Target) {
+// Remember records what Targets returned for cs.
+func (l *Listing) Remember(cs *ChangeSet, targets []Target) {
 	l.cs, l.targets, l.read = cs, map[Target]bool{}, map[Target]string{}
 	for _, t := range targets {
 		l.targets[t] = true
 	}
 }
 
-// saw records the images Read returned for targets of the remembered
+// Listed reports whether Targets listed cs (the change set Remember saw
+// last).
+func (l *Listing) Listed(cs *ChangeSet) bool { return l.cs != nil && l.cs == cs }
+
+// Saw records the images Read returned for targets of the remembered
 // change set.
-func (l *listed) saw(images []Image) {
+func (l *Listing) Saw(images []Image) {
 	for _, im := range images {
 		if l.targets[im.Target] {
 			l.read[im.Target] = im.Hash()
@@ -74,10 +72,10 @@ func (l *listed) saw(images []Image) {
 	}
 }
 
-// uncovered returns the first target the backup of cs did not list, when
-// cs was listed at all.
-func (l *listed) uncovered(cs *ChangeSet, targets []Target) (Target, bool) {
-	if l.cs == nil || l.cs != cs {
+// Uncovered returns the first of targets the backup of cs did not list,
+// when cs was listed at all.
+func (l *Listing) Uncovered(cs *ChangeSet, targets []Target) (Target, bool) {
+	if !l.Listed(cs) {
 		return Target{}, false
 	}
 	for _, t := range targets {
@@ -88,10 +86,10 @@ func (l *listed) uncovered(cs *ChangeSet, targets []Target) (Target, bool) {
 	return Target{}, false
 }
 
-// changed returns an ErrChanged for the first image that differs from what
-// Read returned for the backup of cs (nil when cs was not read).
-func (l *listed) changed(cs *ChangeSet, images []Image) error {
-	if l.cs == nil || l.cs != cs {
+// Changed returns a *ChangedError for the first image that differs from
+// what Read returned for the backup of cs (nil when cs was not read).
+func (l *Listing) Changed(cs *ChangeSet, images []Image) error {
+	if !l.Listed(cs) {
 		return nil
 	}
 	for _, im := range images {
@@ -108,7 +106,9 @@ func (l *listed) changed(cs *ChangeSet, images []Image) error {
 	return nil
 }
 
-func notBackedUp(t Target) error {
+// NotBackedUp is the refusal of a change set that would touch t, which its
+// backup did not list (Uncovered).
+func NotBackedUp(t Target) error {
 	return Changed(t.String(), t.Kind, t.ID, "appeared after the backup was taken")
 }
 
@@ -157,9 +157,9 @@ type Image struct {
 	Expect *string `json:"-"`
 }
 
-// unexpected returns an ErrChanged for the first image whose current state
-// (cur, in the same order) is not the state it expects.
-func unexpected(images, cur []Image) error {
+// Unexpected returns a *ChangedError for the first image whose current
+// state (cur, in the same order) is not the state it expects (Expect).
+func Unexpected(images, cur []Image) error {
 	for i, im := range images {
 		if im.Expect == nil || cur[i].Hash() == *im.Expect {
 			continue
@@ -176,8 +176,8 @@ func unexpected(images, cur []Image) error {
 	return nil
 }
 
-// expects reports whether any image carries an Expect.
-func expects(images []Image) bool {
+// Expects reports whether any image carries an Expect.
+func Expects(images []Image) bool {
 	for _, im := range images {
 		if im.Expect != nil {
 			return true
@@ -186,10 +186,10 @@ func expects(images []Image) bool {
 	return false
 }
 
-// checkExpected reads the targets of images that carry an Expect, through
-// read, and refuses (unexpected) when one is no longer what it expects.
-func checkExpected(ctx context.Context, read func(context.Context, []Target) ([]Image, error), images []Image) error {
-	if !expects(images) {
+// CheckExpected reads the targets of images that carry an Expect, through
+// read, and refuses (Unexpected) when one is no longer what it expects.
+func CheckExpected(ctx context.Context, read func(context.Context, []Target) ([]Image, error), images []Image) error {
+	if !Expects(images) {
 		return nil
 	}
 	targets := make([]Target, len(images))
@@ -200,7 +200,7 @@ func checkExpected(ctx context.Context, read func(context.Context, []Target) ([]
 	if err != nil {
 		return err
 	}
-	return unexpected(images, cur)
+	return Unexpected(images, cur)
 }
 
 // Hash is the hex sha256 of the image's data, or "" when it does not exist.
@@ -237,67 +237,10 @@ type WriteOptions struct {
 	Now func() time.Time
 }
 
-func (o WriteOptions) now() time.Time {
+// Clock returns the time to stamp records with: Now, else time.Now.
+func (o WriteOptions) Clock() time.Time {
 	if o.Now != nil {
 		return o.Now()
 	}
 	return time.Now()
-}
-
-// OpenWriter returns the writer for a store's shape. It needs only the
-// store's Info, so undo can write a store without reading it.
-func OpenWriter(info Info, opts WriteOptions) (StoreWriter, error) {
-	switch info.Shape {
-	case ShapeSQLite:
-		return openSQLiteWriter(info, opts)
-	case ShapeStorage, ShapeProject, ShapeSessions:
-		return newJSONWriter(info, atomicfile.OS{})
-	case ShapeExport:
-		return newExportWriter(info, atomicfile.OS{}), nil
-	}
-	return nil, fmt.Errorf("cannot write %s: unknown store shape %q: %w", info.Path, info.Shape, ErrUnsupported)
-}
-
-// checkEdits validates what every shape requires of a change set.
-func checkEdits(cs *ChangeSet) error {
-	if cs == nil {
-		return nil
-	}
-	for i, e := range cs.Edits {
-		name := fmt.Sprintf("edit %d (%s %s %s)", i+1, e.Op, e.Kind, e.ID)
-		if e.ID == "" {
-			return fmt.Errorf("%s: no record id; the change set is malformed", name)
-		}
-		switch e.Kind {
-		case KindSession, KindMessage, KindPart:
-		default:
-			return fmt.Errorf("%s: unknown record kind %q", name, e.Kind)
-		}
-		switch e.Op {
-		case OpUpdate, OpAdd:
-			if !gjson.ValidBytes(e.After) || len(e.After) == 0 {
-				return fmt.Errorf("%s: the new body is not valid JSON; nothing was written", name)
-			}
-		case OpRekey:
-			if e.NewID == "" || e.NewID == e.ID {
-				return fmt.Errorf("%s: re-key without a new id", name)
-			}
-			if !ValidID(e.NewID, PrefixFor(e.Kind)) {
-				return fmt.Errorf("%s: new id %q is not in OpenCode's format", name, e.NewID)
-			}
-			if len(e.After) > 0 && !gjson.ValidBytes(e.After) {
-				return fmt.Errorf("%s: the new body is not valid JSON; nothing was written", name)
-			}
-		case OpDelete, OpQuarantine:
-		default:
-			return fmt.Errorf("%s: unknown operation %q", name, e.Op)
-		}
-		if e.Op == OpAdd && !ValidID(e.ID, PrefixFor(e.Kind)) {
-			return fmt.Errorf("%s: new id %q is not in OpenCode's format", name, e.ID)
-		}
-		if e.Op == OpAdd && e.Kind == KindSession {
-			return fmt.Errorf("%s: sessfix does not create sessions", name)
-		}
-	}
-	return nil
 }

@@ -42,7 +42,7 @@ const batch = 32
 
 // Options configure a Watcher.
 type Options struct {
-	// Stores are the opened stores to watch (store.Discover or store.Open).
+	// Stores are the opened stores to watch (shapes.Discover or shapes.Open).
 	// The watcher does not close them.
 	Stores []store.Store
 	// Settle is the quiet period before a session is examined; zero means

@@ -10,7 +10,7 @@ import (
 
 	"github.com/sessfix/sessfix/pkg/fix"
 	"github.com/sessfix/sessfix/pkg/scan"
-	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/shapes"
 )
 
 // RuleCodes completes one rule code, with the rule's name as description.
@@ -90,7 +90,7 @@ const completionTimeout = 2 * time.Second
 func (f *Factory) SessionIDs(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 	const dir = cobra.ShellCompDirectiveNoFileComp
 	var (
-		disc *store.Discovery
+		disc *shapes.Discovery
 		err  error
 	)
 	if len(args) > 0 && f.Open != nil {

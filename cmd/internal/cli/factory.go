@@ -9,7 +9,7 @@ import (
 	"github.com/sessfix/sessfix/cmd/internal/iostreams"
 	"github.com/sessfix/sessfix/pkg/config"
 	"github.com/sessfix/sessfix/pkg/report"
-	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/shapes"
 )
 
 // BuildInfo is what `sessfix version` prints.
@@ -26,11 +26,11 @@ type Factory struct {
 	IOStreams *iostreams.IOStreams
 	Build     BuildInfo
 	// Env is the environment store discovery reads.
-	Env func() store.Env
+	Env func() shapes.Env
 	// Discover finds the user's stores when no path is given.
-	Discover func(store.Env) (*store.Discovery, error)
+	Discover func(shapes.Env) (*shapes.Discovery, error)
 	// Open opens stores at explicit paths.
-	Open func(paths []string) (*store.Discovery, error)
+	Open func(paths []string) (*shapes.Discovery, error)
 	// Now is the clock.
 	Now func() time.Time
 	// Globals holds the persistent flags, filled in when flags are parsed.
@@ -48,9 +48,9 @@ func New(build BuildInfo) *Factory {
 	return &Factory{
 		IOStreams: iostreams.System(),
 		Build:     build,
-		Env:       store.EnvFromOS,
-		Discover:  store.Discover,
-		Open:      store.Open,
+		Env:       shapes.EnvFromOS,
+		Discover:  shapes.Discover,
+		Open:      shapes.Open,
 		Now:       time.Now,
 		Globals:   &Globals{Color: iostreams.ColorAuto, Format: "text"},
 	}

@@ -6,15 +6,16 @@ import (
 	"strings"
 
 	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/shapes"
 )
 
 // OpenStores discovers the user's stores (no paths) or opens the named
 // paths, for the command verb ("scan", "fix", ...), and prints discovery's
 // notes on stderr. "Nothing there" becomes an error that says where sessfix
 // looked, with hints naming the verb.
-func (f *Factory) OpenStores(verb string, paths []string) (*store.Discovery, error) {
+func (f *Factory) OpenStores(verb string, paths []string) (*shapes.Discovery, error) {
 	var (
-		disc *store.Discovery
+		disc *shapes.Discovery
 		err  error
 	)
 	if len(paths) == 0 {

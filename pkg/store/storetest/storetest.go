@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/shapes"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
@@ -168,11 +169,11 @@ func Materialize(t testing.TB, shape store.Shape, dir string, sessions ...*Fixtu
 	return path
 }
 
-// OpenOne opens path with store.Open, requires exactly one store, and closes
+// OpenOne opens path with shapes.Open, requires exactly one store, and closes
 // it when the test ends.
 func OpenOne(t testing.TB, path string) store.Store {
 	t.Helper()
-	d, err := store.Open([]string{path})
+	d, err := shapes.Open([]string{path})
 	if err != nil {
 		t.Fatalf("storetest: open %s: %v", path, err)
 	}

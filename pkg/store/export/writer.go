@@ -1,0 +1,463 @@
+package export
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+
+	"github.com/sessfix/sessfix/internal/atomicfile"
+	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/tidwall/gjson"
+)
+
+// exportWriter rewrites an `opencode export` file: every edit is spliced
+// into the document in memory (every byte outside the edited objects is
+// kept), then the whole file is replaced atomically. New and edited objects
+// are indented like their neighbours (2 spaces per level, as `opencode
+// export` writes them); a compact file stays compact.
+type exportWriter struct {
+	info store.Info // Path made absolute: the backup records it, and undo may run elsewhere
+	ops  atomicfile.Ops
+	seen store.Listing
+}
+
+func newExportWriter(info store.Info, ops atomicfile.Ops) *exportWriter {
+	if abs, err := filepath.Abs(info.Path); err == nil {
+		info.Path = abs
+	}
+	return &exportWriter{info: info, ops: ops}
+}
+
+func (w *exportWriter) Close() error { return nil }
+
+func (w *exportWriter) Targets(_ context.Context, cs *store.ChangeSet) ([]store.Target, error) {
+	if err := cs.Check(); err != nil {
+		return nil, err
+	}
+	if cs.Empty() {
+		return nil, nil
+	}
+	targets := []store.Target{{Path: w.info.Path}}
+	w.seen.Remember(cs, targets)
+	return targets, nil
+}
+
+func (w *exportWriter) Read(_ context.Context, targets []store.Target) ([]store.Image, error) {
+	out := make([]store.Image, 0, len(targets))
+	for _, t := range targets {
+		data, mode, exists, err := atomicfile.ReadRegular(w.ops, t.Path)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, store.Image{Target: t, Exists: exists, Mode: mode, Data: data})
+	}
+	w.seen.Saw(out)
+	return out, nil
+}
+
+func (w *exportWriter) Restore(ctx context.Context, images []store.Image) error {
+	for _, im := range images {
+		if im.Path != w.info.Path {
+			return fmt.Errorf("cannot restore %s: it is not the export file %s", im.Path, w.info.Path)
+		}
+	}
+	if err := store.CheckExpected(ctx, w.Read, images); err != nil {
+		return err
+	}
+	for _, im := range images {
+		var err error
+		if im.Exists {
+			err = atomicfile.WriteMode(w.ops, im.Path, im.Data, im.Mode, nil)
+		} else {
+			err = atomicfile.Remove(w.ops, im.Path)
+		}
+		if err != nil {
+			return store.WriteFailed(err, true)
+		}
+	}
+	return nil
+}
+
+func (w *exportWriter) Apply(ctx context.Context, cs *store.ChangeSet) error {
+	if err := cs.Check(); err != nil {
+		return err
+	}
+	if cs.Empty() {
+		return nil
+	}
+	doc, _, exists, err := atomicfile.ReadRegular(w.ops, w.info.Path)
+	if err != nil {
+		return err
+	}
+	if !exists {
+		return store.Changed(w.info.Path, store.KindSession, cs.SessionID, "was removed")
+	}
+	// The whole file is the backup's one image: a message delete takes its
+	// parts along with no Before bytes of their own, so any change since
+	// the backup refuses the change set.
+	if err := w.seen.Changed(cs, []store.Image{{Target: store.Target{Path: w.info.Path}, Exists: true, Data: doc}}); err != nil {
+		return err
+	}
+	locs := map[int]store.Location{}
+	for i := range cs.Edits {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var at int
+		doc, at, err = w.edit(doc, &cs.Edits[i])
+		if err != nil {
+			return err
+		}
+		if at >= 0 {
+			locs[i] = store.Location{Path: w.info.Path, Line: bytes.Count(doc[:at], []byte("\n")) + 1}
+		}
+	}
+	if !gjson.ValidBytes(doc) {
+		return fmt.Errorf("rewriting %s produced invalid JSON; nothing was written (please report this)", w.info.Path)
+	}
+	atomicfile.CleanTemps(w.ops, filepath.Dir(w.info.Path))
+	if err := atomicfile.Write(w.ops, w.info.Path, doc, 0o644, nil); err != nil {
+		return store.WriteFailed(fmt.Errorf("%w; the export file was left as it was", err), true)
+	}
+	for i, l := range locs {
+		cs.Edits[i].Loc = l
+	}
+	return nil
+}
+
+// located is a record found in the document.
+type located struct {
+	elem  gjson.Result // the array element (a message's {"info","parts"} or a part)
+	obj   gjson.Result // the record's own object (a message's info, or elem)
+	arr   gjson.Result // the array holding elem
+	index int          // elem's position in arr
+}
+
+func (w *exportWriter) messages(doc []byte) (gjson.Result, error) {
+	msgs := gjson.GetBytes(doc, "messages")
+	if !msgs.IsArray() {
+		return msgs, fmt.Errorf("%s is not an opencode export file (no messages array)", w.info.Path)
+	}
+	return msgs, nil
+}
+
+func (w *exportWriter) findMessage(doc []byte, id string) (located, bool, error) {
+	msgs, err := w.messages(doc)
+	if err != nil {
+		return located{}, false, err
+	}
+	for i, m := range msgs.Array() {
+		if m.Get("info.id").Str == id {
+			return located{elem: m, obj: m.Get("info"), arr: msgs, index: i}, true, nil
+		}
+	}
+	return located{arr: msgs}, false, nil
+}
+
+func (w *exportWriter) findPart(doc []byte, messageID, id string) (located, bool, error) {
+	msgs, err := w.messages(doc)
+	if err != nil {
+		return located{}, false, err
+	}
+	for pass := 0; pass < 2; pass++ {
+		for _, m := range msgs.Array() {
+			if pass == 0 && messageID != "" && m.Get("info.id").Str != messageID {
+				continue
+			}
+			parts := m.Get("parts")
+			for j, p := range parts.Array() {
+				if p.Get("id").Str == id {
+					return located{elem: p, obj: p, arr: parts, index: j}, true, nil
+				}
+			}
+		}
+		if messageID == "" {
+			break
+		}
+	}
+	return located{}, false, nil
+}
+
+// edit applies one edit to the document and returns the new document and,
+// for a created object, its byte offset (else -1).
+func (w *exportWriter) edit(doc []byte, e *store.Edit) ([]byte, int, error) {
+	where := w.info.Path
+	var (
+		loc   located
+		found bool
+		err   error
+	)
+	switch e.Kind {
+	case store.KindSession:
+		if e.Op != store.OpUpdate {
+			return nil, -1, fmt.Errorf("%s session %s: only updates of the session info are supported in export files", e.Op, e.ID)
+		}
+		info := gjson.GetBytes(doc, "info")
+		loc, found = located{elem: info, obj: info}, info.IsObject() && info.Get("id").Str == e.ID
+	case store.KindMessage:
+		loc, found, err = w.findMessage(doc, e.ID)
+	case store.KindPart:
+		loc, found, err = w.findPart(doc, e.MessageID, e.ID)
+	}
+	if err != nil {
+		return nil, -1, err
+	}
+	if e.Op == store.OpAdd {
+		if found {
+			return nil, -1, fmt.Errorf("cannot add %s %s to %s: it already holds that id; nothing was written", e.Kind, e.ID, where)
+		}
+		return w.add(doc, e, e.ID, e.After)
+	}
+	if !found {
+		return nil, -1, store.Changed(where, e.Kind, e.ID, "was removed")
+	}
+	if err := checkSpan(doc, loc.obj); err != nil {
+		return nil, -1, fmt.Errorf("%s %s in %s: %w", e.Kind, e.ID, where, err)
+	}
+	target := loc.obj
+	switch {
+	case bytes.Equal([]byte(loc.obj.Raw), e.Before), e.Op == store.OpQuarantine && e.Before == nil:
+	case e.Kind == store.KindMessage && bytes.Equal([]byte(loc.elem.Raw), e.Before):
+		target = loc.elem // a reader that keeps the whole {"info","parts"} element
+	default:
+		return nil, -1, store.Changed(where, e.Kind, e.ID, "was modified")
+	}
+	switch e.Op {
+	case store.OpUpdate:
+		return splice(doc, target.Index, target.Index+len(target.Raw), reindent(doc, target.Index, e.After)), -1, nil
+	case store.OpDelete, store.OpQuarantine:
+		if e.Kind == store.KindSession {
+			return nil, -1, fmt.Errorf("cannot delete the session info of %s", where)
+		}
+		// A message goes with its parts.
+		return removeElem(doc, loc.arr, loc.index), -1, nil
+	case store.OpRekey:
+		body, err := e.RekeyedBody([]byte(loc.obj.Raw))
+		if err != nil {
+			return nil, -1, fmt.Errorf("re-key %s %s: %w", e.Kind, e.ID, err)
+		}
+		if found, err := w.idTaken(doc, e); err != nil || found {
+			if err == nil {
+				err = fmt.Errorf("cannot re-key %s %s in %s: %s already exists; nothing was written", e.Kind, e.ID, where, e.NewID)
+			}
+			return nil, -1, err
+		}
+		if e.Kind == store.KindPart {
+			// Re-keying moves a part to where its new id sorts.
+			doc = removeElem(doc, loc.arr, loc.index)
+			return w.add(doc, e, e.NewID, body)
+		}
+		return w.rekeyMessage(doc, loc, body)
+	}
+	return nil, -1, fmt.Errorf("unknown operation %q", e.Op)
+}
+
+func (w *exportWriter) idTaken(doc []byte, e *store.Edit) (bool, error) {
+	if e.Kind == store.KindMessage {
+		_, ok, err := w.findMessage(doc, e.NewID)
+		return ok, err
+	}
+	_, ok, err := w.findPart(doc, "", e.NewID)
+	return ok, err
+}
+
+// rekeyMessage replaces a message's info with body. Its parts stay in
+// place; the planner's part updates that follow rewrite their messageID.
+func (w *exportWriter) rekeyMessage(doc []byte, loc located, body []byte) ([]byte, int, error) {
+	info := loc.elem.Get("info")
+	if err := checkSpan(doc, info); err != nil {
+		return nil, -1, err
+	}
+	return splice(doc, info.Index, info.Index+len(info.Raw), reindent(doc, info.Index, body)), -1, nil
+}
+
+// add inserts a new message or part where OpenCode's order puts it: parts
+// by id, messages by (time.created, id).
+func (w *exportWriter) add(doc []byte, e *store.Edit, id string, body []byte) ([]byte, int, error) {
+	switch e.Kind {
+	case store.KindPart:
+		m, ok, err := w.findMessage(doc, e.MessageID)
+		if err != nil {
+			return nil, -1, err
+		}
+		if !ok {
+			return nil, -1, store.Changed(w.info.Path, store.KindMessage, e.MessageID, "was removed")
+		}
+		parts := m.elem.Get("parts")
+		if !parts.IsArray() {
+			return nil, -1, fmt.Errorf("message %s in %s has no parts array", e.MessageID, w.info.Path)
+		}
+		elems := parts.Array()
+		k := len(elems)
+		for j, p := range elems {
+			if p.Get("id").Str > id {
+				k = j
+				break
+			}
+		}
+		out, at := insertElem(doc, parts, k, body)
+		return out, at, nil
+	case store.KindMessage:
+		msgs, err := w.messages(doc)
+		if err != nil {
+			return nil, -1, err
+		}
+		created := gjson.GetBytes(body, "time.created").Int()
+		if created == 0 {
+			created = e.Created
+		}
+		elems := msgs.Array()
+		k := len(elems)
+		for j, m := range elems {
+			c := m.Get("info.time.created").Int()
+			if c > created || c == created && m.Get("info.id").Str > id {
+				k = j
+				break
+			}
+		}
+		var elem bytes.Buffer
+		elem.WriteString(`{"info":`)
+		elem.Write(body)
+		elem.WriteString(`,"parts":[]}`)
+		out, at := insertElem(doc, msgs, k, elem.Bytes())
+		return out, at, nil
+	}
+	return nil, -1, fmt.Errorf("cannot add %s %s to an export file", e.Kind, e.ID)
+}
+
+// checkSpan makes sure a gjson result's Index points at its bytes.
+func checkSpan(doc []byte, r gjson.Result) error {
+	if r.Raw == "" || r.Index < 0 || r.Index+len(r.Raw) > len(doc) || string(doc[r.Index:r.Index+len(r.Raw)]) != r.Raw {
+		return fmt.Errorf("cannot locate the record's bytes in the document")
+	}
+	return nil
+}
+
+// splice replaces doc[start:end] with with. In a document whose lines end
+// in CRLF (an export saved on Windows), the line breaks of with get the CR
+// too: valid JSON has line breaks only between values, never inside a
+// string, so only whitespace changes.
+func splice(doc []byte, start, end int, with []byte) []byte {
+	if i := bytes.IndexByte(doc, '\n'); i > 0 && doc[i-1] == '\r' {
+		with = crlf(with)
+	}
+	out := make([]byte, 0, len(doc)-(end-start)+len(with))
+	out = append(out, doc[:start]...)
+	out = append(out, with...)
+	return append(out, doc[end:]...)
+}
+
+// crlf gives every bare LF in b a CR.
+func crlf(b []byte) []byte {
+	if bytes.IndexByte(b, '\n') < 0 {
+		return b
+	}
+	out := make([]byte, 0, len(b)+bytes.Count(b, []byte("\n")))
+	for i, c := range b {
+		if c == '\n' && (i == 0 || b[i-1] != '\r') {
+			out = append(out, '\r')
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// lineIndent returns the whitespace that starts the line holding pos, and
+// whether pos is the first non-blank byte of its line (a pretty-printed
+// document). A compact document has no line structure to follow.
+func lineIndent(doc []byte, pos int) (string, bool) {
+	i := pos
+	for i > 0 && doc[i-1] != '\n' {
+		i--
+	}
+	j := i
+	for j < len(doc) && (doc[j] == ' ' || doc[j] == '\t') {
+		j++
+	}
+	if i == 0 && bytes.IndexByte(doc, '\n') < 0 {
+		return "", false
+	}
+	return string(doc[i:j]), true
+}
+
+// reindent formats body for a value that starts at pos in doc: indented
+// two spaces per level from pos's line, or compact in a compact document.
+func reindent(doc []byte, pos int, body []byte) []byte {
+	indent, pretty := lineIndent(doc, pos)
+	return reindentAt(body, indent, pretty)
+}
+
+// insertElem inserts body as element k of arr and returns the document and
+// the offset where the new element starts.
+func insertElem(doc []byte, arr gjson.Result, k int, body []byte) ([]byte, int) {
+	elems := arr.Array()
+	_, pretty := lineIndent(doc, arr.Index)
+	nl := ""
+	if pretty {
+		nl = "\n"
+	}
+	switch {
+	case len(elems) == 0:
+		outer, _ := lineIndent(doc, arr.Index)
+		ind := ""
+		if pretty {
+			ind = outer + "  "
+		}
+		b := reindentAt(body, ind, pretty)
+		text := "[" + nl + ind + string(b) + nl + outer + "]"
+		if !pretty {
+			text = "[" + string(b) + "]"
+		}
+		return splice(doc, arr.Index, arr.Index+len(arr.Raw), []byte(text)), arr.Index + 1 + len(nl) + len(ind)
+	case k < len(elems):
+		at := elems[k].Index
+		ind, _ := lineIndent(doc, at)
+		if !pretty {
+			ind = ""
+		}
+		text := string(reindentAt(body, ind, pretty)) + "," + nl + ind
+		return splice(doc, at, at, []byte(text)), at
+	default:
+		last := elems[len(elems)-1]
+		end := last.Index + len(last.Raw)
+		ind, _ := lineIndent(doc, last.Index)
+		if !pretty {
+			ind = ""
+		}
+		text := "," + nl + ind + string(reindentAt(body, ind, pretty))
+		return splice(doc, end, end, []byte(text)), end + 1 + len(nl) + len(ind)
+	}
+}
+
+func reindentAt(body []byte, indent string, pretty bool) []byte {
+	var buf bytes.Buffer
+	var err error
+	if pretty {
+		err = json.Indent(&buf, body, indent, "  ")
+	} else {
+		err = json.Compact(&buf, body)
+	}
+	if err != nil {
+		return body
+	}
+	return buf.Bytes()
+}
+
+// removeElem removes element k of arr with its separator.
+func removeElem(doc []byte, arr gjson.Result, k int) []byte {
+	elems := arr.Array()
+	switch {
+	case len(elems) == 1:
+		return splice(doc, arr.Index, arr.Index+len(arr.Raw), []byte("[]"))
+	case k > 0:
+		prevEnd := elems[k-1].Index + len(elems[k-1].Raw)
+		end := elems[k].Index + len(elems[k].Raw)
+		return splice(doc, prevEnd, end, nil)
+	default:
+		return splice(doc, elems[0].Index, elems[1].Index, nil)
+	}
+}
+
+var _ store.Writer = (*exportWriter)(nil)

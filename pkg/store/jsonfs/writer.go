@@ -1,0 +1,523 @@
+package jsonfs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/sessfix/sessfix/internal/atomicfile"
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+// jsonWriter writes the one-file-per-record shapes: storage, project and
+// sessions. Each file is replaced atomically (atomicfile.Write). A change set
+// touches several files, so it is not atomic as a whole: Apply checks every
+// edit first, then applies them in order, and if one fails it puts back
+// every file it already changed from the images it read before starting.
+type jsonWriter struct {
+	info store.Info
+	root string
+	ops  atomicfile.Ops
+	seen store.Listing
+}
+
+func newJSONWriter(info store.Info, ops atomicfile.Ops) (*jsonWriter, error) {
+	root, err := filepath.Abs(info.Path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot write %s: %w", info.Path, err)
+	}
+	fi, err := ops.Lstat(root)
+	if err != nil {
+		return nil, fmt.Errorf("cannot write %s: %w", info.Path, err)
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		target, _ := filepath.EvalSymlinks(root)
+		return nil, fmt.Errorf("cannot write %s: it is a symbolic link, and sessfix does not write through links; run it on the directory the link points to (%s)", info.Path, target)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("cannot write %s: not a directory (a %s store is a directory)", info.Path, info.Shape)
+	}
+	return &jsonWriter{info: info, root: root, ops: ops}, nil
+}
+
+func (w *jsonWriter) Close() error { return nil }
+
+// messagePath is where a message file of the shape lives.
+func (w *jsonWriter) messagePath(sessionID, id string) string {
+	switch w.info.Shape {
+	case store.ShapeStorage:
+		return filepath.Join(w.root, "message", sessionID, id+".json")
+	case store.ShapeProject:
+		return filepath.Join(w.root, "session", "message", sessionID, id+".json")
+	default:
+		return filepath.Join(w.root, sessionID, "messages", id+".json")
+	}
+}
+
+// partsDir is the directory holding a message's part files.
+func (w *jsonWriter) partsDir(sessionID, messageID string) string {
+	switch w.info.Shape {
+	case store.ShapeStorage:
+		return filepath.Join(w.root, "part", messageID)
+	case store.ShapeProject:
+		return filepath.Join(w.root, "session", "part", sessionID, messageID)
+	default:
+		return filepath.Join(w.root, sessionID, "parts", messageID)
+	}
+}
+
+// partsDirOf is the parts directory of the message stored at msgPath.
+func (w *jsonWriter) partsDirOf(msgPath, messageID string) string {
+	switch w.info.Shape {
+	case store.ShapeStorage:
+		return filepath.Join(w.root, "part", messageID)
+	case store.ShapeProject:
+		return filepath.Join(w.root, "session", "part", filepath.Base(filepath.Dir(msgPath)), messageID)
+	default:
+		return filepath.Join(filepath.Dir(filepath.Dir(msgPath)), "parts", messageID)
+	}
+}
+
+// recordPath is the file of an edit's record: its location when known,
+// otherwise where the shape keeps it.
+func (w *jsonWriter) recordPath(cs *store.ChangeSet, e *store.Edit) (string, error) {
+	p := e.Loc.Path
+	if p == "" {
+		ses := e.SessionID
+		if ses == "" {
+			ses = cs.SessionID
+		}
+		switch e.Kind {
+		case store.KindMessage:
+			p = w.messagePath(ses, e.ID)
+		case store.KindPart:
+			if e.MessageID == "" {
+				return "", fmt.Errorf("part %s: no message id to place it under", e.ID)
+			}
+			p = filepath.Join(w.partsDir(ses, e.MessageID), e.ID+".json")
+		default:
+			return "", fmt.Errorf("session %s: no file location in the change set", e.ID)
+		}
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(w.root, abs)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("refusing to write %s: it is outside the store %s", p, w.info.Path)
+	}
+	if err := w.realDirs(filepath.Dir(abs)); err != nil {
+		return "", err
+	}
+	return abs, nil
+}
+
+// realDirs checks that dir, a directory inside the store, and every
+// directory between it and the store's root are real directories, not
+// symbolic links: creating, moving or removing a record through a linked
+// directory would change files outside the store. Directories that do not
+// exist yet are fine (the writer creates them).
+func (w *jsonWriter) realDirs(dir string) error {
+	rel, err := filepath.Rel(w.root, dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("refusing to write in %s: it is outside the store %s", dir, w.info.Path)
+	}
+	if rel == "." {
+		return nil
+	}
+	cur := w.root
+	for _, name := range strings.Split(rel, string(filepath.Separator)) {
+		cur = filepath.Join(cur, name)
+		fi, err := w.ops.Lstat(cur)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("cannot write in %s: %w", dir, err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("refusing to write in %s: %s is a symbolic link, and sessfix does not write through links in a store; nothing was written (replace the link with the directory itself to repair this session)", dir, cur)
+		}
+	}
+	return nil
+}
+
+// fileStep is one primitive file operation of a plan.
+type fileStep struct {
+	path   string
+	data   []byte // what to write, unless remove
+	remove bool
+	edit   int // index of the edit it belongs to
+}
+
+// jsonPlan is a change set turned into file steps, checked against the
+// files as they are now.
+type jsonPlan struct {
+	steps   []fileStep
+	targets []store.Target
+	// addLoc is the file each store.OpAdd/store.OpRekey edit creates.
+	addLoc map[int]string
+	// emptied are parts directories a message re-key or delete empties.
+	emptied []string
+}
+
+// overlay is the store as the plan would leave it: a path maps to its new
+// bytes, or to nil when the plan removes it.
+type overlay struct {
+	w     *jsonWriter
+	state map[string]*[]byte
+}
+
+func (o *overlay) get(path string) ([]byte, bool, error) {
+	if v, ok := o.state[path]; ok {
+		if v == nil {
+			return nil, false, nil
+		}
+		return *v, true, nil
+	}
+	data, _, exists, err := atomicfile.ReadRegular(o.w.ops, path)
+	return data, exists, err
+}
+
+func (o *overlay) set(path string, data []byte) { o.state[path] = &data }
+func (o *overlay) del(path string)              { o.state[path] = nil }
+
+// list returns the .json files of dir as the plan would leave it, sorted.
+func (o *overlay) list(dir string) ([]string, error) {
+	seen := map[string]bool{}
+	ents, err := o.w.ops.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("list %s: %w", dir, err)
+	}
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".json") && !strings.HasPrefix(e.Name(), ".") {
+			seen[filepath.Join(dir, e.Name())] = true
+		}
+	}
+	for p, v := range o.state {
+		if filepath.Dir(p) == dir {
+			seen[p] = v != nil
+		}
+	}
+	var out []string
+	for p, ok := range seen {
+		if ok {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func (w *jsonWriter) plan(cs *store.ChangeSet) (*jsonPlan, error) {
+	if err := cs.Check(); err != nil {
+		return nil, err
+	}
+	p := &jsonPlan{addLoc: map[int]string{}}
+	ov := &overlay{w: w, state: map[string]*[]byte{}}
+	seen := map[string]bool{}
+	target := func(path string, kind store.Kind, id string) {
+		if !seen[path] {
+			seen[path] = true
+			p.targets = append(p.targets, store.Target{Kind: kind, ID: id, Path: path})
+		}
+	}
+	write := func(i int, path string, kind store.Kind, id string, data []byte) {
+		target(path, kind, id)
+		ov.set(path, data)
+		p.steps = append(p.steps, fileStep{path: path, data: data, edit: i})
+	}
+	remove := func(i int, path string, kind store.Kind, id string) {
+		target(path, kind, id)
+		ov.del(path)
+		p.steps = append(p.steps, fileStep{path: path, remove: true, edit: i})
+	}
+	if cs == nil {
+		return p, nil
+	}
+	// moved maps the part files a message re-key moved to their new paths,
+	// so later edits of those parts (which name the old location) follow.
+	moved := map[string]string{}
+	for i := range cs.Edits {
+		e := &cs.Edits[i]
+		path, err := w.recordPath(cs, e)
+		if err != nil {
+			return nil, err
+		}
+		if np, ok := moved[path]; ok {
+			path = np
+		}
+		cur, exists, err := ov.get(path)
+		if err != nil {
+			return nil, err
+		}
+		if e.Op == store.OpAdd {
+			if exists {
+				return nil, fmt.Errorf("cannot add %s %s: %s already exists; nothing was written", e.Kind, e.ID, path)
+			}
+			write(i, path, e.Kind, e.ID, e.After)
+			p.addLoc[i] = path
+			continue
+		}
+		if !exists {
+			return nil, store.Changed(path, e.Kind, e.ID, "was removed")
+		}
+		if !bytes.Equal(cur, e.Before) && !(e.Op == store.OpQuarantine && e.Before == nil) {
+			return nil, store.Changed(path, e.Kind, e.ID, "was modified")
+		}
+		switch e.Op {
+		case store.OpUpdate:
+			write(i, path, e.Kind, e.ID, e.After)
+		case store.OpDelete, store.OpQuarantine:
+			remove(i, path, e.Kind, e.ID)
+			if e.Kind == store.KindMessage {
+				// As SQLite's ON DELETE CASCADE does: a message's parts go with it.
+				dir := w.partsDirOf(path, e.ID)
+				if err := w.realDirs(dir); err != nil {
+					return nil, err
+				}
+				files, err := ov.list(dir)
+				if err != nil {
+					return nil, err
+				}
+				for _, f := range files {
+					remove(i, f, store.KindPart, strings.TrimSuffix(filepath.Base(f), ".json"))
+				}
+				p.emptied = append(p.emptied, dir)
+			}
+		case store.OpRekey:
+			if e.Kind == store.KindSession {
+				return nil, fmt.Errorf("session %s: sessfix does not re-key sessions", e.ID)
+			}
+			newPath := filepath.Join(filepath.Dir(path), e.NewID+filepath.Ext(path))
+			if _, ok, err := ov.get(newPath); err != nil {
+				return nil, err
+			} else if ok {
+				return nil, fmt.Errorf("cannot re-key %s %s: %s already exists; nothing was written", e.Kind, e.ID, newPath)
+			}
+			body, err := e.RekeyedBody(cur)
+			if err != nil {
+				return nil, fmt.Errorf("re-key %s %s: %w", e.Kind, e.ID, err)
+			}
+			write(i, newPath, e.Kind, e.NewID, body)
+			remove(i, path, e.Kind, e.ID)
+			p.addLoc[i] = newPath
+			if e.Kind == store.KindMessage {
+				oldDir, newDir := w.partsDirOf(path, e.ID), w.partsDirOf(path, e.NewID)
+				for _, d := range []string{oldDir, newDir} {
+					if err := w.realDirs(d); err != nil {
+						return nil, err
+					}
+				}
+				files, err := ov.list(oldDir)
+				if err != nil {
+					return nil, err
+				}
+				for _, f := range files {
+					np := filepath.Join(newDir, filepath.Base(f))
+					if _, ok, err := ov.get(np); err != nil {
+						return nil, err
+					} else if ok {
+						return nil, fmt.Errorf("cannot re-key message %s: %s already exists; nothing was written", e.ID, np)
+					}
+					b, _, err := ov.get(f)
+					if err != nil {
+						return nil, err
+					}
+					// The part moves unchanged; the planner's part updates
+					// that follow rewrite the messageID in its body.
+					pid := strings.TrimSuffix(filepath.Base(f), ".json")
+					write(i, np, store.KindPart, pid, b)
+					remove(i, f, store.KindPart, pid)
+					moved[f] = np
+				}
+				p.emptied = append(p.emptied, oldDir)
+			}
+		}
+	}
+	return p, nil
+}
+
+func (w *jsonWriter) Targets(_ context.Context, cs *store.ChangeSet) ([]store.Target, error) {
+	p, err := w.plan(cs)
+	if err != nil {
+		return nil, err
+	}
+	w.seen.Remember(cs, p.targets)
+	return p.targets, nil
+}
+
+func (w *jsonWriter) Read(ctx context.Context, targets []store.Target) ([]store.Image, error) {
+	out, err := w.read(ctx, targets)
+	if err == nil {
+		w.seen.Saw(out)
+	}
+	return out, err
+}
+
+func (w *jsonWriter) read(ctx context.Context, targets []store.Target) ([]store.Image, error) {
+	out := make([]store.Image, 0, len(targets))
+	for _, t := range targets {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		data, mode, exists, err := atomicfile.ReadRegular(w.ops, t.Path)
+		if err != nil {
+			return nil, err
+		}
+		im := store.Image{Target: t, Exists: exists, Mode: mode, Data: data}
+		if !exists {
+			_, err := w.ops.Lstat(filepath.Dir(t.Path))
+			im.KeepDir = err == nil
+		}
+		out = append(out, im)
+	}
+	return out, nil
+}
+
+func (w *jsonWriter) Apply(ctx context.Context, cs *store.ChangeSet) error {
+	p, err := w.plan(cs)
+	if err != nil {
+		return err
+	}
+	if len(p.steps) == 0 {
+		return nil
+	}
+	if t, ok := w.seen.Uncovered(cs, p.targets); ok {
+		return store.NotBackedUp(t)
+	}
+	before, err := w.read(ctx, p.targets)
+	if err != nil {
+		return err
+	}
+	// Parts a message delete or re-key takes along have no Before bytes of
+	// their own: they must still be what the backup holds.
+	if err := w.seen.Changed(cs, before); err != nil {
+		return err
+	}
+	for _, st := range p.steps {
+		if err := ctx.Err(); err != nil {
+			return w.rollback(before, fmt.Errorf("interrupted: %w", err))
+		}
+		if st.remove {
+			err = atomicfile.Remove(w.ops, st.path)
+		} else {
+			err = w.writeFile(st.path, st.data)
+		}
+		if err != nil {
+			e := cs.Edits[st.edit]
+			return w.rollback(before, fmt.Errorf("%s %s %s: %w", e.Op, e.Kind, e.ID, err))
+		}
+	}
+	for _, dir := range p.emptied {
+		w.removeEmptyDir(dir)
+	}
+	for i, path := range p.addLoc {
+		cs.Edits[i].Loc = store.Location{Path: path, Line: 1}
+	}
+	return nil
+}
+
+// rollback puts every target back as it was before Apply started.
+func (w *jsonWriter) rollback(before []store.Image, cause error) error {
+	if rerr := w.restore(before); rerr != nil {
+		return store.WriteFailed(fmt.Errorf("%w; putting the files back also failed: %v (restore them from the backup with `sessfix undo`)", cause, rerr), false)
+	}
+	return store.WriteFailed(fmt.Errorf("%w; every file was put back as it was", cause), true)
+}
+
+// writeFile writes a record file, creating its directory like its siblings
+// and giving a new file the mode (and owner) of the files next to it.
+func (w *jsonWriter) writeFile(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := atomicfile.MkdirLike(w.ops, dir); err != nil {
+		return err
+	}
+	atomicfile.CleanTemps(w.ops, dir)
+	perm, own := w.newFileAttrs(dir)
+	return atomicfile.Write(w.ops, path, data, perm, own)
+}
+
+// newFileAttrs is the mode and owner for a new file in dir: those of a
+// sibling record file, else 0644 and the directory's owner.
+func (w *jsonWriter) newFileAttrs(dir string) (fs.FileMode, *atomicfile.Owner) {
+	ents, _ := w.ops.ReadDir(dir)
+	for _, e := range ents {
+		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".json") {
+			if fi, err := w.ops.Lstat(filepath.Join(dir, e.Name())); err == nil {
+				return fi.Mode().Perm(), atomicfile.OwnerOf(fi)
+			}
+		}
+	}
+	if fi, err := w.ops.Lstat(dir); err == nil {
+		return 0o644, atomicfile.OwnerOf(fi)
+	}
+	return 0o644, nil
+}
+
+// removeEmptyDir removes a directory inside the store if it is empty.
+func (w *jsonWriter) removeEmptyDir(dir string) {
+	if dir == w.root || !strings.HasPrefix(dir, w.root+string(filepath.Separator)) {
+		return
+	}
+	if ents, err := w.ops.ReadDir(dir); err == nil && len(ents) == 0 {
+		if w.ops.Remove(dir) == nil {
+			_ = w.ops.SyncDir(filepath.Dir(dir))
+		}
+	}
+}
+
+func (w *jsonWriter) Restore(ctx context.Context, images []store.Image) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, im := range images {
+		if _, err := w.recordPath(&store.ChangeSet{}, &store.Edit{Kind: im.Kind, ID: im.ID, Loc: store.Location{Path: im.Path}}); err != nil {
+			return err
+		}
+	}
+	if err := store.CheckExpected(ctx, w.read, images); err != nil {
+		return err
+	}
+	return store.WriteFailed(w.restore(images), false)
+}
+
+// restore makes each file its image, skipping files that already are.
+// It tries every image and reports the first failure.
+func (w *jsonWriter) restore(images []store.Image) error {
+	var first error
+	for i := len(images) - 1; i >= 0; i-- {
+		im := images[i]
+		cur, mode, exists, err := atomicfile.ReadRegular(w.ops, im.Path)
+		if err == nil {
+			switch {
+			case im.Exists && exists && bytes.Equal(cur, im.Data) && mode == im.Mode:
+			case im.Exists:
+				dir := filepath.Dir(im.Path)
+				if err = atomicfile.MkdirLike(w.ops, dir); err == nil {
+					perm, own := w.newFileAttrs(dir)
+					if im.Mode != 0 {
+						perm = im.Mode
+					}
+					err = atomicfile.WriteMode(w.ops, im.Path, im.Data, perm, own)
+				}
+			case exists:
+				if err = atomicfile.Remove(w.ops, im.Path); err == nil && !im.KeepDir {
+					w.removeEmptyDir(filepath.Dir(im.Path))
+				}
+			}
+		}
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+var _ store.Writer = (*jsonWriter)(nil)

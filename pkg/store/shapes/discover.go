@@ -1,0 +1,308 @@
+package shapes
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+// Env is the part of the process environment discovery reads.
+type Env struct {
+	Home        string // $HOME
+	XDGDataHome string // $XDG_DATA_HOME (empty counts as unset)
+	OpencodeDB  string // $OPENCODE_DB (absolute, or relative to the data dir)
+}
+
+// Discovery is the outcome of finding stores.
+type Discovery struct {
+	// Stores found, in a stable order.
+	Stores []store.Store
+	// Looked lists every place checked, for "no store found" messages.
+	Looked []string
+	// Notes are facts to tell the user (stale pre-migration copies skipped, ...).
+	Notes []string
+}
+
+// Close closes every store.
+func (d *Discovery) Close() error {
+	var first error
+	for _, s := range d.Stores {
+		if err := s.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// EnvFromOS reads Env from the process environment. Home is the user's
+// home directory ($HOME, or %USERPROFILE% on Windows).
+func EnvFromOS() Env {
+	home, _ := os.UserHomeDir()
+	return Env{
+		Home:        home,
+		XDGDataHome: os.Getenv("XDG_DATA_HOME"),
+		OpencodeDB:  os.Getenv("OPENCODE_DB"),
+	}
+}
+
+// DataDir returns OpenCode's data dir for env: $XDG_DATA_HOME/opencode, or
+// ~/.local/share/opencode when XDG_DATA_HOME is empty (on every OS).
+func (e Env) DataDir() (string, error) {
+	if e.XDGDataHome != "" {
+		return filepath.Join(e.XDGDataHome, "opencode"), nil
+	}
+	if e.Home == "" {
+		return "", errors.New("cannot locate the opencode data dir: neither HOME nor XDG_DATA_HOME is set; name the store path explicitly")
+	}
+	return filepath.Join(e.Home, ".local", "share", "opencode"), nil
+}
+
+// Discover finds the stores of the current user with no paths given:
+// the OpenCode data dir ($XDG_DATA_HOME/opencode, default ~/.local/share/opencode)
+// with its databases, JSON storage/ tree and project/*/storage trees, and
+// ~/.opencode/sessions. It returns ErrNotFound (wrapped, naming the places
+// looked) when nothing is there.
+//
+// Databases are $OPENCODE_DB when set (absolute, or relative to the data
+// dir), else opencode.db and opencode-*.db. When the data dir holds a
+// database, its storage/ and project/ trees are pre-migration copies
+// OpenCode no longer reads: they are not scanned, and a note says so. Likewise
+// project/ trees are not scanned when a storage/ tree exists.
+//
+// An OpenCode 2.x database (session_v2 table) cannot be read yet: when no
+// other store is found the error wraps ErrUnsupported; otherwise the other
+// stores are returned and a note names the 2.x database.
+func Discover(env Env) (*Discovery, error) { return Default.Discover(env) }
+
+// Discover is the package's Discover over the shapes of r.
+func (r Registry) Discover(env Env) (*Discovery, error) {
+	dir, err := env.DataDir()
+	if err != nil {
+		return nil, err
+	}
+	d := &Discovery{}
+	var unsupported []error
+	if err := r.addDataDir(d, dir, env.OpencodeDB, &unsupported); err != nil {
+		d.Close()
+		return nil, err
+	}
+	if env.Home != "" {
+		for _, sh := range r.homeShapes() {
+			found, looked := sh.InHome(env.Home)
+			d.Looked = append(d.Looked, looked...)
+			for _, p := range found {
+				st, err := sh.Open(p)
+				if err != nil {
+					d.Close()
+					return nil, err
+				}
+				d.Stores = append(d.Stores, st)
+			}
+		}
+	}
+	if len(d.Stores) == 0 {
+		if len(unsupported) > 0 {
+			return nil, unsupported[0]
+		}
+		return nil, fmt.Errorf("%w (looked in %s)", store.ErrNotFound, strings.Join(d.Looked, ", "))
+	}
+	for _, u := range unsupported {
+		d.Notes = append(d.Notes, u.Error()+"; not scanned")
+	}
+	return d, nil
+}
+
+// addDataDir adds the stores of one OpenCode data dir to d: those of the
+// first shape (in registry order) that has any there; the others' are
+// notes. db overrides the database path (OPENCODE_DB). Stores a shape
+// recognises but cannot read (OpenCode 2.x) are collected in unsupported
+// rather than failing; those that turn out not to be stores are notes.
+func (r Registry) addDataDir(d *Discovery, dir, db string, unsupported *[]error) error {
+	present := false
+	for _, sh := range r.dataDirShapes() {
+		found, looked := sh.InDataDir(dir, db)
+		d.Looked = append(d.Looked, looked...)
+		if len(found) == 0 {
+			continue
+		}
+		if present {
+			d.Notes = append(d.Notes, sh.Superseded(dir, found))
+			continue
+		}
+		for _, p := range found {
+			st, err := sh.Open(p)
+			switch {
+			case err == nil:
+				d.Stores = append(d.Stores, st)
+				present = true
+			case errors.Is(err, store.ErrUnsupported):
+				*unsupported = append(*unsupported, err)
+				present = true
+			case errors.Is(err, store.ErrNotFound):
+				d.Notes = append(d.Notes, err.Error()+"; skipped")
+			default:
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// isDataDir reports whether d looks like an OpenCode data dir: a shape
+// finds a store in it.
+func (r Registry) isDataDir(d string) bool {
+	for _, sh := range r.dataDirShapes() {
+		if found, _ := sh.InDataDir(d, ""); len(found) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Open opens the stores at explicitly named paths: a data dir, a storage/
+// dir, a sessions root (or the sessions/ dir itself), a project tree, a .db
+// file, or an export file. Shapes are detected by content. A path named
+// explicitly is always scanned, even a pre-migration storage/ copy; a data
+// dir is treated as Discover treats it (its database wins over storage/).
+// A directory that is none of these is searched as a fixture tree: every
+// store below it (export files, sessions/ and storage/ trees, databases) is
+// opened, so `sessfix scan fixtures/` lints a repository's fixtures. A path
+// that does not exist or holds nothing recognisable is an error wrapping
+// ErrNotFound that names it.
+func Open(paths []string) (*Discovery, error) { return Default.Open(paths) }
+
+// Open is the package's Open over the shapes of r.
+func (r Registry) Open(paths []string) (*Discovery, error) {
+	d := &Discovery{}
+	seen := map[string]bool{}
+	for _, p := range paths {
+		d.Looked = append(d.Looked, p)
+		stores, notes, err := r.openPath(p)
+		if err != nil {
+			closeAll(stores)
+			d.Close()
+			return nil, err
+		}
+		d.Notes = append(d.Notes, notes...)
+		for _, st := range stores {
+			if seen[st.Info().Path] {
+				st.Close()
+				continue
+			}
+			seen[st.Info().Path] = true
+			d.Stores = append(d.Stores, st)
+		}
+	}
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("no store path given: %w", store.ErrNotFound)
+	}
+	return d, nil
+}
+
+// openPath detects what one explicit path holds and opens it: a file by
+// the first shape that matches its content; a directory that a shape's
+// store is (At), else an OpenCode data dir, else what a shape finds within
+// it, else a fixture tree.
+func (r Registry) openPath(p string) ([]store.Store, []string, error) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil, fmt.Errorf("%s does not exist (%s): %w", p, r.expected(), store.ErrNotFound)
+		}
+		return nil, nil, fmt.Errorf("cannot open %s: %w", p, err)
+	}
+	if !fi.IsDir() {
+		st, err := r.openFile(p, fi)
+		if err != nil {
+			return nil, nil, err
+		}
+		return []store.Store{st}, nil, nil
+	}
+	for _, sh := range r.dirShapes() {
+		if roots := sh.At(p); len(roots) > 0 {
+			return openAll(sh, roots)
+		}
+	}
+	if r.isDataDir(p) {
+		d := &Discovery{}
+		var unsupported []error
+		if err := r.addDataDir(d, p, "", &unsupported); err != nil {
+			d.Close()
+			return nil, nil, err
+		}
+		if len(d.Stores) == 0 && len(unsupported) > 0 {
+			return nil, nil, unsupported[0]
+		}
+		for _, u := range unsupported {
+			d.Notes = append(d.Notes, u.Error()+"; not scanned")
+		}
+		if len(d.Stores) == 0 {
+			return nil, nil, fmt.Errorf("%s holds no readable opencode store (%s): %w", p, strings.Join(d.Notes, "; "), store.ErrNotFound)
+		}
+		return d.Stores, d.Notes, nil
+	}
+	for _, sh := range r.dirShapes() {
+		if roots := sh.Within(p); len(roots) > 0 {
+			return openAll(sh, roots)
+		}
+	}
+	if stores, notes, err := r.openFixtureTree(p); err != nil || len(stores) > 0 {
+		return stores, notes, err
+	}
+	return nil, nil, fmt.Errorf("%s holds no opencode store (%s): %w", p, r.expected(), store.ErrNotFound)
+}
+
+// openAll opens the stores of one shape at roots. On an error it returns
+// the stores already open, for the caller to close.
+func openAll(sh Shape, roots []string) ([]store.Store, []string, error) {
+	var out []store.Store
+	for _, root := range roots {
+		st, err := sh.Open(root)
+		if err != nil {
+			return out, nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil, nil
+}
+
+// openFile opens a file by content: the first shape that matches it. A
+// file no shape matches is an error saying what it is not.
+func (r Registry) openFile(p string, fi os.FileInfo) (store.Store, error) {
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s): %w", p, r.expected(), store.ErrNotFound)
+	}
+	var not []string
+	for _, sh := range r.fileShapes() {
+		ok, why, err := sh.Match(p)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return sh.Open(p)
+		}
+		not = append(not, why)
+	}
+	return nil, fmt.Errorf("%s is %s: %w", p, strings.Join(not, ", and "), store.ErrNotFound)
+}
+
+// recognised reports whether openPath recognises the directory d as a
+// store (or a data dir) without searching below it.
+func (r Registry) recognised(d string) bool {
+	for _, sh := range r.dirShapes() {
+		if len(sh.At(d)) > 0 || len(sh.Within(d)) > 0 {
+			return true
+		}
+	}
+	return r.isDataDir(d)
+}
+
+func closeAll(stores []store.Store) {
+	for _, s := range stores {
+		s.Close()
+	}
+}

@@ -1,0 +1,246 @@
+package shapes_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/shapes"
+	"github.com/sessfix/sessfix/pkg/store/storetest"
+)
+
+// found returns "shape:path" for each store found.
+func found(d *shapes.Discovery) string {
+	var out []string
+	for _, s := range d.Stores {
+		out = append(out, string(s.Info().Shape)+":"+s.Info().Path)
+	}
+	return strings.Join(out, " ")
+}
+
+func discover(t *testing.T, env shapes.Env) *shapes.Discovery {
+	t.Helper()
+	d, err := shapes.Discover(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+func TestDiscoverDatabaseWinsOverStaleStorage(t *testing.T) {
+	home := t.TempDir()
+	data := filepath.Join(home, ".local", "share", "opencode")
+	f := storetest.Sample()
+	db := storetest.Materialize(t, store.ShapeSQLite, data, f...)
+	storage := storetest.Materialize(t, store.ShapeStorage, data, f...)
+	storetest.Materialize(t, store.ShapeProject, data, f...)
+
+	d := discover(t, shapes.Env{Home: home})
+	if got := found(d); got != "sqlite:"+db {
+		t.Fatalf("stores %s, want only the database", got)
+	}
+	notes := strings.Join(d.Notes, "\n")
+	if !strings.Contains(notes, storage+" is a pre-migration copy of the database") || !strings.Contains(notes, "name it explicitly") {
+		t.Errorf("notes %q do not explain the skipped storage/ tree", notes)
+	}
+	if !strings.Contains(notes, filepath.Join(data, "project")) {
+		t.Errorf("notes %q do not explain the skipped project trees", notes)
+	}
+	// Named explicitly, the stale copy is scanned.
+	if st := storetest.OpenOne(t, storage); st.Info().Shape != store.ShapeStorage {
+		t.Errorf("explicit storage/ opened as %s", st.Info().Shape)
+	}
+}
+
+func TestDiscoverXDGAndChannelDatabases(t *testing.T) {
+	xdg := t.TempDir()
+	data := filepath.Join(xdg, "opencode")
+	db := storetest.Materialize(t, store.ShapeSQLite, data, storetest.Sample()...)
+	beta := filepath.Join(data, "opencode-beta.db")
+	must(t, os.Rename(storetest.Materialize(t, store.ShapeSQLite, t.TempDir(), storetest.Sample()[1]), beta))
+
+	d := discover(t, shapes.Env{Home: t.TempDir(), XDGDataHome: xdg})
+	if got, want := found(d), "sqlite:"+db+" sqlite:"+beta; got != want {
+		t.Fatalf("stores %s, want %s", got, want)
+	}
+}
+
+func TestDiscoverEmptyXDGCountsAsUnset(t *testing.T) {
+	home := t.TempDir()
+	storage := storetest.Materialize(t, store.ShapeStorage, filepath.Join(home, ".local", "share", "opencode"), storetest.Sample()...)
+	d := discover(t, shapes.Env{Home: home, XDGDataHome: ""})
+	if got := found(d); got != "storage:"+storage {
+		t.Fatalf("stores %s", got)
+	}
+}
+
+func TestDiscoverOpencodeDB(t *testing.T) {
+	home := t.TempDir()
+	data := filepath.Join(home, ".local", "share", "opencode")
+	storetest.Materialize(t, store.ShapeSQLite, data, storetest.Sample()...) // opencode.db: not used when OPENCODE_DB is set
+
+	rel := filepath.Join(data, "custom", "mine.db")
+	must(t, os.MkdirAll(filepath.Dir(rel), 0o755))
+	must(t, os.Rename(storetest.Materialize(t, store.ShapeSQLite, t.TempDir(), storetest.Sample()[1]), rel))
+	d := discover(t, shapes.Env{Home: home, OpencodeDB: filepath.Join("custom", "mine.db")})
+	if got := found(d); got != "sqlite:"+rel {
+		t.Errorf("relative OPENCODE_DB: stores %s, want %s", got, rel)
+	}
+
+	abs := storetest.Materialize(t, store.ShapeSQLite, t.TempDir(), storetest.Sample()[1])
+	d = discover(t, shapes.Env{Home: home, OpencodeDB: abs})
+	if got := found(d); got != "sqlite:"+abs {
+		t.Errorf("absolute OPENCODE_DB: stores %s, want %s", got, abs)
+	}
+}
+
+func TestDiscoverHomeSessions(t *testing.T) {
+	home := t.TempDir()
+	sessions := storetest.Materialize(t, store.ShapeSessions, filepath.Join(home, ".opencode"), storetest.Sample()...)
+	d := discover(t, shapes.Env{Home: home})
+	if got := found(d); got != "sessions:"+sessions {
+		t.Fatalf("stores %s", got)
+	}
+}
+
+func TestDiscoverNothingListsWhereItLooked(t *testing.T) {
+	home := t.TempDir()
+	_, err := shapes.Discover(shapes.Env{Home: home})
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("err %v, want ErrNotFound", err)
+	}
+	data := filepath.Join(home, ".local", "share", "opencode")
+	for _, p := range []string{filepath.Join(data, "opencode.db"), filepath.Join(data, "storage"), filepath.Join(data, "project"), filepath.Join(home, ".opencode", "sessions")} {
+		if !strings.Contains(err.Error(), p) {
+			t.Errorf("error %q does not name %s", err, p)
+		}
+	}
+	if _, err := shapes.Discover(shapes.Env{}); err == nil || !strings.Contains(err.Error(), "HOME") {
+		t.Errorf("no HOME: %v", err)
+	}
+}
+
+func TestDiscoverV2Database(t *testing.T) {
+	v2SQL, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "stores", "sqlite-v2.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	data := filepath.Join(home, ".local", "share", "opencode")
+	db := storetest.Materialize(t, store.ShapeSQLite, data, storetest.Sample()[1])
+	storetest.ExecSQL(t, db, string(v2SQL))
+	storetest.Materialize(t, store.ShapeStorage, data, storetest.Sample()...)
+
+	_, err = shapes.Discover(shapes.Env{Home: home})
+	if !errors.Is(err, store.ErrUnsupported) || !strings.Contains(err.Error(), db) {
+		t.Fatalf("v2 only: %v, want ErrUnsupported naming %s", err, db)
+	}
+	// With another store present, that store is scanned and the v2
+	// database is a note.
+	sessions := storetest.Materialize(t, store.ShapeSessions, filepath.Join(home, ".opencode"), storetest.Sample()...)
+	d := discover(t, shapes.Env{Home: home})
+	if got := found(d); got != "sessions:"+sessions {
+		t.Fatalf("stores %s", got)
+	}
+	if notes := strings.Join(d.Notes, "\n"); !strings.Contains(notes, "OpenCode 2.x database: not supported yet") || !strings.Contains(notes, db) {
+		t.Errorf("notes %q", notes)
+	}
+}
+
+func TestOpenDetectsEveryShapeByContent(t *testing.T) {
+	data := t.TempDir()
+	f := storetest.Sample()
+	db := storetest.Materialize(t, store.ShapeSQLite, data, f...)
+	storage := storetest.Materialize(t, store.ShapeStorage, data, f...)
+	project := storetest.Materialize(t, store.ShapeProject, data, f...)
+	sessions := storetest.Materialize(t, store.ShapeSessions, data, f...)
+	export := storetest.Materialize(t, store.ShapeExport, data, f[0])
+
+	// Names carry no meaning: a database and an export file renamed.
+	dbCopy := filepath.Join(t.TempDir(), "backup.bin")
+	copyFile(t, db, dbCopy)
+	exportCopy := filepath.Join(t.TempDir(), "session.txt")
+	copyFile(t, export, exportCopy)
+
+	cases := []struct{ path, want string }{
+		{db, "sqlite:" + db},
+		{dbCopy, "sqlite:" + dbCopy},
+		{storage, "storage:" + storage},
+		{project, "project:" + project},
+		{filepath.Dir(project), "project:" + project},               // the project tree
+		{filepath.Dir(filepath.Dir(project)), "project:" + project}, // <data>/project
+		{sessions, "sessions:" + sessions},
+		{export, "export:" + export},
+		{exportCopy, "export:" + exportCopy},
+		{data, "sqlite:" + db}, // a data dir: the database wins
+	}
+	for _, c := range cases {
+		d, err := shapes.Open([]string{c.path})
+		if err != nil {
+			t.Errorf("open %s: %v", c.path, err)
+			continue
+		}
+		if got := found(d); got != c.want {
+			t.Errorf("open %s: %s, want %s", c.path, got, c.want)
+		}
+		d.Close()
+	}
+
+	// A sessions root (the parent of sessions/) alone.
+	root := t.TempDir()
+	s2 := storetest.Materialize(t, store.ShapeSessions, root, f...)
+	if st := storetest.OpenOne(t, root); st.Info().Path != s2 {
+		t.Errorf("sessions root opened as %v", st.Info())
+	}
+
+	// A root that is itself named "sessions" (…/sessions/sessions/<id>):
+	// the sessions/ inside it holds the sessions, not the root.
+	named := filepath.Join(t.TempDir(), "sessions")
+	s3 := storetest.Materialize(t, store.ShapeSessions, named, f...)
+	if s3 != filepath.Join(named, "sessions") {
+		t.Fatalf("fixture at %s, want %s/sessions", s3, named)
+	}
+	if st := storetest.OpenOne(t, named); st.Info().Path != s3 {
+		t.Errorf("root named sessions opened as %v, want %s", st.Info(), s3)
+	}
+	// An empty sessions/ dir is still a (new, empty) sessions store.
+	empty := filepath.Join(t.TempDir(), "sessions")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if st := storetest.OpenOne(t, empty); st.Info().Path != empty || st.Info().Shape != store.ShapeSessions {
+		t.Errorf("empty sessions dir opened as %v", st.Info())
+	}
+}
+
+func TestOpenRejectsWhatItCannotRead(t *testing.T) {
+	dir := t.TempDir()
+	text := filepath.Join(dir, "notes.json")
+	must(t, os.WriteFile(text, []byte(`{"info": {}, "messages": "no"}`), 0o644))
+	empty := filepath.Join(dir, "empty")
+	must(t, os.Mkdir(empty, 0o755))
+	for _, p := range []string{filepath.Join(dir, "missing"), text, empty} {
+		_, err := shapes.Open([]string{p})
+		if !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "expected") && !strings.Contains(err.Error(), "export file") {
+			t.Errorf("open %s: %v, want ErrNotFound naming it and what was expected", p, err)
+		}
+	}
+	// One bad path fails the whole open.
+	good := storetest.Materialize(t, store.ShapeSessions, t.TempDir(), storetest.Sample()...)
+	if _, err := shapes.Open([]string{good, empty}); err == nil {
+		t.Error("open with a bad path succeeded")
+	}
+}
+
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, os.WriteFile(dst, b, 0o644))
+}
