@@ -21,6 +21,7 @@ import (
 	versioncmd "github.com/sessfix/sessfix/cmd/version"
 	watchcmd "github.com/sessfix/sessfix/cmd/watch"
 	"github.com/sessfix/sessfix/pkg/report"
+	"github.com/sessfix/sessfix/pkg/store"
 )
 
 // NewCmdRoot builds the command tree on f.
@@ -116,8 +117,10 @@ func Main() int {
 }
 
 // Run executes the command line args on f and returns the exit code,
-// printing any error on f's stderr.
+// printing any error on f's stderr. Writer locks and backups record f's
+// build version.
 func Run(ctx context.Context, f *cli.Factory, args []string) int {
+	store.Version = f.Build.Version
 	root := NewCmdRoot(f)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

@@ -232,9 +232,6 @@ func Begin(opts Options, info store.Info) (*Journal, error) {
 // ID is the run id.
 func (j *Journal) ID() string { return j.m.RunID }
 
-// Dir is the run folder.
-func (j *Journal) Dir() string { return j.dir }
-
 // mkdirPrivate creates dir (and parents) as 0700 and syncs its parent.
 func mkdirPrivate(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {

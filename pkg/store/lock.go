@@ -14,16 +14,19 @@ import (
 	"time"
 )
 
-// Version is the sessfix version recorded in writer locks and backups. The
-// command sets it from its build; when empty, the module's build info is used.
+// Version is the sessfix version recorded in writer locks and backups.
+// The command sets it from its build (cmd.Run); when empty, the module's
+// build info is used.
 var Version = ""
 
-// SessfixVersion returns Version, or the version in the binary's build info.
+// SessfixVersion returns Version, else the module version in the binary's
+// build info, else "dev" (as `sessfix version` says for a development
+// build).
 func SessfixVersion() string {
 	if Version != "" {
 		return Version
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
 	}
 	return "dev"
