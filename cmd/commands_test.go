@@ -147,7 +147,7 @@ func TestHelpDocumentsExitCodes(t *testing.T) {
 	if r.code != ExitOK {
 		t.Fatalf("exit %d", r.code)
 	}
-	for _, code := range []int{ExitOK, ExitFindings, ExitUsage, ExitFailure, ExitLocked, ExitInterrupted} {
+	for _, code := range []int{ExitOK, ExitFindings, ExitUsage, ExitFailure, ExitLocked, ExitHangup, ExitInterrupted, ExitTerminated} {
 		if !documentsCode(r.stdout, code) {
 			t.Errorf("scan --help does not document exit code %d:\n%s", code, r.stdout)
 		}

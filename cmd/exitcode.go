@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"syscall"
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/pkg/report"
@@ -20,7 +22,9 @@ const (
 	ExitUsage       = 2   // bad flag or argument, unknown rule code
 	ExitFailure     = 3   // no store, store unreadable or unsupported, cannot write output
 	ExitLocked      = 4   // store locked or busy
-	ExitInterrupted = 130 // SIGINT
+	ExitHangup      = 129 // SIGHUP: 128 + 1
+	ExitInterrupted = 130 // SIGINT: 128 + 2
+	ExitTerminated  = 143 // SIGTERM: 128 + 15
 )
 
 // ExitCodeDoc documents one exit code.
@@ -46,17 +50,65 @@ var ExitCodes = []ExitCodeDoc{
 		"`sessfix scan /no/such/dir`; a database of OpenCode 2.x"},
 	{ExitLocked, "the store is locked or busy: OpenCode or another sessfix holds it",
 		"`sessfix fix` while OpenCode writes the session"},
-	{ExitInterrupted, "interrupted (Ctrl-C); no session is left half-written, and a failure of its own is printed after `interrupted, then:`", ""},
+	{ExitHangup, "stopped by SIGHUP (the terminal closed); handled like Ctrl-C", ""},
+	{ExitInterrupted, "interrupted (Ctrl-C): the command stops, a store it has started writing is finished, the lock is released; a failure of its own is printed after `interrupted, then:`", ""},
+	{ExitTerminated, "stopped by SIGTERM (`kill`, `systemctl stop`); handled like Ctrl-C", "`systemctl --user stop sessfix-watch`"},
+}
+
+// SignalError is the cause of a command's context when a signal stopped
+// it: the command ends as interrupted, with 128 + the signal's number as
+// its exit code.
+type SignalError struct{ Signal os.Signal }
+
+func (e *SignalError) Error() string {
+	if e.Signal == os.Interrupt {
+		return "interrupted"
+	}
+	return "stopped by " + signalName(e.Signal)
+}
+
+// Is makes a SignalError a context.Canceled: a stopped command is an
+// interrupted one.
+func (e *SignalError) Is(target error) bool { return target == context.Canceled }
+
+// code is the exit code of a process stopped by the signal.
+func (e *SignalError) code() int {
+	switch e.Signal {
+	case syscall.SIGHUP:
+		return ExitHangup
+	case syscall.SIGTERM:
+		return ExitTerminated
+	}
+	return ExitInterrupted
+}
+
+func signalName(s os.Signal) string {
+	switch s {
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case os.Interrupt:
+		return "SIGINT"
+	}
+	return s.String()
 }
 
 // ExitCode maps a command's error to the process exit code. When an error
-// carries several causes the most serious wins: interrupted, locked, usage,
-// failure, findings.
+// carries several causes the most serious wins: stopped by a signal
+// (SignalError: 129, 130 or 143; any other cancellation: 130), locked,
+// usage, failure, findings.
 func ExitCode(err error) int {
 	var flagErr *cli.FlagError
+	var sig *SignalError
+	var ie *interruptedError
 	switch {
 	case err == nil:
 		return ExitOK
+	case errors.As(err, &ie) && ie.sig != nil:
+		return ie.sig.code()
+	case errors.As(err, &sig):
+		return sig.code()
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted
 	case errors.Is(err, store.ErrLocked):
@@ -89,13 +141,22 @@ func onlyFindings(err error) bool {
 	return false
 }
 
-// interruptedError is a command's own failure after Ctrl-C. The run still
-// ends as interrupted (exit code 130), but what failed and its hints (a
-// repair run to undo, say) are shown rather than hidden behind the
-// interrupt.
-type interruptedError struct{ err error }
+// interruptedError is a command's own failure after a signal stopped it.
+// The run still ends as stopped (the signal's exit code), but what failed
+// and its hints (a repair run to undo, say) are shown rather than hidden
+// behind the signal. sig is nil when the context was cancelled otherwise.
+type interruptedError struct {
+	err error
+	sig *SignalError
+}
 
-func (e *interruptedError) Error() string        { return "interrupted, then: " + e.err.Error() }
+func (e *interruptedError) Error() string {
+	what := "interrupted"
+	if e.sig != nil {
+		what = e.sig.Error()
+	}
+	return what + ", then: " + e.err.Error()
+}
 func (e *interruptedError) Unwrap() error        { return e.err }
 func (e *interruptedError) Is(target error) bool { return target == context.Canceled }
 
@@ -107,7 +168,12 @@ func PrintError(w io.Writer, err error) {
 	}
 	msg := err.Error()
 	var ie *interruptedError
-	if errors.Is(err, context.Canceled) && !errors.As(err, &ie) {
+	var sig *SignalError
+	switch {
+	case errors.As(err, &ie):
+	case errors.As(err, &sig):
+		msg = sig.Error()
+	case errors.Is(err, context.Canceled):
 		msg = "interrupted"
 	}
 	fmt.Fprintf(w, "sessfix: %s\n", report.CleanLines(msg))

@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
@@ -33,6 +35,11 @@ func TestExitCode(t *testing.T) {
 		{"locked beats usage", errors.Join(cli.FlagErrorf("bad"), store.ErrLocked), ExitLocked},
 		{"interrupted", context.Canceled, ExitInterrupted},
 		{"interrupted beats locked", errors.Join(store.ErrLocked, context.Canceled), ExitInterrupted},
+		{"SIGINT", &SignalError{os.Interrupt}, ExitInterrupted},
+		{"SIGTERM", &SignalError{syscall.SIGTERM}, ExitTerminated},
+		{"SIGHUP", &SignalError{syscall.SIGHUP}, ExitHangup},
+		{"SIGTERM beats locked", errors.Join(store.ErrLocked, &SignalError{syscall.SIGTERM}), ExitTerminated},
+		{"failure after SIGTERM", &interruptedError{err: storeErr, sig: &SignalError{syscall.SIGTERM}}, ExitTerminated},
 	}
 	for _, tt := range tests {
 		if got := ExitCode(tt.err); got != tt.want {
@@ -59,7 +66,7 @@ func TestPrintError(t *testing.T) {
 	}
 	// A failure of its own after Ctrl-C keeps its message and hints.
 	buf.Reset()
-	failed := &interruptedError{cli.WithHints(errors.New("session ses_1: rollback failed"), "undo the run with `sessfix undo r1`")}
+	failed := &interruptedError{err: cli.WithHints(errors.New("session ses_1: rollback failed"), "undo the run with `sessfix undo r1`")}
 	PrintError(&buf, failed)
 	if want := "sessfix: interrupted, then: session ses_1: rollback failed\nhint: undo the run with `sessfix undo r1`\n"; buf.String() != want {
 		t.Errorf("got %q, want %q", buf.String(), want)

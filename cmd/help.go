@@ -81,7 +81,7 @@ func PrintExitCodes(w io.Writer) error {
 			fmt.Fprintf(&b, "       e.g. %s\n", plainText(e.Examples))
 		}
 	}
-	b.WriteString("\nWhen several apply, the most serious wins: 130, then 4, then 3, then 2, then 1.\n")
+	b.WriteString("\nWhen several apply, the most serious wins: a signal (129, 130, 143), then 4, then 3, then 2, then 1.\n")
 	b.WriteString("Errors go to stderr as \"sessfix: what went wrong\" followed by \"hint:\" lines.\n")
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -44,7 +44,7 @@ func TestExitCodesDocMatchesTable(t *testing.T) {
 	for _, e := range ExitCodes {
 		documented[e.Code] = true
 	}
-	for _, c := range []int{ExitOK, ExitFindings, ExitUsage, ExitFailure, ExitLocked, ExitInterrupted} {
+	for _, c := range []int{ExitOK, ExitFindings, ExitUsage, ExitFailure, ExitLocked, ExitHangup, ExitInterrupted, ExitTerminated} {
 		if !documented[c] {
 			t.Errorf("exit code %d is not in ExitCodes", c)
 		}

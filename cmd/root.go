@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -103,30 +104,67 @@ Start with ` + "`sessfix scan`" + `. Settings can live in .sessfix.yaml or .sess
 func quote(s string) string { return "\"" + s + "\"" }
 
 // Main runs sessfix with the process's arguments and streams and returns
-// the exit code. SIGINT cancels the running command (exit 130); a second
-// SIGINT kills the process.
+// the exit code. SIGINT, SIGTERM and SIGHUP stop the running command the
+// same way: its context is cancelled with a *SignalError, it finishes or
+// rolls back what it is writing and releases its locks, and sessfix exits
+// with 128 + the signal's number (130, 143, 129). A second signal ends the
+// process at once.
 func Main() int {
 	f := cli.New(Build())
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, stopSignals...)
+	defer signal.Stop(sigs)
 	go func() {
-		<-ctx.Done()
-		stop() // restore the default: a second Ctrl-C ends the process
+		select {
+		case s := <-sigs:
+			// Restore the default first: a second signal ends the process.
+			signal.Stop(sigs)
+			cancel(&SignalError{Signal: s})
+		case <-ctx.Done():
+		}
 	}()
 	return Run(ctx, f, os.Args[1:])
 }
 
+// stopSignals are the signals that stop a command cleanly.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
 // Run executes the command line args on f and returns the exit code,
-// printing any error on f's stderr. Writer locks and backups record f's
-// build version.
+// printing any error on f's stderr. When ctx ended before the command
+// returned, the run ends as interrupted whatever the command returned (a
+// command that stops cleanly returns nil): with the signal's exit code when
+// context.Cause is a *SignalError, else 130. Writer locks and backups
+// record f's build version.
 func Run(ctx context.Context, f *cli.Factory, args []string) int {
 	store.Version = f.Build.Version
 	root := NewCmdRoot(f)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
-	if err != nil && ctx.Err() != nil && !errors.Is(err, context.Canceled) {
-		err = &interruptedError{err}
+	if ctx.Err() != nil {
+		err = stopped(err, context.Cause(ctx))
 	}
 	PrintError(f.IOStreams.ErrOut, err)
 	return ExitCode(err)
+}
+
+// stopped is the error of a command whose context ended: the cause, or the
+// command's own failure after it.
+func stopped(err, cause error) error {
+	var sig *SignalError
+	errors.As(cause, &sig)
+	switch {
+	case err == nil || onlyFindings(err):
+		if sig != nil {
+			return sig
+		}
+		return context.Canceled
+	case errors.Is(err, context.Canceled) && !errors.As(err, new(*interruptedError)):
+		if sig != nil {
+			return sig
+		}
+		return err
+	}
+	return &interruptedError{err: err, sig: sig}
 }

@@ -77,7 +77,7 @@ func exits(ts *testscript.TestScript, neg bool, args []string) {
 // watchuntil REGEXP ARGS... is a bounded run of `sessfix watch ARGS...`:
 // it starts the watcher with its stdout in watch.out and its stderr in
 // watch.err, waits (at most a minute) until watch.out matches REGEXP,
-// stops it with SIGTERM, and fails unless it exits 0, as documented for
+// stops it with SIGTERM, and fails unless it exits 143, as documented for
 // SIGTERM.
 func watchUntil(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 1 {
@@ -121,7 +121,9 @@ func watchUntil(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	ts.Check(cmd.Process.Signal(syscall.SIGTERM))
-	if err := <-done; err != nil {
-		ts.Fatalf("watch stopped by SIGTERM: %v, want exit 0", err)
+	err = <-done
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 143 {
+		ts.Fatalf("watch stopped by SIGTERM: %v, want exit status 143", err)
 	}
 }

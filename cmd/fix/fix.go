@@ -72,7 +72,9 @@ Exit codes:
   2    usage error
   3    a store could not be read or written, or verification failed
   4    a store is locked by another sessfix
-  130  interrupted`,
+  129  stopped by SIGHUP
+  130  interrupted (Ctrl-C)
+  143  stopped by SIGTERM`,
 		Example: `  # see what would change, as a diff
   sessfix fix --dry-run --diff
 

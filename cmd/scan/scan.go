@@ -73,7 +73,9 @@ Exit codes:
   2    usage error: bad flag, unknown rule code or prefix, invalid config file
   3    no store found, or a store is unreadable or unsupported
   4    a store is locked or busy
-  130  interrupted`,
+  129  stopped by SIGHUP
+  130  interrupted (Ctrl-C)
+  143  stopped by SIGTERM`,
 		Example: `  # scan the stores of the current user
   sessfix scan
 

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -161,7 +162,8 @@ func (p *watchProc) all(kind watch.Kind, session string) []received {
 	return out
 }
 
-// stop sends sig and waits for watch to exit.
+// stop sends sig and waits for watch to exit. It returns nil when watch
+// exits as documented for the signal (128 + its number), else the reason.
 func (p *watchProc) stop(sig syscall.Signal) error {
 	p.t.Helper()
 	if err := p.cmd.Process.Signal(sig); err != nil {
@@ -172,7 +174,11 @@ func (p *watchProc) stop(sig syscall.Signal) error {
 	case <-time.After(time.Minute):
 		p.t.Fatal("watch did not stop on " + sig.String())
 	}
-	return p.exit
+	var ee *exec.ExitError
+	if errors.As(p.exit, &ee) && ee.ExitCode() == 128+int(sig) {
+		return nil
+	}
+	return fmt.Errorf("exit %v, want exit status %d", p.exit, 128+int(sig))
 }
 
 func sessfix(t *testing.T, state string, args ...string) (string, error) {

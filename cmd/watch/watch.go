@@ -3,8 +3,6 @@ package watch
 import (
 	"context"
 	"fmt"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -58,13 +56,14 @@ a stored provider error; each is backed up and can be reverted with ` + "`sessfi
 
 One line per event that matters (repaired, skipped-busy, unfixed, failed) on stdout; --format json
 prints JSON Lines. --verbose adds every examination, --quiet keeps only repairs and failures.
-SIGINT or SIGTERM stops watch; a repair being written is finished first. See docs/watch.md.
+SIGINT, SIGTERM or SIGHUP stops watch; a repair being written is finished first. See docs/watch.md.
 
 Exit codes:
-  0    stopped by SIGTERM
   2    usage error
   3    no store found, or a store cannot be watched
-  130  stopped by SIGINT`,
+  129  stopped by SIGHUP
+  130  stopped by SIGINT (Ctrl-C)
+  143  stopped by SIGTERM (kill, systemctl stop)`,
 		Example: `  # repair the stores of the current user as sessions change
   sessfix watch
 
@@ -130,8 +129,6 @@ func RunWatch(ctx context.Context, opts *WatchOptions) error {
 	p := &printer{w: out.W, json: f.Format() == "json", styles: report.NewStyles(out.Color), verbose: opts.Verbose, quiet: ios.Quiet()}
 	wo.Stores, wo.Report = disc.Stores, p.print
 
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
-	defer stop()
 	for _, st := range disc.Stores {
 		info := st.Info()
 		ios.Statusf("watching %s store %s", info.Shape, info.Path)

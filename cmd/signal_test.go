@@ -1,0 +1,245 @@
+package cmd
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sessfix/sessfix/internal/storegen"
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+// stopSignalCases are the signals that stop every command cleanly, with
+// the exit code and the last line of stderr each one must give.
+var stopSignalCases = []struct {
+	sig  syscall.Signal
+	code int
+	says string
+}{
+	{syscall.SIGINT, ExitInterrupted, "sessfix: interrupted"},
+	{syscall.SIGTERM, ExitTerminated, "sessfix: stopped by SIGTERM"},
+	{syscall.SIGHUP, ExitHangup, "sessfix: stopped by SIGHUP"},
+}
+
+// sessfixExe returns a path named sessfix that runs this test binary as
+// sessfix (TestMain registers the command under that name).
+func sessfixExe(t *testing.T) string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "sessfix")
+	if err := os.Symlink(self, link); err != nil {
+		t.Fatal(err)
+	}
+	return link
+}
+
+// signalled is one run of a real sessfix process stopped by a signal.
+type signalled struct {
+	cmd    *exec.Cmd
+	stderr bytes.Buffer
+	done   chan error
+}
+
+// startSessfix starts exe with args in dir, its state in dir/state, and
+// waits until a line of its stderr contains ready ("" waits for nothing).
+func startSessfix(t *testing.T, exe, dir, ready string, args ...string) *signalled {
+	t.Helper()
+	p := &signalled{done: make(chan error, 1)}
+	p.cmd = exec.Command(exe, args...)
+	p.cmd.Dir = dir
+	p.cmd.Env = append(os.Environ(), "SESSFIX_STATE_DIR="+filepath.Join(dir, "state"), "HOME="+dir, "XDG_DATA_HOME=", "XDG_STATE_HOME=", "NO_COLOR=1")
+	p.cmd.Stdout = io.Discard
+	errPipe, err := p.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	seen := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(errPipe)
+		for sc.Scan() {
+			p.stderr.WriteString(sc.Text() + "\n")
+			if ready != "" && strings.Contains(sc.Text(), ready) {
+				close(seen)
+				ready = ""
+			}
+		}
+		p.done <- p.cmd.Wait()
+	}()
+	if ready == "" {
+		return p
+	}
+	select {
+	case <-seen:
+	case err := <-p.done:
+		t.Fatalf("%v exited (%v) before saying %q:\n%s", args, err, ready, p.stderr.String())
+	case <-time.After(time.Minute):
+		p.cmd.Process.Kill()
+		t.Fatalf("%v never said %q", args, ready)
+	}
+	return p
+}
+
+// stop sends sig after delay and returns the exit code; finished is true
+// when the process had exited before the signal could be sent.
+func (p *signalled) stop(t *testing.T, sig syscall.Signal, delay time.Duration) (code int, finished bool) {
+	t.Helper()
+	var err error
+	select {
+	case err = <-p.done:
+		finished = true
+	case <-time.After(delay):
+		if serr := p.cmd.Process.Signal(sig); serr != nil {
+			t.Fatal(serr)
+		}
+		select {
+		case err = <-p.done:
+		case <-time.After(time.Minute):
+			p.cmd.Process.Kill()
+			t.Fatalf("did not stop on %s:\n%s", sig, p.stderr.String())
+		}
+	}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, finished
+	case errors.As(err, &ee):
+		return ee.ExitCode(), finished
+	}
+	t.Fatal(err)
+	return 0, finished
+}
+
+// lastLine is the last line the process wrote on stderr.
+func (p *signalled) lastLine() string {
+	lines := strings.Split(strings.TrimSpace(p.stderr.String()), "\n")
+	return lines[len(lines)-1]
+}
+
+// TestSignalsStopWatch stops real `sessfix watch` processes with SIGINT,
+// SIGTERM and SIGHUP at random moments (scanning, repairing, idle): every
+// round must exit with the signal's code, say so, and leave no lock.
+func TestSignalsStopWatch(t *testing.T) {
+	t.Parallel()
+	exe := sessfixExe(t)
+	const rounds = 10
+	for _, c := range stopSignalCases {
+		for round := 0; round < rounds; round++ {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "broken.json")
+			copyFile(t, broken, path)
+			p := startSessfix(t, exe, dir, "watching export store", "watch", "--poll", "20ms", "--settle", "50ms", "broken.json")
+			code, finished := p.stop(t, c.sig, time.Duration(rand.IntN(300))*time.Millisecond)
+			if finished {
+				t.Fatalf("watch exited on its own:\n%s", p.stderr.String())
+			}
+			if code != c.code || p.lastLine() != c.says {
+				t.Errorf("%s, round %d: exit %d, last line %q; want %d, %q\n%s", c.sig, round, code, p.lastLine(), c.code, c.says, p.stderr.String())
+			}
+			noLock(t, path)
+		}
+	}
+}
+
+// TestSignalsStopFix stops real `sessfix fix --yes` runs over a generated
+// database at random moments (planning, writing): each must exit with the
+// signal's code, release the writer lock, and leave a store that scans and
+// a backup journal that undoes.
+func TestSignalsStopFix(t *testing.T) {
+	t.Parallel()
+	exe := sessfixExe(t)
+	gen, _, err := storegen.Generate(store.ShapeSQLite, t.TempDir(), storegen.Config{Sessions: 30, DefectRate: 0.03, ToolOutput: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rounds = 3
+	stopped := 0
+	for _, c := range stopSignalCases {
+		for round := 0; round < rounds; round++ {
+			dir := t.TempDir()
+			db := filepath.Join(dir, "opencode.db")
+			copyFile(t, gen, db)
+			p := startSessfix(t, exe, dir, "", "fix", "--yes", "opencode.db")
+			code, finished := p.stop(t, c.sig, time.Duration(100+rand.IntN(1500))*time.Millisecond)
+			noLock(t, db)
+			if finished {
+				continue // it was done before the signal came
+			}
+			stopped++
+			if code != c.code || p.lastLine() != c.says {
+				t.Errorf("%s, round %d: exit %d, last line %q; want %d, %q\n%s", c.sig, round, code, p.lastLine(), c.code, c.says, p.stderr.String())
+			}
+			if code := runIn(t, exe, dir, "scan", "opencode.db"); code != ExitOK && code != ExitFindings {
+				t.Errorf("%s, round %d: scan after the signal exits %d", c.sig, round, code)
+			}
+			if strings.Contains(p.stderr.String(), "backup run") || hasRuns(t, dir) {
+				if code := runIn(t, exe, dir, "undo", "--last"); code != ExitOK {
+					t.Errorf("%s, round %d: undo of the stopped run exits %d", c.sig, round, code)
+				}
+			}
+		}
+	}
+	if stopped == 0 {
+		t.Fatal("every fix run finished before its signal: the store is too small to test anything")
+	}
+}
+
+func hasRuns(t *testing.T, dir string) bool {
+	t.Helper()
+	runs, _ := filepath.Glob(filepath.Join(dir, "state", "backups", "*", "manifest.json"))
+	return len(runs) > 0
+}
+
+// runIn runs exe with args in dir (state in dir/state) and returns its
+// exit code.
+func runIn(t *testing.T, exe, dir string, args ...string) int {
+	t.Helper()
+	cmd := exec.Command(exe, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "SESSFIX_STATE_DIR="+filepath.Join(dir, "state"), "HOME="+dir, "XDG_DATA_HOME=", "XDG_STATE_HOME=", "NO_COLOR=1")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		if ee.ExitCode() > ExitFindings {
+			t.Logf("sessfix %v:\n%s", args, out)
+		}
+		return ee.ExitCode()
+	}
+	t.Fatal(err)
+	return -1
+}
+
+func noLock(t *testing.T, path string) {
+	t.Helper()
+	if _, err := os.Stat(store.LockPath(store.Info{Path: path})); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the writer lock of %s is left behind (%v)", path, err)
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
