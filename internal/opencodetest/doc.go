@@ -12,12 +12,16 @@
 // Messages API) is answered by Env.Mock, a mockanthropic.Server; the
 // deepseek, moonshotai and kimi providers (ChatCompletions: OpenAI-compatible
 // Chat Completions with reasoning_content) and the openai provider
-// (Responses API) by Env.OpenAI, a mockopenai.Server. Options.Model picks the
-// default model ("provider/model", see Providers and the *Model constants);
-// anthropic and the model's provider are always configured, Options.Providers
-// adds more so a run can switch with "--model". Thinking or reasoning is on
-// for every family: anthropic through the model's thinking option, the
-// others by the models' own defaults in OpenCode's catalogue.
+// (Responses API) by Env.OpenAI, a mockopenai.Server; the google provider
+// (Gemini, GoogleModel) by Env.Gemini, a mockgemini.Server; the
+// amazon-bedrock provider (Bedrock Converse, BedrockModel) by Env.Bedrock, a
+// mockbedrock.Server. Options.Model picks the default model
+// ("provider/model", see Providers and the *Model constants); anthropic and
+// the model's provider are always configured, Options.Providers adds more so
+// a run can switch with "--model". Thinking or reasoning is on for every
+// family: anthropic and Claude on Bedrock through the model's thinking or
+// reasoningConfig option, the others by the models' own defaults in
+// OpenCode's catalogue.
 //
 // Typical use:
 //
@@ -38,7 +42,7 @@
 // hold the mock's stream at a stage and kill the process there, once
 // OpenCode has stored what the test is after:
 //
-//	p := e.Mock.Pause(mockanthropic.StageTextDelta, mockanthropic.ChatRequest) // or e.OpenAI.Pause
+//	p := e.Mock.Pause(mockanthropic.StageTextDelta, mockanthropic.ChatRequest) // or e.OpenAI.Pause, e.Gemini.Pause, e.Bedrock.Pause
 //	defer p.Release()
 //	proc, _ := e.StartPrompt("", "hello")
 //	err := proc.KillAt(ctx, p, func() bool { … }) // SIGKILL to OpenCode's process group

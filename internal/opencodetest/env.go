@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/sessfix/sessfix/internal/mockanthropic"
+	"github.com/sessfix/sessfix/internal/mockbedrock"
+	"github.com/sessfix/sessfix/internal/mockgemini"
 	"github.com/sessfix/sessfix/internal/mockopenai"
 )
 
@@ -41,6 +43,10 @@ type Options struct {
 	// OpenAI answers the providers of the ChatCompletions and Responses
 	// families; nil starts a fresh mock that the Env closes.
 	OpenAI *mockopenai.Server
+	// Gemini answers the google provider and Bedrock the amazon-bedrock
+	// provider; nil starts fresh mocks that the Env closes.
+	Gemini  *mockgemini.Server
+	Bedrock *mockbedrock.Server
 	// Model is "provider/model" (DefaultModel when empty); its provider
 	// must be one of Providers. It is the config's default model; a run
 	// picks another with "--model provider/model".
@@ -81,12 +87,16 @@ type Env struct {
 	ProjectDir string // working directory and $PWD of every command
 	Mock       *mockanthropic.Server
 	OpenAI     *mockopenai.Server
+	Gemini     *mockgemini.Server
+	Bedrock    *mockbedrock.Server
 	Timeout    time.Duration
 
-	opts      Options
-	ownMock   bool
-	ownOpenAI bool
-	extra     []string
+	opts       Options
+	ownMock    bool
+	ownOpenAI  bool
+	ownGemini  bool
+	ownBedrock bool
+	extra      []string
 }
 
 // New installs (or reuses) the OpenCode version and sets up an Env in a new
@@ -134,6 +144,14 @@ func New(opts Options) (*Env, error) {
 		e.OpenAI = mockopenai.New(mockopenai.Config{})
 		e.ownOpenAI = true
 	}
+	e.Gemini, e.ownGemini = opts.Gemini, opts.Gemini == nil
+	if e.ownGemini {
+		e.Gemini = mockgemini.New(mockgemini.Config{})
+	}
+	e.Bedrock, e.ownBedrock = opts.Bedrock, opts.Bedrock == nil
+	if e.ownBedrock {
+		e.Bedrock = mockbedrock.New(mockbedrock.Config{})
+	}
 	if err := e.writeConfig(opts); err != nil {
 		e.Close()
 		return nil, err
@@ -167,6 +185,12 @@ func (e *Env) Close() {
 	}
 	if e.ownOpenAI && e.OpenAI != nil {
 		e.OpenAI.Close()
+	}
+	if e.ownGemini && e.Gemini != nil {
+		e.Gemini.Close()
+	}
+	if e.ownBedrock && e.Bedrock != nil {
+		e.Bedrock.Close()
 	}
 	os.RemoveAll(e.Root)
 }
@@ -263,7 +287,10 @@ func (e *Env) providerEntry(p Provider, opts Options) map[string]any {
 	}
 	entry := map[string]any{}
 	models := map[string]any{}
-	if p.Family == Anthropic {
+	switch p.Family {
+	case Gemini, Bedrock:
+		e.googleBedrockEntry(p, key, opts, entry, models)
+	case Anthropic:
 		entry["options"] = map[string]any{"baseURL": e.Mock.BaseURL(), "apiKey": key}
 		budget := opts.ThinkingBudget
 		if budget == 0 {
@@ -274,7 +301,7 @@ func (e *Env) providerEntry(p Provider, opts Options) map[string]any {
 				"thinking": map[string]any{"type": "enabled", "budgetTokens": budget},
 			}}
 		}
-	} else {
+	default:
 		entry["options"] = map[string]any{"baseURL": e.OpenAI.BaseURL(p.Dialect), "apiKey": key}
 	}
 	if p.NPM != "" {
@@ -364,6 +391,8 @@ func (e *Env) Environ() []string {
 		// the config dir) go through these caches, shared across Envs.
 		"npm_config_cache=" + filepath.Join(filepath.Dir(cache), "npm"),
 		"BUN_INSTALL_CACHE_DIR=" + filepath.Join(filepath.Dir(cache), "bun"),
+		// The amazon-bedrock provider's credentials (a Bedrock API key).
+		"AWS_BEARER_TOKEN_BEDROCK=" + e.APIKey("amazon-bedrock"),
 	}
 	return append(env, e.extra...)
 }

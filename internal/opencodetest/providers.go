@@ -24,6 +24,12 @@ const (
 	// Responses is the OpenAI Responses API (@ai-sdk/openai, the openai
 	// provider), answered by internal/mockopenai.
 	Responses Family = "responses"
+	// Gemini is the Gemini API (@ai-sdk/google, the google provider),
+	// answered by internal/mockgemini.
+	Gemini Family = "gemini"
+	// Bedrock is Bedrock's Converse API (@ai-sdk/amazon-bedrock, the
+	// amazon-bedrock provider), answered by internal/mockbedrock.
+	Bedrock Family = "bedrock"
 )
 
 // Provider is how the harness configures one OpenCode provider id: the
@@ -75,6 +81,16 @@ const (
 	OpenAIModel = "openai/gpt-5.2"
 	// OpenAICodexModel is a codex model of the same provider.
 	OpenAICodexModel = "openai/gpt-5.3-codex-spark"
+	// GoogleModel is a Gemini 3 model in 1.18.33's catalogue (google
+	// provider, @ai-sdk/google); OpenCode turns thinking on for it by
+	// itself (thinkingConfig {includeThoughts: true, thinkingLevel: "high"}).
+	GoogleModel = "google/gemini-3-flash-preview"
+	// BedrockModel is Claude with reasoning in 1.18.33's catalogue
+	// (amazon-bedrock provider, @ai-sdk/amazon-bedrock, Converse API). In
+	// region us-east-1 OpenCode sends it as the inference profile "us.<id>".
+	// The harness turns reasoning on with the model's reasoningConfig
+	// option (Options.ThinkingBudget), which 1.18.33 does not by itself.
+	BedrockModel = "amazon-bedrock/anthropic.claude-sonnet-4-5-20250929-v1:0"
 )
 
 // Providers are the providers the harness can configure, by id.
@@ -102,6 +118,11 @@ var Providers = map[string]Provider{
 	},
 	"openai": {ID: "openai", Family: Responses, Dialect: mockopenai.OpenAI, APIKey: "sk-mock-openai",
 		Models: []string{"gpt-5.2", "gpt-5.3-codex-spark"}},
+	"google": {ID: "google", Family: Gemini, APIKey: "mock-gemini-key", Models: []string{"gemini-3-flash-preview"}},
+	// The amazon-bedrock APIKey is a Bedrock API key, given to OpenCode as
+	// AWS_BEARER_TOKEN_BEDROCK (see Env.Environ).
+	"amazon-bedrock": {ID: "amazon-bedrock", Family: Bedrock, APIKey: "mock-bedrock-api-key",
+		Models: []string{"anthropic.claude-sonnet-4-5-20250929-v1:0"}},
 }
 
 // ProviderOf returns the provider of a "provider/model" id.
