@@ -7,8 +7,14 @@
 // -wal/-shm is needed, or the storage/ tree) to
 // testdata/real/opencode-<version>/.
 //
-//	go run ./internal/opencodetest/cmd/record            # both versions
-//	go run ./internal/opencodetest/cmd/record -versions 1.18.33
+// With -families (default google,amazon-bedrock) it also records, with
+// 1.18.33, a tool loop and a two-turn session per provider family against
+// internal/mockgemini and internal/mockbedrock, into
+// testdata/real/opencode-1.18.33-<family>/.
+//
+//	go run ./internal/opencodetest/cmd/record            # both versions, both families
+//	go run ./internal/opencodetest/cmd/record -versions 1.18.33 -families ""
+//	go run ./internal/opencodetest/cmd/record -versions "" -families google
 package main
 
 import (
@@ -37,11 +43,17 @@ func main() {
 		*out = filepath.Join(root, "testdata", "real")
 	}
 	for _, v := range strings.Split(*versions, ",") {
+		if strings.TrimSpace(v) == "" {
+			continue
+		}
 		start := time.Now()
 		if err := record(strings.TrimSpace(v), *out); err != nil {
 			log.Fatalf("%s: %v", v, err)
 		}
 		log.Printf("%s: recorded in %s", v, time.Since(start).Round(time.Second))
+	}
+	if err := recordFamilies(*out); err != nil {
+		log.Fatal(err)
 	}
 }
 

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sessfix/sessfix/internal/mockbedrock"
+	"github.com/sessfix/sessfix/internal/mockgemini"
+	"github.com/sessfix/sessfix/internal/opencodetest"
+)
+
+var familiesFlag = flag.String("families", "google,amazon-bedrock",
+	"provider families to record with OpenCode "+opencodetest.V1_18+" into testdata/real/opencode-"+opencodetest.V1_18+"-<family>/ (empty: none)")
+
+// familyModels are the models the recorded families run, by provider id.
+var familyModels = map[string]string{
+	"google":         opencodetest.GoogleModel,
+	"amazon-bedrock": opencodetest.BedrockModel,
+}
+
+// recordFamilies records, for each family of -families, a bash tool loop
+// and a two-turn session with reasoning, the mock signing with its default
+// secret (mockgemini.DefaultSecret, mockbedrock.DefaultSecret).
+func recordFamilies(outRoot string) error {
+	if *familiesFlag == "" {
+		return nil
+	}
+	for _, fam := range strings.Split(*familiesFlag, ",") {
+		fam = strings.TrimSpace(fam)
+		model, ok := familyModels[fam]
+		if !ok {
+			return fmt.Errorf("unknown family %q (known: google, amazon-bedrock)", fam)
+		}
+		start := time.Now()
+		if err := recordFamily(fam, model, outRoot); err != nil {
+			return fmt.Errorf("%s: %w", fam, err)
+		}
+		log.Printf("%s: recorded in %s", fam, time.Since(start).Round(time.Second))
+	}
+	return nil
+}
+
+func recordFamily(fam, model, outRoot string) error {
+	f, err := opencodetest.New(opencodetest.Options{Model: model})
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	steps := []struct {
+		resume bool
+		prompt string
+	}{
+		{false, "Please run a command for me [[tool:bash echo hello from bash]]"},
+		{false, "Let's talk about Go testing."},
+		{true, "And what about table-driven tests?"},
+	}
+	last := ""
+	for _, s := range steps {
+		var res *opencodetest.Result
+		if s.resume {
+			res, err = f.Resume(ctx, last, s.prompt)
+		} else {
+			res, err = f.Prompt(ctx, s.prompt)
+		}
+		if err != nil {
+			return err
+		}
+		if res.ExitCode != 0 || res.SessionID == "" {
+			return fmt.Errorf("run failed\n%s", res)
+		}
+		last = res.SessionID
+		log.Printf("%s: %q -> %s (%s)", fam, s.prompt, res.SessionID, res.Duration.Round(time.Millisecond))
+	}
+	for _, r := range f.Gemini.Requests() {
+		if r.Verdict != mockgemini.Accepted {
+			return fmt.Errorf("gemini mock rejected request %d: %s", r.Index, r.Error)
+		}
+	}
+	for _, r := range f.Bedrock.Requests() {
+		if r.Verdict != mockbedrock.Accepted {
+			return fmt.Errorf("bedrock mock rejected request %d: %s", r.Index, r.Error)
+		}
+	}
+	dst := filepath.Join(outRoot, "opencode-"+opencodetest.V1_18+"-"+fam)
+	if err := os.RemoveAll(dst); err != nil {
+		return err
+	}
+	if err := f.SaveData(dst); err != nil {
+		return err
+	}
+	ids, err := opencodetest.Sessions(dst)
+	if err != nil || len(ids) != 2 {
+		return fmt.Errorf("copy holds sessions %v, want 2 (%v)", ids, err)
+	}
+	return nil
+}
