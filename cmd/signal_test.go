@@ -103,6 +103,9 @@ func (p *signalled) stop(t *testing.T, sig syscall.Signal, delay time.Duration) 
 	case err = <-p.done:
 		finished = true
 	case <-time.After(delay):
+		if sig == 0 {
+			t.Fatalf("still running after %s:\n%s", delay, p.stderr.String())
+		}
 		if serr := p.cmd.Process.Signal(sig); serr != nil {
 			t.Fatal(serr)
 		}
@@ -122,6 +125,13 @@ func (p *signalled) stop(t *testing.T, sig syscall.Signal, delay time.Duration) 
 	}
 	t.Fatal(err)
 	return 0, finished
+}
+
+// wait waits for the process to exit and returns its exit code.
+func (p *signalled) wait(t *testing.T) int {
+	t.Helper()
+	code, _ := p.stop(t, 0, time.Hour)
+	return code
 }
 
 // lastLine is the last line the process wrote on stderr.
@@ -242,4 +252,51 @@ func copyFile(t *testing.T, from, to string) {
 	if err := os.WriteFile(to, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestConcurrentFixesNeverRefuseTheirOwnPlan races two real `sessfix fix
+// --yes` processes on the same store, round after round. One repairs it;
+// the other either finds the store locked (exit 4) or, having taken the
+// lock after the first released it, plans afresh and finds nothing left to
+// change (exit 0). It never writes a plan made before the other run wrote
+// the store, which the writer refuses (exit 3).
+func TestConcurrentFixesNeverRefuseTheirOwnPlan(t *testing.T) {
+	t.Parallel()
+	exe := sessfixExe(t)
+	gen, _, err := storegen.Generate(store.ShapeSQLite, t.TempDir(), storegen.Config{Sessions: 2, Messages: 400, DefectRate: 0.02, ToolOutput: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rounds = 24
+	codes := map[int]int{}
+	for round := 0; round < rounds; round++ {
+		dir := t.TempDir()
+		db := filepath.Join(dir, "opencode.db")
+		copyFile(t, gen, db)
+		// The second run starts anywhere within the first one's run, so
+		// that across the rounds it plans before, while and after the
+		// first one writes.
+		a := startSessfix(t, exe, dir, "", "fix", "--yes", "opencode.db")
+		time.Sleep(time.Duration(rand.IntN(800)) * time.Millisecond)
+		b := startSessfix(t, exe, dir, "", "fix", "--yes", "opencode.db")
+		ca, cb := a.wait(t), b.wait(t)
+		codes[ca]++
+		codes[cb]++
+		for _, r := range []struct {
+			code int
+			p    *signalled
+		}{{ca, a}, {cb, b}} {
+			if r.code != ExitOK && r.code != ExitLocked {
+				t.Errorf("round %d: a fix exits %d, want 0 or 4:\n%s", round, r.code, r.p.stderr.String())
+			}
+		}
+		if ca != ExitOK && cb != ExitOK {
+			t.Errorf("round %d: neither fix succeeded (%d, %d)", round, ca, cb)
+		}
+		if code := runIn(t, exe, dir, "scan", "opencode.db"); code != ExitOK {
+			t.Errorf("round %d: the store is not repaired: scan exits %d", round, code)
+		}
+		noLock(t, db)
+	}
+	t.Logf("exit codes over %d rounds: %v", rounds, codes)
 }

@@ -14,8 +14,10 @@ import (
 
 // RunFix does the work of `sessfix fix`: plan every session through the
 // repair pipeline, show the plans or their diff, ask, then write each
-// store's plans in one backup run.
-func RunFix(ctx context.Context, opts *FixOptions) error {
+// store's plans in one backup run. A run that may write takes the stores'
+// writer locks before it plans and holds them until it has written: the
+// plans it shows and writes are never older than another sessfix's writes.
+func RunFix(ctx context.Context, opts *FixOptions) (err error) {
 	pipe, fails, err := newPipeline(opts)
 	if err != nil {
 		return err
@@ -29,6 +31,17 @@ func RunFix(ctx context.Context, opts *FixOptions) error {
 	}
 	defer disc.Close()
 	run := &fixRun{opts: opts, pipe: pipe, fails: fails}
+	run.mode = run.writeMode()
+	if run.mode == writeAsk || run.mode == writeYes {
+		if err := run.lock(disc.Stores); err != nil {
+			return err
+		}
+		defer func() {
+			if rerr := run.unlock(); rerr != nil && err == nil {
+				err = rerr
+			}
+		}()
+	}
 	if err := run.plan(ctx, disc.Stores); err != nil {
 		return err
 	}
@@ -98,6 +111,9 @@ type fixRun struct {
 	opts  *FixOptions
 	pipe  *fix.Pipeline
 	fails report.FailPolicy
+	mode  writeMode
+	// locks are the writer locks taken before planning, by store.
+	locks map[store.Store]*store.Lock
 	// plans are the sessions to show: a change, findings left, or notes.
 	plans []fix.Outcome
 	// unfixed counts findings left that fail the run; busy the sessions

@@ -18,41 +18,98 @@ import (
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
+// writeMode is how a run of fix decides to write.
+type writeMode int
+
+const (
+	writeDry        writeMode = iota // --dry-run: never
+	writeNoTerminal                  // no --yes and no terminal to ask on: never
+	writeAsk                         // ask on the terminal
+	writeYes                         // --yes: always
+)
+
+// writeMode decides, before planning, whether the run may write.
+func (r *fixRun) writeMode() writeMode {
+	opts, ios := r.opts, r.opts.Factory.IOStreams
+	switch {
+	case opts.DryRun:
+		return writeDry
+	case opts.Yes:
+		return writeYes
+	}
+	interactive := opts.Interactive
+	if interactive == nil {
+		interactive = func() bool { return isTTY(ios.In) && ios.IsStdoutTTY() }
+	}
+	if interactive() {
+		return writeAsk
+	}
+	return writeNoTerminal
+}
+
+// lock takes the writer lock of every store, in order, before anything is
+// planned. A store another sessfix holds ends the run (exit 4) with the
+// locks taken so far released. A lock that cannot be created for another
+// reason (a read-only store) is not taken: the store is planned as usual,
+// and writing it fails the way it always would.
+func (r *fixRun) lock(stores []store.Store) error {
+	r.locks = map[store.Store]*store.Lock{}
+	for _, st := range stores {
+		l, err := store.AcquireLock(st.Info())
+		switch {
+		case errors.Is(err, store.ErrLocked):
+			if uerr := r.unlock(); uerr != nil {
+				err = errors.Join(err, uerr)
+			}
+			// The error says who holds the store and what to do.
+			return fmt.Errorf("cannot fix %s: %w", st.Info().Path, err)
+		case err == nil:
+			r.locks[st] = l
+		}
+	}
+	return nil
+}
+
+// unlock releases the locks lock took.
+func (r *fixRun) unlock() error {
+	var errs []error
+	for st, l := range r.locks {
+		if err := l.Release(); err != nil {
+			errs = append(errs, err)
+		}
+		delete(r.locks, st)
+	}
+	return errors.Join(errs...)
+}
+
 // confirm decides whether to write: --dry-run never does, --yes always
 // does, otherwise the user is asked on a terminal. It returns
 // cli.ErrFindings when nothing is to be written.
 func (r *fixRun) confirm(changing, edits int) error {
 	opts, ios := r.opts, r.opts.Factory.IOStreams
 	what := fmt.Sprintf("%s to %s", plural.Count(edits, "edit", "edits"), plural.Count(changing, "session", "sessions"))
-	write := !opts.DryRun
-	if write && !opts.Yes {
-		interactive := opts.Interactive
-		if interactive == nil {
-			interactive = func() bool { return isTTY(ios.In) && ios.IsStdoutTTY() }
+	switch r.mode {
+	case writeYes:
+		return nil
+	case writeAsk:
+		confirm := opts.Confirm
+		if confirm == nil {
+			confirm = func(q string) (bool, error) { return askLine(ios.In, ios.ErrOut, q) }
 		}
-		if !interactive() {
-			ios.Statusf("not writing: no terminal to ask on; this was a dry run (add --yes to write)")
-			write = false
-		} else {
-			confirm := opts.Confirm
-			if confirm == nil {
-				confirm = func(q string) (bool, error) { return askLine(ios.In, ios.ErrOut, q) }
-			}
-			ok, err := confirm("write " + what + "?")
-			if err != nil {
-				return err
-			}
-			if !ok {
-				ios.Statusf("nothing written")
-				return cli.ErrFindings
-			}
+		ok, err := confirm("write " + what + "?")
+		if err != nil {
+			return err
 		}
+		if !ok {
+			ios.Statusf("nothing written")
+			return cli.ErrFindings
+		}
+		return nil
+	case writeNoTerminal:
+		ios.Statusf("not writing: no terminal to ask on; this was a dry run (add --yes to write)")
 	}
-	if !write {
-		ios.Statusf("dry run: %s in %s would be written", plural.Count(edits, "edit", "edits"), plural.Count(changing, "session", "sessions"))
-		return cli.ErrFindings
-	}
-	return nil
+	ios.Statusf("dry run: %s in %s would be written", plural.Count(edits, "edit", "edits"), plural.Count(changing, "session", "sessions"))
+	return cli.ErrFindings
 }
 
 // apply writes each store's plans in one backup run, under its writer
@@ -73,7 +130,11 @@ func (r *fixRun) apply(ctx context.Context) error {
 	var runs []string
 	var written []fix.Outcome
 	for _, st := range stores {
-		run, err := r.pipe.Apply(ctx, st, byStore[st])
+		apply := r.pipe.Apply
+		if r.locks[st] != nil {
+			apply = r.pipe.ApplyLocked
+		}
+		run, err := apply(ctx, st, byStore[st])
 		switch {
 		case errors.Is(err, store.ErrLocked) && run == "":
 			// The error says who holds the store (another sessfix, or

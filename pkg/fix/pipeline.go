@@ -161,9 +161,11 @@ func (p *Pipeline) Plan(ctx context.Context, targets []Target, yield func(Outcom
 
 // Repair is Plan that also writes: each planned session that changes
 // something is written at once, in its own backup run, and yielded as
-// Applied, or Failed at StepWrite. Once ctx has ended nothing more is
-// written: a planned session not yet written is not yielded, and Repair
-// returns ctx's error.
+// Applied, or Failed at StepWrite. The plan written is made under the
+// store's writer lock (repairLocked): a session another sessfix repaired
+// meanwhile is planned afresh, not written from a stale plan. Once ctx has
+// ended nothing more is written: a planned session not yet written is not
+// yielded, and Repair returns ctx's error.
 func (p *Pipeline) Repair(ctx context.Context, targets []Target, yield func(Outcome) bool) error {
 	var stopped error
 	err := p.Plan(ctx, targets, func(o Outcome) bool {
@@ -171,11 +173,7 @@ func (p *Pipeline) Repair(ctx context.Context, targets []Target, yield func(Outc
 			if stopped = ctx.Err(); stopped != nil {
 				return false
 			}
-			run, err := p.Apply(ctx, o.Store, []Outcome{o})
-			o.Status, o.Run = Applied, run
-			if err != nil {
-				o.Status, o.Step, o.Err = Failed, StepWrite, err
-			}
+			o = p.repairLocked(ctx, o)
 		}
 		return yield(o)
 	})
@@ -183,6 +181,37 @@ func (p *Pipeline) Repair(ctx context.Context, targets []Target, yield func(Outc
 		err = stopped
 	}
 	return err
+}
+
+// repairLocked takes the store's writer lock, plans the session again under
+// it (without Admit: the session was admitted already) and writes that
+// plan. An outcome that no longer changes anything (another sessfix
+// repaired the session) is returned as planned now, unwritten.
+func (p *Pipeline) repairLocked(ctx context.Context, o Outcome) Outcome {
+	lock, err := store.AcquireLock(o.Store.Info())
+	if err != nil {
+		o.Status, o.Step, o.Err = Failed, StepWrite, err
+		return o
+	}
+	q := *p.withDefaults()
+	q.Admit = nil
+	o = q.planOne(ctx, o.Target)
+	var run string
+	if o.Status == Planned && o.Changes() {
+		run, err = writeLocked(ctx, o.Store, []Outcome{o}, q.Write)
+	}
+	if uerr := lock.Release(); uerr != nil && err == nil {
+		err = uerr
+	}
+	if o.Status != Planned || !o.Changes() {
+		return o
+	}
+	run, err = verify(ctx, o.Store, []Outcome{o}, q.Write, run, err)
+	o.Status, o.Run = Applied, run
+	if err != nil {
+		o.Status, o.Step, o.Err = Failed, StepWrite, err
+	}
+	return o
 }
 
 // Apply writes the plans of one store's outcomes that change something, in
@@ -193,6 +222,22 @@ func (p *Pipeline) Repair(ctx context.Context, targets []Target, yield func(Outc
 // wrapping store.ErrLocked means nothing was written.
 func (p *Pipeline) Apply(ctx context.Context, st store.Store, planned []Outcome) (run string, err error) {
 	return write(ctx, st, planned, p.withDefaults().Write)
+}
+
+// ApplyLocked is Apply for a caller that took the store's writer lock
+// (store.AcquireLock) before it planned, and holds it: the plans are
+// written as they are, since no other sessfix can have written the store
+// since they were made. The caller releases the lock.
+func (p *Pipeline) ApplyLocked(ctx context.Context, st store.Store, planned []Outcome) (run string, err error) {
+	if !slices.ContainsFunc(planned, Outcome.Changes) {
+		return "", nil
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	opts := p.withDefaults().Write
+	run, err = writeLocked(ctx, st, planned, opts)
+	return verify(ctx, st, planned, opts, run, err)
 }
 
 // withDefaults returns a copy with Fix.Scan and Write.Scan defaulted to

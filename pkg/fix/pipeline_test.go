@@ -236,6 +236,32 @@ func TestPipelineRepairEqualsPlanThenApply(t *testing.T) {
 	}
 }
 
+// TestPipelineRepairReplansUnderTheLock: a session another sessfix
+// repairs after Repair loaded it is planned again under the writer lock
+// and left alone, never written from the stale plan (which the writer
+// would refuse as changed).
+func TestPipelineRepairReplansUnderTheLock(t *testing.T) {
+	for _, shape := range []store.Shape{store.ShapeStorage, store.ShapeSQLite} {
+		t.Run(string(shape), func(t *testing.T) {
+			other, p := testPipeline(t), testPipeline(t)
+			p.Settle, p.Workers = nil, 1
+			_, targets := pipelineStore(t, p, shape, "preflight-blank-text")
+			p.Admit = func(tg Target, _ *store.Session) bool {
+				// The other run repairs the session after this one loaded it.
+				planned := collect(t, other.Plan, []Target{tg})
+				if run, err := other.Apply(context.Background(), tg.Store, planned); err != nil || run == "" {
+					t.Fatalf("the other run: %q, %v", run, err)
+				}
+				return true
+			}
+			got := collect(t, p.Repair, targets)
+			if o := got[0]; o.Status == Failed || o.Status == Applied || o.Changes() {
+				t.Errorf("a session repaired meanwhile: %v, changes %v, err %v", o.Status, o.Changes(), o.Err)
+			}
+		})
+	}
+}
+
 func TestStatusString(t *testing.T) {
 	var names []string
 	for s := Clean; s <= Failed; s++ {

@@ -25,7 +25,7 @@ type WriteOptions struct {
 // write is the write step for one store: it takes the store's writer lock,
 // applies the plans under it (writeLocked), releases it, and re-reads every
 // written session from disk to verify that the findings its plan fixes are
-// gone.
+// gone (verify).
 //
 // When another sessfix holds the writer lock the error wraps
 // store.ErrLocked and nothing is written. Once applying has begun it is not
@@ -47,6 +47,12 @@ func write(ctx context.Context, st store.Store, plans []Outcome, opts WriteOptio
 	if uerr := lock.Release(); uerr != nil && err == nil {
 		err = uerr
 	}
+	return verify(ctx, st, plans, opts, runID, err)
+}
+
+// verify ends a write step: it names the store in a failure, else re-reads
+// every written session from disk and checks it (Verify).
+func verify(ctx context.Context, st store.Store, plans []Outcome, opts WriteOptions, runID string, err error) (string, error) {
 	if err != nil {
 		info := st.Info()
 		return runID, fmt.Errorf("cannot fix %s store %s: %w", info.Shape, info.Path, err)
