@@ -38,7 +38,7 @@ type lab struct {
 }
 
 func labCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }
@@ -46,6 +46,11 @@ func labCtx(t *testing.T) context.Context {
 func newLab(t *testing.T, opts opencodetest.Options) *lab {
 	t.Helper()
 	opts.Version = opencodetest.V1_18
+	if opts.Timeout == 0 {
+		// A lab's `opencode serve` lives as long as its experiment, which
+		// runs several commands on a loaded machine.
+		opts.Timeout = 5 * time.Minute
+	}
 	e := opencodetest.NewT(t, opts)
 	root, err := opencodetest.RepoRoot()
 	if err != nil {
