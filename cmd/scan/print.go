@@ -12,7 +12,7 @@ import (
 )
 
 // printReport writes the report to stdout or --output, and on a pipe the
-// summary and hints to stderr.
+// stores' notes, the summary and the hints to stderr.
 func printReport(f *cli.Factory, rep *report.Report) error {
 	ios := f.IOStreams
 	out, err := f.OpenOutput()
@@ -33,6 +33,13 @@ func printReport(f *cli.Factory, rep *report.Report) error {
 	}
 	if out.TTY && f.Format() == "text" {
 		return nil // the terminal layout already has the summary and hints
+	}
+	if rep.Result != nil {
+		for _, sr := range rep.Result.Stores {
+			for _, n := range sr.Info.Notes {
+				ios.Statusf("note: %s store %s: %s", sr.Info.Shape, sr.Info.Path, n)
+			}
+		}
 	}
 	s := rep.Summarize()
 	if s.Total == 0 {

@@ -10,12 +10,36 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
+	"unicode/utf8"
 )
 
-// TempPattern is the name pattern of the temporary files sessfix writes next
-// to a file it replaces. Readers skip names starting with ".sessfix-" (they
-// do not end in .json), and writers remove leftovers of a crashed run.
-const TempPattern = ".sessfix-*.tmp"
+// Temporary files are named ".sessfix-<target>-<random digits>.tmp", next
+// to the file <target> they replace (TempPrefix). Readers skip names
+// starting with "." (they do not end in .json either); the name says which
+// file a leftover was meant for, so the leftovers of one store's writes can
+// be told from another's in a shared directory (two export files).
+const (
+	tempStart = ".sessfix-"
+	tempEnd   = ".tmp"
+	// tempTarget caps the target's name in a temporary file's name, so it
+	// stays within the 255 bytes a name may have.
+	tempTarget = 100
+)
+
+// TempPrefix is how the names of the temporary files written to replace
+// path start: ".sessfix-", path's base name (its first 100 bytes, cut at a
+// character boundary), "-".
+func TempPrefix(path string) string {
+	base := filepath.Base(path)
+	if len(base) > tempTarget {
+		cut := tempTarget
+		for cut > 0 && !utf8.RuneStart(base[cut]) {
+			cut--
+		}
+		base = base[:cut]
+	}
+	return tempStart + base + "-"
+}
 
 // Ops is every filesystem call the writers make. Production code uses
 // OS; tests wrap it to inject faults (disk full, fsync errors, a crash
@@ -117,7 +141,7 @@ func write(ops Ops, path string, data []byte, perm fs.FileMode, own *Owner, keep
 	} else if !errors.Is(lerr, fs.ErrNotExist) {
 		return fmt.Errorf("write %s: %w", path, lerr)
 	}
-	tmp, err := ops.CreateTemp(dir, TempPattern)
+	tmp, err := ops.CreateTemp(dir, TempPrefix(path)+"*"+tempEnd)
 	if err != nil {
 		return fmt.Errorf("write %s: cannot create a temporary file in %s: %w", path, dir, bare(err))
 	}
@@ -272,20 +296,75 @@ func MkdirLike(ops Ops, dir string) error {
 }
 
 // CleanTemps removes temporary files a crashed sessfix left in dir. Callers
-// hold the store's writer lock, so no live writer owns them.
+// hold the writer lock of the store dir belongs to, so no live writer owns
+// them.
 func CleanTemps(ops Ops, dir string) {
+	cleanTemps(ops, dir, IsTemp)
+}
+
+// CleanTempsOf removes the temporary files a crashed sessfix left while
+// replacing path (TempPrefix), and no others: the directory may hold other
+// stores' files (export files side by side). Callers hold path's writer
+// lock.
+func CleanTempsOf(ops Ops, path string) {
+	cleanTemps(ops, filepath.Dir(path), func(name string) bool { return IsTempOf(name, path) })
+}
+
+func cleanTemps(ops Ops, dir string, ours func(string) bool) {
 	ents, err := ops.ReadDir(dir)
 	if err != nil {
 		return
 	}
 	for _, e := range ents {
-		if e.Type().IsRegular() && IsTemp(e.Name()) {
+		if e.Type().IsRegular() && ours(e.Name()) {
 			_ = ops.Remove(filepath.Join(dir, e.Name()))
 		}
 	}
 }
 
-// IsTemp reports whether a file name is one of sessfix's temporary files.
+// IsTemp reports whether a file name is one of sessfix's temporary files
+// (of any target, and of sessfix versions that named them
+// ".sessfix-<digits>.tmp").
 func IsTemp(name string) bool {
-	return strings.HasPrefix(name, ".sessfix-") && strings.HasSuffix(name, ".tmp")
+	return strings.HasPrefix(name, tempStart) && strings.HasSuffix(name, tempEnd) && len(name) > len(tempStart)+len(tempEnd)
+}
+
+// IsTempOf reports whether a file name is one of the temporary files
+// written to replace path: TempPrefix(path) then digits and ".tmp".
+func IsTempOf(name, path string) bool {
+	rest, ok := strings.CutPrefix(name, TempPrefix(path))
+	if !ok {
+		return false
+	}
+	digits, ok := strings.CutSuffix(rest, tempEnd)
+	return ok && digits != "" && strings.Trim(digits, "0123456789") == ""
+}
+
+// Temps lists sessfix's temporary files under root (a directory, walked
+// without following symlinks), sorted.
+func Temps(root string) []string {
+	var out []string
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() && IsTemp(d.Name()) {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
+
+// TempsOf lists the temporary files written to replace path (IsTempOf)
+// in its directory, sorted.
+func TempsOf(path string) []string {
+	ents, err := os.ReadDir(filepath.Dir(path))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if e.Type().IsRegular() && IsTempOf(e.Name(), path) {
+			out = append(out, filepath.Join(filepath.Dir(path), e.Name()))
+		}
+	}
+	return out
 }

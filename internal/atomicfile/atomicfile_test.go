@@ -5,9 +5,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/sessfix/sessfix/internal/atomicfile"
 	"github.com/sessfix/sessfix/internal/atomicfile/atomicfiletest"
@@ -128,5 +130,58 @@ func TestCleanTemps(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, keep)); err != nil {
 			t.Errorf("%s was removed: %v", keep, err)
 		}
+	}
+}
+
+// nameOps records the names of the temporary files it creates.
+type nameOps struct {
+	atomicfile.OS
+	names []string
+}
+
+func (o *nameOps) CreateTemp(dir, pattern string) (atomicfile.TempFile, error) {
+	f, err := os.CreateTemp(dir, pattern)
+	if err == nil {
+		o.names = append(o.names, filepath.Base(f.Name()))
+	}
+	return f, err
+}
+
+func TestTempFilesAreNamedForTheirTarget(t *testing.T) {
+	dir := t.TempDir()
+	long := strings.Repeat("é", 120) + ".json" // 245 bytes: the name must be cut
+	for _, target := range []string{"prt_1.json", "session export.json", long} {
+		ops := &nameOps{}
+		p := filepath.Join(dir, target)
+		if err := atomicfile.Write(ops, p, []byte("{}"), 0o644, nil); err != nil {
+			t.Fatal(err)
+		}
+		if len(ops.names) != 1 || !atomicfile.IsTempOf(ops.names[0], p) || !atomicfile.IsTemp(ops.names[0]) {
+			t.Errorf("temporary file for %q named %v; want TempPrefix %q then digits and .tmp", target, ops.names, atomicfile.TempPrefix(p))
+		}
+		if !utf8.ValidString(ops.names[0]) || len(ops.names[0]) > 255 {
+			t.Errorf("temporary file name %q is not a valid file name", ops.names[0])
+		}
+	}
+}
+
+func TestCleanTempsOfKeepsOtherFilesTemps(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.json")
+	for _, name := range []string{".sessfix-a.json-123.tmp", ".sessfix-a.json-1-456.tmp", ".sessfix-b.json-9.tmp", ".sessfix-77.tmp", ".sessfix-a.json-x.tmp"} {
+		atomicfiletest.WriteFile(t, filepath.Join(dir, name), "half", 0o600)
+	}
+	if got, want := atomicfile.TempsOf(a), []string{filepath.Join(dir, ".sessfix-a.json-123.tmp")}; !slices.Equal(got, want) {
+		t.Errorf("TempsOf(a.json) = %v, want %v", got, want)
+	}
+	atomicfile.CleanTempsOf(atomicfile.OS{}, a)
+	got := atomicfiletest.TempLeft(t, dir)
+	want := []string{".sessfix-77.tmp", ".sessfix-a.json-1-456.tmp", ".sessfix-a.json-x.tmp", ".sessfix-b.json-9.tmp"}
+	for i := range got {
+		got[i] = filepath.Base(got[i])
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("left %v, want only a.json's own temporary file gone: %v", got, want)
 	}
 }

@@ -247,6 +247,9 @@ func Run(ctx context.Context, stores []store.Store, opts *Options) (*Result, err
 		return nil, err
 	}
 	for si := range perStore {
+		// What reading the sessions found about the store (sessfix's
+		// leftover temporary files, say) is in its Info now.
+		res.Stores[si].Info = stores[si].Info()
 		ds := perStore[si]
 		sort.Slice(ds, func(a, b int) bool { return ds[a].summary.ID < ds[b].summary.ID })
 		for _, d := range ds {

@@ -49,6 +49,10 @@ type Lock struct {
 	path    string
 	content []byte
 	Holder  LockHolder
+	// Swept are the temporary files the sessfix whose stale lock this one
+	// replaced had left in the store (Temps), removed when the lock was
+	// taken.
+	Swept []string
 }
 
 // LockPath returns where the writer lock of a store lives: inside a store
@@ -69,8 +73,10 @@ func (l *Lock) Path() string { return l.path }
 // store at a time. The lock file is created exclusively and records the pid,
 // host, start time and sessfix version. A lock left by a sessfix that died
 // (same host, pid gone) or older than LockStaleAfter is replaced, by one run
-// at a time (removeStale). When the lock is held, the error wraps ErrLocked
-// and says who holds it.
+// at a time (removeStale); the temporary files such a sessfix left in the
+// store (Temps) are removed then, since no live sessfix is writing them
+// (Lock.Swept). When the lock is held, the error wraps ErrLocked and says
+// who holds it.
 func AcquireLock(info Info) (*Lock, error) {
 	return acquireLock(info, time.Now())
 }
@@ -84,10 +90,15 @@ func acquireLock(info Info, now time.Time) (*Lock, error) {
 		return nil, err
 	}
 	content = append(content, '\n')
+	replaced := false
 	for attempt := 0; attempt < 3; attempt++ {
 		err := createExclusive(path, content)
 		if err == nil {
-			return &Lock{path: path, content: content, Holder: h}, nil
+			l := &Lock{path: path, content: content, Holder: h}
+			if replaced {
+				l.Swept = sweepTemps(info)
+			}
+			return l, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
 			return nil, WriteFailed(fmt.Errorf("cannot create the sessfix lock %s: %w", path, err), true)
@@ -116,6 +127,7 @@ func acquireLock(info Info, now time.Time) (*Lock, error) {
 		if err := removeStale(path, old, why); err != nil {
 			return nil, err
 		}
+		replaced = true
 	}
 	return nil, fmt.Errorf("%s: another sessfix took the writer lock %s while a stale one was replaced: %w", info.Path, path, ErrLocked)
 }

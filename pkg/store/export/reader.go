@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
+	"sync"
 	"time"
 
+	"github.com/sessfix/sessfix/internal/atomicfile"
 	"github.com/sessfix/sessfix/internal/recordfile"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/tidwall/gjson"
@@ -24,6 +27,10 @@ import (
 type exportStore struct {
 	info store.Info
 	path string
+
+	mu sync.Mutex
+	// temps are the sessfix temporary files List found next to the file.
+	temps []string
 }
 
 // isExport reports whether raw looks like an export file: a JSON object
@@ -42,8 +49,19 @@ func openExport(path string) *exportStore {
 	return &exportStore{info: store.Info{Shape: store.ShapeExport, Path: path}, path: path}
 }
 
-func (s *exportStore) Info() store.Info { return s.info }
-func (s *exportStore) Close() error     { return nil }
+// Info is the store's info, with a note about the sessfix temporary files
+// List found next to the file (store.TempNote).
+func (s *exportStore) Info() store.Info {
+	s.mu.Lock()
+	temps := s.temps
+	s.mu.Unlock()
+	info := s.info
+	if note := store.TempNote(info, temps); note != "" {
+		info.Notes = append(slices.Clip(info.Notes), note)
+	}
+	return info
+}
+func (s *exportStore) Close() error { return nil }
 
 func (s *exportStore) read() ([]byte, time.Time, error) {
 	raw, mod, perr := recordfile.Read(s.path, nil)
@@ -59,8 +77,13 @@ func (s *exportStore) read() ([]byte, time.Time, error) {
 	return raw, mod, nil
 }
 
-// List returns the file's one session.
+// List returns the file's one session, and looks for the temporary files
+// a killed sessfix left while replacing the file.
 func (s *exportStore) List(ctx context.Context) ([]store.SessionRef, error) {
+	temps := atomicfile.TempsOf(s.path)
+	s.mu.Lock()
+	s.temps = temps
+	s.mu.Unlock()
 	raw, mod, err := s.read()
 	if err != nil {
 		return nil, err

@@ -117,7 +117,7 @@ func (w *exportWriter) Apply(ctx context.Context, cs *store.ChangeSet) error {
 	if !gjson.ValidBytes(doc) {
 		return fmt.Errorf("rewriting %s produced invalid JSON; nothing was written (please report this)", w.info.Path)
 	}
-	atomicfile.CleanTemps(w.ops, filepath.Dir(w.info.Path))
+	atomicfile.CleanTempsOf(w.ops, w.info.Path)
 	if err := atomicfile.Write(w.ops, w.info.Path, doc, 0o644, nil); err != nil {
 		return store.WriteFailed(fmt.Errorf("%w; the export file was left as it was", err), true)
 	}

@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/sessfix/sessfix/internal/atomicfile"
 	"github.com/sessfix/sessfix/internal/recordfile"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -26,6 +28,10 @@ type fsRoot struct {
 	// denied). When nil, files are opened with recordfile.Open, and record
 	// files relative to their held directory (see readDirHeld).
 	open func(name string) (*os.File, error)
+
+	mu sync.Mutex
+	// temps are the sessfix temporary files the listings saw.
+	temps map[string]bool
 }
 
 func newFSRoot(dir string) (*fsRoot, error) {
@@ -102,10 +108,38 @@ func (r *fsRoot) listDir(dir string, hold bool) ([]entry, func(), *store.ParseEr
 			e.IsDir = true
 		case !t.IsRegular():
 			e.Err = &store.ParseError{Entry: true, Reason: "not a regular file", Detail: e.Path}
+		case atomicfile.IsTemp(e.Name):
+			r.sawTemp(e.Path)
 		}
 		out = append(out, e)
 	}
 	return out, release, nil
+}
+
+// sawTemp records a sessfix temporary file a listing came across.
+func (r *fsRoot) sawTemp(p string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.temps == nil {
+		r.temps = map[string]bool{}
+	}
+	r.temps[p] = true
+}
+
+// withNotes returns info with a note about the sessfix temporary files the
+// listings so far came across (store.TempNote), if any.
+func (r *fsRoot) withNotes(info store.Info) store.Info {
+	r.mu.Lock()
+	temps := make([]string, 0, len(r.temps))
+	for p := range r.temps {
+		temps = append(temps, p)
+	}
+	r.mu.Unlock()
+	slices.Sort(temps)
+	if note := store.TempNote(info, temps); note != "" {
+		info.Notes = append(slices.Clip(info.Notes), note)
+	}
+	return info
 }
 
 // joinClean is filepath.Join(dir, name) for a name read from dir, without

@@ -30,7 +30,7 @@ func openProject(dir string) (*projectStore, error) {
 	return &projectStore{info: store.Info{Shape: store.ShapeProject, Path: dir}, dir: dir, fs: r}, nil
 }
 
-func (s *projectStore) Info() store.Info { return s.info }
+func (s *projectStore) Info() store.Info { return s.fs.withNotes(s.info) }
 func (s *projectStore) Close() error     { return nil }
 
 func (s *projectStore) sub(parts ...string) string {

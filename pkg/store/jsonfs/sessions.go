@@ -31,7 +31,7 @@ func openSessions(dir string) (*sessionsStore, error) {
 	return &sessionsStore{info: store.Info{Shape: store.ShapeSessions, Path: dir}, dir: dir, fs: r}, nil
 }
 
-func (s *sessionsStore) Info() store.Info { return s.info }
+func (s *sessionsStore) Info() store.Info { return s.fs.withNotes(s.info) }
 func (s *sessionsStore) Close() error     { return nil }
 
 // List returns one ref per session directory, with the title from

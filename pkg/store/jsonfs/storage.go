@@ -47,7 +47,7 @@ func openStorage(dir string) (*storageStore, error) {
 	return &storageStore{info: store.Info{Shape: store.ShapeStorage, Path: dir}, dir: dir, fs: r}, nil
 }
 
-func (s *storageStore) Info() store.Info { return s.info }
+func (s *storageStore) Info() store.Info { return s.fs.withNotes(s.info) }
 func (s *storageStore) Close() error     { return nil }
 
 // List reads the session files, the message directory names and the part
