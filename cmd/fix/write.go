@@ -13,6 +13,7 @@ import (
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/internal/plural"
+	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/fix"
 	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/store"
@@ -135,11 +136,20 @@ func (r *fixRun) apply(ctx context.Context) error {
 			apply = r.pipe.ApplyLocked
 		}
 		run, err := apply(ctx, st, byStore[st])
+		if err != nil && len(runs) > 0 {
+			// The stores before this one were fixed, each in its own run.
+			err = cli.WithHints(err, fmt.Sprintf("the %s before it %s fixed: `sessfix undo RUN` reverts each (%s)",
+				plural.Word(len(runs), "store", "stores"), plural.Word(len(runs), "was", "were"), strings.Join(runs, ", ")))
+		}
+		var partial *backup.ApplyError
 		switch {
 		case errors.Is(err, store.ErrLocked) && run == "":
 			// The error says who holds the store (another sessfix, or
 			// OpenCode holding the database) and what to do.
 			return fmt.Errorf("cannot fix %s: %w", st.Info().Path, err)
+		case errors.As(err, &partial):
+			// Its hint says which sessions were written and how to undo them.
+			return err
 		case err != nil && run != "":
 			return cli.WithHints(err, "undo the run with `sessfix undo "+run+"` and report the session if it was a verification failure")
 		case err != nil:

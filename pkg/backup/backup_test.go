@@ -2,16 +2,12 @@ package backup_test
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -52,80 +48,10 @@ func fixture() *storetest.Fixture {
 	}
 }
 
-// storeState renders a whole store: every file under a JSON store (path,
-// sha256, mode), the export file, or every row of every table of a
-// database (rowid and all columns).
+// storeState renders a whole store (storetest.State).
 func storeState(t *testing.T, info store.Info) string {
 	t.Helper()
-	var b strings.Builder
-	switch info.Shape {
-	case store.ShapeSQLite:
-		db, err := sql.Open("sqlite", "file:"+info.Path+"?mode=ro")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		var tables []string
-		rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			var n string
-			rows.Scan(&n)
-			tables = append(tables, n)
-		}
-		rows.Close()
-		for _, tbl := range tables {
-			rows, err := db.Query(`SELECT rowid, * FROM "` + tbl + `" ORDER BY rowid`)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cols, _ := rows.Columns()
-			for rows.Next() {
-				vals := make([]any, len(cols))
-				ptrs := make([]any, len(cols))
-				for i := range vals {
-					ptrs[i] = &vals[i]
-				}
-				if err := rows.Scan(ptrs...); err != nil {
-					t.Fatal(err)
-				}
-				fmt.Fprintf(&b, "%s %#v\n", tbl, vals) // %#v: a BLOB and a TEXT of the same bytes differ
-			}
-			rows.Close()
-		}
-	case store.ShapeExport:
-		data, err := os.ReadFile(info.Path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fi, _ := os.Stat(info.Path)
-		fmt.Fprintf(&b, "%x %v\n", sha256.Sum256(data), fi.Mode())
-	default:
-		var lines []string
-		filepath.WalkDir(info.Path, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				t.Fatal(err)
-			}
-			rel, _ := filepath.Rel(info.Path, p)
-			if rel == ".sessfix.lock" {
-				return nil // sessfix's writer lock, not the store's data
-			}
-			fi, _ := os.Lstat(p)
-			if d.IsDir() {
-				lines = append(lines, rel+"/ "+fi.Mode().String())
-				return nil
-			}
-			data, _ := os.ReadFile(p)
-			s := sha256.Sum256(data)
-			lines = append(lines, rel+" "+hex.EncodeToString(s[:])+" "+fi.Mode().String())
-			return nil
-		})
-		sort.Strings(lines)
-		b.WriteString(strings.Join(lines, "\n"))
-	}
-	return b.String()
+	return storetest.State(t, info.Path, info.Shape)
 }
 
 func loadSession(t *testing.T, path string) (store.Store, *store.Session) {

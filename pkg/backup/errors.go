@@ -32,6 +32,24 @@ type JournalError struct{ Err error }
 func (e *JournalError) Error() string { return e.Err.Error() }
 func (e *JournalError) Unwrap() error { return e.Err }
 
+// ApplyError is Apply's failure of one change set, once the run had begun.
+// The sessions written before it stay written: undo RunID reverts them.
+type ApplyError struct {
+	// Session is the session whose change set failed.
+	Session string
+	// Written are the sessions whose change sets were applied before the
+	// failure (and the failed one when it was applied but could not be
+	// recorded), in order.
+	Written []string
+	// RunID is the backup run that holds them ("" when nothing was
+	// written).
+	RunID string
+	Err   error
+}
+
+func (e *ApplyError) Error() string { return "session " + e.Session + ": " + e.Err.Error() }
+func (e *ApplyError) Unwrap() error { return e.Err }
+
 // StoreGoneError is Undo's refusal when the store a run changed is no
 // longer where the run found it.
 type StoreGoneError struct {

@@ -397,10 +397,14 @@ func (j *Journal) Empty() bool { return len(j.m.Sessions) == 0 }
 // Apply backs up and applies change sets to one store, one run for all of
 // them: each change set is recorded, applied and committed in turn. The
 // caller holds the store's writer lock (store.AcquireLock). It returns the
-// run id ("" when nothing was written). When a change set fails, the ones
-// before it stay applied and the run id is still returned, so they can be
-// undone; a change set the writer refused without writing (ErrChanged,
-// ErrLocked) is dropped from the run.
+// run id ("" when nothing was written).
+//
+// When a change set fails, Apply stops with an *ApplyError naming it and
+// the sessions written before it: those stay applied, and the run id is
+// returned so they can be undone. A change set that left the store as it
+// was (the writer refused it, ErrChanged or ErrLocked, or failed and put
+// every record back) is dropped from the run; one that left something
+// changed stays in it, as failed, so undo can put it back.
 func Apply(ctx context.Context, opts Options, info store.Info, sets []*store.ChangeSet) (runID string, err error) {
 	var todo []*store.ChangeSet
 	for _, cs := range sets {
@@ -420,6 +424,7 @@ func Apply(ctx context.Context, opts Options, info store.Info, sets []*store.Cha
 	if err != nil {
 		return "", err
 	}
+	var written []string
 	defer func() {
 		if cerr := j.Close(); cerr != nil && err == nil {
 			err = cerr
@@ -427,27 +432,46 @@ func Apply(ctx context.Context, opts Options, info store.Info, sets []*store.Cha
 		if j.Empty() {
 			runID = ""
 		}
+		if ae, ok := err.(*ApplyError); ok {
+			ae.RunID = runID
+		}
 	}()
+	failed := func(cs *store.ChangeSet, err error) (string, error) {
+		return j.ID(), &ApplyError{Session: cs.SessionID, Written: written, Err: err}
+	}
 	for _, cs := range todo {
 		if err := j.Record(ctx, w, cs); err != nil {
-			return j.ID(), fmt.Errorf("session %s: %w", cs.SessionID, err)
+			return failed(cs, err)
 		}
 		if aerr := w.Apply(ctx, cs); aerr != nil {
-			// A refusal leaves the store as it was: nothing to undo for it.
-			if errors.Is(aerr, store.ErrChanged) || errors.Is(aerr, store.ErrLocked) {
+			if unchanged(aerr) {
+				// Nothing of it was written: nothing to undo for it.
 				if derr := j.Discard(); derr != nil {
 					aerr = fmt.Errorf("%w (and its unused backup could not be removed: %v)", aerr, derr)
 				}
-				return j.ID(), fmt.Errorf("session %s: %w", cs.SessionID, aerr)
+				return failed(cs, aerr)
 			}
 			if ferr := j.Fail(ctx, aerr); ferr != nil {
 				aerr = fmt.Errorf("%w (and the backup manifest could not be updated: %v)", aerr, ferr)
 			}
-			return j.ID(), fmt.Errorf("session %s: %w", cs.SessionID, aerr)
+			return failed(cs, aerr)
 		}
 		if err := j.Commit(ctx); err != nil {
-			return j.ID(), fmt.Errorf("session %s was repaired, but %w", cs.SessionID, err)
+			written = append(written, cs.SessionID)
+			return failed(cs, fmt.Errorf("it was repaired, but %w", err))
 		}
+		written = append(written, cs.SessionID)
 	}
 	return j.ID(), nil
+}
+
+// unchanged reports whether a writer's failure left the store as it was:
+// a refusal (a record changed since the scan, a database locked past the
+// busy timeout) or a failed write that put everything back.
+func unchanged(err error) bool {
+	if errors.Is(err, store.ErrChanged) || errors.Is(err, store.ErrLocked) {
+		return true
+	}
+	var we *store.WriteError
+	return errors.As(err, &we) && we.Unchanged
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"io/fs"
 	"time"
+
+	"github.com/sessfix/sessfix/internal/atomicfile"
 )
 
 // Writer is a shape's writer: it applies change sets to one store, and
@@ -235,6 +237,18 @@ type WriteOptions struct {
 	BusyTimeout time.Duration
 	// Now is the clock for time_updated/time_created values. Nil: time.Now.
 	Now func() time.Time
+	// Files, when set, makes every file system call of the file writers
+	// (the JSON shapes, export files): tests inject disk faults through it
+	// (atomicfiletest.FaultOps). Nil: the real file system.
+	Files atomicfile.Ops
+}
+
+// FileOps is Files, or the real file system.
+func (o WriteOptions) FileOps() atomicfile.Ops {
+	if o.Files != nil {
+		return o.Files
+	}
+	return atomicfile.OS{}
 }
 
 // Clock returns the time to stamp records with: Now, else time.Now.

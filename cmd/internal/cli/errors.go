@@ -3,6 +3,8 @@ package cli
 import (
 	"errors"
 	"fmt"
+
+	"github.com/sessfix/sessfix/pkg/backup"
 )
 
 // ErrFindings means the command worked and findings remain (at or above
@@ -45,8 +47,10 @@ func WithHints(err error, hints ...string) error {
 func Hints(err error) []string {
 	var out []string
 	seen := map[string]bool{}
+	var within *backup.ApplyError
+	errors.As(err, &within)
 	walk(err, func(e error) {
-		for _, h := range libraryHint(e) {
+		for _, h := range libraryHint(e, within) {
 			if !seen[h] {
 				seen[h] = true
 				out = append(out, h)

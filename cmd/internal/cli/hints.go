@@ -2,29 +2,40 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
+	"strings"
 	"syscall"
 
+	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
 // libraryHint is the advice for one typed error of sessfix's packages
 // (nil for any other error). The packages report facts; this is the one
-// place that turns them into what the user can do.
-func libraryHint(err error) []string {
+// place that turns them into what the user can do. within is the
+// *backup.ApplyError the error tree holds, if any: a failure in the middle
+// of a run left that one session as it was, not the whole store.
+func libraryHint(err error, within *backup.ApplyError) []string {
+	nothing := func(what string) string {
+		if within != nil && len(within.Written) > 0 {
+			return "session " + within.Session + " was left as it was"
+		}
+		return "nothing was " + what
+	}
 	switch e := err.(type) {
 	case *store.ChangedError:
 		if e.Restoring {
 			return []string{"nothing was restored; OpenCode (or someone) is writing the session, run the undo again when it is quiet"}
 		}
-		return []string{"nothing was written; OpenCode (or someone) changed it, run sessfix again to plan from the current state"}
+		return []string{nothing("written") + "; OpenCode (or someone) changed it, run sessfix again to plan from the current state"}
 	case *store.HeldError:
 		return []string{"wait for it to finish; if no sessfix is running, remove " + e.LockFile}
 	case *store.BusyError:
-		return []string{"close OpenCode or retry; nothing was changed"}
+		return []string{"close OpenCode or retry; " + nothing("changed")}
 	case *store.WriteError:
-		state := "nothing was changed"
+		state := nothing("changed")
 		if !e.Unchanged {
 			state = "see the error for what was left changed"
 		}
@@ -44,6 +55,12 @@ func libraryHint(err error) []string {
 		return []string{
 			"put the store back at " + e.Store.Path + " and run the undo again",
 			"the records the run changed, as they were before it, are in " + e.Before,
+		}
+	case *backup.ApplyError:
+		if n := len(e.Written); n > 0 && e.RunID != "" {
+			return []string{fmt.Sprintf("%s %s %s written before the failure and %s repaired; `sessfix undo %s` reverts %s",
+				plural.Word(n, "session", "sessions"), strings.Join(e.Written, ", "), plural.Word(n, "was", "were"),
+				plural.Word(n, "stays", "stay"), e.RunID, plural.Word(n, "it", "them"))}
 		}
 	case *backup.RefusedError:
 		return []string{"run again with --force to put back the backed-up bytes anyway (the later changes are lost)"}

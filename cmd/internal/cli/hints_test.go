@@ -45,6 +45,14 @@ func TestLibraryHints(t *testing.T) {
 			[]string{"run again with --force to put back the backed-up bytes anyway (the later changes are lost)"}},
 		{"joined, said once, then the command's", WithHints(errors.Join(fmt.Errorf("a: %w", full), fmt.Errorf("b: %w", full)), "undo the run"),
 			[]string{"the disk is full; free some space and run sessfix again (nothing was changed)", "undo the run"}},
+		{"mid-run disk full", &backup.ApplyError{Session: "ses_c", Written: []string{"ses_a", "ses_b"}, RunID: "r1", Err: full},
+			[]string{"sessions ses_a, ses_b were written before the failure and stay repaired; `sessfix undo r1` reverts them",
+				"the disk is full; free some space and run sessfix again (session ses_c was left as it was)"}},
+		{"mid-run refusal", &backup.ApplyError{Session: "ses_b", Written: []string{"ses_a"}, RunID: "r1", Err: store.Changed("/s/p.json", store.KindPart, "prt_1", "was modified")},
+			[]string{"session ses_a was written before the failure and stays repaired; `sessfix undo r1` reverts it",
+				"session ses_b was left as it was; OpenCode (or someone) changed it, run sessfix again to plan from the current state"}},
+		{"first session failed", &backup.ApplyError{Session: "ses_a", Err: full},
+			[]string{"the disk is full; free some space and run sessfix again (nothing was changed)"}},
 		{"plain", errors.New("plain"), nil},
 	} {
 		if got := Hints(c.err); !reflect.DeepEqual(got, c.want) {

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/sessfix/sessfix/internal/atomicfile"
 	"github.com/sessfix/sessfix/internal/recordfile"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -25,8 +24,8 @@ func (Shape) Expect() string    { return "an `opencode export` file" }
 
 func (Shape) Open(path string) (store.Store, error) { return openExport(path), nil }
 
-func (Shape) OpenWriter(info store.Info, _ store.WriteOptions) (store.Writer, error) {
-	return newExportWriter(info, atomicfile.OS{}), nil
+func (Shape) OpenWriter(info store.Info, opts store.WriteOptions) (store.Writer, error) {
+	return newExportWriter(info, opts.FileOps()), nil
 }
 
 // Match reads the file and reports whether it is an export file: a JSON

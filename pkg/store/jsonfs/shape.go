@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/sessfix/sessfix/internal/atomicfile"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -15,8 +14,8 @@ import (
 // writes gives the three layouts their one writer.
 type writes struct{}
 
-func (writes) OpenWriter(info store.Info, _ store.WriteOptions) (store.Writer, error) {
-	return newJSONWriter(info, atomicfile.OS{})
+func (writes) OpenWriter(info store.Info, opts store.WriteOptions) (store.Writer, error) {
+	return newJSONWriter(info, opts.FileOps())
 }
 
 // Storage is the JSON storage/ tree of OpenCode 1.0–1.1.

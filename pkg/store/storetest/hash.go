@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"crypto/sha256"
+	"database/sql"
 	"fmt"
 	"io/fs"
 	"os"
@@ -83,4 +84,86 @@ func Hash(t testing.TB, path string, shape store.Shape) string {
 		}
 	}
 	return fmt.Sprintf("%x", h.Sum(nil))
+}
+
+// State renders a whole store, for byte-for-byte comparisons: for a
+// database every row of every table (sqlite_master included, so triggers
+// and indexes count) with its rowid and every column, a BLOB told from a
+// TEXT; for a JSON store every directory and file under it (path, mode,
+// sha256 of the bytes); for an export file its bytes and mode. sessfix's
+// writer lock is left out: it is not the store's data.
+func State(t testing.TB, path string, shape store.Shape) string {
+	t.Helper()
+	var b strings.Builder
+	switch shape {
+	case store.ShapeSQLite:
+		db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var tables []string
+		rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var n string
+			if err := rows.Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			tables = append(tables, n)
+		}
+		rows.Close()
+		for _, tbl := range append([]string{"sqlite_master"}, tables...) {
+			rows, err := db.Query(`SELECT rowid, * FROM "` + tbl + `" ORDER BY rowid`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cols, _ := rows.Columns()
+			for rows.Next() {
+				vals := make([]any, len(cols))
+				ptrs := make([]any, len(cols))
+				for i := range vals {
+					ptrs[i] = &vals[i]
+				}
+				if err := rows.Scan(ptrs...); err != nil {
+					t.Fatal(err)
+				}
+				fmt.Fprintf(&b, "%s %#v\n", tbl, vals) // %#v: a BLOB and a TEXT of the same bytes differ
+			}
+			rows.Close()
+		}
+	default:
+		var lines []string
+		err := filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if strings.HasSuffix(p, ".sessfix.lock") {
+				return nil
+			}
+			rel, _ := filepath.Rel(path, p)
+			fi, err := os.Lstat(p)
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				lines = append(lines, rel+"/ "+fi.Mode().String())
+				return nil
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			lines = append(lines, fmt.Sprintf("%s %x %v", rel, sha256.Sum256(data), fi.Mode()))
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sort.Strings(lines)
+		b.WriteString(strings.Join(lines, "\n"))
+	}
+	return b.String()
 }
