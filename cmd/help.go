@@ -101,9 +101,6 @@ func newCmdMan(f *cli.Factory) *cobra.Command {
 		Hidden: true,
 		Args:   cli.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if dir == "" {
-				return cli.FlagErrorf("--dir is required")
-			}
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return fmt.Errorf("cannot create the man page directory %s: %w", dir, err)
 			}
@@ -123,6 +120,7 @@ func newCmdMan(f *cli.Factory) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "write the pages into `DIR` (created if missing)")
+	_ = cmd.MarkFlagRequired("dir")
 	return cmd
 }
 

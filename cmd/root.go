@@ -21,7 +21,6 @@ import (
 	undocmd "github.com/sessfix/sessfix/cmd/undo"
 	versioncmd "github.com/sessfix/sessfix/cmd/version"
 	watchcmd "github.com/sessfix/sessfix/cmd/watch"
-	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -65,7 +64,7 @@ Start with ` + "`sessfix scan`" + `. Settings can live in .sessfix.yaml or .sess
 				return &cli.FlagError{Err: err}
 			}
 			f.IOStreams.SetQuiet(g.Quiet)
-			return nil
+			return cli.CheckUsage(cmd, g.Format)
 		},
 	}
 	root.SetVersionTemplate("{{with .Name}}{{printf \"%s \" .}}{{end}}{{printf \"%s\" .Version}}\n")
@@ -76,12 +75,14 @@ Start with ` + "`sessfix scan`" + `. Settings can live in .sessfix.yaml or .sess
 
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.Color, "color", iostreams.ColorAuto, "colour the output: `WHEN` is auto, always or never")
-	pf.StringVar(&g.Format, "format", "text", "output `FORMAT`: "+strings.Join(report.Formats(), ", "))
+	pf.StringVar(&g.Format, "format", "text", "output `FORMAT`: text or json; scan also prints github, junit and sarif")
 	pf.StringVarP(&g.Output, "output", "o", "", "write the report to `FILE` instead of stdout")
 	pf.BoolVarP(&g.Quiet, "quiet", "q", false, "print no status lines, notes, hints or progress on stderr")
 	pf.StringVar(&g.Config, "config", "", "read settings from `FILE` instead of .sessfix.json or .sessfix.yaml found from the working directory")
 	_ = root.RegisterFlagCompletionFunc("color", cobra.FixedCompletions(iostreams.ColorModes, cobra.ShellCompDirectiveNoFileComp))
-	_ = root.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(report.Formats(), cobra.ShellCompDirectiveNoFileComp))
+	_ = root.RegisterFlagCompletionFunc("format", func(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
+		return cli.Formats(cmd), cobra.ShellCompDirectiveNoFileComp
+	})
 	_ = root.RegisterFlagCompletionFunc("config", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"json", "yaml", "yml"}, cobra.ShellCompDirectiveFilterFileExt
 	})
@@ -98,6 +99,11 @@ Start with ` + "`sessfix scan`" + `. Settings can live in .sessfix.yaml or .sess
 		versioncmd.NewCmdVersion(f, nil),
 		watchcmd.NewCmdWatch(f, nil),
 	)
+	// The help and completion commands now rather than when the tree
+	// runs, so that UsageErrors covers them too.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	cli.UsageErrors(root)
 	return root
 }
 

@@ -102,7 +102,7 @@ func TestScanExitCodes(t *testing.T) {
 		{"unknown ignore prefix", nil, []string{"scan", broken, "--ignore", "XX"}, ExitUsage, []string{`"XX"`}},
 		{"bad fail-on", nil, []string{"scan", broken, "--fail-on", "fatal"}, ExitUsage, []string{"invalid --fail-on"}},
 		{"bad flag", nil, []string{"scan", "--frobnicate"}, ExitUsage, []string{"sessfix: unknown flag: --frobnicate", "hint:"}},
-		{"bad format", nil, []string{"scan", broken, "--format", "xml"}, ExitUsage, []string{`unknown format "xml" (want github, json, junit, sarif, text)`}},
+		{"bad format", nil, []string{"scan", broken, "--format", "xml"}, ExitUsage, []string{`scan prints text, github, json, junit or sarif, not "xml"`}},
 		{"bad color", nil, []string{"scan", broken, "--color", "sometimes"}, ExitUsage, []string{`invalid --color "sometimes"`}},
 		{"unknown command", nil, []string{"scna"}, ExitUsage, []string{`unknown command "scna"`, "did you mean scan?"}},
 		{"missing path", nil, []string{"scan", "testdata/no-such-store"}, ExitFailure,

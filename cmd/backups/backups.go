@@ -28,8 +28,9 @@ type BackupsOptions struct {
 func NewCmdBackups(f *cli.Factory, runF func(context.Context, *BackupsOptions) error) *cobra.Command {
 	opts := &BackupsOptions{Factory: f}
 	cmd := &cobra.Command{
-		Use:   "backups",
-		Short: "List the backups of sessfix fix runs",
+		Annotations: cli.Prints("text", "json"),
+		Use:         "backups",
+		Short:       "List the backups of sessfix fix runs",
 		Long: `List every backup run, newest first: its id, when it ran, its state (applied, undone, failed,
 incomplete), how many sessions and edits it holds, and the store it changed. Undo one with ` + "`sessfix undo RUN`" + `.
 Backups live in $SESSFIX_STATE_DIR, else $XDG_STATE_HOME/sessfix, else ~/.local/state/sessfix.`,

@@ -34,8 +34,9 @@ type DiagnoseOptions struct {
 func NewCmdDiagnose(f *cli.Factory, runF func(context.Context, *DiagnoseOptions) error) *cobra.Command {
 	opts := &DiagnoseOptions{Factory: f}
 	cmd := &cobra.Command{
-		Use:   "diagnose --error TEXT [--session ID] [PATH...]",
-		Short: "Map a provider error to the stored message and part it points at",
+		Annotations: cli.Prints("text", "json"),
+		Use:         "diagnose --error TEXT [--session ID] [PATH...]",
+		Short:       "Map a provider error to the stored message and part it points at",
 		Long: `Classify a provider error (as OpenCode shows it, or as the provider returned it), map its messages.N
 index to the exact stored message and part through the same conversion the preflight uses, and print what
 is wrong there and the repair ` + "`sessfix fix --error`" + ` would apply (a dry run: nothing is written).
@@ -93,9 +94,6 @@ type FixPreview struct {
 func RunDiagnose(ctx context.Context, opts *DiagnoseOptions) error {
 	f := opts.Factory
 	format := f.Format()
-	if format != "text" && format != "json" {
-		return cli.FlagErrorf("sessfix diagnose prints text or json, not %q", format)
-	}
 	now := f.Now
 	if now == nil {
 		now = time.Now

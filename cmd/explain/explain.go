@@ -24,8 +24,9 @@ type ExplainOptions struct {
 func NewCmdExplain(f *cli.Factory, runF func(*ExplainOptions) error) *cobra.Command {
 	opts := &ExplainOptions{Factory: f}
 	return &cobra.Command{
-		Use:   "explain CODE",
-		Short: "Explain a rule: what it finds, why it matters, how it is fixed",
+		Annotations: cli.Prints("text", "json"),
+		Use:         "explain CODE",
+		Short:       "Explain a rule: what it finds, why it matters, how it is fixed",
 		Long: `Print the documentation of one rule: what it finds, why it breaks a session, the error a provider
 returns for it, and what ` + "`sessfix fix`" + ` does about it. CODE is a rule code such as SF103 (any case) or a
 rule name such as thinking-not-first. ` + "`sessfix rules`" + ` lists them all.`,
@@ -52,9 +53,6 @@ func RunExplain(opts *ExplainOptions) error {
 		rules = opts.Rules()
 	}
 	format := f.Format()
-	if format != "text" && format != "json" {
-		return cli.FlagErrorf("sessfix explain prints text or json, not %q", format)
-	}
 	rule := find(rules, opts.Code)
 	if rule == nil {
 		hint := "run `sessfix rules` to list every code"

@@ -51,8 +51,9 @@ func NewCmdFix(f *cli.Factory, runF func(context.Context, *FixOptions) error) *c
 	opts := &FixOptions{Factory: f}
 	filters := &cli.Filters{}
 	cmd := &cobra.Command{
-		Use:   "fix [PATH...]",
-		Short: "Repair broken OpenCode sessions",
+		Annotations: cli.Prints("text", "json"),
+		Use:         "fix [PATH...]",
+		Short:       "Repair broken OpenCode sessions",
 		Long: `Repair what ` + "`sessfix scan`" + ` finds. For each session sessfix plans the edits first, checks them on an
 in-memory copy (the fixed findings must go away and nothing new may appear, else the rule's next strategy is
 tried), backs every record up, writes under its writer lock, and scans the session again from disk.

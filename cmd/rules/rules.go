@@ -19,8 +19,9 @@ type RulesOptions struct {
 func NewCmdRules(f *cli.Factory, runF func(*RulesOptions) error) *cobra.Command {
 	opts := &RulesOptions{Factory: f}
 	return &cobra.Command{
-		Use:   "rules",
-		Short: "List the rules sessfix checks",
+		Annotations: cli.Prints("text", "json"),
+		Use:         "rules",
+		Short:       "List the rules sessfix checks",
 		Long: `List every rule: its stable code, name, severity, whether ` + "`sessfix fix`" + ` repairs it, and a
 one-line summary. Codes are never reused; use them with scan --select/--ignore and with
 ` + "`sessfix explain CODE`" + `. --format json prints an array with each rule's full documentation.`,
@@ -44,9 +45,6 @@ func RunRules(opts *RulesOptions) error {
 		list = opts.Rules
 	}
 	format := f.Format()
-	if format != "text" && format != "json" {
-		return cli.FlagErrorf("sessfix rules prints text or json, not %q", format)
-	}
 	out, err := f.OpenOutput()
 	if err != nil {
 		return err

@@ -47,8 +47,9 @@ func NewCmdScan(f *cli.Factory, runF func(context.Context, *ScanOptions) error) 
 	opts := &ScanOptions{Factory: f}
 	filters := &cli.Filters{}
 	cmd := &cobra.Command{
-		Use:   "scan [PATH...]",
-		Short: "Find what breaks OpenCode sessions",
+		Annotations: cli.Prints(formats()...),
+		Use:         "scan [PATH...]",
+		Short:       "Find what breaks OpenCode sessions",
 		Long: `Scan OpenCode's session stores and report every problem that breaks a session or will break it on
 the next prompt: empty messages, thinking in the wrong place, unfinished tools, unreadable records, and the
 provider errors stored from failed attempts.
@@ -115,6 +116,18 @@ Exit codes:
 	return cmd
 }
 
+// formats are the --format values scan prints: every format of
+// pkg/report, text first.
+func formats() []string {
+	out := []string{"text"}
+	for _, f := range report.Formats() {
+		if f != "text" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // RunScan does the work of `sessfix scan`.
 func RunScan(ctx context.Context, opts *ScanOptions) error {
 	f := opts.Factory
@@ -125,9 +138,6 @@ func RunScan(ctx context.Context, opts *ScanOptions) error {
 	}
 	if opts.Settle < 0 {
 		return cli.FlagErrorf("invalid --settle %s: must not be negative", opts.Settle)
-	}
-	if _, err := report.New(f.Format(), report.Options{}); err != nil {
-		return cli.FlagErrorf("invalid --format: %v", err)
 	}
 	sopts.Sessions, sopts.Settle, sopts.Now = opts.Sessions, opts.Settle, f.Now
 

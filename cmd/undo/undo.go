@@ -24,8 +24,9 @@ type UndoOptions struct {
 func NewCmdUndo(f *cli.Factory, runF func(context.Context, *UndoOptions) error) *cobra.Command {
 	opts := &UndoOptions{Factory: f}
 	cmd := &cobra.Command{
-		Use:   "undo [RUN | --last]",
-		Short: "Undo a sessfix fix run",
+		Annotations: cli.Prints("text", "json"),
+		Use:         "undo [RUN | --last]",
+		Short:       "Undo a sessfix fix run",
 		Long: `Put back, byte for byte, what one ` + "`sessfix fix`" + ` run changed: edited records get their old bytes,
 deleted and quarantined records come back, added parts go away. Runs are listed by ` + "`sessfix backups`" + `.
 

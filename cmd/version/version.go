@@ -18,8 +18,9 @@ type VersionOptions struct {
 func NewCmdVersion(f *cli.Factory, runF func(*VersionOptions) error) *cobra.Command {
 	opts := &VersionOptions{Factory: f}
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the sessfix version",
+		Annotations: cli.Prints("text", "json"),
+		Use:         "version",
+		Short:       "Print the sessfix version",
 		Long: `Print sessfix's version, the commit it was built from and the build date. Release builds carry
 them from the linker; other builds take them from Go's build information.`,
 		Example: `  sessfix version
@@ -39,9 +40,6 @@ func RunVersion(opts *VersionOptions) error {
 	f := opts.Factory
 	b := f.Build
 	format := f.Format()
-	if format != "text" && format != "json" {
-		return cli.FlagErrorf("sessfix version prints text or json, not %q", format)
-	}
 	out, err := f.OpenOutput()
 	if err != nil {
 		return err

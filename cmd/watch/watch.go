@@ -42,8 +42,9 @@ type WatchOptions struct {
 func NewCmdWatch(f *cli.Factory, runF func(context.Context, *WatchOptions) error) *cobra.Command {
 	opts := &WatchOptions{Factory: f}
 	cmd := &cobra.Command{
-		Use:   "watch [PATH...]",
-		Short: "Repair sessions live, as soon as they are safe to touch",
+		Annotations: cli.Prints("text", "json"),
+		Use:         "watch [PATH...]",
+		Short:       "Repair sessions live, as soon as they are safe to touch",
 		Long: `Watch OpenCode's session stores and repair broken sessions while you work: a crash, a kill or an
 ESC in the middle of a turn never leaves a bricked session behind. Stores are found as ` + "`sessfix scan`" + `
 finds them.
@@ -159,9 +160,6 @@ func RunWatch(ctx context.Context, opts *WatchOptions) error {
 // options, but for the stores and the report.
 func newWatchOptions(opts *WatchOptions) (watch.Options, error) {
 	f := opts.Factory
-	if format := f.Format(); format != "text" && format != "json" {
-		return watch.Options{}, cli.FlagErrorf("watch prints text or json (JSON Lines), not %q", format)
-	}
 	fopts, err := cli.RepairOptions(opts.Strategies, opts.Placeholder)
 	if err != nil {
 		return watch.Options{}, err

@@ -54,7 +54,6 @@ func TestRunWatchRejectsBadFlags(t *testing.T) {
 		format string
 		edit   func(*WatchOptions)
 	}{
-		{"sarif", "sarif", func(*WatchOptions) {}},
 		{"negative settle", "text", func(o *WatchOptions) { o.Settle = -time.Second }},
 		{"zero settle", "text", func(o *WatchOptions) { o.Settle = 0 }},
 		{"negative poll", "text", func(o *WatchOptions) { o.Poll = -time.Second }},
