@@ -71,7 +71,10 @@ func TestParseErrors(t *testing.T) {
 	tests := []struct {
 		name, yaml, want string
 	}{
-		{"unknown key", "selekt: [SF1]\n", "field selekt not found"},
+		{"unknown key", "selekt: [SF1]\n", `line 1: unknown key "selekt" (a config file takes select, ignore, fail-on, strategies, placeholder, settle, suppress)`},
+		{"unknown suppression key", "suppress:\n  - {code: SF104, sesion: ses_a, reason: why}\n", `line 2: unknown key "sesion" (a suppression takes code, session, message, part, path, reason)`},
+		{"string for a list", "select: SF104\n", `line 1: "SF104" is a string, where a list belongs`},
+		{"mapping for a list", "suppress: {code: SF104}\n", `line 1: a mapping, where a list belongs`},
 		{"unknown code", "select: [SF999]\n", `select: unknown rule code or prefix "SF999"`},
 		{"unknown strategy code", "strategies: {SF999: strip}\n", `unknown rule code "SF999"`},
 		{"bad settle", "settle: soon\n", `settle: "soon" is not a duration`},
@@ -88,8 +91,17 @@ func TestParseErrors(t *testing.T) {
 			t.Errorf("%s: error %v, want one containing %q", tt.name, err, tt.want)
 		}
 	}
-	if _, err := Parse([]byte(`{"selekt": []}`), true); err == nil || !strings.Contains(err.Error(), "selekt") {
+	if _, err := Parse([]byte(`{"selekt": []}`), true); err == nil || !strings.Contains(err.Error(), `unknown key "selekt" (a config file takes select,`) {
 		t.Errorf("json unknown key: %v", err)
+	}
+	if _, err := Parse([]byte(`{"select": "SF104"}`), true); err == nil || !strings.Contains(err.Error(), "select: a JSON string, where a list belongs") {
+		t.Errorf("json string for a list: %v", err)
+	}
+	// The decoders' words for Go types never reach the user.
+	for _, bad := range []string{"selekt: 1\n", "select: SF1\n", "settle: [1]\n", "suppress: {code: x}\n", "suppress:\n  - {sesion: x}\n"} {
+		if _, err := Parse([]byte(bad), false); err == nil || strings.Contains(err.Error(), "config.") || strings.Contains(err.Error(), "!!") || strings.Contains(err.Error(), "unmarshal") {
+			t.Errorf("%q: %v", bad, err)
+		}
 	}
 	if c, err := Parse(nil, false); err != nil || !reflect.DeepEqual(c, &Config{}) {
 		t.Errorf("an empty file: %+v %v", c, err)
