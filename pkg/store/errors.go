@@ -21,6 +21,25 @@ var (
 	ErrChanged = errors.New("record changed since it was read")
 )
 
+// NotFoundf is an error wrapping ErrNotFound whose message is the formatted
+// sentence alone: it names the path and says what it is not, without
+// ErrNotFound's own words tacked on. %w in format wraps as fmt.Errorf does.
+func NotFoundf(format string, args ...any) error {
+	return &kindError{err: fmt.Errorf(format, args...), kind: ErrNotFound}
+}
+
+// Unsupportedf is NotFoundf for ErrUnsupported.
+func Unsupportedf(format string, args ...any) error {
+	return &kindError{err: fmt.Errorf(format, args...), kind: ErrUnsupported}
+}
+
+// kindError is an error that is also one of the sentinel errors above,
+// without saying so in its message.
+type kindError struct{ err, kind error }
+
+func (e *kindError) Error() string   { return e.err.Error() }
+func (e *kindError) Unwrap() []error { return []error{e.err, e.kind} }
+
 // ChangedError is a writer's refusal: a record is no longer what a change
 // set (or an undo's restore) expects, so nothing was written (or
 // restored). It wraps ErrChanged.
@@ -87,7 +106,7 @@ type BusyError struct {
 }
 
 func (e *BusyError) Error() string {
-	return fmt.Sprintf("cannot %s %s: the database stayed locked by another program (usually a running OpenCode): %v: %v", e.Doing, e.Path, e.Err, ErrLocked)
+	return fmt.Sprintf("cannot %s %s: the database stayed locked by another program (usually a running OpenCode)", e.Doing, e.Path)
 }
 
 func (e *BusyError) Unwrap() error { return ErrLocked }

@@ -40,8 +40,12 @@ func (Shape) Match(path string) (bool, string, error) {
 		return true, "", nil
 	}
 	why := "not an export file (a JSON object with \"info\" and \"messages\")"
-	if err := store.CheckBody(raw); err != nil {
-		why += ": " + err.Error()
+	// The JSON error helps with a damaged export, not with a file that is
+	// not JSON at all.
+	if head := bytes.TrimSpace(raw[:min(len(raw), maxProbe)]); len(head) > 0 && head[0] == '{' {
+		if err := store.CheckBody(raw); err != nil {
+			why += ": " + err.Error()
+		}
 	}
 	return false, why, nil
 }

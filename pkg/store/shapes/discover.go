@@ -25,6 +25,29 @@ type Discovery struct {
 	Looked []string
 	// Notes are facts to tell the user (stale pre-migration copies skipped, ...).
 	Notes []string
+	// Failed are the inputs that could not be opened while others could:
+	// a named path that holds no store or cannot be read, a store found
+	// that cannot be opened. The caller reads the Stores and reports these.
+	Failed []Failure
+}
+
+// Failure is an input that could not be opened.
+type Failure struct {
+	// Path is the path named, or the store found.
+	Path string
+	Err  error
+}
+
+// FailedErr joins the errors of d's failed inputs; nil when there are none.
+func (d *Discovery) FailedErr() error {
+	if d == nil || len(d.Failed) == 0 {
+		return nil
+	}
+	errs := make([]error, len(d.Failed))
+	for i, f := range d.Failed {
+		errs[i] = f.Err
+	}
+	return errors.Join(errs...)
 }
 
 // Close closes every store.
@@ -85,11 +108,7 @@ func (r Registry) Discover(env Env) (*Discovery, error) {
 		return nil, err
 	}
 	d := &Discovery{}
-	var unsupported []error
-	if err := r.addDataDir(d, dir, env.OpencodeDB, &unsupported); err != nil {
-		d.Close()
-		return nil, err
-	}
+	unsupported, notStores := r.addDataDir(d, dir, env.OpencodeDB)
 	if env.Home != "" {
 		for _, sh := range r.homeShapes() {
 			found, looked := sh.InHome(env.Home)
@@ -97,31 +116,33 @@ func (r Registry) Discover(env Env) (*Discovery, error) {
 			for _, p := range found {
 				st, err := sh.Open(p)
 				if err != nil {
-					d.Close()
-					return nil, err
+					d.Failed = append(d.Failed, Failure{Path: p, Err: err})
+					continue
 				}
 				d.Stores = append(d.Stores, st)
 			}
 		}
 	}
 	if len(d.Stores) == 0 {
-		if len(unsupported) > 0 {
+		switch {
+		case len(d.Failed) > 0:
+			return nil, d.FailedErr()
+		case len(unsupported) > 0:
 			return nil, unsupported[0]
 		}
-		return nil, fmt.Errorf("%w (looked in %s)", store.ErrNotFound, strings.Join(d.Looked, ", "))
+		return nil, notFound(d, notStores)
 	}
-	for _, u := range unsupported {
-		d.Notes = append(d.Notes, u.Error()+"; not scanned")
-	}
+	d.noteSkipped(unsupported, notStores)
 	return d, nil
 }
 
 // addDataDir adds the stores of one OpenCode data dir to d: those of the
 // first shape (in registry order) that has any there; the others' are
-// notes. db overrides the database path (OPENCODE_DB). Stores a shape
-// recognises but cannot read (OpenCode 2.x) are collected in unsupported
-// rather than failing; those that turn out not to be stores are notes.
-func (r Registry) addDataDir(d *Discovery, dir, db string, unsupported *[]error) error {
+// notes. db overrides the database path (OPENCODE_DB). It returns the
+// stores a shape recognises but cannot read (OpenCode 2.x) and the files
+// that turn out not to be stores, for the caller to note or to name in its
+// error; those that fail to open otherwise are d.Failed.
+func (r Registry) addDataDir(d *Discovery, dir, db string) (unsupported, notStores []error) {
 	present := false
 	for _, sh := range r.dataDirShapes() {
 		found, looked := sh.InDataDir(dir, db)
@@ -135,21 +156,46 @@ func (r Registry) addDataDir(d *Discovery, dir, db string, unsupported *[]error)
 		}
 		for _, p := range found {
 			st, err := sh.Open(p)
+			if err != nil && db != "" && (p == db || p == filepath.Join(dir, db)) {
+				err = fmt.Errorf("$OPENCODE_DB: %w", err)
+			}
 			switch {
 			case err == nil:
 				d.Stores = append(d.Stores, st)
 				present = true
 			case errors.Is(err, store.ErrUnsupported):
-				*unsupported = append(*unsupported, err)
+				unsupported = append(unsupported, err)
 				present = true
 			case errors.Is(err, store.ErrNotFound):
-				d.Notes = append(d.Notes, err.Error()+"; skipped")
+				notStores = append(notStores, err)
 			default:
-				return err
+				d.Failed = append(d.Failed, Failure{Path: p, Err: err})
+				present = true
 			}
 		}
 	}
-	return nil
+	return unsupported, notStores
+}
+
+// noteSkipped notes what addDataDir found but skipped, when other stores
+// were found.
+func (d *Discovery) noteSkipped(unsupported, notStores []error) {
+	for _, u := range unsupported {
+		d.Notes = append(d.Notes, u.Error()+"; not scanned")
+	}
+	for _, n := range notStores {
+		d.Notes = append(d.Notes, n.Error()+"; skipped")
+	}
+}
+
+// notFound is the error when d found no store: where it looked, and why
+// what it found there is not a store.
+func notFound(d *Discovery, notStores []error) error {
+	msg := "looked in " + strings.Join(d.Looked, ", ")
+	for _, n := range notStores {
+		msg += "; " + n.Error()
+	}
+	return fmt.Errorf("%w (%s)", store.ErrNotFound, msg)
 }
 
 // isDataDir reports whether d looks like an OpenCode data dir: a shape
@@ -172,7 +218,8 @@ func (r Registry) isDataDir(d string) bool {
 // store below it (export files, sessions/ and storage/ trees, databases) is
 // opened, so `sessfix scan fixtures/` lints a repository's fixtures. A path
 // that does not exist or holds nothing recognisable is an error wrapping
-// ErrNotFound that names it.
+// ErrNotFound that names it. A path that cannot be opened does not stop
+// the others: it is in Failed, and Open fails only when no path could be.
 func Open(paths []string) (*Discovery, error) { return Default.Open(paths) }
 
 // Open is the package's Open over the shapes of r.
@@ -184,8 +231,8 @@ func (r Registry) Open(paths []string) (*Discovery, error) {
 		stores, notes, err := r.openPath(p)
 		if err != nil {
 			closeAll(stores)
-			d.Close()
-			return nil, err
+			d.Failed = append(d.Failed, Failure{Path: p, Err: err})
+			continue
 		}
 		d.Notes = append(d.Notes, notes...)
 		for _, st := range stores {
@@ -198,7 +245,10 @@ func (r Registry) Open(paths []string) (*Discovery, error) {
 		}
 	}
 	if len(paths) == 0 {
-		return nil, fmt.Errorf("no store path given: %w", store.ErrNotFound)
+		return nil, store.NotFoundf("no store path given")
+	}
+	if len(d.Stores) == 0 && len(d.Failed) > 0 {
+		return nil, d.FailedErr()
 	}
 	return d, nil
 }
@@ -211,7 +261,7 @@ func (r Registry) openPath(p string) ([]store.Store, []string, error) {
 	fi, err := os.Stat(p)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil, fmt.Errorf("%s does not exist (%s): %w", p, r.expected(), store.ErrNotFound)
+			return nil, nil, store.NotFoundf("%s does not exist (%s)", p, r.expected())
 		}
 		return nil, nil, fmt.Errorf("cannot open %s: %w", p, err)
 	}
@@ -229,20 +279,22 @@ func (r Registry) openPath(p string) ([]store.Store, []string, error) {
 	}
 	if r.isDataDir(p) {
 		d := &Discovery{}
-		var unsupported []error
-		if err := r.addDataDir(d, p, "", &unsupported); err != nil {
+		unsupported, notStores := r.addDataDir(d, p, "")
+		if err := d.FailedErr(); err != nil {
 			d.Close()
 			return nil, nil, err
 		}
 		if len(d.Stores) == 0 && len(unsupported) > 0 {
 			return nil, nil, unsupported[0]
 		}
-		for _, u := range unsupported {
-			d.Notes = append(d.Notes, u.Error()+"; not scanned")
-		}
 		if len(d.Stores) == 0 {
-			return nil, nil, fmt.Errorf("%s holds no readable opencode store (%s): %w", p, strings.Join(d.Notes, "; "), store.ErrNotFound)
+			why := make([]string, len(notStores))
+			for i, n := range notStores {
+				why[i] = n.Error()
+			}
+			return nil, nil, store.NotFoundf("%s holds no readable opencode store: %s", p, strings.Join(why, "; "))
 		}
+		d.noteSkipped(unsupported, notStores)
 		return d.Stores, d.Notes, nil
 	}
 	for _, sh := range r.dirShapes() {
@@ -253,7 +305,7 @@ func (r Registry) openPath(p string) ([]store.Store, []string, error) {
 	if stores, notes, err := r.openFixtureTree(p); err != nil || len(stores) > 0 {
 		return stores, notes, err
 	}
-	return nil, nil, fmt.Errorf("%s holds no opencode store (%s): %w", p, r.expected(), store.ErrNotFound)
+	return nil, nil, store.NotFoundf("%s holds no opencode store (%s)", p, r.expected())
 }
 
 // openAll opens the stores of one shape at roots. On an error it returns
@@ -274,7 +326,10 @@ func openAll(sh Shape, roots []string) ([]store.Store, []string, error) {
 // file no shape matches is an error saying what it is not.
 func (r Registry) openFile(p string, fi os.FileInfo) (store.Store, error) {
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (%s): %w", p, r.expected(), store.ErrNotFound)
+		return nil, store.NotFoundf("%s is not a regular file (%s)", p, r.expected())
+	}
+	if fi.Size() == 0 {
+		return nil, store.NotFoundf("%s is an empty file (0 bytes) (%s)", p, r.expected())
 	}
 	var not []string
 	for _, sh := range r.fileShapes() {
@@ -287,7 +342,7 @@ func (r Registry) openFile(p string, fi os.FileInfo) (store.Store, error) {
 		}
 		not = append(not, why)
 	}
-	return nil, fmt.Errorf("%s is %s: %w", p, strings.Join(not, ", and "), store.ErrNotFound)
+	return nil, store.NotFoundf("%s is %s", p, strings.Join(not, ", and "))
 }
 
 // recognised reports whether openPath recognises the directory d as a

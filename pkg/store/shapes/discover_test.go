@@ -229,10 +229,57 @@ func TestOpenRejectsWhatItCannotRead(t *testing.T) {
 			t.Errorf("open %s: %v, want ErrNotFound naming it and what was expected", p, err)
 		}
 	}
-	// One bad path fails the whole open.
+	// One bad path does not stop the others: it is a failure of its own.
 	good := storetest.Materialize(t, store.ShapeSessions, t.TempDir(), storetest.Sample()...)
-	if _, err := shapes.Open([]string{good, empty}); err == nil {
-		t.Error("open with a bad path succeeded")
+	d, err := shapes.Open([]string{empty, good, text})
+	if err != nil {
+		t.Fatalf("open with one good path: %v", err)
+	}
+	defer d.Close()
+	if len(d.Stores) != 1 || d.Stores[0].Info().Path != good {
+		t.Errorf("stores %v, want the one at %s", d.Stores, good)
+	}
+	if len(d.Failed) != 2 || d.Failed[0].Path != empty || d.Failed[1].Path != text || !errors.Is(d.FailedErr(), store.ErrNotFound) {
+		t.Errorf("failed %v, want %s then %s, not found", d.Failed, empty, text)
+	}
+	// When no path can be opened, the error names each.
+	_, err = shapes.Open([]string{empty, text})
+	if err == nil || !strings.Contains(err.Error(), empty) || !strings.Contains(err.Error(), text) {
+		t.Errorf("open of two bad paths: %v, want an error naming both", err)
+	}
+}
+
+// What a path that is not a store is called: what it is, without the
+// parser's or the driver's words for it, and never twice.
+func TestWhatAPathIsNot(t *testing.T) {
+	dir := t.TempDir()
+	text := filepath.Join(dir, "opencode.db")
+	must(t, os.WriteFile(text, []byte("not a database\n"), 0o644))
+	empty := filepath.Join(t.TempDir(), "opencode.db")
+	must(t, os.WriteFile(empty, nil, 0o644))
+	for _, tt := range []struct{ path, want string }{
+		{text, text + ` is not an sqlite database, and not an export file (a JSON object with "info" and "messages")`},
+		{empty, empty + " is an empty file (0 bytes) (expected an opencode data dir"},
+		{filepath.Dir(text), filepath.Dir(text) + " holds no readable opencode store: " + text + " is not an sqlite database"},
+		{filepath.Dir(empty), filepath.Dir(empty) + " holds no readable opencode store: " + empty + " is an empty file (0 bytes), not an opencode database"},
+	} {
+		_, err := shapes.Open([]string{tt.path})
+		if err == nil || !strings.HasPrefix(err.Error(), tt.want) || !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("open %s: %v\nwant it to start %q", tt.path, err, tt.want)
+		}
+		if err != nil && strings.Count(err.Error(), store.ErrNotFound.Error()) > 0 {
+			t.Errorf("open %s: %v: says %q", tt.path, err, store.ErrNotFound)
+		}
+	}
+	// $OPENCODE_DB is named when it is what sessfix looked at.
+	data := t.TempDir()
+	_, err := shapes.Discover(shapes.Env{Home: t.TempDir(), XDGDataHome: data, OpencodeDB: text})
+	if err == nil || !strings.Contains(err.Error(), text+" (from $OPENCODE_DB)") || !strings.Contains(err.Error(), "$OPENCODE_DB: "+text+" is not an sqlite database") {
+		t.Errorf("discover with $OPENCODE_DB naming a text file: %v", err)
+	}
+	_, err = shapes.Discover(shapes.Env{Home: t.TempDir(), XDGDataHome: data, OpencodeDB: "gone.db"})
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(data, "opencode", "gone.db")+" (from $OPENCODE_DB)") {
+		t.Errorf("discover with $OPENCODE_DB naming nothing: %v", err)
 	}
 }
 

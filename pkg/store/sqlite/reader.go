@@ -110,6 +110,10 @@ func openSQLite(path string) (*sqliteStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolve %s: %w", path, err)
 	}
+	if fi, err := os.Stat(abs); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
+		// SQLite would take it for a database without tables.
+		return nil, store.NotFoundf("%s is an empty file (0 bytes), not an opencode database", abs)
+	}
 	s, err := openSQLiteMode(abs, abs, sqliteReadOnly)
 	if err == nil || !needsFallback(err) {
 		return s, err

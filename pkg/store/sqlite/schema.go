@@ -36,11 +36,11 @@ func checkSchema(ctx context.Context, db *sql.DB, path string) error {
 		return dbError(path, "read the schema of", err)
 	}
 	if tables["session_v2"] {
-		return fmt.Errorf("%s: OpenCode 2.x database: not supported yet (its session_v2 tables make the v1 message and part rows frozen history): %w", path, store.ErrUnsupported)
+		return store.Unsupportedf("%s: OpenCode 2.x database: not supported yet (its session_v2 tables make the v1 message and part rows frozen history)", path)
 	}
 	for _, t := range v1Columns {
 		if !tables[t.table] {
-			return fmt.Errorf("%s is an sqlite database without opencode's %q table: %w", path, t.table, store.ErrNotFound)
+			return store.NotFoundf("%s is an sqlite database without opencode's %q table", path, t.table)
 		}
 		cols, err := names(ctx, db, `SELECT name FROM pragma_table_info(?)`, t.table)
 		if err != nil {
@@ -48,7 +48,7 @@ func checkSchema(ctx context.Context, db *sql.DB, path string) error {
 		}
 		for _, c := range t.columns {
 			if !cols[c] {
-				return fmt.Errorf("%s: table %q has no column %q, so it is not an opencode 1.x database: %w", path, t.table, c, store.ErrNotFound)
+				return store.NotFoundf("%s: table %q has no column %q, so it is not an opencode 1.x database", path, t.table, c)
 			}
 		}
 	}
@@ -92,7 +92,7 @@ func dbError(path, doing string, err error) error {
 	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
 		return &store.BusyError{Path: path, Doing: doing, Err: err}
 	case sqlite3.SQLITE_NOTADB:
-		return fmt.Errorf("%s is not an sqlite database: %w", path, store.ErrNotFound)
+		return store.NotFoundf("%s is not an sqlite database", path)
 	case sqlite3.SQLITE_CORRUPT:
 		return fmt.Errorf("%s is corrupt (%v); run `sqlite3 %s \"PRAGMA integrity_check\"` to see the damage", path, err, path)
 	}

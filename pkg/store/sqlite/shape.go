@@ -54,7 +54,7 @@ func (Shape) InDataDir(dir, db string) (found, looked []string) {
 		if isFile(db) {
 			found = []string{db}
 		}
-		return found, []string{db}
+		return found, []string{db + " (from $OPENCODE_DB)"}
 	}
 	main := filepath.Join(dir, "opencode.db")
 	if isFile(main) {
