@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"os"
 	"regexp"
 	"strconv"
@@ -403,5 +404,85 @@ func TestFailOn(t *testing.T) {
 	r = suppressedReport()
 	if s := r.Summarize(); s.Suppressed != 1 || s.Total != len(r.Result.Findings)-1 || s.Failing != s.Total {
 		t.Errorf("summary with one suppressed finding = %+v", s)
+	}
+}
+
+// failedReport is a scan of one store with findings, one store whose
+// sessions could not be listed, and one input that could not be opened
+// as any store.
+func failedReport() *Report {
+	r := sampleReport()
+	r.Result.Stores = append(r.Result.Stores,
+		scan.StoreResult{Info: store.Info{Shape: store.ShapeStorage, Path: "/s/storage"}, Err: errors.New("cannot read /s/storage/session: permission denied")},
+		scan.StoreResult{Info: store.Info{Path: "notes.txt"}, Err: errors.New("notes.txt is not an sqlite database, and not an export file")})
+	return r
+}
+
+// A store that could not be read is in every format that has a place for
+// an error of the run, beside the findings of the others.
+func TestStoreErrorsInEveryFormat(t *testing.T) {
+	r := failedReport()
+	sarifOut := render(t, "sarif", ciOpts, r)
+	if err := validateSARIF(t, sarifSchema(t), sarifOut); err != nil {
+		t.Fatalf("invalid SARIF: %v", err)
+	}
+	var log struct {
+		Runs []struct {
+			Results     []any `json:"results"`
+			Invocations []struct {
+				ExecutionSuccessful bool `json:"executionSuccessful"`
+				Notifications       []struct {
+					Level   string `json:"level"`
+					Message struct {
+						Text string `json:"text"`
+					} `json:"message"`
+				} `json:"toolExecutionNotifications"`
+			} `json:"invocations"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(sarifOut), &log); err != nil {
+		t.Fatal(err)
+	}
+	run := log.Runs[0]
+	if len(run.Results) != len(r.Result.Findings) || len(run.Invocations) != 1 || run.Invocations[0].ExecutionSuccessful ||
+		len(run.Invocations[0].Notifications) != 2 ||
+		run.Invocations[0].Notifications[0].Message.Text != "cannot list the sessions of storage store /s/storage: cannot read /s/storage/session: permission denied" ||
+		run.Invocations[0].Notifications[1].Message.Text != "notes.txt is not an sqlite database, and not an export file" ||
+		run.Invocations[0].Notifications[1].Level != "error" {
+		t.Errorf("SARIF run: %+v", run)
+	}
+	if clean := render(t, "sarif", ciOpts, sampleReport()); strings.Contains(clean, "invocations") {
+		t.Error("a scan without store errors has an invocation")
+	}
+
+	gh := render(t, "github", ciOpts, r)
+	for _, want := range []string{
+		"::error file=/s/storage,title=sessfix::cannot list the sessions of storage store /s/storage: cannot read /s/storage/session: permission denied\n",
+		"::error file=notes.txt,title=sessfix::notes.txt is not an sqlite database, and not an export file\n",
+	} {
+		if !strings.Contains(gh, want) {
+			t.Errorf("github output lacks %q:\n%s", want, gh)
+		}
+	}
+
+	junit := render(t, "junit", ciOpts, r)
+	for _, want := range []string{`<testsuite name="notes.txt"`, `<error message="cannot open it as an opencode store" type="input"><![CDATA[notes.txt is not an sqlite database`} {
+		if !strings.Contains(junit, want) {
+			t.Errorf("junit output lacks %q:\n%s", want, junit)
+		}
+	}
+
+	var doc JSONDocument
+	if err := json.Unmarshal([]byte(render(t, "json", Options{}, r)), &doc); err != nil {
+		t.Fatal(err)
+	}
+	last := doc.Stores[len(doc.Stores)-1]
+	if last.Shape != "" || last.Path != "notes.txt" || !strings.HasPrefix(last.Error, "notes.txt is not") || len(last.Sessions) != 0 {
+		t.Errorf("json store of the input that did not open: %+v", last)
+	}
+
+	tty := render(t, "text", Options{TTY: true}, r)
+	if !strings.Contains(tty, "\nnotes.txt\n  error: notes.txt is not an sqlite database") {
+		t.Errorf("terminal output:\n%s", tty)
 	}
 }

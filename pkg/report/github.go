@@ -36,6 +36,13 @@ func GitHubCommand(s scan.Severity) string {
 
 func (p githubPrinter) Print(w io.Writer, r *Report) error {
 	bw := bufio.NewWriter(w)
+	for _, sr := range r.stores() {
+		if sr.Err != nil {
+			// Not a finding: an error of the run, on the store's file.
+			bw.WriteString("::error file=" + escapeGitHubProperty(Clean(relPath(p.base, sr.Info.Path))) + ",title=sessfix::" +
+				escapeGitHubData(CleanLines(StoreErrorf(sr).Error())) + "\n")
+		}
+	}
 	for _, f := range r.findings() {
 		bw.WriteString(p.annotation(f))
 		bw.WriteByte('\n')

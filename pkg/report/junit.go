@@ -84,12 +84,14 @@ func (p junitPrinter) Print(w io.Writer, r *Report) error {
 	for _, sr := range append(append([]scan.StoreResult{}, r.stores()...), extra...) {
 		k := key{sr.Info.Shape, sr.Info.Path}
 		storePath := relPath(p.base, sr.Info.Path)
-		suite := junitSuite{Name: string(sr.Info.Shape) + " store " + storePath}
+		suite := junitSuite{Name: StoreName(store.Info{Shape: sr.Info.Shape, Path: storePath})}
 		if sr.Err != nil {
-			suite.Cases = append(suite.Cases, junitCase{
-				Name: "list sessions", Classname: storePath,
-				Errors: []junitProblem{{Message: "cannot list the sessions of the store", Type: "store", Text: sr.Err.Error()}},
-			})
+			c := junitCase{Name: "list sessions", Classname: storePath,
+				Errors: []junitProblem{{Message: "cannot list the sessions of the store", Type: "store", Text: sr.Err.Error()}}}
+			if sr.Info.Shape == "" {
+				c.Name, c.Errors[0].Message, c.Errors[0].Type = "open", "cannot open it as an opencode store", "input"
+			}
+			suite.Cases = append(suite.Cases, c)
 		}
 		// Sessions in the store's order, then any session that has
 		// findings but no summary.

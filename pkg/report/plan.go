@@ -22,7 +22,7 @@ func WritePlans(w io.Writer, plans []fix.Outcome, color bool) error {
 	for _, o := range plans {
 		info := o.Store.Info()
 		if key := string(info.Shape) + "\x00" + info.Path; key != last {
-			fmt.Fprintln(bw, st.Header.Render(fmt.Sprintf("%s store %s", info.Shape, Clean(info.Path))))
+			fmt.Fprintln(bw, st.Header.Render(Clean(StoreName(info))))
 			last = key
 		}
 		title := ""

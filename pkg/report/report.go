@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/store"
 )
 
 // DefaultFailOn is the severity at or above which findings fail a scan when
@@ -79,6 +80,26 @@ func New(name string, opts Options) (Printer, error) {
 		return nil, fmt.Errorf("unknown format %q (want %s)", name, strings.Join(Formats(), ", "))
 	}
 	return f(opts), nil
+}
+
+// StoreName names a store for people: "sqlite store /path", or the path
+// alone for an input that could not be opened as any store (a scan.
+// StoreResult whose Info has no Shape).
+func StoreName(info store.Info) string {
+	if info.Shape == "" {
+		return info.Path
+	}
+	return fmt.Sprintf("%s store %s", info.Shape, info.Path)
+}
+
+// StoreErrorf is the error of a store that could not be read: an input
+// that could not be opened says so itself; a store whose sessions could
+// not be listed says which store.
+func StoreErrorf(sr scan.StoreResult) error {
+	if sr.Info.Shape == "" {
+		return sr.Err
+	}
+	return fmt.Errorf("cannot list the sessions of %s: %w", StoreName(sr.Info), sr.Err)
 }
 
 // failOn returns the effective severity threshold; zero when only
@@ -211,8 +232,11 @@ type CodeCount struct {
 
 // Summarize counts the report's findings.
 func (r *Report) Summarize() Summary {
-	s := Summary{FailOn: r.failOn(), Stores: len(r.stores())}
+	s := Summary{FailOn: r.failOn()}
 	for _, st := range r.stores() {
+		if st.Info.Shape != "" { // not an input that did not open
+			s.Stores++
+		}
 		s.Sessions += len(st.Sessions)
 	}
 	for _, f := range r.all() {

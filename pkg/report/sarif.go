@@ -81,6 +81,20 @@ func (p sarifPrinter) Print(w io.Writer, r *Report) error {
 	for _, f := range r.all() {
 		run.AddResult(p.result(f, index[f.Code]))
 	}
+	// A store that could not be read is a failure of the run, not a
+	// finding: an invocation that did not succeed, with one notification
+	// per store.
+	var failed []*sarif.Notification
+	for _, sr := range r.stores() {
+		if sr.Err != nil {
+			n := sarif.NewNotification().WithLevel("error").WithTextMessage(StoreErrorf(sr).Error())
+			n.AddLocation(sarif.NewLocationWithPhysicalLocation(sarif.NewPhysicalLocation().WithArtifactLocation(p.artifact(sr.Info.Path))))
+			failed = append(failed, n)
+		}
+	}
+	if len(failed) > 0 {
+		run.AddInvocation(false).WithToolExecutionNotifications(failed)
+	}
 	log.AddRun(run)
 	return WriteJSON(w, log)
 }

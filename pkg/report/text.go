@@ -128,7 +128,7 @@ func (p *ttyPrinter) Print(w io.Writer, r *Report) error {
 
 func (p *ttyPrinter) printStore(w io.Writer, sr scan.StoreResult, fs []scan.Finding) {
 	st := p.st
-	fmt.Fprintf(w, "%s\n", st.Header.Render(fmt.Sprintf("%s store %s", sr.Info.Shape, Clean(sr.Info.Path))))
+	fmt.Fprintf(w, "%s\n", st.Header.Render(Clean(StoreName(sr.Info))))
 	for _, n := range sr.Info.Notes {
 		fmt.Fprintf(w, "  %s %s\n", st.Dim.Render("note:"), Clean(n))
 	}
