@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"syscall"
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
@@ -176,7 +177,14 @@ func PrintError(w io.Writer, err error) {
 	case errors.Is(err, context.Canceled):
 		msg = "interrupted"
 	}
-	fmt.Fprintf(w, "sessfix: %s\n", report.CleanLines(msg))
+	// Joined errors (several inputs that failed) are one line each; a
+	// line that continues the one before it is indented.
+	for _, line := range strings.Split(report.CleanLines(msg), "\n") {
+		if line != "" && line[0] != ' ' && line[0] != '\t' {
+			line = "sessfix: " + line
+		}
+		fmt.Fprintln(w, line)
+	}
 	for _, h := range cli.Hints(err) {
 		fmt.Fprintf(w, "hint: %s\n", report.CleanLines(h))
 	}

@@ -3,7 +3,6 @@ package diagnose
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -15,7 +14,6 @@ import (
 	"github.com/sessfix/sessfix/pkg/fix"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
-	"github.com/sessfix/sessfix/pkg/store/shapes"
 )
 
 // DiagnoseOptions are the parsed inputs of `sessfix diagnose`.
@@ -98,28 +96,14 @@ func RunDiagnose(ctx context.Context, opts *DiagnoseOptions) error {
 	if now == nil {
 		now = time.Now
 	}
-	var (
-		disc *shapes.Discovery
-		err  error
-	)
-	if len(opts.Paths) == 0 {
-		disc, err = f.Discover(f.Env())
-	} else {
-		disc, err = f.Open(opts.Paths)
-	}
-	if err == nil && (disc == nil || len(disc.Stores) == 0) {
-		err = fmt.Errorf("%w (looked in %s)", store.ErrNotFound, strings.Join(opts.Paths, ", "))
-	}
+	disc, err := f.OpenStores("diagnose", opts.Paths)
 	if err != nil {
-		if disc != nil {
-			disc.Close()
-		}
-		if errors.Is(err, store.ErrNotFound) {
-			return cli.WithHints(err, "pass an OpenCode data dir, storage/ dir, sessions dir, opencode.db or export file")
-		}
 		return err
 	}
 	defer disc.Close()
+	if err := cli.InputsFailed("diagnose", disc); err != nil {
+		return err
+	}
 
 	s, info, err := findSession(ctx, disc.Stores, opts)
 	if err != nil {

@@ -3,7 +3,6 @@ package scan
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -152,6 +151,10 @@ func RunScan(ctx context.Context, opts *ScanOptions) error {
 	if err != nil {
 		return err
 	}
+	for _, in := range disc.Failed {
+		// In the report too, where its format has a place for it.
+		res.Stores = append(res.Stores, scan.StoreResult{Info: store.Info{Path: in.Path}, Err: in.Err})
+	}
 	if err := checkSessionsFound(opts.Sessions, res); err != nil {
 		return err
 	}
@@ -169,14 +172,22 @@ func RunScan(ctx context.Context, opts *ScanOptions) error {
 	}
 	f.SuppressedNote(opts.Config, rep.Summarize().Suppressed)
 
-	var storeErrs []error
+	// Every store that could be read was scanned and reported: now what
+	// could not be.
+	var errs, listErrs []error
+	if err := cli.InputsFailed("scan", disc); err != nil {
+		errs = append(errs, err)
+	}
 	for _, sr := range res.Stores {
-		if sr.Err != nil {
-			storeErrs = append(storeErrs, fmt.Errorf("cannot list the sessions of %s store %s: %w", sr.Info.Shape, sr.Info.Path, sr.Err))
+		if sr.Err != nil && sr.Info.Shape != "" {
+			listErrs = append(listErrs, report.StoreErrorf(sr))
 		}
 	}
-	if len(storeErrs) > 0 {
-		return cli.WithHints(errors.Join(storeErrs...), "check the store's permissions, or scan the other stores by naming their paths")
+	if len(listErrs) > 0 {
+		errs = append(errs, cli.WithHints(errors.Join(listErrs...), "check that you can read the store's files"))
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
 	}
 	if rep.Failing() > 0 {
 		return cli.ErrFindings

@@ -122,6 +122,9 @@ func RunWatch(ctx context.Context, opts *WatchOptions) error {
 		return err
 	}
 	defer disc.Close()
+	if err := cli.InputsFailed("watch", disc); err != nil {
+		return err // a watcher runs unattended: every path it was given, or none
+	}
 	out, err := f.OpenOutput()
 	if err != nil {
 		return err

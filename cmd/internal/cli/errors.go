@@ -40,29 +40,29 @@ func WithHints(err error, hints ...string) error {
 	return &HintError{Err: err, Hints: hints}
 }
 
-// Hints returns the `hint:` lines for err: first the advice for what the
-// packages reported through their typed errors (see libraryHint), in the
-// order the error tree holds them, then the hints commands attached with
-// WithHints, outermost first.
+// Hints returns the `hint:` lines for err, each once: first the advice for
+// what the packages reported through their typed errors (see libraryHint),
+// then the hints commands attached with WithHints, outermost first; both
+// in the order the error tree holds them, joined errors included.
 func Hints(err error) []string {
 	var out []string
 	seen := map[string]bool{}
 	var within *backup.ApplyError
 	errors.As(err, &within)
-	walk(err, func(e error) {
-		for _, h := range libraryHint(e, within) {
+	add := func(hs []string) {
+		for _, h := range hs {
 			if !seen[h] {
 				seen[h] = true
 				out = append(out, h)
 			}
 		}
-	})
-	for err != nil {
-		if h, ok := err.(*HintError); ok {
-			out = append(out, h.Hints...)
-		}
-		err = errors.Unwrap(err)
 	}
+	walk(err, func(e error) { add(libraryHint(e, within)) })
+	walk(err, func(e error) {
+		if h, ok := e.(*HintError); ok {
+			add(h.Hints)
+		}
+	})
 	return out
 }
 

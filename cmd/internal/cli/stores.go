@@ -12,7 +12,10 @@ import (
 // OpenStores discovers the user's stores (no paths) or opens the named
 // paths, for the command verb ("scan", "fix", ...), and prints discovery's
 // notes on stderr. "Nothing there" becomes an error that says where sessfix
-// looked, with hints naming the verb.
+// looked, with hints naming the verb. When some inputs cannot be opened
+// and others can, disc.Failed lists them: scan and fix go on with the
+// others and end with InputsFailed (exit code 3); a command that needs
+// them all returns InputsFailed at once.
 func (f *Factory) OpenStores(verb string, paths []string) (*shapes.Discovery, error) {
 	var (
 		disc *shapes.Discovery
@@ -39,17 +42,34 @@ func (f *Factory) OpenStores(verb string, paths []string) (*shapes.Discovery, er
 	if disc != nil {
 		disc.Close()
 	}
+	return nil, openError(verb, len(paths) == 0, err)
+}
+
+// InputsFailed is the error for the inputs OpenStores could not open
+// while it opened others (nil when there are none), with the hints for
+// what they are.
+func InputsFailed(verb string, disc *shapes.Discovery) error {
+	err := disc.FailedErr()
+	if err == nil {
+		return nil
+	}
+	return openError(verb, false, err)
+}
+
+// openError adds the hints for an error opening the stores: discovered
+// (no paths) or named.
+func openError(verb string, discovered bool, err error) error {
 	switch {
-	case errors.Is(err, store.ErrNotFound) && len(paths) == 0:
-		return nil, WithHints(err,
+	case errors.Is(err, store.ErrNotFound) && discovered:
+		return WithHints(err,
 			"pass a path: sessfix "+verb+" ~/.local/share/opencode",
 			"OpenCode keeps its data in $XDG_DATA_HOME/opencode; `opencode debug paths` prints it")
 	case errors.Is(err, store.ErrNotFound):
-		return nil, WithHints(err, "pass an OpenCode data dir, storage/ dir, sessions dir, opencode.db or export file, e.g. sessfix "+verb+" ~/.local/share/opencode")
+		return WithHints(err, "pass an OpenCode data dir, storage/ dir, sessions dir, opencode.db or export file, e.g. sessfix "+verb+" ~/.local/share/opencode")
 	case errors.Is(err, store.ErrUnsupported):
-		return nil, WithHints(err, "this sessfix cannot read that store; check for a newer release")
+		return WithHints(err, "this sessfix cannot read that store; check for a newer release")
 	}
-	return nil, err
+	return err
 }
 
 // SessionNotFound is the error for a --session id that no store holds:
