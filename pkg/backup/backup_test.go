@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -609,5 +610,44 @@ func TestStateDir(t *testing.T) {
 	t.Setenv("HOME", "/home/u")
 	if d, _ := backup.StateDir(); d != filepath.Join("/home/u", ".local", "state", "sessfix") {
 		t.Errorf("default: %s", d)
+	}
+}
+
+// readOnly makes path unwritable for whoever runs the test: write
+// permission off for a user, the immutable flag for root (whom permission
+// bits do not stop).
+func readOnly(t *testing.T, path string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if err := os.Chmod(path, 0o555); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Chmod(path, 0o755) })
+		return
+	}
+	if out, err := exec.Command("chattr", "+i", path).CombinedOutput(); err != nil {
+		t.Fatalf("chattr +i %s: %v: %s", path, err, out)
+	}
+	t.Cleanup(func() { exec.Command("chattr", "-i", path).Run() })
+}
+
+// TestUnchangedWriteFailureLeavesNoRun: a write the store refuses and that
+// leaves it as it was (a read-only export file) leaves no failed run in
+// `sessfix backups`: there is nothing to undo.
+func TestUnchangedWriteFailureLeavesNoRun(t *testing.T) {
+	r := newRig(t, store.ShapeExport)
+	readOnly(t, filepath.Dir(r.path))
+	run, err := backup.Apply(context.Background(), r.opts, r.info, []*store.ChangeSet{repair(t, r.s)})
+	var we *store.WriteError
+	if !errors.As(err, &we) || !we.Unchanged {
+		t.Fatalf("err = %v, want a WriteError that left the store unchanged", err)
+	}
+	r.assertAsBefore(t, "after a refused write")
+	runs, err := backup.List(r.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run != "" || len(runs) != 0 {
+		t.Fatalf("run %q, runs %+v: want no run for a write that changed nothing", run, runs)
 	}
 }

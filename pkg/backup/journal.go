@@ -173,6 +173,10 @@ type Journal struct {
 
 var runIDPattern = regexp.MustCompile(`^\d{8}T\d{6}Z-[0-9a-z]{6}$`)
 
+// IsRunID reports whether s has the form of a run id
+// (20261121T153000Z-k3x9qa).
+func IsRunID(s string) bool { return runIDPattern.MatchString(s) }
+
 // NewRunID returns a run id that sorts by time: 20261121T153000Z-k3x9qa.
 func NewRunID(now time.Time) string {
 	const alphabet = "0123456789abcdefghijklmnopqrstuvwxyz"

@@ -198,7 +198,7 @@ func openRun(opts Options, runID string) (string, *Manifest, error) {
 		runID = runs[0].ID
 	}
 	if !runIDPattern.MatchString(runID) {
-		return "", nil, fmt.Errorf("%q is not a run id (they look like 20261121T153000Z-k3x9qa; see `sessfix undo --list`): %w", runID, ErrNoRun)
+		return "", nil, fmt.Errorf("%q is not a run id (they look like 20261121T153000Z-k3x9qa): %w", runID, ErrNoRun)
 	}
 	dir := filepath.Join(base, runID)
 	m, err := readManifest(dir)

@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"time"
 )
 
@@ -33,9 +34,20 @@ func Unsupportedf(format string, args ...any) error {
 	return &kindError{err: fmt.Errorf(format, args...), kind: ErrUnsupported}
 }
 
-// kindError is an error that is also one of the sentinel errors above,
-// without saying so in its message.
+// kindError is an error that is also one of the sentinel errors above (or
+// any other error: kind), without saying so in its message.
 type kindError struct{ err, kind error }
+
+// pathCause is the system's reason in a file operation's error, without
+// the operation and path it repeats ("permission denied" of "open PATH:
+// permission denied"); err itself otherwise.
+func pathCause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
 
 func (e *kindError) Error() string   { return e.err.Error() }
 func (e *kindError) Unwrap() []error { return []error{e.err, e.kind} }

@@ -101,7 +101,7 @@ func acquireLock(info Info, now time.Time) (*Lock, error) {
 			return l, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
-			return nil, WriteFailed(fmt.Errorf("cannot create the sessfix lock %s: %w", path, err), true)
+			return nil, WriteFailed(&kindError{err: fmt.Errorf("cannot create the sessfix lock %s: %v", path, pathCause(err)), kind: err}, true)
 		}
 		old, rerr := os.ReadFile(path)
 		if errors.Is(rerr, fs.ErrNotExist) {

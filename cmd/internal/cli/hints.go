@@ -4,6 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -45,7 +49,7 @@ func libraryHint(err error, within *backup.ApplyError) []string {
 		case errors.Is(e, syscall.EROFS):
 			return []string{"the store is on a read-only filesystem; remount it read-write or copy the store elsewhere (" + state + ")"}
 		case errors.Is(e, fs.ErrPermission):
-			return []string{"sessfix needs write access to the store; run it as the user who owns the files (" + state + ")"}
+			return []string{permissionHint(e) + " (" + state + ")"}
 		}
 	case *backup.StateDirError:
 		return []string{"set SESSFIX_STATE_DIR or XDG_STATE_HOME"}
@@ -66,4 +70,63 @@ func libraryHint(err error, within *backup.ApplyError) []string {
 		return []string{"run again with --force to put back the backed-up bytes anyway (the later changes are lost)"}
 	}
 	return nil
+}
+
+// permissionHint says why a write was refused permission, from the owner of
+// the file (or of the directory it was to be created in) that the error
+// names: another user's file needs that user; one's own file, or any file
+// when root is refused, has its write permission or an immutable flag
+// against it.
+func permissionHint(err error) string {
+	path := ""
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &le):
+		path = le.New
+	case errors.As(err, &pe):
+		path = pe.Path
+	}
+	p, fi := existing(path)
+	if fi == nil {
+		return "sessfix cannot write to the store; run it as the user who owns the files, or give that user write access"
+	}
+	owner, ok := fileOwner(fi)
+	me := geteuid()
+	switch {
+	case !ok:
+		return "sessfix cannot write " + p + "; run it as the user who owns it, or give that user write access"
+	case me == 0:
+		return "not even root may write " + p + ": it is immutable (see lsattr; chattr -i lifts it) or on a read-only mount"
+	case owner != me:
+		return p + " belongs to " + userName(owner) + ", not to you; run sessfix as " + userName(owner)
+	}
+	return p + " is yours but not writable; give it write permission (chmod u+w) or lift its immutable flag (lsattr, chattr -i)"
+}
+
+// geteuid is os.Geteuid (tests replace it).
+var geteuid = os.Geteuid
+
+// existing is path, or the nearest directory above it, that exists; ""
+// and nil when none does.
+func existing(path string) (string, fs.FileInfo) {
+	for path != "" {
+		if fi, err := os.Stat(path); err == nil {
+			return path, fi
+		}
+		parent := filepath.Dir(path)
+		if parent == path {
+			break
+		}
+		path = parent
+	}
+	return "", nil
+}
+
+// userName is the login name of uid, or "uid N".
+func userName(uid int) string {
+	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return "uid " + strconv.Itoa(uid)
 }

@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -34,7 +37,7 @@ func TestLibraryHints(t *testing.T) {
 		{"read-only, left changed", &store.WriteError{Err: fmt.Errorf("x: %w", syscall.EROFS)},
 			[]string{"the store is on a read-only filesystem; remount it read-write or copy the store elsewhere (see the error for what was left changed)"}},
 		{"permission", &store.WriteError{Err: fmt.Errorf("x: %w", fs.ErrPermission), Unchanged: true},
-			[]string{"sessfix needs write access to the store; run it as the user who owns the files (nothing was changed)"}},
+			[]string{"sessfix cannot write to the store; run it as the user who owns the files, or give that user write access (nothing was changed)"}},
 		{"other write failure", &store.WriteError{Err: errors.New("boom"), Unchanged: true}, nil},
 		{"state dir", &backup.StateDirError{Err: errors.New("$HOME is not defined")}, []string{"set SESSFIX_STATE_DIR or XDG_STATE_HOME"}},
 		{"journal", &backup.JournalError{Err: errors.New("cannot write the backup manifest")},
@@ -56,6 +59,65 @@ func TestLibraryHints(t *testing.T) {
 		{"plain", errors.New("plain"), nil},
 	} {
 		if got := Hints(c.err); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: Hints = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestPermissionHintKnowsTheOwner: a refused write is advised from who
+// owns the file the error names, or the directory it was to be made in: a
+// file of another user needs that user, one's own file its permission, and
+// root is only refused by an immutable flag or a read-only mount.
+func TestPermissionHintKnowsTheOwner(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "ses.json")
+	if err := os.WriteFile(file, []byte("{}"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, ok := fileOwner(fi)
+	if !ok {
+		t.Skip("files have no owner uid on this system")
+	}
+	if owner == 0 {
+		// Tests run as root: give the file to an ordinary user.
+		if err := os.Chown(file, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		owner = 65534
+	}
+	defer func(g func() int) { geteuid = g }(geteuid)
+	refused := func(path string) error {
+		return &store.WriteError{Err: fmt.Errorf("write: %w", &fs.PathError{Op: "open", Path: path, Err: syscall.EACCES}), Unchanged: true}
+	}
+	rename := &store.WriteError{Err: &os.LinkError{Op: "rename", Old: file + ".tmp", New: file, Err: syscall.EPERM}}
+	for _, c := range []struct {
+		name string
+		me   int
+		err  error
+		want string
+	}{
+		{"another user's file", owner + 1, refused(file), file + " belongs to " + userName(owner) + ", not to you; run sessfix as " + userName(owner) + " (nothing was changed)"},
+		{"one's own file", owner, refused(file), file + " is yours but not writable; give it write permission (chmod u+w) or lift its immutable flag (lsattr, chattr -i) (nothing was changed)"},
+		{"root", 0, rename, "not even root may write " + file + ": it is immutable (see lsattr; chattr -i lifts it) or on a read-only mount (see the error for what was left changed)"},
+		{"a file to create, in one's own directory", owner, refused(filepath.Join(dir, "new.json")),
+			"is yours but not writable; give it write permission"},
+	} {
+		if c.name == "a file to create, in one's own directory" {
+			if os.Geteuid() == 0 {
+				if err := os.Chown(dir, owner, owner); err != nil {
+					t.Fatal(err)
+				}
+			} else if owner != os.Geteuid() {
+				continue
+			}
+		}
+		geteuid = func() int { return c.me }
+		got := Hints(c.err)
+		if len(got) != 1 || !strings.Contains(got[0], c.want) {
 			t.Errorf("%s: Hints = %q, want %q", c.name, got, c.want)
 		}
 	}
