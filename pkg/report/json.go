@@ -18,10 +18,11 @@ func init() {
 
 // JSONDocument is the whole `--format json` output of a scan.
 type JSONDocument struct {
-	Version  string        `json:"version"`
-	Stores   []JSONStore   `json:"stores"`
-	Findings []JSONFinding `json:"findings"`
-	Summary  JSONSummary   `json:"summary"`
+	Version       string        `json:"version"`
+	SchemaVersion int           `json:"schema_version"`
+	Stores        []JSONStore   `json:"stores"`
+	Findings      []JSONFinding `json:"findings"`
+	Summary       JSONSummary   `json:"summary"`
 }
 
 // JSONStore is one scanned store.
@@ -126,9 +127,10 @@ func NewJSONFinding(f scan.Finding) JSONFinding {
 // NewJSONDocument converts a report to the JSON document.
 func NewJSONDocument(r *Report) *JSONDocument {
 	doc := &JSONDocument{
-		Version:  r.Version,
-		Stores:   []JSONStore{},
-		Findings: []JSONFinding{},
+		Version:       r.Version,
+		SchemaVersion: SchemaVersion,
+		Stores:        []JSONStore{},
+		Findings:      []JSONFinding{},
 	}
 	for _, sr := range r.stores() {
 		js := JSONStore{

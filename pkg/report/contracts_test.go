@@ -1,0 +1,330 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/sessfix/sessfix/pkg/backup"
+	"github.com/sessfix/sessfix/pkg/fix"
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+// fixContract is every field of `sessfix fix --format json`, like
+// jsonContract (scan's). A finding inside it (fixed[].finding,
+// unfixed[].finding) has exactly the fields of scan's findings[].
+var fixContract = map[string]string{
+	"version":                           "string",
+	"schema_version":                    "number",
+	"written":                           "boolean",
+	"stores":                            "array",
+	"stores[].shape":                    "string",
+	"stores[].path":                     "string",
+	"stores[].error":                    "string",
+	"stores[].backup_run":               "string",
+	"sessions":                          "array",
+	"sessions[].store":                  "string",
+	"sessions[].shape":                  "string",
+	"sessions[].id":                     "string",
+	"sessions[].title":                  "string",
+	"sessions[].outcome":                "string",
+	"sessions[].error":                  "string",
+	"sessions[].forced":                 "boolean",
+	"sessions[].backup_run":             "string",
+	"sessions[].edits":                  "array",
+	"sessions[].edits[].op":             "string",
+	"sessions[].edits[].kind":           "string",
+	"sessions[].edits[].record":         "string",
+	"sessions[].edits[].new_id":         "string",
+	"sessions[].edits[].message_id":     "string",
+	"sessions[].edits[].location":       "object",
+	"sessions[].edits[].location.path":  "string",
+	"sessions[].edits[].location.line":  "number",
+	"sessions[].edits[].location.table": "string",
+	"sessions[].edits[].location.rowid": "number",
+	"sessions[].edits[].rule":           "string",
+	"sessions[].edits[].mutation":       "string",
+	"sessions[].edits[].reason":         "string",
+	"sessions[].fixed":                  "array",
+	"sessions[].fixed[].finding":        "object",
+	"sessions[].fixed[].strategy":       "string",
+	"sessions[].fixed[].mutations":      "string",
+	"sessions[].fixed[].edits":          "number",
+	"sessions[].unfixed":                "array",
+	"sessions[].unfixed[].finding":      "object",
+	"sessions[].unfixed[].reason":       "string",
+	"sessions[].unfixed[].failing":      "boolean",
+	"sessions[].notes":                  "array",
+	"summary":                           "object",
+	"summary.sessions":                  "number",
+	"summary.planned":                   "number",
+	"summary.applied":                   "number",
+	"summary.skipped_busy":              "number",
+	"summary.failed":                    "number",
+	"summary.edits":                     "number",
+	"summary.fixed":                     "number",
+	"summary.unfixed":                   "number",
+	"summary.fail_on":                   "string",
+	"summary.failing":                   "number",
+}
+
+// undoContract is every field of `sessfix undo --format json`.
+var undoContract = map[string]string{
+	"version":                "string",
+	"schema_version":         "number",
+	"run":                    "string",
+	"store":                  "object",
+	"store.shape":            "string",
+	"store.path":             "string",
+	"outcome":                "string",
+	"error":                  "string",
+	"forced":                 "boolean",
+	"restored":               "array",
+	"restored[].kind":        "string",
+	"restored[].id":          "string",
+	"restored[].path":        "string",
+	"restored[].table":       "string",
+	"unchanged":              "number",
+	"refused":                "array",
+	"refused[].record":       "object",
+	"refused[].record.kind":  "string",
+	"refused[].record.id":    "string",
+	"refused[].record.path":  "string",
+	"refused[].record.table": "string",
+	"refused[].reason":       "string",
+}
+
+// findingObjects are the fields of fix's document that hold a finding as
+// scan's findings[] does.
+var findingObjects = []string{"sessions[].fixed[].finding", "sessions[].unfixed[].finding"}
+
+// sampleFixRun is a fix run over two stores and an input that could not
+// be opened: a session written, one skipped as busy, one whose write
+// failed, one that could not be loaded, one that changes nothing but
+// keeps a finding.
+func sampleFixRun() *FixRun {
+	sr := sampleReport()
+	db := sr.Result.Stores[0].Info
+	exp := sr.Result.Stores[2].Info
+	fs := sr.Result.Findings
+	dbStore, expStore := infoStore{info: db}, infoStore{info: exp}
+	edit := store.Edit{Op: store.OpUpdate, Kind: store.KindPart, ID: "prt_2", SessionID: "ses_a", MessageID: "msg_1",
+		Loc: store.Location{Path: db.Path, Table: "part", RowID: 42}, Rule: "SF103", Mutation: "moveThinkingFirst", Reason: "thinking moved first"}
+	plan := func(id string, edits ...store.Edit) *fix.SessionPlan {
+		p := &fix.SessionPlan{Store: db, SessionID: id, Notes: []string{"a note"}}
+		if len(edits) > 0 {
+			p.Changes = &store.ChangeSet{Store: db, SessionID: id, Edits: edits}
+		}
+		return p
+	}
+	applied := plan("ses_a", edit)
+	applied.Fixed = []fix.Repair{{Finding: fs[0], Strategy: "move", Mutations: "moveThinkingFirst", Edits: 1}}
+	applied.Unfixed = []fix.Unfixed{{Finding: fs[2], Reason: "suppressed by the user"}}
+	kept := plan("ses_e")
+	kept.Unfixed = []fix.Unfixed{{Finding: fs[5], Reason: "no strategy fixes it"}}
+	return &FixRun{
+		Version: "1.2.3", Written: true,
+		Stores: []store.Info{db, exp, {Path: "notes.txt"}},
+		Errs:   map[string]error{exp.Path: errors.New("cannot write /tmp/ses.json: permission denied"), "notes.txt": errors.New("notes.txt is not an sqlite database")},
+		Runs:   map[string]string{db.Path: "20261121T153000Z-k3x9qa"},
+		Sessions: []fix.Outcome{
+			{Target: fix.Target{Store: dbStore}, ID: "ses_a", Title: "fix the build", Status: fix.Applied, Plan: applied, Run: "20261121T153000Z-k3x9qa"},
+			{Target: fix.Target{Store: dbStore}, ID: "ses_b", Status: fix.SkippedBusy, Plan: plan("ses_b", edit)},
+			{Target: fix.Target{Store: expStore}, ID: "ses_e", Status: fix.Planned, Plan: kept},
+			{Target: fix.Target{Store: expStore}, ID: "ses_f", Status: fix.Failed, Step: fix.StepWrite, Plan: plan("ses_f", edit), Err: errors.New("cannot write /tmp/ses.json: permission denied")},
+			{Target: fix.Target{Store: dbStore}, ID: "ses_g", Status: fix.Failed, Step: fix.StepLoad, Err: errors.New("record is not JSON")},
+		},
+	}
+}
+
+// infoStore is a store.Store that only knows its Info: all a document
+// needs.
+type infoStore struct {
+	store.Store
+	info store.Info
+}
+
+func (s infoStore) Info() store.Info { return s.info }
+
+func sampleUndo() *UndoDocument {
+	info := store.Info{Shape: store.ShapeSQLite, Path: "/data/opencode/opencode.db"}
+	res := &backup.UndoResult{RunID: "20261121T153000Z-k3x9qa", Store: info,
+		Restored:  []store.Target{{Kind: store.KindPart, ID: "prt_2", Path: info.Path, Table: "part"}},
+		Unchanged: 1,
+		Refused:   []backup.Refusal{{Target: store.Target{Kind: store.KindPart, ID: "prt_2", Path: info.Path, Table: "part"}, Reason: "it was modified after sessfix wrote it"}},
+	}
+	return NewUndoDocument("1.2.3", "last", res, true, nil)
+}
+
+// checkFields compares the fields of a decoded document with a contract.
+func checkFields(t *testing.T, name string, doc map[string]any, contract map[string]string) {
+	t.Helper()
+	got := map[string]string{}
+	walk("", doc, got)
+	var problems []string
+	for p, typ := range got {
+		if f, ok := insideFinding(p); ok {
+			if want := jsonContract["findings[]."+f]; want != typ {
+				problems = append(problems, p+" is "+typ+", scan's findings[]."+f+" is "+want)
+			}
+			continue
+		}
+		want, ok := contract[p]
+		switch {
+		case !ok:
+			problems = append(problems, "field not in the contract: "+p)
+		case want != typ:
+			problems = append(problems, p+" is "+typ+", contract says "+want)
+		}
+	}
+	for p := range contract {
+		if _, ok := got[p]; !ok {
+			problems = append(problems, "contract field missing from output: "+p)
+		}
+	}
+	for _, obj := range findingObjects {
+		if _, ok := contract[obj]; !ok {
+			continue
+		}
+		for p := range jsonContract {
+			if f, ok := strings.CutPrefix(p, "findings[]."); ok {
+				if _, ok := got[obj+"."+f]; !ok {
+					problems = append(problems, "finding field missing from output: "+obj+"."+f)
+				}
+			}
+		}
+	}
+	sort.Strings(problems)
+	for _, p := range problems {
+		t.Errorf("%s: %s", name, p)
+	}
+}
+
+// insideFinding returns the path of p inside one of findingObjects.
+func insideFinding(p string) (string, bool) {
+	for _, obj := range findingObjects {
+		if f, ok := strings.CutPrefix(p, obj+"."); ok {
+			return f, true
+		}
+	}
+	return "", false
+}
+
+// decodeJSON renders v as the commands do and decodes it; null anywhere
+// fails the test.
+func decodeJSON(t *testing.T, v any) map[string]any {
+	t.Helper()
+	var b bytes.Buffer
+	if err := WriteJSON(&b, v); err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatalf("output is not one JSON document: %v\n%s", err, b.String())
+	}
+	if strings.Contains(b.String(), "null") {
+		t.Errorf("document contains null:\n%s", b.String())
+	}
+	return doc
+}
+
+func TestJSONFieldSetMatchesContract(t *testing.T) {
+	checkFields(t, "scan", decode(t, sampleReport()), jsonContract)
+	checkFields(t, "fix", decodeJSON(t, NewFixDocument(sampleFixRun())), fixContract)
+	checkFields(t, "undo", decodeJSON(t, sampleUndo()), undoContract)
+}
+
+func TestJSONContractIsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/json-output.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each document's tables follow its marker, <!-- contract: NAME -->;
+	// field rows are | `path` | type | meaning |.
+	marker := regexp.MustCompile(`<!-- contract: (\w+) -->`)
+	sections := marker.Split(string(doc), -1)
+	names := marker.FindAllStringSubmatch(string(doc), -1)
+	row := regexp.MustCompile("(?m)^\\| `([a-z_\\[\\].]+)` \\| ([a-z]+) \\|")
+	contracts := map[string]map[string]string{"scan": jsonContract, "fix": fixContract, "undo": undoContract}
+	if len(names) != len(contracts) {
+		t.Fatalf("docs/json-output.md has %d contract markers, want one per document (%d)", len(names), len(contracts))
+	}
+	for i, m := range names {
+		contract := contracts[m[1]]
+		if contract == nil {
+			t.Fatalf("docs/json-output.md marks an unknown contract %q", m[1])
+		}
+		documented := map[string]string{}
+		for _, r := range row.FindAllStringSubmatch(sections[i+1], -1) {
+			documented[r[1]] = r[2]
+		}
+		for p, typ := range contract {
+			if documented[p] == "" {
+				t.Errorf("docs/json-output.md does not document %s's %s", m[1], p)
+			} else if documented[p] != typ {
+				t.Errorf("docs/json-output.md says %s's %s is %s, contract says %s", m[1], p, documented[p], typ)
+			}
+		}
+		for p := range documented {
+			if _, ok := contract[p]; !ok {
+				t.Errorf("docs/json-output.md documents %s's %s, which the output does not have", m[1], p)
+			}
+		}
+	}
+}
+
+// TestFixDocumentSaysWhatHappened: outcomes, counts, runs and errors come
+// from the run.
+func TestFixDocumentSaysWhatHappened(t *testing.T) {
+	d := NewFixDocument(sampleFixRun())
+	var outcomes []string
+	for _, s := range d.Sessions {
+		outcomes = append(outcomes, s.ID+"="+s.Outcome)
+	}
+	if got := strings.Join(outcomes, " "); got != "ses_a=applied ses_b=skipped-busy ses_e=unchanged ses_f=failed ses_g=failed" {
+		t.Errorf("outcomes %s", got)
+	}
+	a := d.Sessions[0]
+	if a.BackupRun != "20261121T153000Z-k3x9qa" || len(a.Edits) != 1 || a.Edits[0].Record != "prt_2" || a.Edits[0].Location.RowID != 42 ||
+		a.Edits[0].Mutation != "moveThinkingFirst" || len(a.Fixed) != 1 || a.Fixed[0].Finding.Code != "SF103" ||
+		len(a.Unfixed) != 1 || !a.Unfixed[0].Failing || a.Notes[0] != "a note" {
+		t.Errorf("applied session %+v", a)
+	}
+	if d.Sessions[3].Error == "" || d.Sessions[4].Error != "record is not JSON" {
+		t.Errorf("failed sessions %+v", d.Sessions[3:])
+	}
+	want := FixTotals{Sessions: 5, Planned: 0, Applied: 1, SkippedBusy: 1, Failed: 2, Edits: 3, Fixed: 1, Unfixed: 2, FailOn: "warning", Failing: 2}
+	if d.Summary != want {
+		t.Errorf("summary %+v, want %+v", d.Summary, want)
+	}
+	if d.Stores[0].BackupRun == "" || d.Stores[1].Error == "" || d.Stores[2].Shape != "" || d.Stores[2].Error == "" {
+		t.Errorf("stores %+v", d.Stores)
+	}
+}
+
+func TestUndoDocumentOutcomes(t *testing.T) {
+	res := &backup.UndoResult{RunID: "r1", Store: store.Info{Shape: store.ShapeExport, Path: "/x.json"}}
+	for _, c := range []struct {
+		res  *backup.UndoResult
+		err  error
+		want string
+	}{
+		{res, nil, OutcomeUndone},
+		{&backup.UndoResult{RunID: "r1", AlreadyUndone: true}, nil, OutcomeAlreadyUndone},
+		{res, &backup.RefusedError{RunID: "r1"}, OutcomeRefused},
+		{nil, backup.ErrNoRun, OutcomeFailed},
+	} {
+		d := NewUndoDocument("1", "r1", c.res, false, c.err)
+		if d.Outcome != c.want || (c.err != nil) != (d.Error != "") || d.Run != "r1" {
+			t.Errorf("%v %v: %+v, want outcome %s", c.res, c.err, d, c.want)
+		}
+	}
+	if d := sampleUndo(); !d.Forced || d.Restored[0].Table != "part" || d.Refused[0].Reason == "" || d.Unchanged != 1 {
+		t.Errorf("undo document %+v", d)
+	}
+}
