@@ -179,7 +179,7 @@ func findSession(ctx context.Context, stores []store.Store, opts *DiagnoseOption
 		return hits[0].s, hits[0].info, nil
 	case len(hits) == 0:
 		return nil, store.Info{}, cli.WithHints(cli.FlagErrorf("no session stores a failed attempt with this error; name the session with --session"),
-			"find the session with `sessfix scan`, then: sessfix diagnose --session ID --error TEXT")
+			cli.ListSessions, "then: sessfix diagnose --session ID --error TEXT")
 	}
 	var ids []string
 	for _, h := range hits {

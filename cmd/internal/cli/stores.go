@@ -72,10 +72,14 @@ func openError(verb string, discovered bool, err error) error {
 	return err
 }
 
+// ListSessions is the hint that says where the user finds session ids: the
+// one line to change when sessfix gets a command that lists sessions.
+const ListSessions = "list every session's id and title with `sessfix scan --format json` (stores[].sessions[])"
+
 // SessionNotFound is the error for a --session id that no store holds:
 // a mistyped id must not pass as a clean run.
 func SessionNotFound(id string) error {
-	return WithHints(fmt.Errorf("session %s not found in the stores", id), "list sessions with `sessfix scan`")
+	return WithHints(fmt.Errorf("session %s not found in the stores", id), ListSessions)
 }
 
 // CheckSessionsFound returns SessionNotFound for the first of ids that
