@@ -125,21 +125,36 @@ func ExitCode(err error) int {
 // onlyFindings reports whether every cause in err is ErrFindings, so that a
 // real failure joined with findings still exits 3.
 func onlyFindings(err error) bool {
+	return everyCause(err, func(c error) bool { return errors.Is(c, cli.ErrFindings) })
+}
+
+// silent reports whether err is nothing but ErrFindings, which is not
+// printed (the output shows the findings); a findings error with its own
+// message (cli.FindingsErrorf) is.
+func silent(err error) bool {
+	return everyCause(err, func(c error) bool { return c == cli.ErrFindings })
+}
+
+// everyCause reports whether ok holds for every cause in err: the errors
+// at the ends of its chains, joined ones included.
+func everyCause(err error, ok func(error) bool) bool {
 	if err == cli.ErrFindings {
-		return true
+		return ok(err)
 	}
 	switch e := err.(type) {
 	case interface{ Unwrap() []error }:
 		for _, c := range e.Unwrap() {
-			if !onlyFindings(c) {
+			if !everyCause(c, ok) {
 				return false
 			}
 		}
 		return true
 	case interface{ Unwrap() error }:
-		return onlyFindings(e.Unwrap())
+		if c := e.Unwrap(); c != nil {
+			return everyCause(c, ok)
+		}
 	}
-	return false
+	return err != nil && ok(err)
 }
 
 // interruptedError is a command's own failure after a signal stopped it.
@@ -164,7 +179,7 @@ func (e *interruptedError) Is(target error) bool { return target == context.Canc
 // PrintError writes err on w as `sessfix: message` plus its `hint:` lines.
 // ErrFindings is not printed: the report already shows the findings.
 func PrintError(w io.Writer, err error) {
-	if err == nil || (errors.Is(err, cli.ErrFindings) && onlyFindings(err)) {
+	if err == nil || silent(err) {
 		return
 	}
 	msg := err.Error()

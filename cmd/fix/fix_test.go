@@ -3,6 +3,7 @@ package fix
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -183,7 +184,8 @@ func TestFixWithoutTerminalIsADryRun(t *testing.T) {
 	e := newEnv(path)
 	e.opts.Interactive = func() bool { return false }
 	err := e.run(t)
-	if !errors.Is(err, cli.ErrFindings) || !strings.Contains(e.errOut.String(), "add --yes to write") {
+	// The reason is the error (printed even with -q), and it exits 1.
+	if !errors.Is(err, cli.ErrFindings) || err == cli.ErrFindings || !strings.Contains(err.Error(), "add --yes to write") {
 		t.Errorf("err %v, stderr:\n%s", err, e.errOut)
 	}
 	if storetest.Hash(t, path, store.ShapeStorage) != before || e.ap.n != 0 {
@@ -249,10 +251,58 @@ func TestFixLockedStore(t *testing.T) {
 	if !errors.Is(err, store.ErrLocked) {
 		t.Errorf("want ErrLocked, got %v", err)
 	}
+	if n := strings.Count(err.Error(), path); n != 1 {
+		t.Errorf("the error names the store %d times: %v", n, err)
+	}
 	// One hint, the lock's own: who holds it and what to do.
 	all := err.Error() + strings.Join(cli.Hints(err), "\n")
 	if strings.Count(all, "hint:")+len(cli.Hints(err)) != 1 || !strings.Contains(all, "wait for it to finish") {
 		t.Errorf("want exactly the lock's hint, got:\n%s\n%v", err, cli.Hints(err))
+	}
+}
+
+// TestFixNamesALockedDatabaseOnce: a database another program keeps
+// locked is named once in the error, whose hint says nothing was changed.
+func TestFixNamesALockedDatabaseOnce(t *testing.T) {
+	path := materialize(t, store.ShapeSQLite, "preflight-blank-text")
+	other, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	conn, err := other.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(context.Background(), `BEGIN IMMEDIATE`); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.ExecContext(context.Background(), `ROLLBACK`)
+	e := newEnv(path)
+	e.opts.Yes = true
+	e.opts.Apply = func(ctx context.Context, info store.Info, sets []*store.ChangeSet) (string, error) {
+		w, err := shapes.OpenWriter(info, store.WriteOptions{BusyTimeout: 50 * time.Millisecond})
+		if err != nil {
+			return "", err
+		}
+		defer w.Close()
+		for _, cs := range sets {
+			if err := w.Apply(ctx, cs); err != nil {
+				return "", err
+			}
+		}
+		return "run-1", nil
+	}
+	err = e.run(t)
+	if !errors.Is(err, store.ErrLocked) {
+		t.Fatalf("want ErrLocked, got %v", err)
+	}
+	if n := strings.Count(err.Error(), path); n != 1 {
+		t.Errorf("the error names the database %d times: %v", n, err)
+	}
+	if h := cli.Hints(err); len(h) != 1 || !strings.Contains(h[0], "nothing was changed") {
+		t.Errorf("hints %q", h)
 	}
 }
 

@@ -2,10 +2,13 @@ package fix
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
+	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/fix"
 	"github.com/sessfix/sessfix/pkg/report"
@@ -30,7 +33,14 @@ func RunFix(ctx context.Context, opts *FixOptions) (err error) {
 		return err
 	}
 	defer disc.Close()
-	run := &fixRun{opts: opts, pipe: pipe, fails: fails}
+	run := &fixRun{opts: opts, pipe: pipe, fails: fails, storeErrs: map[string]error{}, runs: map[string]string{}, applied: map[string]bool{}}
+	for _, st := range disc.Stores {
+		run.stores = append(run.stores, st.Info())
+	}
+	for _, in := range disc.Failed {
+		run.stores = append(run.stores, store.Info{Path: in.Path})
+		run.storeErrs[in.Path] = in.Err
+	}
 	run.mode = run.writeMode()
 	if run.mode == writeAsk || run.mode == writeYes {
 		if err := run.lock(disc.Stores); err != nil {
@@ -45,16 +55,14 @@ func RunFix(ctx context.Context, opts *FixOptions) (err error) {
 	if err := run.plan(ctx, disc.Stores); err != nil {
 		return err
 	}
+	defer func() { err = run.finish(err, cli.InputsFailed("fix", disc)) }()
 	if err := run.show(); err != nil {
 		return err
 	}
 	changing, edits := run.size()
 	if changing == 0 {
 		ios.Statusf("nothing to change")
-		if run.remaining() > 0 {
-			return cli.ErrFindings
-		}
-		return nil
+		return run.left()
 	}
 	if err := run.confirm(changing, edits); err != nil {
 		return err
@@ -76,9 +84,13 @@ func newPipeline(opts *FixOptions) (*fix.Pipeline, report.FailPolicy, error) {
 	if opts.Diff && !opts.DryRun {
 		return nil, none, cli.WithHints(cli.FlagErrorf("--diff needs --dry-run"), "sessfix fix --dry-run --diff")
 	}
+	if opts.Diff && opts.Factory.Format() != "text" {
+		return nil, none, cli.WithHints(cli.FlagErrorf("--diff prints a unified diff, not %s", opts.Factory.Format()),
+			"drop --diff for the plan as JSON, whose edits name every record that would change")
+	}
 	if opts.Error != "" && len(opts.Sessions) != 1 {
 		return nil, none, cli.WithHints(cli.FlagErrorf("--error needs exactly one --session: the error's messages.N only means something in the session it came from"),
-			"find the session with `sessfix scan`, then: sessfix fix --session ID --error TEXT")
+			cli.ListSessions, "then: sessfix fix --session ID --error TEXT")
 	}
 	sopts, fails, err := (&cli.Filters{Select: opts.Select, Ignore: opts.Ignore, FailOn: opts.FailOn}).ScanFilters()
 	if err != nil {
@@ -119,6 +131,20 @@ type fixRun struct {
 	// unfixed counts findings left that fail the run; busy the sessions
 	// skipped as possibly in use.
 	unfixed, busy int
+
+	// stores are the stores read, then the inputs that could not be
+	// opened; storeErrs and runs are by store path: why a store could not
+	// be listed or written, and the backup run of what was written to it.
+	stores    []store.Info
+	storeErrs map[string]error
+	runs      map[string]string
+	applied   map[string]bool
+	// outcomes are every session's outcome but the clean ones, for
+	// --format json; written is set once apply has begun.
+	outcomes []fix.Outcome
+	written  bool
+	// out is stdout or the --output file, once opened.
+	out *cli.Output
 }
 
 // plan runs every session of the stores through the pipeline, store by
@@ -129,7 +155,10 @@ func (r *fixRun) plan(ctx context.Context, stores []store.Store) error {
 	for _, st := range stores {
 		targets, err := r.pipe.Targets(ctx, st)
 		if err != nil {
-			return err
+			// Fix what can be fixed in the other stores; this one makes
+			// the run fail in the end.
+			r.storeErrs[st.Info().Path] = err
+			continue
 		}
 		for _, t := range targets {
 			found[t.Ref.ID] = true
@@ -161,6 +190,7 @@ func (r *fixRun) plan(ctx context.Context, stores []store.Store) error {
 func (r *fixRun) take(o fix.Outcome) error {
 	ios := r.opts.Factory.IOStreams
 	path := o.Store.Info().Path
+	r.outcomes = append(r.outcomes, o)
 	switch o.Status {
 	case fix.Failed:
 		if o.Step == fix.StepPlan {
@@ -198,6 +228,15 @@ func when(age time.Duration) string {
 // fail it, and sessions skipped as busy.
 func (r *fixRun) remaining() int { return r.unfixed + r.busy }
 
+// left is cli.ErrFindings when the run leaves something to the user, else
+// nil.
+func (r *fixRun) left() error {
+	if r.remaining() > 0 {
+		return cli.ErrFindings
+	}
+	return nil
+}
+
 // size counts the sessions the plans change and their edits.
 func (r *fixRun) size() (sessions, edits int) {
 	for _, o := range r.plans {
@@ -209,16 +248,110 @@ func (r *fixRun) size() (sessions, edits int) {
 	return sessions, edits
 }
 
-// show prints the plans, or with --diff the diff on stdout and the plans
-// on stderr.
+// show prints the plans on stdout (or --output) before anything is
+// written: with --diff, the diff there and the plans on stderr. With
+// --format json the document comes at the end (finish); the plans go to
+// stderr when the user is asked, so the question is never blind.
 func (r *fixRun) show() error {
 	ios := r.opts.Factory.IOStreams
+	if r.opts.Factory.Format() == "json" {
+		if r.mode == writeAsk {
+			_ = report.WritePlans(ios.ErrOut, r.plans, ios.ColorEnabled())
+		}
+		return nil
+	}
+	out, err := r.output()
+	if err != nil {
+		return err
+	}
 	if r.opts.Diff {
-		if err := report.WriteDiffs(ios.Out, r.plans, ios.ColorEnabled()); err != nil {
-			return err
+		if err := report.WriteDiffs(out.W, r.plans, out.Color); err != nil {
+			return fmt.Errorf("cannot write the diff: %w", err)
 		}
 		_ = report.WritePlans(ios.ErrOut, r.plans, false)
 		return nil
 	}
-	return report.WritePlans(ios.Out, r.plans, ios.ColorEnabled())
+	if err := report.WritePlans(out.W, r.plans, out.Color); err != nil {
+		return fmt.Errorf("cannot write the plan: %w", err)
+	}
+	return nil
+}
+
+// output opens stdout or the --output file, once.
+func (r *fixRun) output() (*cli.Output, error) {
+	if r.out == nil {
+		out, err := r.opts.Factory.OpenOutput()
+		if err != nil {
+			return nil, err
+		}
+		r.out = out
+	}
+	return r.out, nil
+}
+
+// finish ends a run that planned: with --format json it prints the
+// document of what the run did, then it closes the output. err is the
+// run's own result; inputs the error for inputs that could not be opened.
+// Stores that could not be read or written make the run fail (exit 3)
+// after the others were fixed.
+func (r *fixRun) finish(err, inputs error) error {
+	var storeErrs []error
+	for _, info := range r.stores {
+		if e := r.storeErrs[info.Path]; e != nil && info.Shape != "" {
+			storeErrs = append(storeErrs, e)
+		}
+	}
+	if r.opts.Factory.Format() == "json" {
+		doc := report.NewFixDocument(&report.FixRun{
+			Version: r.opts.Factory.Build.Version, Written: r.written,
+			Stores: r.stores, Errs: r.storeErrs, Runs: r.runs,
+			Sessions: r.sessions(), FailPolicy: r.fails,
+		})
+		out, oerr := r.output()
+		if oerr == nil {
+			if werr := report.WriteJSON(out.W, doc); werr != nil {
+				oerr = fmt.Errorf("cannot write the report: %w", werr)
+			}
+		}
+		err = errors.Join(err, oerr)
+	}
+	if r.out != nil {
+		err = errors.Join(err, r.out.Close())
+	}
+	if err == cli.ErrFindings && (inputs != nil || len(storeErrs) > 0) {
+		err = nil // the failures say more than "findings remain"
+	}
+	failed := errors.Join(append([]error{inputs}, storeErrs...)...)
+	var fixed []string
+	for _, info := range r.stores {
+		if run := r.runs[info.Path]; run != "" && r.applied[info.Path] {
+			fixed = append(fixed, run)
+		}
+	}
+	if failed != nil && len(fixed) > 0 {
+		// Said even with -q, where the runs' status lines are not.
+		failed = cli.WithHints(failed, fmt.Sprintf("the other %s %s fixed: `sessfix undo RUN` reverts each (%s)",
+			plural.Word(len(fixed), "store", "stores"), plural.Word(len(fixed), "was", "were"), strings.Join(fixed, ", ")))
+	}
+	return errors.Join(err, failed)
+}
+
+// sessions are the outcomes as they stand after writing: a planned session
+// of a store that was written is applied, one whose store failed to be
+// written failed.
+func (r *fixRun) sessions() []fix.Outcome {
+	out := make([]fix.Outcome, len(r.outcomes))
+	for i, o := range r.outcomes {
+		path := o.Store.Info().Path
+		if o.Status == fix.Planned && o.Changes() {
+			switch {
+			case r.applied[path]:
+				o.Status, o.Run = fix.Applied, r.runs[path]
+			case r.written && r.storeErrs[path] != nil:
+				o.Status, o.Step, o.Err, o.Run = fix.Failed, fix.StepWrite, r.storeErrs[path], r.runs[path]
+			}
+		}
+		out[i] = o
+	}
+	return out
 }

@@ -62,8 +62,8 @@ func (r *fixRun) lock(stores []store.Store) error {
 			if uerr := r.unlock(); uerr != nil {
 				err = errors.Join(err, uerr)
 			}
-			// The error says who holds the store and what to do.
-			return fmt.Errorf("cannot fix %s: %w", st.Info().Path, err)
+			// The error names the store, who holds it and what to do.
+			return err
 		case err == nil:
 			r.locks[st] = l
 		}
@@ -107,14 +107,17 @@ func (r *fixRun) confirm(changing, edits int) error {
 		}
 		return nil
 	case writeNoTerminal:
-		ios.Statusf("not writing: no terminal to ask on; this was a dry run (add --yes to write)")
+		// Said even with -q: it is why nothing was written.
+		return cli.FindingsErrorf("not written: no terminal to ask on; add --yes to write the %s", what)
 	}
 	ios.Statusf("dry run: %s in %s would be written", plural.Count(edits, "edit", "edits"), plural.Count(changing, "session", "sessions"))
 	return cli.ErrFindings
 }
 
 // apply writes each store's plans in one backup run, under its writer
-// lock, and verifies every written session from disk.
+// lock, and verifies every written session from disk. A store that cannot
+// be written does not stop the others: its error is kept for finish, which
+// makes the run fail once every store was tried.
 func (r *fixRun) apply(ctx context.Context) error {
 	ios := r.opts.Factory.IOStreams
 	var stores []store.Store
@@ -128,46 +131,44 @@ func (r *fixRun) apply(ctx context.Context) error {
 		}
 		byStore[o.Store] = append(byStore[o.Store], o)
 	}
+	r.written = true
 	var runs []string
 	var written []fix.Outcome
 	for _, st := range stores {
+		if err := ctx.Err(); err != nil {
+			return err // interrupted: the stores not yet begun stay as they are
+		}
 		apply := r.pipe.Apply
 		if r.locks[st] != nil {
 			apply = r.pipe.ApplyLocked
 		}
+		path := st.Info().Path
 		run, err := apply(ctx, st, byStore[st])
-		if err != nil && len(runs) > 0 {
-			// The stores before this one were fixed, each in its own run.
-			err = cli.WithHints(err, fmt.Sprintf("the %s before it %s fixed: `sessfix undo RUN` reverts each (%s)",
-				plural.Word(len(runs), "store", "stores"), plural.Word(len(runs), "was", "were"), strings.Join(runs, ", ")))
+		if run != "" {
+			r.runs[path] = run
 		}
-		var partial *backup.ApplyError
-		switch {
-		case errors.Is(err, store.ErrLocked) && run == "":
-			// The error says who holds the store (another sessfix, or
-			// OpenCode holding the database) and what to do.
-			return fmt.Errorf("cannot fix %s: %w", st.Info().Path, err)
-		case errors.As(err, &partial):
-			// Its hint says which sessions were written and how to undo them.
-			return err
-		case err != nil && run != "":
-			return cli.WithHints(err, "undo the run with `sessfix undo "+run+"` and report the session if it was a verification failure")
-		case err != nil:
-			return err
+		if err != nil {
+			var partial *backup.ApplyError
+			if run != "" && !errors.As(err, &partial) {
+				// All was written, but a session did not verify.
+				err = cli.WithHints(err, "undo the run with `sessfix undo "+run+"` and report the session: its repair did not verify")
+			}
+			r.storeErrs[path] = err
+			continue
 		}
 		if run != "" {
 			runs = append(runs, run)
 		}
+		r.applied[path] = true
 		written = append(written, byStore[st]...)
 	}
-	ios.Statusf("%s", report.FixSummary(written))
+	if len(written) > 0 {
+		ios.Statusf("%s", report.FixSummary(written))
+	}
 	for _, run := range runs {
 		ios.Statusf("backup run %s; undo with: sessfix undo %s", run, run)
 	}
-	if r.remaining() > 0 {
-		return cli.ErrFindings
-	}
-	return nil
+	return r.left()
 }
 
 func askLine(in io.Reader, out io.Writer, q string) (bool, error) {

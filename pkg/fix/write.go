@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/scan"
@@ -55,6 +56,10 @@ func write(ctx context.Context, st store.Store, plans []Outcome, opts WriteOptio
 func verify(ctx context.Context, st store.Store, plans []Outcome, opts WriteOptions, runID string, err error) (string, error) {
 	if err != nil {
 		info := st.Info()
+		if strings.Contains(err.Error(), info.Path) {
+			// A database's errors name it already: once is enough.
+			return runID, fmt.Errorf("cannot fix %s store: %w", info.Shape, err)
+		}
 		return runID, fmt.Errorf("cannot fix %s store %s: %w", info.Shape, info.Path, err)
 	}
 	for _, p := range plans {

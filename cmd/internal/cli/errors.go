@@ -12,6 +12,18 @@ import (
 // already says what was found. Exit code 1.
 var ErrFindings = errors.New("findings remain")
 
+// FindingsErrorf is ErrFindings (exit code 1) with a message that is
+// printed, -q or not: why the run ends with changes it did not make, when
+// its output alone does not say so (fix without a terminal to ask on).
+func FindingsErrorf(format string, args ...any) error {
+	return &findingsError{msg: fmt.Sprintf(format, args...)}
+}
+
+type findingsError struct{ msg string }
+
+func (e *findingsError) Error() string        { return e.msg }
+func (e *findingsError) Is(target error) bool { return target == ErrFindings }
+
 // FlagError is a usage error: a bad flag, argument or rule code. Exit code 2.
 type FlagError struct{ Err error }
 
