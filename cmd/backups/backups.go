@@ -2,8 +2,8 @@ package backups
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -12,7 +12,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
+	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/backup"
+	"github.com/sessfix/sessfix/pkg/report"
 )
 
 // BackupsOptions are the parsed inputs of `sessfix backups`.
@@ -83,19 +85,25 @@ func RunList(ctx context.Context, opts *BackupsOptions) error {
 	if runs == nil {
 		runs = []backup.RunInfo{}
 	}
-	out := f.IOStreams.Out
-	switch f.Format() {
-	case "json":
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(runs)
-	case "text":
-	default:
-		return cli.FlagErrorf("backups prints text or json, not %q", f.Format())
-	}
-	if len(runs) == 0 {
+	if f.Format() == "text" && len(runs) == 0 {
 		f.IOStreams.Statusf("no backup runs")
 		return nil
+	}
+	out, err := f.OpenOutput()
+	if err != nil {
+		return err
+	}
+	if err := printRuns(out.W, f.Format(), runs); err != nil {
+		out.Close()
+		return fmt.Errorf("cannot write the list of runs: %w", err)
+	}
+	return out.Close()
+}
+
+// printRuns writes runs as JSON or as a table.
+func printRuns(out io.Writer, format string, runs []backup.RunInfo) error {
+	if format == "json" {
+		return report.WriteJSON(out, runs)
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tTIME\tSTATE\tSESSIONS\tEDITS\tSTORE")
@@ -122,7 +130,11 @@ func RunPrune(ctx context.Context, opts *BackupsOptions) error {
 	if err != nil {
 		return err
 	}
-	opts.Factory.IOStreams.Statusf("pruned %d backup runs older than %s", len(removed), opts.OlderThan)
+	if len(removed) == 0 {
+		opts.Factory.IOStreams.Statusf("no backup run is older than %s", opts.OlderThan)
+		return nil
+	}
+	opts.Factory.IOStreams.Statusf("pruned %s older than %s", plural.Count(len(removed), "backup run", "backup runs"), opts.OlderThan)
 	return nil
 }
 

@@ -3,11 +3,16 @@ package undo
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/pkg/backup"
+	"github.com/sessfix/sessfix/pkg/report"
 )
 
 // UndoOptions are the parsed inputs of `sessfix undo`.
@@ -15,7 +20,9 @@ type UndoOptions struct {
 	Factory *cli.Factory
 	RunID   string
 	Last    bool
-	Force   bool
+	// Paths limit --last to the runs of the stores at (or under) them.
+	Paths []string
+	Force bool
 	// Backup locates the journal; its zero value uses the state directory.
 	Backup backup.Options
 }
@@ -25,14 +32,17 @@ func NewCmdUndo(f *cli.Factory, runF func(context.Context, *UndoOptions) error) 
 	opts := &UndoOptions{Factory: f}
 	cmd := &cobra.Command{
 		Annotations: cli.Prints("text", "json"),
-		Use:         "undo [RUN | --last]",
+		Use:         "undo [RUN | --last [PATH...]]",
 		Short:       "Undo a sessfix fix run",
 		Long: `Put back, byte for byte, what one ` + "`sessfix fix`" + ` run changed: edited records get their old bytes,
 deleted and quarantined records come back, added parts go away. Runs are listed by ` + "`sessfix backups`" + `.
 
+--last undoes the newest run of any store; with PATHs, the newest run of the stores at or under them (an
+opencode.db, an export file, a data dir).
+
 undo refuses, and changes nothing, when a record no longer holds the bytes the fix wrote (OpenCode or
 someone changed the session since); --force restores anyway and overwrites those changes. Undoing a run
-twice does nothing.
+twice does nothing. --format json prints what was restored or refused (docs/json-output.md).
 
 Exit codes:
   0    restored (or already undone)
@@ -40,11 +50,22 @@ Exit codes:
   3    no such run, records changed since the fix (without --force), or a write failed
   4    the store is locked by another sessfix`,
 		Example: `  sessfix undo --last
+  sessfix undo --last ~/.local/share/opencode/opencode.db
   sessfix undo 20261121T153000Z-k3x9qa
   sessfix undo --last --force`,
-		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 {
+			switch {
+			case opts.Last:
+				opts.Paths = args
+				for _, a := range args {
+					if _, err := os.Stat(a); err != nil && backup.IsRunID(a) {
+						opts.RunID = a // a run id, not a path: refused below
+					}
+				}
+			case len(args) > 1:
+				return cli.WithHints(cli.FlagErrorf("undo takes one run id, got %d arguments", len(args)),
+					"to undo the newest run of a store: sessfix undo --last PATH")
+			case len(args) == 1:
 				opts.RunID = args[0]
 			}
 			if runF != nil {
@@ -53,14 +74,15 @@ Exit codes:
 			return RunUndo(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.Last, "last", false, "undo the newest run")
+	cmd.Flags().BoolVar(&opts.Last, "last", false, "undo the newest run (of the stores at the PATHs, when given)")
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "restore even records that changed since the fix")
 	return cmd
 }
 
 // RunUndo does the work of `sessfix undo`.
 func RunUndo(ctx context.Context, opts *UndoOptions) error {
-	ios := opts.Factory.IOStreams
+	f := opts.Factory
+	ios := f.IOStreams
 	switch {
 	case opts.RunID == "" && !opts.Last:
 		return cli.WithHints(cli.FlagErrorf("name the run to undo, or pass --last"), "list runs with `sessfix backups`")
@@ -69,13 +91,21 @@ func RunUndo(ctx context.Context, opts *UndoOptions) error {
 	}
 	bopts := opts.Backup
 	if bopts.Now == nil {
-		bopts.Now = opts.Factory.Now
+		bopts.Now = f.Now
 	}
 	run := opts.RunID
 	if opts.Last {
-		run = "last"
+		var err error
+		if run, err = lastRun(bopts, opts.Paths); err != nil {
+			return err
+		}
 	}
 	res, err := backup.Undo(ctx, bopts, run, opts.Force)
+	if f.Format() == "json" {
+		if perr := printJSON(f, run, res, opts.Force, err); perr != nil {
+			return errors.Join(err, perr)
+		}
+	}
 	// Without --force the refusals are the error's own lines.
 	if res != nil && opts.Force {
 		for _, r := range res.Refused {
@@ -95,4 +125,62 @@ func RunUndo(ctx context.Context, opts *UndoOptions) error {
 		ios.Statusf("undid run %s on %s store %s: %d restored, %d already as before", res.RunID, res.Store.Shape, res.Store.Path, len(res.Restored), res.Unchanged)
 	}
 	return nil
+}
+
+// lastRun is the id of the newest run: of any store, or of the stores at
+// or under paths. "last" (the newest run, found by backup.Undo) when no
+// path is given.
+func lastRun(opts backup.Options, paths []string) (string, error) {
+	if len(paths) == 0 {
+		return "last", nil
+	}
+	roots := make([]string, len(paths))
+	for i, p := range paths {
+		roots[i] = canonical(p)
+	}
+	runs, err := backup.List(opts)
+	if err != nil {
+		return "", err
+	}
+	for _, r := range runs { // newest first
+		if r.Store.Path == "" {
+			continue // damaged: its store is unknown
+		}
+		sp := canonical(r.Store.Path)
+		for _, root := range roots {
+			if sp == root || strings.HasPrefix(sp, root+string(filepath.Separator)) {
+				return r.ID, nil
+			}
+		}
+	}
+	return "", cli.WithHints(fmt.Errorf("no backup run changed a store at %s: %w", strings.Join(paths, " or "), backup.ErrNoRun),
+		"list runs and the stores they changed with `sessfix backups`")
+}
+
+// canonical is p absolute, cleaned, with symbolic links resolved when it
+// exists: two names of one store compare equal.
+func canonical(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		p = real
+	}
+	return filepath.Clean(p)
+}
+
+// printJSON writes the undo document to stdout or --output.
+func printJSON(f *cli.Factory, run string, res *backup.UndoResult, force bool, err error) error {
+	if run == "last" {
+		run = "" // the document names the run found, or none
+	}
+	out, oerr := f.OpenOutput()
+	if oerr != nil {
+		return oerr
+	}
+	if werr := report.WriteJSON(out.W, report.NewUndoDocument(f.Build.Version, run, res, force, err)); werr != nil {
+		out.Close()
+		return fmt.Errorf("cannot write the report: %w", werr)
+	}
+	return out.Close()
 }
