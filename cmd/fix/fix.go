@@ -61,7 +61,11 @@ tried), backs every record up, writes under its writer lock, and scans the sessi
 On a terminal the plan is shown and sessfix asks before writing (--yes skips the question). Without a
 terminal it writes only with --yes; otherwise it prints the plan, like --dry-run, and says so on stderr.
 --dry-run --diff prints a unified diff of every record that would change. Sessions changed within the
---settle window may still be in use and are skipped unless --force.
+--settle window may still be in use and are skipped unless --force. A PATH that is not a store, or a store
+that cannot be read or written, does not stop the others: they are fixed, and fix exits 3.
+
+The plan, or the diff, goes to stdout or --output FILE. --format json prints one document of what the run
+planned and wrote (docs/json-output.md); fix prints text or json, the CI formats are scan's.
 
 --error TEXT repairs what a provider error points at (its messages.N, mapped to the exact stored message);
 it needs --session. Without it, a stored failed attempt (SF302) gets the same repair.

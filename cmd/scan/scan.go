@@ -56,7 +56,8 @@ provider errors stored from failed attempts.
 With no PATH, sessfix looks where OpenCode keeps its data: $XDG_DATA_HOME/opencode (default
 ~/.local/share/opencode) with its database, JSON storage/ tree and project trees, and ~/.opencode/sessions.
 A PATH may be a data dir, a storage/ dir, a sessions dir, a project tree, an opencode.db file or an
-` + "`opencode export`" + ` file. scan never writes to a store.
+` + "`opencode export`" + ` file. A PATH that cannot be read is reported, the others are scanned, and scan exits 3.
+scan never writes to a store. Healthy sessions are listed only in --format json.
 
 On a terminal, findings are grouped by store and session with a summary; piped or with --output, each
 finding is one line "LOCATION: SEVERITY CODE message"; --format json prints one JSON document
