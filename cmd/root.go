@@ -147,12 +147,23 @@ func Run(ctx context.Context, f *cli.Factory, args []string) int {
 	store.Version = f.Build.Version
 	root := NewCmdRoot(f)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
+	err = usageHint(cmd, err)
 	if ctx.Err() != nil {
 		err = stopped(err, context.Cause(ctx))
 	}
 	PrintError(f.IOStreams.ErrOut, err)
 	return ExitCode(err)
+}
+
+// usageHint points a usage error that has no advice of its own at the help
+// of the command it is about.
+func usageHint(cmd *cobra.Command, err error) error {
+	var fe *cli.FlagError
+	if cmd == nil || !errors.As(err, &fe) || len(cli.Hints(err)) > 0 {
+		return err
+	}
+	return cli.WithHints(err, "run `"+cmd.CommandPath()+" --help` for its flags and examples")
 }
 
 // stopped is the error of a command whose context ended: the cause, or the

@@ -40,6 +40,9 @@ func usageErrors(t *testing.T) [][]string {
 			}
 		})
 		for _, format := range append(report.Formats(), "xml") {
+			if !c.HasParent() {
+				break // sessfix alone prints its help, whatever the format
+			}
 			if !slices.Contains(cli.Formats(c), format) {
 				out = append(out, with("--format", format))
 			}
@@ -92,6 +95,8 @@ func TestUsageErrorMessages(t *testing.T) {
 		{[]string{"completion", "tcsh"}, []string{`sessfix: unknown command "tcsh" for sessfix completion`, "hint: completion takes one of: bash, fish, powershell, zsh"}},
 		{[]string{"fix", "--format", "sarif"}, []string{`sessfix: fix prints text or json, not "sarif"`, "hint: the CI formats (github, junit, sarif) are for `sessfix scan`; docs/ci.md"}},
 		{[]string{"scan", "--format", "xml"}, []string{`sessfix: scan prints text, github, json, junit or sarif, not "xml"`}},
+		{[]string{"rules", "SF101"}, []string{`sessfix: rules takes no arguments, got "SF101"`, "hint: run `sessfix rules --help` for its flags and examples"}},
+		{[]string{"backups", "prune", "--older-than", "3x"}, []string{"hint: run `sessfix backups prune --help` for its flags and examples"}},
 	} {
 		r := run(t, nil, tt.args...)
 		for _, w := range tt.want {
@@ -103,5 +108,26 @@ func TestUsageErrorMessages(t *testing.T) {
 	// Without a shell, completion shows its help: a question, not an error.
 	if r := run(t, nil, "completion"); r.code != ExitOK || !strings.Contains(r.stdout, "bash") {
 		t.Errorf("sessfix completion: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestMessagesNameAPathOnce: an error about a file names it once, with the
+// system's reason, not the reason's own copy of the path.
+func TestMessagesNameAPathOnce(t *testing.T) {
+	dir := t.TempDir()
+	missing := dir + "/no/such/dir/report.json"
+	config := dir + "/nope.yaml"
+	for _, tt := range []struct {
+		args []string
+		path string
+		want string
+	}{
+		{[]string{"scan", "-o", missing, healthy}, missing, "sessfix: cannot write the report to " + missing + ": no such file or directory"},
+		{[]string{"scan", "--config", config, healthy}, config, "sessfix: cannot read the sessfix config " + config + ": no such file or directory"},
+	} {
+		r := run(t, nil, tt.args...)
+		if !strings.Contains(r.stderr, tt.want+"\n") || strings.Count(r.stderr, tt.path) != 1 {
+			t.Errorf("sessfix %s: want %q, the path once:\n%s", strings.Join(tt.args, " "), tt.want, r.stderr)
+		}
 	}
 }

@@ -313,10 +313,14 @@ func (r *fixRun) finish(err, inputs error) error {
 				oerr = fmt.Errorf("cannot write the report: %w", werr)
 			}
 		}
-		err = errors.Join(err, oerr)
+		if oerr != nil {
+			err = errors.Join(err, oerr)
+		}
 	}
 	if r.out != nil {
-		err = errors.Join(err, r.out.Close())
+		if cerr := r.out.Close(); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
 	}
 	if err == cli.ErrFindings && (inputs != nil || len(storeErrs) > 0) {
 		err = nil // the failures say more than "findings remain"

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -112,6 +113,10 @@ func Discover(dir string) (*Config, error) {
 func Load(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the path is in the message already
+		}
 		return nil, fmt.Errorf("cannot read the sessfix config %s: %w", path, err)
 	}
 	c, err := Parse(data, strings.EqualFold(filepath.Ext(path), ".json"))

@@ -18,7 +18,7 @@ func ExactArgs(n int, want string) cobra.PositionalArgs {
 // NoArgs rejects arguments as a usage error.
 func NoArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
-		return FlagErrorf("%s takes no arguments, got %q", cmd.CommandPath(), args[0])
+		return FlagErrorf("%s takes no arguments, got %q", name(cmd), args[0])
 	}
 	return nil
 }

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"time"
 
@@ -100,15 +102,26 @@ func (f *Factory) OpenOutput() (*Output, error) {
 	path := f.Globals.Output
 	file, err := os.Create(path)
 	if err != nil {
-		return nil, WithHints(fmt.Errorf("cannot write the report to %s: %w", path, err),
+		return nil, WithHints(fmt.Errorf("cannot write the report to %s: %w", path, pathCause(err)),
 			"check that the directory exists and is writable, or drop --output to print to stdout")
 	}
 	return &Output{W: file, close: func() error {
 		if err := file.Close(); err != nil {
-			return fmt.Errorf("cannot write the report to %s: %w", path, err)
+			return fmt.Errorf("cannot write the report to %s: %w", path, pathCause(err))
 		}
 		return nil
 	}}, nil
+}
+
+// pathCause is the system's reason in a file operation's error, without
+// the operation and path it repeats ("permission denied" of "open PATH:
+// permission denied"), for messages that name the path themselves.
+func pathCause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // Printer returns the printer of the --format format for out.

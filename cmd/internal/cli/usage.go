@@ -49,8 +49,8 @@ func CheckUsage(cmd *cobra.Command, format string) error {
 		return &FlagError{Err: err}
 	}
 	accepted := Formats(cmd)
-	if slices.Contains(accepted, strings.ToLower(format)) {
-		return nil
+	if !cmd.HasParent() || slices.Contains(accepted, strings.ToLower(format)) {
+		return nil // sessfix alone prints its help, whatever the format
 	}
 	err := FlagErrorf("%s prints %s, not %q", name(cmd), orList(accepted), format)
 	if slices.Contains(ciFormats, strings.ToLower(format)) && !slices.Contains(accepted, "sarif") {
