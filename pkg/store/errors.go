@@ -69,7 +69,7 @@ func (e *ChangedError) Error() string {
 	if e.Restoring {
 		when = "while it was being restored"
 	}
-	return fmt.Sprintf("%s %s %s: %v", e.Where, e.How, when, ErrChanged)
+	return fmt.Sprintf("%s %s %s", e.Where, e.How, when)
 }
 
 func (e *ChangedError) Unwrap() error { return ErrChanged }
@@ -100,7 +100,7 @@ func (e *HeldError) Error() string {
 	if h := e.Holder; h != nil {
 		who = fmt.Sprintf("pid %d on %s, started %s, sessfix %s", h.PID, h.Host, h.Started.Local().Format(time.DateTime), h.Version)
 	}
-	return fmt.Sprintf("%s is being repaired by another sessfix (%s): %v", e.Store, who, ErrLocked)
+	return fmt.Sprintf("%s is being repaired by another sessfix (%s)", e.Store, who)
 }
 
 func (e *HeldError) Unwrap() error { return ErrLocked }
