@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -48,8 +49,26 @@ func sessfixExe(t *testing.T) string {
 // signalled is one run of a real sessfix process stopped by a signal.
 type signalled struct {
 	cmd    *exec.Cmd
-	stderr bytes.Buffer
+	stderr lockedBuffer
 	done   chan error
+}
+
+// lockedBuffer is the stderr a reader goroutine fills while the test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) WriteString(s string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.WriteString(s)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // startSessfix starts exe with args in dir, its state in dir/state, and
@@ -69,17 +88,17 @@ func startSessfix(t *testing.T, exe, dir, ready string, args ...string) *signall
 		t.Fatal(err)
 	}
 	seen := make(chan struct{})
-	go func() {
+	go func(want string) {
 		sc := bufio.NewScanner(errPipe)
 		for sc.Scan() {
 			p.stderr.WriteString(sc.Text() + "\n")
-			if ready != "" && strings.Contains(sc.Text(), ready) {
+			if want != "" && strings.Contains(sc.Text(), want) {
 				close(seen)
-				ready = ""
+				want = ""
 			}
 		}
 		p.done <- p.cmd.Wait()
-	}()
+	}(ready)
 	if ready == "" {
 		return p
 	}
