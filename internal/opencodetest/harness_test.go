@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sessfix/sessfix/internal/mockanthropic"
+	"github.com/sessfix/sessfix/internal/mockopenai"
 )
 
 func testCtx(t *testing.T) context.Context {
@@ -245,26 +246,39 @@ func TestResumeAndServe_1_18(t *testing.T) {
 }
 
 // TestRecordedData checks that testdata/real opens with the store readers
-// and that real OpenCode still reads it (export of every session).
+// and that real OpenCode still reads it (export of every session): the
+// Anthropic stores of both versions and the provider family stores of
+// 1.18.33.
 func TestRecordedData(t *testing.T) {
 	root, err := RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range []string{V1_18, V1_1} {
-		t.Run(v, func(t *testing.T) {
+	stores := []struct {
+		dir, version string
+		sessions     int
+		providers    []string // providers the assistant messages come from
+	}{
+		{"opencode-" + V1_18, V1_18, 3, []string{"anthropic"}},
+		{"opencode-" + V1_1, V1_1, 3, []string{"anthropic"}},
+		{"opencode-" + V1_18 + "-openai-compatible", V1_18, 6, []string{"deepseek", "moonshotai", "kimi"}},
+		{"opencode-" + V1_18 + "-openai-responses", V1_18, 2, []string{"openai"}},
+	}
+	for _, st := range stores {
+		t.Run(st.dir, func(t *testing.T) {
 			t.Parallel()
-			src := filepath.Join(root, "testdata", "real", "opencode-"+v)
+			src := filepath.Join(root, "testdata", "real", st.dir)
 			ids, err := Sessions(src)
-			if err != nil || len(ids) != 3 {
+			if err != nil || len(ids) != st.sessions {
 				t.Fatalf("sessions %v %v", ids, err)
 			}
-			e := NewT(t, Options{Version: v})
+			e := NewT(t, Options{Version: st.version})
 			if err := e.LoadData(src); err != nil {
 				t.Fatal(err)
 			}
 			ctx := testCtx(t)
 			kinds := map[string]bool{}
+			providers := map[string]bool{}
 			for _, id := range ids {
 				msgs, err := LoadSession(src, id)
 				if err != nil {
@@ -278,16 +292,18 @@ func TestRecordedData(t *testing.T) {
 				if err := json.Unmarshal(doc, &exp); err != nil || len(exp.Messages) != len(msgs) {
 					t.Errorf("export %s: %d messages, store has %d (%v)", id, len(exp.Messages), len(msgs), err)
 				}
-				for _, m := range msgs {
-					for _, p := range m.Parts {
-						kinds[p.Type()] = true
-					}
-				}
 				users := 0
 				for _, m := range msgs {
 					if m.Role() == "user" {
 						users++
+						continue
 					}
+					p, _ := Get(m.Data, "providerID").(string)
+					providers[p] = true
+					for _, p := range m.Parts {
+						kinds[p.Type()] = true
+					}
+					checkRecordedReasoning(t, m)
 				}
 				if users >= 2 {
 					kinds["multi-turn"] = true
@@ -298,6 +314,44 @@ func TestRecordedData(t *testing.T) {
 					t.Errorf("recorded data has no %s", k)
 				}
 			}
+			for _, p := range st.providers {
+				if !providers[p] {
+					t.Errorf("no assistant message from provider %s (have %v)", p, providers)
+				}
+			}
+			if len(providers) != len(st.providers) {
+				t.Errorf("assistant messages from %v, want %v", providers, st.providers)
+			}
 		})
+	}
+}
+
+// checkRecordedReasoning checks that a recorded assistant message's
+// reasoning carries what its provider issued: the mocks' signature or
+// encrypted content, made with their default secrets for the harness's
+// API keys, so resumed copies are accepted.
+func checkRecordedReasoning(t *testing.T, m Message) {
+	t.Helper()
+	for _, p := range m.Parts {
+		if p.Type() != "reasoning" {
+			continue
+		}
+		switch provider, _ := Get(m.Data, "providerID").(string); provider {
+		case "anthropic":
+			sig, _ := Get(p.Data, "metadata.anthropic.signature").(string)
+			if !mockanthropic.ValidSignature(mockanthropic.DefaultSecret, p.Text(), sig) {
+				t.Errorf("reasoning %s: signature does not verify", p.ID)
+			}
+		case "openai":
+			enc, _ := Get(p.Data, "metadata.openai.reasoningEncryptedContent").(string)
+			model, _ := Get(m.Data, "modelID").(string)
+			if !mockopenai.Verify(mockopenai.DefaultSecret, enc, Providers["openai"].APIKey, model) {
+				t.Errorf("reasoning %s: encrypted content does not verify", p.ID)
+			}
+		default:
+			if p.Data["metadata"] != nil {
+				t.Errorf("reasoning %s of %s has metadata %v", p.ID, provider, p.Data["metadata"])
+			}
+		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -15,7 +14,7 @@ import (
 	"github.com/sessfix/sessfix/internal/opencodetest"
 )
 
-var familiesFlag = flag.String("families", "google,amazon-bedrock",
+var familiesFlag = flag.String("families", "google,amazon-bedrock,openai-compatible,openai-responses",
 	"provider families to record with OpenCode "+opencodetest.V1_18+" into testdata/real/opencode-"+opencodetest.V1_18+"-<family>/ (empty: none)")
 
 // familyModels are the models the recorded families run, by provider id.
@@ -34,11 +33,16 @@ func recordFamilies(outRoot string) error {
 	for _, fam := range strings.Split(*familiesFlag, ",") {
 		fam = strings.TrimSpace(fam)
 		model, ok := familyModels[fam]
-		if !ok {
-			return fmt.Errorf("unknown family %q (known: google, amazon-bedrock)", fam)
+		sessions, titled := titledStores[fam]
+		if !ok && !titled {
+			return fmt.Errorf("unknown family %q (known: google, amazon-bedrock, openai-compatible, openai-responses)", fam)
 		}
 		start := time.Now()
-		if err := recordFamily(fam, model, outRoot); err != nil {
+		record := func() error { return recordFamily(fam, model, outRoot) }
+		if titled {
+			record = func() error { return recordTitled(fam, sessions, outRoot) }
+		}
+		if err := record(); err != nil {
 			return fmt.Errorf("%s: %w", fam, err)
 		}
 		log.Printf("%s: recorded in %s", fam, time.Since(start).Round(time.Second))
@@ -89,16 +93,5 @@ func recordFamily(fam, model, outRoot string) error {
 			return fmt.Errorf("bedrock mock rejected request %d: %s", r.Index, r.Error)
 		}
 	}
-	dst := filepath.Join(outRoot, "opencode-"+opencodetest.V1_18+"-"+fam)
-	if err := os.RemoveAll(dst); err != nil {
-		return err
-	}
-	if err := f.SaveData(dst); err != nil {
-		return err
-	}
-	ids, err := opencodetest.Sessions(dst)
-	if err != nil || len(ids) != 2 {
-		return fmt.Errorf("copy holds sessions %v, want 2 (%v)", ids, err)
-	}
-	return nil
+	return save(f, filepath.Join(outRoot, "opencode-"+opencodetest.V1_18+"-"+fam), 2)
 }

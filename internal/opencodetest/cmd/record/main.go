@@ -1,20 +1,23 @@
 // Command record makes the real, healthy OpenCode stores kept under
-// testdata/real/: for each pinned OpenCode version it installs the release
-// from npm, drives it offline against internal/mockanthropic (thinking
-// signed with mockanthropic.DefaultSecret), records three sessions — a
-// plain one, a bash tool loop and a two-turn one resumed with --session —
-// and copies only the session data (opencode.db, checkpointed so no
-// -wal/-shm is needed, or the storage/ tree) to
-// testdata/real/opencode-<version>/.
+// testdata/real/.
 //
-// With -families (default google,amazon-bedrock) it also records, with
-// 1.18.33, a tool loop and a two-turn session per provider family against
-// internal/mockgemini and internal/mockbedrock, into
-// testdata/real/opencode-1.18.33-<family>/.
+// For each pinned OpenCode version it installs the release from npm, drives
+// it offline against internal/mockanthropic (thinking signed with
+// mockanthropic.DefaultSecret), records three sessions — a plain one, a
+// bash tool loop and a two-turn one resumed with --session — and copies
+// only the session data (opencode.db, checkpointed so no -wal/-shm is
+// needed, or the storage/ tree) to testdata/real/opencode-<version>/.
 //
-//	go run ./internal/opencodetest/cmd/record            # both versions, both families
+// With -families (default: all) it also records, with 1.18.33, one store
+// per provider family into testdata/real/opencode-1.18.33-<family>/:
+// google and amazon-bedrock (a tool loop and a two-turn session against
+// internal/mockgemini and internal/mockbedrock), openai-compatible (DeepSeek
+// and Kimi) and openai-responses (openai), whose sessions against
+// internal/mockopenai are named by their title.
+//
+//	go run ./internal/opencodetest/cmd/record            # both versions, every family
 //	go run ./internal/opencodetest/cmd/record -versions 1.18.33 -families ""
-//	go run ./internal/opencodetest/cmd/record -versions "" -families google
+//	go run ./internal/opencodetest/cmd/record -versions "" -families google,openai-responses
 package main
 
 import (
@@ -22,7 +25,6 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -98,25 +100,5 @@ func record(version, outRoot string) error {
 		}
 	}
 
-	dst := filepath.Join(outRoot, "opencode-"+version)
-	if err := os.RemoveAll(dst); err != nil {
-		return err
-	}
-	if err := e.SaveData(dst); err != nil {
-		return err
-	}
-	ids, err := opencodetest.Sessions(dst)
-	if err != nil {
-		return fmt.Errorf("reading the copy: %w", err)
-	}
-	if len(ids) != 3 {
-		return fmt.Errorf("copy holds %d sessions, want 3", len(ids))
-	}
-	for _, id := range ids {
-		msgs, err := opencodetest.LoadSession(dst, id)
-		if err != nil || len(msgs) == 0 {
-			return fmt.Errorf("reading session %s from the copy: %v", id, err)
-		}
-	}
-	return nil
+	return save(e, filepath.Join(outRoot, "opencode-"+version), 3)
 }
