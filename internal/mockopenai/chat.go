@@ -58,7 +58,14 @@ type ChatToolCall struct {
 // Text returns the message's text: the content string, or its text parts
 // joined by newlines.
 func (m ChatMessage) Text() string {
-	c := bytes.TrimSpace(m.Content)
+	return contentText(m.Content, func(typ string) bool { return typ == "text" })
+}
+
+// contentText reads a content field that is a string, null, or an array of
+// typed parts, and joins the text of the parts isText accepts by newlines.
+// Content that is neither comes back as it is.
+func contentText(content json.RawMessage, isText func(typ string) bool) string {
+	c := bytes.TrimSpace(content)
 	if len(c) == 0 || string(c) == "null" {
 		return ""
 	}
@@ -72,11 +79,11 @@ func (m ChatMessage) Text() string {
 		Text string `json:"text"`
 	}
 	if json.Unmarshal(c, &parts) != nil {
-		return ""
+		return string(c)
 	}
 	var out []string
 	for _, p := range parts {
-		if p.Type == "text" {
+		if isText(p.Type) {
 			out = append(out, p.Text)
 		}
 	}
@@ -364,24 +371,23 @@ func (s *Server) chatStream(ctx context.Context, e sse, r *Request, turn Turn) {
 	reach(StageCreated)
 	finish := "stop"
 	call := 0
+	// deltas streams text as deltas of one field, reaching first after the
+	// first delta and done after the last.
+	deltas := func(text string, size int, field string, first, done Stage) {
+		for k, c := range mockstream.Chunks(text, size) {
+			e.send("", chunk(map[string]any{field: c}, nil))
+			if k == 0 {
+				reach(first)
+			}
+		}
+		reach(done)
+	}
 	for i, b := range turn.Blocks {
 		switch b.Type {
 		case BlockReasoning:
-			for k, c := range mockstream.Chunks(b.Text, 24) {
-				e.send("", chunk(map[string]any{"reasoning_content": c}, nil))
-				if k == 0 {
-					reach(StageReasoningDelta)
-				}
-			}
-			reach(StageReasoningDone)
+			deltas(b.Text, 24, "reasoning_content", StageReasoningDelta, StageReasoningDone)
 		case BlockText:
-			for k, c := range mockstream.Chunks(b.Text, 16) {
-				e.send("", chunk(map[string]any{"content": c}, nil))
-				if k == 0 {
-					reach(StageTextDelta)
-				}
-			}
-			reach(StageTextDone)
+			deltas(b.Text, 16, "content", StageTextDelta, StageTextDone)
 		case BlockToolCall:
 			finish = "tool_calls"
 			e.send("", chunk(map[string]any{"tool_calls": []any{map[string]any{"index": call, "id": ids[i], "type": "function",

@@ -1,7 +1,6 @@
 package mockopenai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -86,32 +85,11 @@ func (it InputItem) IDValue() string {
 // Text returns a message's text (content string or its text parts) or a
 // function call output's output.
 func (it InputItem) Text() string {
-	c := bytes.TrimSpace(it.Content)
+	c := it.Content
 	if it.Kind() == "function_call_output" {
-		c = bytes.TrimSpace(it.Output)
+		c = it.Output
 	}
-	if len(c) == 0 || string(c) == "null" {
-		return ""
-	}
-	if c[0] == '"' {
-		var s string
-		_ = json.Unmarshal(c, &s)
-		return s
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if json.Unmarshal(c, &parts) != nil {
-		return string(c)
-	}
-	var out []string
-	for _, p := range parts {
-		if strings.HasSuffix(p.Type, "text") {
-			out = append(out, p.Text)
-		}
-	}
-	return strings.Join(out, "\n")
+	return contentText(c, func(typ string) bool { return strings.HasSuffix(typ, "text") })
 }
 
 // ParseResponses decodes a Responses API request body.

@@ -45,6 +45,12 @@ func labCtx(t *testing.T) context.Context {
 
 func newLab(t *testing.T, opts opencodetest.Options) *lab {
 	t.Helper()
+	return newLabFrom(t, opts, "opencode-"+opencodetest.V1_18)
+}
+
+// newLabFrom is newLab with another recorded store of testdata/real.
+func newLabFrom(t *testing.T, opts opencodetest.Options, store string) *lab {
+	t.Helper()
 	opts.Version = opencodetest.V1_18
 	if opts.Timeout == 0 {
 		// A lab's `opencode serve` lives as long as its experiment, which
@@ -56,7 +62,7 @@ func newLab(t *testing.T, opts opencodetest.Options) *lab {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.LoadData(filepath.Join(root, "testdata", "real", "opencode-"+opencodetest.V1_18)); err != nil {
+	if err := e.LoadData(filepath.Join(root, "testdata", "real", store)); err != nil {
 		t.Fatal(err)
 	}
 	db, err := opencodetest.OpenDB(e.DBPath())
