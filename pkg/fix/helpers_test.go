@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -80,6 +81,42 @@ func (b *sb) part(m *store.Message, id, fields string) *store.Part {
 	}
 	m.Parts = append(m.Parts, p)
 	return p
+}
+
+// complete gives every record of the session the keys OpenCode's schema
+// requires that the test left out (SF206's backfill: the values OpenCode
+// writes), so tests about other rules hold records OpenCode could load.
+func (b *sb) complete() *sb {
+	b.t.Helper()
+	info := b.s.Info
+	if info == nil {
+		// Where the session ran: an assistant message's path.
+		b.s.Info = &store.Record{Kind: store.KindSession, ID: sesID, Raw: []byte(`{"directory":"/work","projectID":"global"}`)}
+	}
+	rs := scan.SessionSchema(b.s)
+	b.s.Info = info
+	for _, r := range rs {
+		if len(r.Left) > 0 || len(r.Unservable) > 0 {
+			b.t.Fatalf("test record %s does not fit opencode's schema: %v %v", r.Record().ID, r.Left, r.Unservable)
+		}
+		rec := *r.Record()
+		rec.Raw = r.Body
+		if r.Part != nil {
+			p, err := store.NewPart(rec, r.Part.MessageID, r.Part.SessionID)
+			if err != nil {
+				b.t.Fatal(err)
+			}
+			*r.Part = *p
+			continue
+		}
+		m, err := store.NewMessage(rec, r.Message.SessionID)
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		m.Parts = r.Message.Parts
+		*r.Message = *m
+	}
+	return b
 }
 
 func testEnv() env { return env{now: testNow, placeholder: DefaultPlaceholder} }

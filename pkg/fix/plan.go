@@ -508,6 +508,16 @@ func (w *work) part(f scan.Finding) (*store.Message, *store.Part, error) {
 	return m, p, nil
 }
 
+// record is the finding's part, or its message (p nil) when it names no
+// part.
+func (w *work) record(f scan.Finding) (*store.Message, *store.Part, error) {
+	if f.PartID != "" {
+		return w.part(f)
+	}
+	m, err := w.message(f)
+	return m, nil, err
+}
+
 // quarantine moves an unreadable record, an orphan part, or a message whose
 // session record is missing (with its parts) into the backup area.
 func (w *work) quarantine(f scan.Finding) ([]store.Edit, error) {

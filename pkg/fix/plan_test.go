@@ -104,6 +104,7 @@ func thinkingAfterText(t *testing.T) (*sb, *store.Message) {
 	b.part(a, prt5, `{"type":"step-finish"}`)
 	u2 := b.msg(msgU2, "user", `{"role":"user","time":{"created":4}}`)
 	b.part(u2, prt6, `{"type":"text","text":"more"}`)
+	b.complete()
 	return b, a
 }
 
@@ -201,7 +202,7 @@ func finalLoopUnsigned(t *testing.T) *sb {
 	b.part(a, prt2, `{"type":"step-start"}`)
 	b.part(a, prt3, `{"type":"reasoning","text":"partial"}`)
 	b.part(a, prt4, `{"type":"tool","callID":"c","tool":"bash","state":{"status":"completed","input":{},"output":"x","time":{"start":1,"end":2}}}`)
-	return b
+	return b.complete()
 }
 
 func strategiesUsed(p *SessionPlan) string {

@@ -42,7 +42,7 @@ func failedResume(t *testing.T, shape store.Shape) *sb {
 	b.part(u3, "prt_b0000000000cAAAAAAAAAAAAAA", `{"type":"text","text":"continue"}`)
 	a3 := b.msg(msgA3, "assistant", asst(msgA3, `,"error":{"name":"APIError","data":{"message":"`+strings.ReplaceAll(orderError, `"`, `\"`)+`"}}`))
 	b.part(a3, "prt_b0000000000dAAAAAAAAAAAAAA", `{"type":"step-start"}`)
-	return b
+	return b.complete()
 }
 
 func TestProviderMessagesMirrorsOpenCode(t *testing.T) {

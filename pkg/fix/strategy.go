@@ -48,6 +48,8 @@ var (
 	stQuar    = Strategy{Name: "quarantine", Mutations: "quarantine", Doc: "move the record (and an orphan message's parts) into the backup area"}
 	stRekey   = Strategy{Name: "rekey", Mutations: "rekey", Doc: "give the record a valid id that sorts at the same position"}
 	stRewrite = Strategy{Name: "rewrite", Mutations: "rewriteBodyIDs", Doc: "set the body's id, sessionID and messageID to the ones its path or row gives"}
+	stFill    = Strategy{Name: "backfill", Mutations: "backfillSchemaFields", Doc: "write the value opencode itself writes into each missing key that has a safe default"}
+	stDropKey = Strategy{Name: "drop", Mutations: "dropUnservableKey", Doc: "remove the key opencode cannot serve (backed up)"}
 )
 
 // strategyTable lists every rule's strategies in the order they are tried.
@@ -65,6 +67,8 @@ var strategyTable = map[string][]Strategy{
 	"SF202": {stRekey},
 	"SF203": {stRewrite, stQuar},
 	"SF205": {stDelete},
+	"SF206": {stFill},
+	"SF208": {stDropKey},
 	"SF301": {stClose, stExclude},
 	"SF302": {stMove, stStrip, stInject, stReplace, stAbort, stExclude, stPrepend},
 }
@@ -259,6 +263,18 @@ func rulePlanFunc(f scan.Finding, st Strategy) planFunc {
 		}
 	case stRewrite:
 		return func(w *work) ([]store.Edit, error) { return w.rewriteIDs(f) }
+	case stFill, stDropKey:
+		mutate := backfillSchemaFields
+		if st == stDropKey {
+			mutate = dropUnservableKey
+		}
+		return func(w *work) ([]store.Edit, error) {
+			m, p, err := w.record(f)
+			if err != nil {
+				return nil, err
+			}
+			return mutate(w.s, m, p)
+		}
 	}
 	return nil
 }

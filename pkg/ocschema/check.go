@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -129,12 +130,18 @@ func VariantOf(r Record, data []byte) string {
 // whose role or type OpenCode does not know gets one UnknownVariant
 // problem and no more.
 func Check(r Record, data []byte, ids IDs) []Problem {
-	if !gjson.ValidBytes(data) || !gjson.ParseBytes(data).IsObject() {
+	if !gjson.ValidBytes(data) {
 		return []Problem{{Kind: NotJSON, Want: "object", Got: shorten(string(data))}}
 	}
 	data = withIDs(r, data, ids)
+	// Read in place: no result of the parse outlives this call but what
+	// got copies.
+	root := gjson.Parse(unsafe.String(unsafe.SliceData(data), len(data)))
+	if !root.IsObject() {
+		return []Problem{{Kind: NotJSON, Want: "object", Got: shorten(string(data))}}
+	}
 	var c checker
-	c.union(gjson.ParseBytes(data), r.union(), "", r.String())
+	c.union(root, r.union(), "", r.String())
 	return c.problems
 }
 
@@ -147,6 +154,9 @@ func withIDs(r Record, data []byte, ids IDs) []byte {
 		if out, err := sjson.SetBytes(data, key, v); err == nil {
 			data = out
 		}
+	}
+	if ids == (IDs{}) {
+		return data
 	}
 	data = append([]byte(nil), data...)
 	set("id", ids.ID)
@@ -184,9 +194,18 @@ func (c *checker) union(v gjson.Result, u *UnionType, path, object string) {
 }
 
 func (c *checker) object(v gjson.Result, obj *ObjectType, path string) {
+	// One pass over the object's members, not one lookup per field: a
+	// record's text or tool output is read once.
+	members := make(map[string]gjson.Result, len(obj.Fields))
+	v.ForEach(func(k, fv gjson.Result) bool {
+		if _, dup := members[k.Str]; !dup {
+			members[k.Str] = fv
+		}
+		return true
+	})
 	for i := range obj.Fields {
 		f := &obj.Fields[i]
-		fv := v.Get(escapeKey(f.Name))
+		fv := members[f.Name]
 		if u := QuirkFor(obj.Name, f.Name); u != nil && fv.Exists() {
 			c.add(Problem{Path: join(path, f.Name), Kind: Unencodable, Want: u.Observed, Got: got(fv), Object: obj.Name})
 			continue
@@ -283,7 +302,8 @@ func describe(f *Field) string {
 	}
 }
 
-func got(v gjson.Result) string { return shorten(v.Raw) }
+// got is a value as found, copied out of the record's bytes.
+func got(v gjson.Result) string { return strings.Clone(shorten(v.Raw)) }
 
 func shorten(s string) string {
 	const limit = 80

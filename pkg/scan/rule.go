@@ -54,6 +54,9 @@ type sessionCache struct {
 
 	settledDone bool
 	settled     bool // Settled
+
+	schemaDone bool
+	schema     []*RecordSchema // SchemaOf
 }
 
 // shared returns the session's cache, making it for a Context built alone.

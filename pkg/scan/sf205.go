@@ -4,14 +4,17 @@ func init() {
 	register(&Rule{
 		Code:     "SF205",
 		Name:     "foreign-part-type",
-		Severity: Warning,
+		Severity: Error,
 		Summary:  "a part has a type opencode does not have",
 		What: "A part whose `type` is not one of OpenCode's: text, reasoning, tool, step-start, step-finish, file, " +
 			"patch, snapshot, agent, subtask, retry, compaction. Types such as `thinking`, `redacted_thinking`, " +
 			"`tool_use` and `tool_result` come from other repair tools that wrote provider block shapes into " +
 			"OpenCode's store.",
-		Why: "OpenCode ignores these parts when it builds a request, so whatever they were meant to repair is not " +
-			"repaired, and the session can look healthy to other checks while the provider sees something else.",
+		Why: "OpenCode 1.18 cannot serve a session holding one: `GET /session/:id/message` answers HTTP 400 " +
+			"(`Expected Part, got {…}`), so the TUI, the desktop app and the web UI cannot open it (observed on real " +
+			"OpenCode 1.18.33). OpenCode also ignores these parts when it builds a request, so whatever they were " +
+			"meant to repair is not repaired.",
+		ProviderError: "OpenCode 1.18.33, GET /session/:id/message: 400 Expected Part, got {\"type\":\"thinking\",…} at [1][\"parts\"][0]",
 		FixDoc:  "`deletePart` removes the part (backed up first, restorable with `undo`).",
 		Fixable: true,
 		Fix:     "deletePart",
@@ -42,7 +45,7 @@ func checkForeignPart(c *Context) {
 				continue
 			}
 			f := At(m, p)
-			f.Message = "part type " + quote(p.Type) + " is not an opencode type; opencode ignores it"
+			f.Message = "part type " + quote(p.Type) + " is not an opencode type; opencode 1.18 cannot open the session, and ignores the part when it sends it"
 			c.Report(f)
 		}
 	}

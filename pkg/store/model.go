@@ -139,6 +139,17 @@ type Session struct {
 	// whose message does not exist. Messages without a session are reported
 	// through InfoMissing.
 	Orphans []*Part
+	// Projects are the store's project rows, read with the session (SQLite:
+	// the project table); nil for shapes that keep none. OpenCode lists a
+	// session under the project its directory resolves to.
+	Projects []Project
+}
+
+// Project is one project row: its id (a git repository's first commit, or
+// "global" for directories outside git) and its worktree.
+type Project struct {
+	ID       string
+	Worktree string
 }
 
 // PartCount is the number of parts across all messages.
