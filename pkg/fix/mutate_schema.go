@@ -100,3 +100,24 @@ func recordEdit(m *store.Message, p *store.Part, mutation, reason string) store.
 	}
 	return messageEdit(store.OpUpdate, m, mutation, reason)
 }
+
+// repointParent points an assistant message whose parentID names no message
+// at the closest user message before it, the message OpenCode names when it
+// answers a prompt.
+func repointParent(s *store.Session, m *store.Message) ([]store.Edit, error) {
+	i := msgIndex(s, m.ID)
+	if m.Role != "assistant" || i < 0 {
+		return nil, errNotApplicable
+	}
+	u := scan.PreviousUser(s, i)
+	if u == nil {
+		return nil, fmt.Errorf("message %s: no user message comes before it", m.ID)
+	}
+	after, err := setJSON(m.Raw, u.ID, "parentID")
+	if err != nil {
+		return nil, fmt.Errorf("message %s: %w", m.ID, err)
+	}
+	ed := messageEdit(store.OpUpdate, m, "repointParent", "parentID set to the user message before it, "+u.ID)
+	ed.After = after
+	return []store.Edit{ed}, nil
+}

@@ -50,6 +50,7 @@ var (
 	stRewrite = Strategy{Name: "rewrite", Mutations: "rewriteBodyIDs", Doc: "set the body's id, sessionID and messageID to the ones its path or row gives"}
 	stFill    = Strategy{Name: "backfill", Mutations: "backfillSchemaFields", Doc: "write the value opencode itself writes into each missing key that has a safe default"}
 	stDropKey = Strategy{Name: "drop", Mutations: "dropUnservableKey", Doc: "remove the key opencode cannot serve (backed up)"}
+	stRepoint = Strategy{Name: "repoint", Mutations: "repointParent", Doc: "point parentID at the closest user message before the assistant message"}
 )
 
 // strategyTable lists every rule's strategies in the order they are tried.
@@ -69,6 +70,7 @@ var strategyTable = map[string][]Strategy{
 	"SF205": {stDelete},
 	"SF206": {stFill},
 	"SF208": {stDropKey},
+	"SF209": {stRepoint},
 	"SF301": {stClose, stExclude},
 	"SF302": {stMove, stStrip, stInject, stReplace, stAbort, stExclude, stPrepend},
 }
@@ -263,6 +265,14 @@ func rulePlanFunc(f scan.Finding, st Strategy) planFunc {
 		}
 	case stRewrite:
 		return func(w *work) ([]store.Edit, error) { return w.rewriteIDs(f) }
+	case stRepoint:
+		return func(w *work) ([]store.Edit, error) {
+			m, err := w.message(f)
+			if err != nil {
+				return nil, err
+			}
+			return repointParent(w.s, m)
+		}
 	case stFill, stDropKey:
 		mutate := backfillSchemaFields
 		if st == stDropKey {
