@@ -141,7 +141,7 @@ func applyUpdate(s *store.Session, ed store.Edit) error {
 		s.Messages[i] = nm
 		return nil
 	case store.KindPart:
-		m, p := findPart(s, ed.ID)
+		m, p := findPartIn(s, ed.MessageID, ed.ID)
 		if p == nil {
 			return fmt.Errorf("part does not exist")
 		}
@@ -185,7 +185,7 @@ func applyRemove(s *store.Session, ed store.Edit) error {
 				return nil
 			}
 		}
-		m, p := findPart(s, ed.ID)
+		m, p := findPartIn(s, ed.MessageID, ed.ID)
 		if p == nil {
 			return fmt.Errorf("part does not exist")
 		}

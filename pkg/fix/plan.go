@@ -411,22 +411,25 @@ func (w *work) run(steps []step) (*SessionPlan, error) {
 // quarantine after updates wins (the updates are reported as skipped); an
 // add followed by a delete vanishes.
 func collapse(in []store.Edit) ([]store.Edit, []Skipped) {
+	// A record is its kind, id and location: two parts of different
+	// messages may share an id (SF211) and are still two records.
 	type key struct {
-		k  store.Kind
-		id string
+		k   store.Kind
+		id  string
+		loc store.Location
 	}
 	var out []*store.Edit
 	idx := map[key]int{}
 	var skipped []Skipped
 	for _, e := range in {
 		e := e
-		k := key{e.Kind, e.ID}
+		k := key{e.Kind, e.ID, e.Loc}
 		j, ok := idx[k]
 		if e.Op == store.OpAdd || !ok || out[j] == nil {
 			out = append(out, &e)
-			idx[key{e.Kind, e.ID}] = len(out) - 1
+			idx[k] = len(out) - 1
 			if e.Op == store.OpRekey {
-				idx[key{e.Kind, e.NewID}] = len(out) - 1
+				idx[key{e.Kind, e.NewID, e.Loc}] = len(out) - 1
 			}
 			continue
 		}
@@ -443,7 +446,7 @@ func collapse(in []store.Edit) ([]store.Edit, []Skipped) {
 				} else {
 					prev.Op, prev.NewID = store.OpRekey, e.NewID
 				}
-				idx[key{e.Kind, e.NewID}] = j
+				idx[key{e.Kind, e.NewID, e.Loc}] = j
 			}
 			prev.Rule = joinUnique(prev.Rule, e.Rule)
 			prev.Mutation = joinUnique(prev.Mutation, e.Mutation)
@@ -501,7 +504,7 @@ func (w *work) part(f scan.Finding) (*store.Message, *store.Part, error) {
 	if f.PartID == "" {
 		return nil, nil, fmt.Errorf("the finding names no part")
 	}
-	m, p := findPart(w.s, f.PartID)
+	m, p := findPartIn(w.s, f.MessageID, f.PartID)
 	if p == nil {
 		return nil, nil, fmt.Errorf("part %s no longer exists", f.PartID)
 	}

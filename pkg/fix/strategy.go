@@ -71,6 +71,7 @@ var strategyTable = map[string][]Strategy{
 	"SF206": {stFill},
 	"SF208": {stDropKey},
 	"SF209": {stRepoint},
+	"SF211": {stRekey},
 	"SF301": {stClose, stExclude},
 	"SF302": {stMove, stStrip, stInject, stReplace, stAbort, stExclude, stPrepend},
 }
