@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io/fs"
 	"time"
 
@@ -33,6 +34,13 @@ type Writer interface {
 	Targets(ctx context.Context, cs *ChangeSet) ([]Target, error)
 	// Read returns the current image of each target.
 	Read(ctx context.Context, targets []Target) ([]Image, error)
+	// Planned returns the image each target will have once cs is applied,
+	// exactly as Apply would write it (Exists, Data, and Spans where the
+	// writer knows them), in the order of before: the current images
+	// (Read) of the targets Targets listed for cs. It writes nothing. The
+	// backup journal records it, so undo knows what a run that was
+	// killed part way through had set out to write; dry runs diff it.
+	Planned(ctx context.Context, cs *ChangeSet, before []Image) ([]Image, error)
 	// Restore makes each target exactly its image: writes or re-inserts
 	// what existed, removes what did not. SQLite restores in one
 	// transaction; files are each replaced atomically.
@@ -151,12 +159,45 @@ type Image struct {
 	// Columns are a row's other columns (all but id and data), so a deleted
 	// row can be re-inserted exactly.
 	Columns []Column `json:"columns,omitempty"`
+	// Spans, on an image Planned returns, locate every byte range in which
+	// it differs from the image it was planned from (in order, not
+	// overlapping): what a large file's backup keeps instead of all of it.
+	// Nil when the writer does not track them.
+	Spans []Span `json:"-"`
 	// Expect, when set, is the Hash the target must still have for Restore
 	// to replace it: the state the caller read and checked. Restore refuses
 	// with ErrChanged and restores nothing otherwise (checked inside the
 	// transaction for SQLite, just before the first file is replaced for
 	// files).
 	Expect *string `json:"-"`
+}
+
+// Span is one byte range where an image differs from an earlier one: the
+// Len bytes at At (in the later image) replaced Old.
+type Span struct {
+	At, Len int
+	Old     []byte
+}
+
+// Revert returns the earlier image's bytes: later with every span's bytes
+// replaced by the Old bytes they replaced. The spans must be in order and
+// within later.
+func Revert(later []byte, spans []Span) ([]byte, error) {
+	n := len(later)
+	for _, sp := range spans {
+		n += len(sp.Old) - sp.Len
+	}
+	out := make([]byte, 0, max(n, 0))
+	pos := 0
+	for _, sp := range spans {
+		if sp.At < pos || sp.Len < 0 || sp.At+sp.Len > len(later) {
+			return nil, fmt.Errorf("span %d+%d is out of order or outside the %d bytes", sp.At, sp.Len, len(later))
+		}
+		out = append(out, later[pos:sp.At]...)
+		out = append(out, sp.Old...)
+		pos = sp.At + sp.Len
+	}
+	return append(out, later[pos:]...), nil
 }
 
 // Unexpected returns a *ChangedError for the first image whose current

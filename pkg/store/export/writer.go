@@ -21,6 +21,18 @@ type exportWriter struct {
 	info store.Info // Path made absolute: the backup records it, and undo may run elsewhere
 	ops  atomicfile.Ops
 	seen store.Listing
+	// planned is the last document Planned rendered, which Apply writes
+	// when it is asked to apply the same change set to the same bytes: a
+	// large file is spliced once per run, not twice.
+	planned *rendered
+}
+
+// rendered is a change set spliced into a document.
+type rendered struct {
+	cs   *store.ChangeSet
+	from string // the hash of the document it was spliced into
+	d    *document
+	locs map[int]store.Location
 }
 
 func newExportWriter(info store.Info, ops atomicfile.Ops) *exportWriter {
@@ -100,31 +112,73 @@ func (w *exportWriter) Apply(ctx context.Context, cs *store.ChangeSet) error {
 	if err := w.seen.Changed(cs, []store.Image{{Target: store.Target{Path: w.info.Path}, Exists: true, Data: doc}}); err != nil {
 		return err
 	}
-	locs := map[int]store.Location{}
-	for i := range cs.Edits {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		var at int
-		doc, at, err = w.edit(doc, &cs.Edits[i])
-		if err != nil {
-			return err
-		}
-		if at >= 0 {
-			locs[i] = store.Location{Path: w.info.Path, Line: bytes.Count(doc[:at], []byte("\n")) + 1}
-		}
+	var (
+		d    *document
+		locs map[int]store.Location
+	)
+	if r := w.planned; r != nil && r.cs == cs && r.from == store.HashBytes(doc) {
+		d, locs = r.d, r.locs
+	} else if d, locs, err = w.render(ctx, doc, cs); err != nil {
+		return err
 	}
-	if !gjson.ValidBytes(doc) {
-		return fmt.Errorf("rewriting %s produced invalid JSON; nothing was written (please report this)", w.info.Path)
-	}
+	w.planned = nil
 	atomicfile.CleanTempsOf(w.ops, w.info.Path)
-	if err := atomicfile.Write(w.ops, w.info.Path, doc, 0o644, nil); err != nil {
+	if err := atomicfile.Write(w.ops, w.info.Path, d.b, 0o644, nil); err != nil {
 		return store.WriteFailed(fmt.Errorf("%w; the export file was left as it was", err), true)
 	}
 	for i, l := range locs {
 		cs.Edits[i].Loc = l
 	}
 	return nil
+}
+
+// Planned is the file as Apply would write it, with the spans where it
+// differs from before: a splice of every edit into the document.
+func (w *exportWriter) Planned(ctx context.Context, cs *store.ChangeSet, before []store.Image) ([]store.Image, error) {
+	if err := cs.Check(); err != nil {
+		return nil, err
+	}
+	out := make([]store.Image, len(before))
+	for i, im := range before {
+		if im.Path != w.info.Path {
+			return nil, fmt.Errorf("cannot plan %s: it is not the export file %s", im.Path, w.info.Path)
+		}
+		out[i] = store.Image{Target: im.Target, Exists: im.Exists, Mode: im.Mode, Data: im.Data}
+		if !im.Exists || cs.Empty() {
+			continue
+		}
+		d, locs, err := w.render(ctx, im.Data, cs)
+		if err != nil {
+			return nil, err
+		}
+		out[i].Data, out[i].Spans = d.b, d.spans
+		w.planned = &rendered{cs: cs, from: im.Hash(), d: d, locs: locs}
+	}
+	return out, nil
+}
+
+// render splices every edit of cs into doc, and returns the new document
+// with the spans it changed, and the locations of the records it created
+// (by edit).
+func (w *exportWriter) render(ctx context.Context, doc []byte, cs *store.ChangeSet) (*document, map[int]store.Location, error) {
+	d := &document{b: doc}
+	locs := map[int]store.Location{}
+	for i := range cs.Edits {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		at, err := w.edit(d, &cs.Edits[i])
+		if err != nil {
+			return nil, nil, err
+		}
+		if at >= 0 {
+			locs[i] = store.Location{Path: w.info.Path, Line: bytes.Count(d.b[:at], []byte("\n")) + 1}
+		}
+	}
+	if !gjson.ValidBytes(d.b) {
+		return nil, nil, fmt.Errorf("rewriting %s produced invalid JSON; nothing was written (please report this)", w.info.Path)
+	}
+	return d, locs, nil
 }
 
 // located is a record found in the document.
@@ -148,12 +202,18 @@ func (w *exportWriter) findMessage(doc []byte, id string) (located, bool, error)
 	if err != nil {
 		return located{}, false, err
 	}
-	for i, m := range msgs.Array() {
+	// ForEach, not Array: the walk stops at the message, and a large file
+	// is not split into every element for each edit.
+	loc, found, i := located{arr: msgs}, false, 0
+	msgs.ForEach(func(_, m gjson.Result) bool {
 		if m.Get("info.id").Str == id {
-			return located{elem: m, obj: m.Get("info"), arr: msgs, index: i}, true, nil
+			loc, found = located{elem: m, obj: m.Get("info"), arr: msgs, index: i}, true
+			return false
 		}
-	}
-	return located{arr: msgs}, false, nil
+		i++
+		return true
+	})
+	return loc, found, nil
 }
 
 func (w *exportWriter) findPart(doc []byte, messageID, id string) (located, bool, error) {
@@ -161,28 +221,36 @@ func (w *exportWriter) findPart(doc []byte, messageID, id string) (located, bool
 	if err != nil {
 		return located{}, false, err
 	}
-	for pass := 0; pass < 2; pass++ {
-		for _, m := range msgs.Array() {
+	var loc located
+	found := false
+	for pass := 0; pass < 2 && !found; pass++ {
+		msgs.ForEach(func(_, m gjson.Result) bool {
 			if pass == 0 && messageID != "" && m.Get("info.id").Str != messageID {
-				continue
+				return true
 			}
-			parts := m.Get("parts")
-			for j, p := range parts.Array() {
+			parts, j := m.Get("parts"), 0
+			parts.ForEach(func(_, p gjson.Result) bool {
 				if p.Get("id").Str == id {
-					return located{elem: p, obj: p, arr: parts, index: j}, true, nil
+					loc, found = located{elem: p, obj: p, arr: parts, index: j}, true
+					return false
 				}
-			}
-		}
+				j++
+				return true
+			})
+			// The message named holds its parts: the first pass ends there.
+			return !found && (pass == 1 || messageID == "")
+		})
 		if messageID == "" {
 			break
 		}
 	}
-	return located{}, false, nil
+	return loc, found, nil
 }
 
-// edit applies one edit to the document and returns the new document and,
-// for a created object, its byte offset (else -1).
-func (w *exportWriter) edit(doc []byte, e *store.Edit) ([]byte, int, error) {
+// edit applies one edit to the document and returns, for a created
+// object, its byte offset (else -1).
+func (w *exportWriter) edit(d *document, e *store.Edit) (int, error) {
+	doc := d.b
 	where := w.info.Path
 	var (
 		loc   located
@@ -192,7 +260,7 @@ func (w *exportWriter) edit(doc []byte, e *store.Edit) ([]byte, int, error) {
 	switch e.Kind {
 	case store.KindSession:
 		if e.Op != store.OpUpdate {
-			return nil, -1, fmt.Errorf("%s session %s: only updates of the session info are supported in export files", e.Op, e.ID)
+			return -1, fmt.Errorf("%s session %s: only updates of the session info are supported in export files", e.Op, e.ID)
 		}
 		info := gjson.GetBytes(doc, "info")
 		loc, found = located{elem: info, obj: info}, info.IsObject() && info.Get("id").Str == e.ID
@@ -202,19 +270,19 @@ func (w *exportWriter) edit(doc []byte, e *store.Edit) ([]byte, int, error) {
 		loc, found, err = w.findPart(doc, e.MessageID, e.ID)
 	}
 	if err != nil {
-		return nil, -1, err
+		return -1, err
 	}
 	if e.Op == store.OpAdd {
 		if found {
-			return nil, -1, fmt.Errorf("cannot add %s %s to %s: it already holds that id; nothing was written", e.Kind, e.ID, where)
+			return -1, fmt.Errorf("cannot add %s %s to %s: it already holds that id; nothing was written", e.Kind, e.ID, where)
 		}
-		return w.add(doc, e, e.ID, e.After)
+		return w.add(d, e, e.ID, e.After)
 	}
 	if !found {
-		return nil, -1, store.Changed(where, e.Kind, e.ID, "was removed")
+		return -1, store.Changed(where, e.Kind, e.ID, "was removed")
 	}
 	if err := checkSpan(doc, loc.obj); err != nil {
-		return nil, -1, fmt.Errorf("%s %s in %s: %w", e.Kind, e.ID, where, err)
+		return -1, fmt.Errorf("%s %s in %s: %w", e.Kind, e.ID, where, err)
 	}
 	target := loc.obj
 	switch {
@@ -222,36 +290,38 @@ func (w *exportWriter) edit(doc []byte, e *store.Edit) ([]byte, int, error) {
 	case e.Kind == store.KindMessage && bytes.Equal([]byte(loc.elem.Raw), e.Before):
 		target = loc.elem // a reader that keeps the whole {"info","parts"} element
 	default:
-		return nil, -1, store.Changed(where, e.Kind, e.ID, "was modified")
+		return -1, store.Changed(where, e.Kind, e.ID, "was modified")
 	}
 	switch e.Op {
 	case store.OpUpdate:
-		return splice(doc, target.Index, target.Index+len(target.Raw), reindent(doc, target.Index, e.After)), -1, nil
+		d.splice(target.Index, target.Index+len(target.Raw), reindent(doc, target.Index, e.After))
+		return -1, nil
 	case store.OpDelete, store.OpQuarantine:
 		if e.Kind == store.KindSession {
-			return nil, -1, fmt.Errorf("cannot delete the session info of %s", where)
+			return -1, fmt.Errorf("cannot delete the session info of %s", where)
 		}
 		// A message goes with its parts.
-		return removeElem(doc, loc.arr, loc.index), -1, nil
+		d.removeElem(loc.arr, loc.index)
+		return -1, nil
 	case store.OpRekey:
 		body, err := e.RekeyedBody([]byte(loc.obj.Raw))
 		if err != nil {
-			return nil, -1, fmt.Errorf("re-key %s %s: %w", e.Kind, e.ID, err)
+			return -1, fmt.Errorf("re-key %s %s: %w", e.Kind, e.ID, err)
 		}
 		if found, err := w.idTaken(doc, e); err != nil || found {
 			if err == nil {
 				err = fmt.Errorf("cannot re-key %s %s in %s: %s already exists; nothing was written", e.Kind, e.ID, where, e.NewID)
 			}
-			return nil, -1, err
+			return -1, err
 		}
 		if e.Kind == store.KindPart {
 			// Re-keying moves a part to where its new id sorts.
-			doc = removeElem(doc, loc.arr, loc.index)
-			return w.add(doc, e, e.NewID, body)
+			d.removeElem(loc.arr, loc.index)
+			return w.add(d, e, e.NewID, body)
 		}
-		return w.rekeyMessage(doc, loc, body)
+		return -1, w.rekeyMessage(d, loc, body)
 	}
-	return nil, -1, fmt.Errorf("unknown operation %q", e.Op)
+	return -1, fmt.Errorf("unknown operation %q", e.Op)
 }
 
 func (w *exportWriter) idTaken(doc []byte, e *store.Edit) (bool, error) {
@@ -265,29 +335,31 @@ func (w *exportWriter) idTaken(doc []byte, e *store.Edit) (bool, error) {
 
 // rekeyMessage replaces a message's info with body. Its parts stay in
 // place; the planner's part updates that follow rewrite their messageID.
-func (w *exportWriter) rekeyMessage(doc []byte, loc located, body []byte) ([]byte, int, error) {
+func (w *exportWriter) rekeyMessage(d *document, loc located, body []byte) error {
 	info := loc.elem.Get("info")
-	if err := checkSpan(doc, info); err != nil {
-		return nil, -1, err
+	if err := checkSpan(d.b, info); err != nil {
+		return err
 	}
-	return splice(doc, info.Index, info.Index+len(info.Raw), reindent(doc, info.Index, body)), -1, nil
+	d.splice(info.Index, info.Index+len(info.Raw), reindent(d.b, info.Index, body))
+	return nil
 }
 
 // add inserts a new message or part where OpenCode's order puts it: parts
 // by id, messages by (time.created, id).
-func (w *exportWriter) add(doc []byte, e *store.Edit, id string, body []byte) ([]byte, int, error) {
+func (w *exportWriter) add(d *document, e *store.Edit, id string, body []byte) (int, error) {
+	doc := d.b
 	switch e.Kind {
 	case store.KindPart:
 		m, ok, err := w.findMessage(doc, e.MessageID)
 		if err != nil {
-			return nil, -1, err
+			return -1, err
 		}
 		if !ok {
-			return nil, -1, store.Changed(w.info.Path, store.KindMessage, e.MessageID, "was removed")
+			return -1, store.Changed(w.info.Path, store.KindMessage, e.MessageID, "was removed")
 		}
 		parts := m.elem.Get("parts")
 		if !parts.IsArray() {
-			return nil, -1, fmt.Errorf("message %s in %s has no parts array", e.MessageID, w.info.Path)
+			return -1, fmt.Errorf("message %s in %s has no parts array", e.MessageID, w.info.Path)
 		}
 		elems := parts.Array()
 		k := len(elems)
@@ -297,12 +369,11 @@ func (w *exportWriter) add(doc []byte, e *store.Edit, id string, body []byte) ([
 				break
 			}
 		}
-		out, at := insertElem(doc, parts, k, body)
-		return out, at, nil
+		return d.insertElem(parts, k, body), nil
 	case store.KindMessage:
 		msgs, err := w.messages(doc)
 		if err != nil {
-			return nil, -1, err
+			return -1, err
 		}
 		created := gjson.GetBytes(body, "time.created").Int()
 		if created == 0 {
@@ -321,10 +392,9 @@ func (w *exportWriter) add(doc []byte, e *store.Edit, id string, body []byte) ([
 		elem.WriteString(`{"info":`)
 		elem.Write(body)
 		elem.WriteString(`,"parts":[]}`)
-		out, at := insertElem(doc, msgs, k, elem.Bytes())
-		return out, at, nil
+		return d.insertElem(msgs, k, elem.Bytes()), nil
 	}
-	return nil, -1, fmt.Errorf("cannot add %s %s to an export file", e.Kind, e.ID)
+	return -1, fmt.Errorf("cannot add %s %s to an export file", e.Kind, e.ID)
 }
 
 // checkSpan makes sure a gjson result's Index points at its bytes.
@@ -335,18 +405,75 @@ func checkSpan(doc []byte, r gjson.Result) error {
 	return nil
 }
 
-// splice replaces doc[start:end] with with. In a document whose lines end
-// in CRLF (an export saved on Windows), the line breaks of with get the CR
-// too: valid JSON has line breaks only between values, never inside a
-// string, so only whitespace changes.
-func splice(doc []byte, start, end int, with []byte) []byte {
-	if i := bytes.IndexByte(doc, '\n'); i > 0 && doc[i-1] == '\r' {
+// document is an export file being edited: its bytes, and the spans where
+// they differ from the file as read.
+type document struct {
+	b     []byte
+	spans []store.Span
+}
+
+// splice replaces d.b[start:end] with with, and records the change in
+// d.spans. In a document whose lines end in CRLF (an export saved on
+// Windows), the line breaks of with get the CR too: valid JSON has line
+// breaks only between values, never inside a string, so only whitespace
+// changes.
+func (d *document) splice(start, end int, with []byte) {
+	if i := bytes.IndexByte(d.b, '\n'); i > 0 && d.b[i-1] == '\r' {
 		with = crlf(with)
 	}
-	out := make([]byte, 0, len(doc)-(end-start)+len(with))
-	out = append(out, doc[:start]...)
+	d.record(start, end, len(with))
+	out := make([]byte, 0, len(d.b)-(end-start)+len(with))
+	out = append(out, d.b[:start]...)
 	out = append(out, with...)
-	return append(out, doc[end:]...)
+	d.b = append(out, d.b[end:]...)
+}
+
+// record merges the splice of d.b[start:end] by n new bytes into d.spans,
+// before d.b changes: spans the splice overlaps or touches become one,
+// whose Old is their Old bytes with the unchanged bytes between them (the
+// bytes outside every span are the file's own), and the spans after it
+// move by the change in length.
+func (d *document) record(start, end, n int) {
+	lo, hi := start, end
+	first, last := len(d.spans), -1
+	for i, sp := range d.spans {
+		if sp.At <= end && sp.At+sp.Len >= start {
+			if first > i {
+				first = i
+			}
+			last = i
+			lo, hi = min(lo, sp.At), max(hi, sp.At+sp.Len)
+		}
+	}
+	var old []byte
+	pos := lo
+	for i := first; i <= last; i++ {
+		sp := d.spans[i]
+		old = append(old, d.b[pos:sp.At]...)
+		old = append(old, sp.Old...)
+		pos = sp.At + sp.Len
+	}
+	old = append(old, d.b[pos:hi]...)
+	merged := store.Span{At: lo, Len: hi - lo - (end - start) + n, Old: old}
+	delta := n - (end - start)
+	var out []store.Span
+	placed := false
+	for i, sp := range d.spans {
+		if i >= first && i <= last {
+			continue
+		}
+		if sp.At > hi {
+			if !placed {
+				out, placed = append(out, merged), true
+			}
+			sp.At += delta
+		}
+		out = append(out, sp)
+	}
+	if !placed {
+		out = append(out, merged)
+	}
+	d.spans = out
 }
 
 // crlf gives every bare LF in b a CR.
@@ -389,9 +516,10 @@ func reindent(doc []byte, pos int, body []byte) []byte {
 	return reindentAt(body, indent, pretty)
 }
 
-// insertElem inserts body as element k of arr and returns the document and
-// the offset where the new element starts.
-func insertElem(doc []byte, arr gjson.Result, k int, body []byte) ([]byte, int) {
+// insertElem inserts body as element k of arr and returns the offset where
+// the new element starts.
+func (d *document) insertElem(arr gjson.Result, k int, body []byte) int {
+	doc := d.b
 	elems := arr.Array()
 	_, pretty := lineIndent(doc, arr.Index)
 	nl := ""
@@ -410,7 +538,8 @@ func insertElem(doc []byte, arr gjson.Result, k int, body []byte) ([]byte, int) 
 		if !pretty {
 			text = "[" + string(b) + "]"
 		}
-		return splice(doc, arr.Index, arr.Index+len(arr.Raw), []byte(text)), arr.Index + 1 + len(nl) + len(ind)
+		d.splice(arr.Index, arr.Index+len(arr.Raw), []byte(text))
+		return arr.Index + 1 + len(nl) + len(ind)
 	case k < len(elems):
 		at := elems[k].Index
 		ind, _ := lineIndent(doc, at)
@@ -418,7 +547,8 @@ func insertElem(doc []byte, arr gjson.Result, k int, body []byte) ([]byte, int) 
 			ind = ""
 		}
 		text := string(reindentAt(body, ind, pretty)) + "," + nl + ind
-		return splice(doc, at, at, []byte(text)), at
+		d.splice(at, at, []byte(text))
+		return at
 	default:
 		last := elems[len(elems)-1]
 		end := last.Index + len(last.Raw)
@@ -427,7 +557,8 @@ func insertElem(doc []byte, arr gjson.Result, k int, body []byte) ([]byte, int) 
 			ind = ""
 		}
 		text := "," + nl + ind + string(reindentAt(body, ind, pretty))
-		return splice(doc, end, end, []byte(text)), end + 1 + len(nl) + len(ind)
+		d.splice(end, end, []byte(text))
+		return end + 1 + len(nl) + len(ind)
 	}
 }
 
@@ -446,17 +577,17 @@ func reindentAt(body []byte, indent string, pretty bool) []byte {
 }
 
 // removeElem removes element k of arr with its separator.
-func removeElem(doc []byte, arr gjson.Result, k int) []byte {
+func (d *document) removeElem(arr gjson.Result, k int) {
 	elems := arr.Array()
 	switch {
 	case len(elems) == 1:
-		return splice(doc, arr.Index, arr.Index+len(arr.Raw), []byte("[]"))
+		d.splice(arr.Index, arr.Index+len(arr.Raw), []byte("[]"))
 	case k > 0:
 		prevEnd := elems[k-1].Index + len(elems[k-1].Raw)
 		end := elems[k].Index + len(elems[k].Raw)
-		return splice(doc, prevEnd, end, nil)
+		d.splice(prevEnd, end, nil)
 	default:
-		return splice(doc, elems[0].Index, elems[1].Index, nil)
+		d.splice(elems[0].Index, elems[1].Index, nil)
 	}
 }
 

@@ -381,6 +381,36 @@ func (w *jsonWriter) read(ctx context.Context, targets []store.Target) ([]store.
 	return out, nil
 }
 
+// Planned is every target as the plan of cs leaves it: the bytes its last
+// step writes, or absent when it removes it; a target no step touches
+// keeps its image.
+func (w *jsonWriter) Planned(_ context.Context, cs *store.ChangeSet, before []store.Image) ([]store.Image, error) {
+	p, err := w.plan(cs)
+	if err != nil {
+		return nil, err
+	}
+	last := map[string]fileStep{}
+	for _, st := range p.steps {
+		last[st.path] = st
+	}
+	out := make([]store.Image, len(before))
+	for i, im := range before {
+		out[i] = store.Image{Target: im.Target, Exists: im.Exists, Mode: im.Mode, Data: im.Data, KeepDir: im.KeepDir}
+		st, ok := last[im.Path]
+		switch {
+		case !ok:
+		case st.remove:
+			out[i].Exists, out[i].Data = false, nil
+		default:
+			out[i].Exists, out[i].Data = true, st.data
+			if !im.Exists {
+				out[i].Mode, _ = w.newFileAttrs(filepath.Dir(im.Path))
+			}
+		}
+	}
+	return out, nil
+}
+
 func (w *jsonWriter) Apply(ctx context.Context, cs *store.ChangeSet) error {
 	p, err := w.plan(cs)
 	if err != nil {

@@ -279,6 +279,76 @@ func (w *sqliteWriter) applyEdit(ctx context.Context, tx *sql.Tx, cs *store.Chan
 	return &store.Location{Path: w.info.Path, Table: table, RowID: rowid}, nil
 }
 
+// Planned is every row as cs leaves it, from the rows' images before:
+// updated and added rows hold their After body, deleted and quarantined
+// ones (and the parts of a deleted message) are gone, a re-keyed row is
+// gone under its old id and holds its body under the new one. Only the
+// data column is planned; Apply sets the other columns.
+func (w *sqliteWriter) Planned(_ context.Context, cs *store.ChangeSet, before []store.Image) ([]store.Image, error) {
+	if err := cs.Check(); err != nil {
+		return nil, err
+	}
+	out := make([]store.Image, len(before))
+	at := map[store.Target]int{}
+	for i, im := range before {
+		out[i] = store.Image{Target: im.Target, Exists: im.Exists, Data: im.Data, Blob: im.Blob, Columns: im.Columns}
+		at[im.Target] = i
+	}
+	row := func(kind store.Kind, id string) (*store.Image, error) {
+		table, err := tableFor(kind)
+		if err != nil {
+			return nil, err
+		}
+		i, ok := at[store.Target{Kind: kind, ID: id, Path: w.info.Path, Table: table}]
+		if !ok {
+			return nil, fmt.Errorf("cannot plan %s %s: Targets did not list it", kind, id)
+		}
+		return &out[i], nil
+	}
+	for _, e := range cs.Edits {
+		im, err := row(e.Kind, e.ID)
+		if err != nil {
+			return nil, err
+		}
+		switch e.Op {
+		case store.OpUpdate, store.OpAdd:
+			im.Exists, im.Data, im.Blob = true, e.After, false
+		case store.OpDelete, store.OpQuarantine:
+			im.Exists, im.Data = false, nil
+			if e.Kind == store.KindMessage {
+				for i := range out {
+					if out[i].Table == "part" && columnText(out[i].Columns, "message_id") == e.ID {
+						out[i].Exists, out[i].Data = false, nil
+					}
+				}
+			}
+		case store.OpRekey:
+			body := im.Data
+			if len(e.After) > 0 {
+				body = e.After
+			}
+			to, err := row(e.Kind, e.NewID)
+			if err != nil {
+				return nil, err
+			}
+			to.Exists, to.Data, to.Blob = true, body, false // Apply writes TEXT
+			im.Exists, im.Data = false, nil
+		}
+	}
+	return out, nil
+}
+
+// columnText is the text value of a column, "" when it is absent or not
+// text.
+func columnText(cols []store.Column, name string) string {
+	for _, c := range cols {
+		if c.Name == name && c.Text != nil {
+			return *c.Text
+		}
+	}
+	return ""
+}
+
 func (w *sqliteWriter) Targets(ctx context.Context, cs *store.ChangeSet) ([]store.Target, error) {
 	if err := cs.Check(); err != nil {
 		return nil, err
