@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessfix/sessfix/internal/storegen"
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/shapes"
@@ -277,6 +279,17 @@ func checkJournal(t *testing.T, opts backup.Options, run string, info store.Info
 		if err != nil {
 			t.Fatalf("backup file of %s: %v", im.Target, err)
 		}
+		if im.Planned == nil {
+			t.Errorf("%s: the manifest does not say what the run planned to write", im.Target)
+		}
+		if info.Shape == store.ShapeExport {
+			// Only what the run replaced in the file is backed up.
+			whole, _ := os.ReadFile(info.Path)
+			if len(im.Spans) == 0 || store.HashBytes(data) != im.SHA256File || len(data) >= len(whole)/2 {
+				t.Errorf("export backup %s: %d bytes in %d spans for a %d-byte file; want the spans only, hashed", im.File, len(data), len(im.Spans), len(whole))
+			}
+			continue
+		}
 		if store.HashBytes(data) != im.SHA256Before {
 			t.Errorf("backup file %s does not hash to the manifest's sha256", im.File)
 		}
@@ -327,12 +340,31 @@ func TestUndoRefusesChangedRecordsUnlessForced(t *testing.T) {
 			if storeState(t, info) != changed {
 				t.Fatal("a refused undo changed the store")
 			}
-			if _, err := backup.Undo(ctx, opts, run, true); err != nil {
-				t.Fatalf("forced undo: %v", err)
-			}
-			r.assertAsBefore(t, "after a forced undo")
+			forceUndo(t, r, run, changed)
 		})
 	}
+}
+
+// forceUndo undoes a run with --force after a record it wrote changed:
+// the store is as before, except an export file, which cannot be restored
+// from a backup of only the parts the run replaced: undo says so and
+// changes nothing.
+func forceUndo(t *testing.T, r *rig, run, changed string) {
+	t.Helper()
+	_, err := backup.Undo(context.Background(), r.opts, run, true)
+	if r.info.Shape == store.ShapeExport {
+		if err == nil || !strings.Contains(err.Error(), "cannot be restored, even with --force") {
+			t.Fatalf("forced undo of a changed export file: err = %v, want why it cannot be restored", err)
+		}
+		if storeState(t, r.info) != changed {
+			t.Fatal("a failed forced undo changed the export file")
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("forced undo: %v", err)
+	}
+	r.assertAsBefore(t, "after a forced undo")
 }
 
 // TestUndoRefusesAWriteDuringTheUndo changes a record after Undo checked
@@ -357,10 +389,7 @@ func TestUndoRefusesAWriteDuringTheUndo(t *testing.T) {
 				t.Fatal("the undo restored over a write made after its check")
 			}
 			backup.SetBeforeRestore(t, nil)
-			if _, err := backup.Undo(ctx, opts, run, true); err != nil {
-				t.Fatalf("forced undo afterwards: %v", err)
-			}
-			r.assertAsBefore(t, "after a forced undo")
+			forceUndo(t, r, run, changed)
 		})
 	}
 }
@@ -434,44 +463,88 @@ func TestUndoOfAMovedStore(t *testing.T) {
 	}
 }
 
+// TestUndoOfAnIncompleteRun: a sessfix killed after applying a change set
+// but before recording what it left: the manifest says what it planned to
+// write, so undo restores it without --force, and refuses (unless forced)
+// when a record holds something else.
 func TestUndoOfAnIncompleteRun(t *testing.T) {
 	ctx := context.Background()
-	r := newRig(t, store.ShapeStorage)
-	info, opts := r.info, r.opts
-	// A sessfix killed after applying but before committing the manifest.
-	w, err := shapes.OpenWriter(info, store.WriteOptions{})
-	if err != nil {
-		t.Fatal(err)
+	for _, shape := range storetest.Shapes {
+		for _, touched := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/changed-after=%v", shape, touched), func(t *testing.T) {
+				r := newRig(t, shape)
+				info, opts := r.info, r.opts
+				w, err := shapes.OpenWriter(info, store.WriteOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer w.Close()
+				j, err := backup.Begin(opts, info)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cs := repair(t, r.s)
+				if err := j.Record(ctx, w, cs); err != nil {
+					t.Fatal(err)
+				}
+				if err := w.Apply(ctx, cs); err != nil {
+					t.Fatal(err)
+				}
+				runs, _ := backup.List(opts)
+				if len(runs) != 1 || runs[0].State != "incomplete" {
+					t.Fatalf("runs = %+v, want one incomplete run", runs)
+				}
+				if !touched {
+					if _, err := backup.Undo(ctx, opts, j.ID(), false); err != nil {
+						t.Fatalf("undo of a run killed after it wrote what it planned: %v", err)
+					}
+					r.assertAsBefore(t, "after the undo")
+					return
+				}
+				mutateAfterRun(t, info, r.path)
+				changed := storeState(t, info)
+				_, err = backup.Undo(ctx, opts, j.ID(), false)
+				if !errors.Is(err, store.ErrChanged) || !strings.Contains(err.Error(), "stopped before it finished, and it holds neither") {
+					t.Fatalf("err = %v, want a refusal explaining the run did not finish", err)
+				}
+				if storeState(t, info) != changed {
+					t.Fatal("a refused undo changed the store")
+				}
+				forceUndo(t, r, j.ID(), changed)
+			})
+		}
 	}
-	defer w.Close()
-	j, err := backup.Begin(opts, info)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs := repair(t, r.s)
-	if err := j.Record(ctx, w, cs); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Apply(ctx, cs); err != nil {
-		t.Fatal(err)
-	}
-	runs, _ := backup.List(opts)
-	if len(runs) != 1 || runs[0].State != "incomplete" {
-		t.Fatalf("runs = %+v, want one incomplete run", runs)
-	}
-	_, err = backup.Undo(ctx, opts, j.ID(), false)
-	if !errors.Is(err, store.ErrChanged) || !strings.Contains(err.Error(), "stopped before it finished") {
-		t.Fatalf("err = %v, want a refusal explaining the run did not finish", err)
-	}
-	if _, err := backup.Undo(ctx, opts, j.ID(), true); err != nil {
-		t.Fatal(err)
-	}
-	r.assertAsBefore(t, "after a forced undo")
 }
 
-// TestRefusedChangeSetLeavesNoRun: a change set the writer refuses without
-// writing (a record changed since the scan) leaves the store as it was and
-// no run behind, so nothing tells the user to undo a change never made.
+// TestUndoOfARunKilledBeforeItWrote: killed after recording a change set
+// and before applying it, a run changed nothing; undo says so and marks it
+// undone.
+func TestUndoOfARunKilledBeforeItWrote(t *testing.T) {
+	ctx := context.Background()
+	for _, shape := range storetest.Shapes {
+		t.Run(string(shape), func(t *testing.T) {
+			r := newRig(t, shape)
+			w, err := shapes.OpenWriter(r.info, store.WriteOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			j, err := backup.Begin(r.opts, r.info)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := j.Record(ctx, w, repair(t, r.s)); err != nil {
+				t.Fatal(err)
+			}
+			res, err := backup.Undo(ctx, r.opts, j.ID(), false)
+			if err != nil || len(res.Restored) != 0 || !strings.Contains(res.Message, "changed nothing") {
+				t.Fatalf("undo = %+v, %v; want nothing restored, and said so", res, err)
+			}
+			r.assertAsBefore(t, "after the undo")
+		})
+	}
+}
+
 func TestRefusedChangeSetLeavesNoRun(t *testing.T) {
 	for _, shape := range []store.Shape{store.ShapeSQLite, store.ShapeSessions} {
 		t.Run(string(shape), func(t *testing.T) {
@@ -649,5 +722,113 @@ func TestUnchangedWriteFailureLeavesNoRun(t *testing.T) {
 	}
 	if run != "" || len(runs) != 0 {
 		t.Fatalf("run %q, runs %+v: want no run for a write that changed nothing", run, runs)
+	}
+}
+
+// TestUndoOfARekeyedMessage: re-keying a message moves its parts (their
+// message_id column, or their directory); undo puts back every column of
+// every row, and every file, though the parts' data did not change.
+func TestUndoOfARekeyedMessage(t *testing.T) {
+	ctx := context.Background()
+	const newID = "msg_0000000000020000000000000a"
+	for _, shape := range []store.Shape{store.ShapeSQLite, store.ShapeStorage, store.ShapeSessions} {
+		t.Run(string(shape), func(t *testing.T) {
+			r := newRig(t, shape)
+			var msg *store.Message
+			for _, m := range r.s.Messages {
+				if m.ID == msgAsst {
+					msg = m
+				}
+			}
+			rk := store.Edit{Op: store.OpRekey, Kind: store.KindMessage, ID: msgAsst, NewID: newID, SessionID: sesID,
+				Loc: msg.Loc, Before: msg.Raw, Rule: "SF202", Mutation: "rekey"}
+			run, err := backup.Apply(ctx, r.opts, r.info, []*store.ChangeSet{{Store: r.info, SessionID: sesID, Edits: []store.Edit{rk}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if storeState(t, r.info) == r.before {
+				t.Fatal("the re-key changed nothing")
+			}
+			if _, err := backup.Undo(ctx, r.opts, run, false); err != nil {
+				t.Fatal(err)
+			}
+			r.assertAsBefore(t, "after undo")
+		})
+	}
+}
+
+// TestUndoRemovesADirectoryAKilledRunMade: a run killed after creating the
+// directory of a new record and before writing the record leaves an empty
+// directory; undo removes it, as it was not there before.
+func TestUndoRemovesADirectoryAKilledRunMade(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, store.ShapeStorage)
+	const msg = "msg_0000000000030000000000000f"
+	add := store.Edit{Op: store.OpAdd, Kind: store.KindPart, ID: prtNew, SessionID: sesID, MessageID: msg,
+		After: []byte("{\n  \"id\": \"" + prtNew + "\",\n  \"type\": \"text\",\n  \"text\": \"x\"\n}"), Rule: "SF101", Mutation: "injectTextPart"}
+	w, err := shapes.OpenWriter(r.info, store.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	j, err := backup.Begin(r.opts, r.info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Record(ctx, w, &store.ChangeSet{Store: r.info, SessionID: sesID, Edits: []store.Edit{add}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(r.path, "part", msg), 0o755); err != nil { // then killed
+		t.Fatal(err)
+	}
+	if _, err := backup.Undo(ctx, r.opts, j.ID(), false); err != nil {
+		t.Fatal(err)
+	}
+	r.assertAsBefore(t, "after undo")
+}
+
+// TestExportBackupKeepsOnlyWhatChanges: one edit in a large export file is
+// backed up as the bytes it replaced, not the whole file, and undo still
+// restores the file byte for byte.
+func TestExportBackupKeepsOnlyWhatChanges(t *testing.T) {
+	ctx := context.Background()
+	path, _, err := storegen.Generate(store.ShapeExport, t.TempDir(), storegen.Config{Sessions: 1, Messages: 400, DefectRate: -1, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := storetest.OpenOne(t, path)
+	s := storetest.LoadAll(t, st)[0]
+	p := s.Messages[len(s.Messages)/2].Parts[0]
+	after, err := sjson.SetBytes(p.Raw, "metadata.note", "edited")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := testOptions(t)
+	run, err := backup.Apply(ctx, opts, st.Info(), []*store.ChangeSet{{Store: st.Info(), SessionID: s.ID, Edits: []store.Edit{
+		{Op: store.OpUpdate, Kind: store.KindPart, ID: p.ID, SessionID: s.ID, MessageID: p.MessageID, Loc: p.Loc, Before: p.Raw, After: after},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var saved int64
+	filepath.WalkDir(filepath.Join(opts.Dir, "backups", run, "before"), func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			fi, _ := d.Info()
+			saved += fi.Size()
+		}
+		return nil
+	})
+	if saved == 0 || saved > int64(len(p.Raw))+64 {
+		t.Errorf("backed up %d bytes for a %d-byte part of a %d-byte file; want about the part", saved, len(p.Raw), len(whole))
+	}
+	if _, err := backup.Undo(ctx, opts, run, false); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != string(whole) {
+		t.Error("undo did not restore the export file byte for byte")
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/sessfix/sessfix/internal/atomicfile"
@@ -62,8 +64,14 @@ func StateDir() (string, error) {
 	return filepath.Join(home, ".local", "state", "sessfix"), nil
 }
 
-// ManifestFormat is the version of manifest.json's layout.
-const ManifestFormat = 1
+// ManifestFormat is the version of manifest.json's layout. Format 2 added
+// the planned state of every image and partial backups (only the spans of
+// a file the run changed); a sessfix that reads only format 1 refuses it
+// rather than restore a partial backup as a whole file.
+const ManifestFormat = 2
+
+// readsFormat reports whether this sessfix reads a manifest format.
+func readsFormat(f int) bool { return f == 1 || f == ManifestFormat }
 
 // Manifest is a run's manifest.json.
 type Manifest struct {
@@ -130,11 +138,54 @@ type ImageEntry struct {
 	Blob bool `json:"blob,omitempty"`
 	// KeepDir marks a file that did not exist in a directory that did.
 	KeepDir bool `json:"keep_dir,omitempty"`
-	// SHA256Before hashes the saved bytes; SHA256After what the run left
-	// ("" when absent). ExistsAfter is false when the run removed it.
+	// SHA256Before hashes the file or row before the run; SHA256After what
+	// the run left ("" when absent). ExistsAfter is false when the run
+	// removed it.
 	SHA256Before string `json:"sha256_before"`
 	SHA256After  string `json:"sha256_after,omitempty"`
 	ExistsAfter  bool   `json:"exists_after,omitempty"`
+	// Planned is what the run set out to leave (store.Writer.Planned),
+	// recorded before it wrote anything: what undo accepts as written by a
+	// run that was killed before it could record what it left.
+	Planned *Planned `json:"planned,omitempty"`
+	// Spans, when set, say that File holds only the bytes the run
+	// replaced in a large file (an export), one span after the other: the
+	// file before the run is the file the run left with each span put back
+	// (store.Revert). Undo needs the file as the run left it.
+	Spans []SpanEntry `json:"spans,omitempty"`
+	// SHA256File hashes File when it holds spans (SHA256Before hashes the
+	// whole file they restore).
+	SHA256File string `json:"sha256_file,omitempty"`
+}
+
+// SpanEntry is a store.Span in a manifest: its bytes are in the image's
+// File, after those of the spans before it.
+type SpanEntry struct {
+	At     int `json:"at"`
+	Len    int `json:"len"`
+	OldLen int `json:"old_len"`
+}
+
+// spans splits data, the bytes of a partial backup, into its spans.
+func (ie *ImageEntry) spans(data []byte) ([]store.Span, error) {
+	out := make([]store.Span, len(ie.Spans))
+	for i, se := range ie.Spans {
+		if se.OldLen < 0 || se.OldLen > len(data) {
+			return nil, fmt.Errorf("the backup of %s holds %d bytes fewer than its manifest says", ie.Target, se.OldLen-len(data))
+		}
+		out[i] = store.Span{At: se.At, Len: se.Len, Old: data[:se.OldLen]}
+		data = data[se.OldLen:]
+	}
+	if len(data) != 0 {
+		return nil, fmt.Errorf("the backup of %s holds %d bytes more than its manifest says", ie.Target, len(data))
+	}
+	return out, nil
+}
+
+// Planned is the state a run set out to leave a file or row in.
+type Planned struct {
+	Exists bool   `json:"exists"`
+	SHA256 string `json:"sha256,omitempty"`
 }
 
 // imageEntry records what the backup keeps of an image: everything but
@@ -199,38 +250,79 @@ func Begin(opts Options, info store.Info) (*Journal, error) {
 		return nil, err
 	}
 	now := opts.now()
-	var id, dir string
-	for {
-		id = NewRunID(now)
-		dir = filepath.Join(base, id)
-		err := os.Mkdir(dir, 0o700)
-		if err == nil {
-			// The run folder's entry must survive a crash as surely as
-			// the store edits it backs up.
-			if err := atomicfile.SyncDir(base); err != nil {
-				os.Remove(dir)
-				return nil, backupError(fmt.Errorf("cannot sync the backup folder %s: %w", base, err))
-			}
-			break
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			return nil, backupError(fmt.Errorf("cannot create the backup folder %s: %w", dir, err))
-		}
-	}
-	if err := mkdirPrivate(filepath.Join(dir, "before")); err != nil {
-		return nil, err
-	}
+	removeAbandoned(base, now)
 	if abs, err := filepath.Abs(info.Path); err == nil {
 		info.Path = abs
 	}
-	j := &Journal{opts: opts, dir: dir, m: &Manifest{
-		Format: ManifestFormat, RunID: id, Time: now.UTC(), Version: store.SessfixVersion(), Store: info,
-	}}
-	if err := j.save(); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
+	for {
+		id := NewRunID(now)
+		dir := filepath.Join(base, id)
+		if _, err := os.Lstat(dir); err == nil {
+			continue
+		}
+		// The run folder appears whole, with its manifest, or not at all:
+		// it is made under a hidden name and renamed into place, so a
+		// sessfix killed meanwhile leaves no run without a manifest.
+		tmp := filepath.Join(base, newRunPrefix+id)
+		if err := os.Mkdir(tmp, 0o700); err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				continue
+			}
+			return nil, backupError(fmt.Errorf("cannot create the backup folder %s: %w", tmp, err))
+		}
+		j := &Journal{opts: opts, dir: tmp, m: &Manifest{
+			Format: ManifestFormat, RunID: id, Time: now.UTC(), Version: store.SessfixVersion(), Store: info,
+		}}
+		err := mkdirPrivate(filepath.Join(tmp, "before"))
+		if err == nil {
+			err = j.save()
+		}
+		if err == nil {
+			if err = atomicfile.SyncDir(tmp); err != nil {
+				err = backupError(fmt.Errorf("cannot sync the backup folder %s: %w", tmp, err))
+			}
+		}
+		if err != nil {
+			os.RemoveAll(tmp)
+			return nil, err
+		}
+		if err := os.Rename(tmp, dir); err != nil {
+			os.RemoveAll(tmp)
+			if errors.Is(err, fs.ErrExist) || errors.Is(err, syscall.ENOTEMPTY) {
+				continue // another run took the id meanwhile
+			}
+			return nil, backupError(fmt.Errorf("cannot create the backup folder %s: %w", dir, err))
+		}
+		// The run folder's entry must survive a crash as surely as the
+		// store edits it backs up.
+		if err := atomicfile.SyncDir(base); err != nil {
+			os.RemoveAll(dir)
+			return nil, backupError(fmt.Errorf("cannot sync the backup folder %s: %w", base, err))
+		}
+		j.dir = dir
+		return j, nil
 	}
-	return j, nil
+}
+
+// newRunPrefix names a run folder being made (Begin).
+const newRunPrefix = ".new-"
+
+// removeAbandoned removes the folders of runs a sessfix was killed while
+// making (Begin), an hour after they were begun: they hold no backup of
+// anything written.
+func removeAbandoned(base string, now time.Time) {
+	ents, err := os.ReadDir(base)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), newRunPrefix) {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && now.Sub(fi.ModTime()) > time.Hour {
+			os.RemoveAll(filepath.Join(base, e.Name()))
+		}
+	}
 }
 
 // ID is the run id.
@@ -278,6 +370,10 @@ func (j *Journal) Record(ctx context.Context, w store.Writer, cs *store.ChangeSe
 	if err != nil {
 		return err
 	}
+	planned, err := w.Planned(ctx, cs, images)
+	if err != nil {
+		return err
+	}
 	e := &SessionEntry{SessionID: cs.SessionID, State: StateRecorded}
 	for _, ed := range cs.Edits {
 		ee := EditEntry{
@@ -299,8 +395,19 @@ func (j *Journal) Record(ctx context.Context, w store.Writer, cs *store.ChangeSe
 		}
 		e.Edits = append(e.Edits, ee)
 	}
-	for _, im := range images {
+	for i, im := range images {
 		ie := imageEntry(im)
+		ie.Planned = &Planned{Exists: planned[i].Exists, SHA256: planned[i].Hash()}
+		data := im.Data
+		if pl := planned[i]; pl.Spans != nil && pl.Exists && im.Exists {
+			// A large file: back up what the run replaces, not all of it.
+			ie.Spans, data = make([]SpanEntry, len(pl.Spans)), nil
+			for k, sp := range pl.Spans {
+				ie.Spans[k] = SpanEntry{At: sp.At, Len: sp.Len, OldLen: len(sp.Old)}
+				data = append(data, sp.Old...)
+			}
+			ie.SHA256File = store.HashBytes(data)
+		}
 		if im.Exists {
 			j.files++
 			name := im.ID
@@ -312,7 +419,7 @@ func (j *Journal) Record(ctx context.Context, w store.Writer, cs *store.ChangeSe
 				kind = "file"
 			}
 			ie.File = filepath.Join("before", fmt.Sprintf("%04d-%s-%s", j.files, kind, unsafeName.ReplaceAllString(name, "_")))
-			if err := atomicfile.WriteFile(filepath.Join(j.dir, ie.File), im.Data, 0o600); err != nil {
+			if err := atomicfile.WriteFile(filepath.Join(j.dir, ie.File), data, 0o600); err != nil {
 				return backupError(fmt.Errorf("cannot back up %s: %w", im.Target, err))
 			}
 		}

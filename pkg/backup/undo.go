@@ -80,12 +80,7 @@ func Undo(ctx context.Context, opts Options, runID string, force bool) (*UndoRes
 
 	// The oldest image of a target is what it was before the run; the
 	// newest entry says what the run left.
-	type plan struct {
-		first *ImageEntry
-		last  *ImageEntry
-		state string
-	}
-	plans := map[string]*plan{}
+	plans := map[string]*targetPlan{}
 	var order []string
 	for _, s := range m.Sessions {
 		for i := range s.Images {
@@ -93,49 +88,51 @@ func Undo(ctx context.Context, opts Options, runID string, force bool) (*UndoRes
 			k := key(im.Target)
 			p := plans[k]
 			if p == nil {
-				p = &plan{first: im}
+				p = &targetPlan{}
 				plans[k] = p
 				order = append(order, k)
 			}
-			p.last, p.state = im, s.State
+			p.entries = append(p.entries, runImage{im, s.State})
 		}
 	}
 	var targets []store.Target
 	for _, k := range order {
-		targets = append(targets, plans[k].first.Target)
+		targets = append(targets, plans[k].first().Target)
 	}
 	current, err := w.Read(ctx, targets)
 	if err != nil {
 		return nil, fmt.Errorf("cannot undo run %s: %w", m.RunID, err)
 	}
-	var restore []store.Image
+	var restore, tidy []store.Image
 	for i, k := range order {
 		p, cur := plans[k], current[i]
-		if cur.Exists == p.first.Existed && cur.Hash() == p.first.SHA256Before {
-			if cur.Mode == p.first.Mode || !cur.Exists || p.first.Table != "" {
-				res.Unchanged++
-				continue
-			}
-		}
-		switch {
-		case p.state == StateRecorded:
-			res.Refused = append(res.Refused, Refusal{p.first.Target, "the run stopped before it finished, so what it wrote is unknown"})
-		case cur.Exists != p.last.ExistsAfter || cur.Hash() != p.last.SHA256After:
-			res.Refused = append(res.Refused, Refusal{p.first.Target, describeChange(cur, p.last)})
-		}
+		first := p.first()
 		// Restore only over the state checked here: a write between this
 		// check and the restore refuses the whole undo.
 		checked := cur.Hash()
-		im := p.first.image()
-		im.Expect = &checked
-		if p.first.Existed {
-			data, err := os.ReadFile(filepath.Join(dir, p.first.File))
-			if err != nil {
-				return nil, fmt.Errorf("cannot undo run %s: the backup of %s is missing: %w", m.RunID, p.first.Target, err)
+		if asBefore(cur, first) {
+			res.Unchanged++
+			if !cur.Exists && !first.KeepDir && first.Table == "" {
+				// A killed run may have made its directory: removed
+				// again if it is empty.
+				im := first.image()
+				im.Expect = &checked
+				tidy = append(tidy, im)
 			}
-			if store.HashBytes(data) != p.first.SHA256Before {
-				return nil, fmt.Errorf("cannot undo run %s: the backup of %s (%s) is damaged: its sha256 does not match the manifest; nothing was restored",
-					m.RunID, p.first.Target, filepath.Join(dir, p.first.File))
+			continue
+		}
+		if ok, why := p.left(cur); !ok {
+			res.Refused = append(res.Refused, Refusal{first.Target, why})
+			if !force {
+				continue
+			}
+		}
+		im := first.image()
+		im.Expect = &checked
+		if first.Existed {
+			data, err := p.before(dir, cur)
+			if err != nil {
+				return nil, fmt.Errorf("cannot undo run %s: %w; nothing was restored", m.RunID, err)
 			}
 			im.Data = data
 		}
@@ -144,11 +141,11 @@ func Undo(ctx context.Context, opts Options, runID string, force bool) (*UndoRes
 	if len(res.Refused) > 0 && !force {
 		return res, &RefusedError{RunID: m.RunID, Refused: res.Refused}
 	}
-	if len(restore) > 0 {
+	if len(restore)+len(tidy) > 0 {
 		if beforeRestore != nil {
 			beforeRestore()
 		}
-		if err := w.Restore(ctx, restore); err != nil {
+		if err := w.Restore(ctx, append(restore[:len(restore):len(restore)], tidy...)); err != nil {
 			return res, fmt.Errorf("undo run %s: %w", m.RunID, err)
 		}
 	}
@@ -169,6 +166,138 @@ func Undo(ctx context.Context, opts Options, runID string, force bool) (*UndoRes
 // beforeRestore, when set (by tests), runs between Undo's check of the
 // store and the restore.
 var beforeRestore func()
+
+// runImage is one image of a target in a run, with the state of the
+// session entry that holds it.
+type runImage struct {
+	im    *ImageEntry
+	state string
+}
+
+// targetPlan is every image a run recorded of one target, oldest first
+// (several when more than one change set of the run touched it).
+type targetPlan struct{ entries []runImage }
+
+func (p *targetPlan) first() *ImageEntry { return p.entries[0].im }
+
+// asBefore reports whether cur is the target as it was before the run: the
+// same bytes, and for a file the same mode, for a row every other column.
+func asBefore(cur store.Image, first *ImageEntry) bool {
+	switch {
+	case cur.Exists != first.Existed || cur.Hash() != first.SHA256Before:
+		return false
+	case !cur.Exists:
+		return true
+	case first.Table != "":
+		return sameColumns(cur.Columns, first.Columns)
+	}
+	return cur.Mode == first.Mode
+}
+
+// sameColumns compares two rows' other columns by name and value (a BLOB
+// that the manifest's JSON left empty counts as empty).
+func sameColumns(a, b []store.Column) bool {
+	render := func(cols []store.Column) map[string]string {
+		out := map[string]string{}
+		for _, c := range cols {
+			var v string
+			switch {
+			case c.Int != nil:
+				v = fmt.Sprintf("i%d", *c.Int)
+			case c.Real != nil:
+				v = fmt.Sprintf("r%v", *c.Real)
+			case c.Text != nil:
+				v = "t" + *c.Text
+			case len(c.Blob) > 0:
+				v = "b" + string(c.Blob)
+			}
+			out[c.Name] = v
+		}
+		return out
+	}
+	ra, rb := render(a), render(b)
+	if len(ra) != len(rb) {
+		return false
+	}
+	for k, v := range ra {
+		if w, ok := rb[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// left reports whether cur is what the run left in the target, so undo
+// may put it back, and else why not. A run that was killed part way
+// through a change set (its entry still "recorded") left each target
+// either as it found it or as it planned to write it (the manifest's
+// Planned); a finished entry says what it left.
+func (p *targetPlan) left(cur store.Image) (bool, string) {
+	last := p.entries[len(p.entries)-1]
+	if last.state != StateRecorded {
+		if cur.Exists == last.im.ExistsAfter && cur.Hash() == last.im.SHA256After {
+			return true, ""
+		}
+		return false, describeChange(cur, last.im)
+	}
+	pl := last.im.Planned
+	switch {
+	case pl == nil:
+		return false, "the run stopped before it finished, so what it wrote is unknown"
+	case cur.Exists == pl.Exists && cur.Hash() == pl.SHA256:
+		return true, ""
+	case len(p.entries) > 1 && cur.Exists == last.im.Existed && cur.Hash() == last.im.SHA256Before:
+		return true, "" // as the run's earlier change set left it
+	}
+	return false, "the run stopped before it finished, and it holds neither what it held before the run nor what the run was writing"
+}
+
+// before returns the target's bytes before the run, from its backup: the
+// saved file, or, for a file backed up in spans, cur (the file as the run
+// left it) with the bytes each change set replaced put back, newest first.
+func (p *targetPlan) before(dir string, cur store.Image) ([]byte, error) {
+	read := func(ie *ImageEntry, sum string) ([]byte, error) {
+		data, err := os.ReadFile(filepath.Join(dir, ie.File))
+		if err != nil {
+			return nil, fmt.Errorf("the backup of %s is missing: %w", ie.Target, err)
+		}
+		if store.HashBytes(data) != sum {
+			return nil, fmt.Errorf("the backup of %s (%s) is damaged: its sha256 does not match the manifest", ie.Target, filepath.Join(dir, ie.File))
+		}
+		return data, nil
+	}
+	first := p.first()
+	if first.Spans == nil {
+		return read(first, first.SHA256Before)
+	}
+	data := cur.Data
+	for k := len(p.entries) - 1; k >= 0; k-- {
+		ie := p.entries[k].im
+		if ie.Spans == nil {
+			var err error
+			if data, err = read(ie, ie.SHA256Before); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		saved, err := read(ie, ie.SHA256File)
+		if err != nil {
+			return nil, err
+		}
+		spans, err := ie.spans(saved)
+		if err != nil {
+			return nil, err
+		}
+		if data, err = store.Revert(data, spans); err != nil {
+			return nil, fmt.Errorf("the backup of %s does not fit the file: %w", ie.Target, err)
+		}
+	}
+	if store.HashBytes(data) != first.SHA256Before {
+		return nil, fmt.Errorf("%s changed after sessfix wrote it, and sessfix backed up only the parts of it the run replaced, "+
+			"which fit only the file as the run left it: it cannot be restored, even with --force", first.Target)
+	}
+	return data, nil
+}
 
 func describeChange(cur store.Image, after *ImageEntry) string {
 	switch {
@@ -221,7 +350,7 @@ func readManifest(dir string) (*Manifest, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("backup manifest %s is damaged: %w", path, err)
 	}
-	if m.Format != ManifestFormat {
+	if !readsFormat(m.Format) {
 		return nil, fmt.Errorf("backup manifest %s has format %d; this sessfix reads format %d", path, m.Format, ManifestFormat)
 	}
 	return &m, nil

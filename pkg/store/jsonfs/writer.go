@@ -541,6 +541,10 @@ func (w *jsonWriter) restore(images []store.Image) error {
 				if err = atomicfile.Remove(w.ops, im.Path); err == nil && !im.KeepDir {
 					w.removeEmptyDir(filepath.Dir(im.Path))
 				}
+			case !im.KeepDir:
+				// Absent as it was, in a directory that was not there:
+				// one a killed run created is removed if it is empty.
+				w.removeEmptyDir(filepath.Dir(im.Path))
 			}
 		}
 		if err != nil && first == nil {
