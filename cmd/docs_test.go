@@ -12,7 +12,7 @@ import (
 // file exists and, for links into a markdown file, the #anchor is one of
 // its headings.
 func TestDocsLinks(t *testing.T) {
-	docs := []string{"guide.md", "ci.md", "sarif.md", "storage-shapes.md", "exit-codes.md", "json-output.md"}
+	docs := []string{"guide.md", "ci.md", "sarif.md", "storage-shapes.md", "exit-codes.md", "json-output.md", "surgery.md"}
 	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
 	for _, name := range docs {
 		path := filepath.Join("..", "docs", name)

@@ -152,8 +152,20 @@ func TestCompleteSessionIDs(t *testing.T) {
 			t.Errorf("%s --session completes ids without the prefix:\n%s", cmd, r.stdout)
 		}
 	}
+	// The surgery commands take the session as their first argument and
+	// stores with --store; their message arguments complete from that
+	// session, in its order, described by position and role.
+	r := run(t, nil, "__complete", "show", "--store", broken, "ses_33")
+	if !strings.Contains(r.stdout, "ses_33c1f6ffffffO8I11AapoBFcd9\tinterrupted at text start") {
+		t.Errorf("show SESSION does not complete the store's session:\n%s", r.stdout)
+	}
+	// Newest first, as `sessfix sessions` lists them.
+	r = run(t, nil, "__complete", "show", "--store", "../testdata/demo", "")
+	if i, j := strings.Index(r.stdout, "ses_116b2f8bffffsSjTYTHkQXRjCt"), strings.Index(r.stdout, "ses_2b28944fffff85dc4PToKKeEYM"); i < 0 || j < 0 || i > j {
+		t.Errorf("sessions are not completed newest first:\n%s", r.stdout)
+	}
 	// Fails soft: no store, no completions, no error.
-	r := run(t, nil, "__complete", "scan", "/no/such/store", "--session", "")
+	r = run(t, nil, "__complete", "scan", "/no/such/store", "--session", "")
 	if r.code != ExitOK || strings.Contains(r.stdout, "ses_") || strings.Contains(r.stderr, "sessfix:") {
 		t.Errorf("missing store: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}

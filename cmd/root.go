@@ -18,6 +18,8 @@ import (
 	"github.com/sessfix/sessfix/cmd/internal/iostreams"
 	rulescmd "github.com/sessfix/sessfix/cmd/rules"
 	scancmd "github.com/sessfix/sessfix/cmd/scan"
+	sessionscmd "github.com/sessfix/sessfix/cmd/sessions"
+	showcmd "github.com/sessfix/sessfix/cmd/show"
 	undocmd "github.com/sessfix/sessfix/cmd/undo"
 	versioncmd "github.com/sessfix/sessfix/cmd/version"
 	watchcmd "github.com/sessfix/sessfix/cmd/watch"
@@ -90,6 +92,8 @@ Start with ` + "`sessfix scan`" + `. Settings can live in .sessfix.yaml or .sess
 
 	root.AddCommand(
 		scancmd.NewCmdScan(f, nil),
+		sessionscmd.NewCmdSessions(f, nil),
+		showcmd.NewCmdShow(f, nil),
 		fixcmd.NewCmdFix(f, nil),
 		undocmd.NewCmdUndo(f, nil),
 		backupscmd.NewCmdBackups(f, nil),

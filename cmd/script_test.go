@@ -42,6 +42,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("XDG_STATE_HOME", "")
 			env.Setenv("SESSFIX_STATE_DIR", "")
 			env.Setenv("NO_COLOR", "")
+			env.Setenv("TZ", "UTC")
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

@@ -444,6 +444,10 @@ func runScenario(t *testing.T, sc *scenario, version string) outcome {
 		t.Errorf("sessfix scan reports nothing for %s", sc.what)
 	}
 
+	// What `sessfix show --sent` says OpenCode will send (checked against
+	// the provider's index below).
+	sent := showSent(t, e, c.session)
+
 	// 2. What OpenCode and the provider make of it.
 	if sc.serveBefore {
 		row.Before.Serve, _ = c.serve()
@@ -489,6 +493,12 @@ func runScenario(t *testing.T, sc *scenario, version string) outcome {
 			t.Errorf("no preflight finding (SF150–SF169) predicts the provider's error\nmock:      %q\npreflight: %q\nall codes: %v",
 				v.Error, got, row.Codes)
 		}
+	}
+
+	// 3b. `sessfix show --sent` prints the index the provider named, mapped
+	// to the stored record the preflight's finding names.
+	if v.State == "rejected" {
+		checkSentIndex(t, sent, v.Error, before)
 	}
 
 	// 4. The failed attempt OpenCode stored is what error-driven recovery reads.
@@ -606,4 +616,81 @@ func (c *caseRun) killTurn(k *killSpec) {
 			}
 		}
 	}
+}
+
+// sentDoc is the part of `sessfix show --format json` (docs/json-output.md)
+// the suite reads: the request OpenCode would send.
+type sentDoc struct {
+	Request struct {
+		Messages []struct {
+			Index   string   `json:"index"`
+			Sources []string `json:"sources"`
+			Blocks  []struct {
+				Index     string `json:"index"`
+				MessageID string `json:"message_id"`
+				PartID    string `json:"part_id"`
+			} `json:"blocks"`
+		} `json:"messages"`
+	} `json:"request"`
+}
+
+// showSent runs `sessfix show --format json` on the session.
+func showSent(t *testing.T, e *opencodetest.Env, session string) *sentDoc {
+	t.Helper()
+	res := sessfix(t, e, "show", "--format", "json", session, "--store", e.DataDir())
+	if res.ExitCode != 0 {
+		t.Fatalf("show:\n%s", res)
+	}
+	var doc sentDoc
+	if err := json.Unmarshal([]byte(res.Stdout), &doc); err != nil {
+		t.Fatalf("show printed no JSON document: %v\n%s", err, res)
+	}
+	return &doc
+}
+
+var providerIndexRe = regexp.MustCompile(`messages\.(\d+)(?:\.content\.(\d+))?`)
+
+// checkSentIndex checks that the request `show` printed before the resume
+// has the index the provider's error names (messages.N, or
+// messages.N.content.M), and that it maps to the stored message of the
+// preflight finding that predicted the error, when one names it.
+func checkSentIndex(t *testing.T, doc *sentDoc, providerErr string, findings []finding) {
+	t.Helper()
+	m := providerIndexRe.FindStringSubmatch(providerErr)
+	if m == nil {
+		t.Logf("the provider's error names no index: %q", providerErr)
+		return
+	}
+	index := m[0]
+	var msgID, partID string
+	found := false
+	for _, pm := range doc.Request.Messages {
+		if m[2] == "" && pm.Index == index {
+			found = true
+			if len(pm.Sources) == 1 {
+				msgID = pm.Sources[0]
+			}
+		}
+		for _, b := range pm.Blocks {
+			if b.Index == index {
+				found, msgID, partID = true, b.MessageID, b.PartID
+			}
+		}
+	}
+	if !found {
+		t.Errorf("sessfix show --sent has no %s, which the provider's error names: %q", index, providerErr)
+		return
+	}
+	for _, f := range findings {
+		if f.Index != index || !isPreflight(f.Code) {
+			continue
+		}
+		// The finding's part is what its repair changes (the thinking a
+		// tool_use block precedes, say), not always the block at the index:
+		// the message is what both must agree on.
+		if f.MessageID != msgID {
+			t.Errorf("show --sent maps %s to message %s, the preflight's %s to %s", index, msgID, f.Code, f.MessageID)
+		}
+	}
+	t.Logf("show --sent: %s is stored %s %s", index, msgID, partID)
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -10,7 +11,9 @@ import (
 
 	"github.com/sessfix/sessfix/pkg/fix"
 	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/shapes"
+	"github.com/sessfix/sessfix/pkg/surgery"
 )
 
 // RuleCodes completes one rule code, with the rule's name as description.
@@ -84,49 +87,133 @@ func StrategyPairs(_ *cobra.Command, _ []string, toComplete string) ([]string, c
 // shell waiting on TAB must not hang on a huge or locked store.
 const completionTimeout = 2 * time.Second
 
-// SessionIDs completes --session with the ids of the sessions in the stores
-// named on the command line, or the discovered stores, with each session's
-// title as description. It fails soft: any error completes nothing.
+// SessionIDs completes a session id (--session, or the SESSION argument
+// of show, drop, rewind and fork) with the ids of the sessions in the
+// stores named on the command line, or the discovered stores: newest
+// first (by id, which OpenCode counts down), each with its title as
+// description. It reads the store listings only, never the sessions, and
+// fails soft: any error completes nothing.
 func (f *Factory) SessionIDs(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-	const dir = cobra.ShellCompDirectiveNoFileComp
+	const dir = cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
+	disc := f.completionStores(storePaths(cmd, args))
+	if disc == nil {
+		return nil, dir
+	}
+	defer disc.Close()
+	ctx, cancel := completionContext(cmd)
+	defer cancel()
+	seen := map[string]bool{}
+	var refs []store.SessionRef
+	for _, st := range disc.Stores {
+		list, err := st.List(ctx)
+		if err != nil {
+			continue
+		}
+		for _, ref := range list {
+			if !seen[ref.ID] && strings.HasPrefix(ref.ID, toComplete) {
+				seen[ref.ID] = true
+				refs = append(refs, ref)
+			}
+		}
+	}
+	// OpenCode's session ids count down with time: by id is newest first.
+	sort.Slice(refs, func(a, b int) bool { return refs[a].ID < refs[b].ID })
+	out := make([]string, 0, len(refs))
+	for _, ref := range refs {
+		c := ref.ID
+		if t := strings.Join(strings.Fields(ref.Title), " "); t != "" {
+			c += "\t" + t
+		}
+		out = append(out, c)
+	}
+	return out, dir
+}
+
+// MessageIDs completes a message id of the session named by the first
+// argument, in the session's order, each described by its position, role
+// and the start of its text. Stores are the --store flags, or the
+// discovered ones; it fails soft.
+func (f *Factory) MessageIDs(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	return f.recordIDs(cmd, args, toComplete, false)
+}
+
+// PartIDs completes a part id of the session named by the first argument,
+// like MessageIDs.
+func (f *Factory) PartIDs(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	return f.recordIDs(cmd, args, toComplete, true)
+}
+
+func (f *Factory) recordIDs(cmd *cobra.Command, args []string, toComplete string, parts bool) ([]string, cobra.ShellCompDirective) {
+	const dir = cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
+	if len(args) == 0 {
+		return nil, dir
+	}
+	disc := f.completionStores(storePaths(cmd, nil))
+	if disc == nil {
+		return nil, dir
+	}
+	defer disc.Close()
+	ctx, cancel := completionContext(cmd)
+	defer cancel()
+	s, _, err := surgery.Load(ctx, disc.Stores, args[0])
+	if err != nil {
+		return nil, dir
+	}
+	var out []string
+	for i, m := range s.Messages {
+		if !parts {
+			if strings.HasPrefix(m.ID, toComplete) {
+				out = append(out, m.ID+"\t"+surgery.Describe(i, m))
+			}
+			continue
+		}
+		for _, p := range m.Parts {
+			if strings.HasPrefix(p.ID, toComplete) {
+				out = append(out, p.ID+"\t"+fmt.Sprintf("#%d %s %s", i, m.Role, p.Type))
+			}
+		}
+	}
+	return out, dir
+}
+
+// storePaths are the stores a completion reads: the command's --store
+// flags when it has them (the surgery commands), else its arguments
+// (scan, fix).
+func storePaths(cmd *cobra.Command, args []string) []string {
+	if cmd != nil {
+		if fl := cmd.Flags().Lookup(StoreFlag); fl != nil {
+			paths, _ := cmd.Flags().GetStringArray(StoreFlag)
+			return paths
+		}
+	}
+	return args
+}
+
+// completionStores opens the stores named in paths, or the discovered
+// ones; nil when there are none.
+func (f *Factory) completionStores(paths []string) *shapes.Discovery {
 	var (
 		disc *shapes.Discovery
 		err  error
 	)
-	if len(args) > 0 && f.Open != nil {
-		disc, err = f.Open(args)
+	if len(paths) > 0 && f.Open != nil {
+		disc, err = f.Open(paths)
 	} else if f.Discover != nil && f.Env != nil {
 		disc, err = f.Discover(f.Env())
 	}
 	if err != nil || disc == nil {
-		return nil, dir
+		if disc != nil {
+			disc.Close()
+		}
+		return nil
 	}
-	defer disc.Close()
+	return disc
+}
+
+func completionContext(cmd *cobra.Command) (context.Context, context.CancelFunc) {
 	ctx := context.Background()
 	if cmd != nil && cmd.Context() != nil {
 		ctx = cmd.Context()
 	}
-	ctx, cancel := context.WithTimeout(ctx, completionTimeout)
-	defer cancel()
-	seen := map[string]bool{}
-	var out []string
-	for _, st := range disc.Stores {
-		refs, err := st.List(ctx)
-		if err != nil {
-			continue
-		}
-		for _, ref := range refs {
-			if seen[ref.ID] || !strings.HasPrefix(ref.ID, toComplete) {
-				continue
-			}
-			seen[ref.ID] = true
-			c := ref.ID
-			if t := strings.Join(strings.Fields(ref.Title), " "); t != "" {
-				c += "\t" + t
-			}
-			out = append(out, c)
-		}
-	}
-	sort.Strings(out)
-	return out, dir
+	return context.WithTimeout(ctx, completionTimeout)
 }

@@ -3,10 +3,12 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/spf13/cobra"
 	"strings"
 
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/shapes"
+	"github.com/sessfix/sessfix/pkg/surgery"
 )
 
 // OpenStores discovers the user's stores (no paths) or opens the named
@@ -91,4 +93,27 @@ func CheckSessionsFound(ids []string, found map[string]bool) error {
 		}
 	}
 	return nil
+}
+
+// SessionError is the error of a session argument that names no session,
+// or several (a usage error): with the hint that says where ids are listed.
+func SessionError(err error) error {
+	var amb *surgery.AmbiguousError
+	var nf *surgery.NotFoundError
+	switch {
+	case errors.As(err, &amb):
+		return WithHints(&FlagError{Err: err}, "list the sessions with `sessfix sessions`")
+	case errors.As(err, &nf):
+		return WithHints(err, "list the sessions with `sessfix sessions`")
+	}
+	return err
+}
+
+// StoreFlag is the flag the surgery commands (show, drop, rewind, fork)
+// name stores with: their arguments are the session and record ids.
+const StoreFlag = "store"
+
+// AddStoreFlag adds --store PATH (repeatable) to a command.
+func AddStoreFlag(cmd *cobra.Command, paths *[]string) {
+	cmd.Flags().StringArrayVar(paths, StoreFlag, nil, "read the store at `PATH` instead of discovering OpenCode's (repeatable)")
 }

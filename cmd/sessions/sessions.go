@@ -1,0 +1,139 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sessfix/sessfix/cmd/internal/cli"
+	"github.com/sessfix/sessfix/pkg/report"
+	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/surgery"
+)
+
+// SessionsOptions are the parsed inputs of `sessfix sessions`.
+type SessionsOptions struct {
+	Factory *cli.Factory
+	// Paths are the stores named on the command line; empty means discover.
+	Paths []string
+	// Settle is the window within which a changed session counts as busy.
+	Settle time.Duration
+	// Limit shows only the newest sessions (0: all).
+	Limit int
+}
+
+// NewCmdSessions returns `sessfix sessions`. runF replaces the command's
+// work in tests.
+func NewCmdSessions(f *cli.Factory, runF func(context.Context, *SessionsOptions) error) *cobra.Command {
+	opts := &SessionsOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "sessions [PATH...]",
+		Short: "List sessions with their health, newest first",
+		Long: `List the sessions of OpenCode's stores, newest first: id, when OpenCode last wrote to it, how many
+messages it has, its health, the model its next prompt goes to, its directory and its title.
+
+Health is "clean", the findings of ` + "`sessfix scan`" + ` by severity ("errors 2E 1W"), "busy" when a record changed
+within the --settle window (OpenCode may still be writing it: drop, rewind and fork leave it alone), or
+"unreadable". With no PATH, sessfix looks where OpenCode keeps its data, as scan does.
+
+On a terminal the list is a table; piped, each session is one tab-separated line: id, last activity (RFC
+3339), messages, health, provider/model, directory, title. --format json prints one document
+(docs/json-output.md). Session ids complete in the shell from this list.
+
+Exit codes:
+  0    the sessions were listed
+  2    usage error
+  3    no store found, or a store could not be listed (the others are still listed)
+  129  stopped by SIGHUP
+  130  interrupted (Ctrl-C)
+  143  stopped by SIGTERM`,
+		Example: `  # every session of the current user, newest first
+  sessfix sessions
+
+  # the ten newest, of one database
+  sessfix sessions --limit 10 ~/.local/share/opencode/opencode.db
+
+  # ids of the sessions with errors, for a script
+  sessfix sessions --format json | jq -r '.sessions[] | select(.health.errors > 0) | .id'`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Paths = args
+			if opts.Limit < 0 {
+				return cli.FlagErrorf("invalid --limit %d: must not be negative", opts.Limit)
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return RunSessions(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.DurationVar(&opts.Settle, "settle", scan.DefaultSettle, "a session changed within this `long` counts as busy")
+	fl.IntVarP(&opts.Limit, "limit", "L", 0, "list only the `N` newest sessions")
+	return cmd
+}
+
+// RunSessions does the work of `sessfix sessions`.
+func RunSessions(ctx context.Context, opts *SessionsOptions) error {
+	f := opts.Factory
+	format := f.Format()
+	if format != "text" && format != "json" {
+		return cli.FlagErrorf("sessfix sessions prints text or json, not %q", format)
+	}
+	disc, err := f.OpenStores("sessions", opts.Paths)
+	if err != nil {
+		return err
+	}
+	defer disc.Close()
+	now := f.Now
+	if now == nil {
+		now = time.Now
+	}
+	prog := f.IOStreams.StartProgress("reading", "sessions")
+	l, err := surgery.List(ctx, disc.Stores, surgery.ListOptions{Scan: &scan.Options{Settle: opts.Settle, Now: now, Progress: prog.Update}})
+	prog.Stop()
+	if err != nil {
+		return err
+	}
+	if opts.Limit > 0 && len(l.Sessions) > opts.Limit {
+		l.Sessions = l.Sessions[:opts.Limit]
+	}
+	out, err := f.OpenOutput()
+	if err != nil {
+		return err
+	}
+	if format == "json" {
+		err = report.WriteJSON(out.W, report.NewSessionsDocument(f.Build.Version, l))
+	} else {
+		err = report.WriteSessions(out.W, l.Sessions, out.TTY, out.Color, now())
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, st := range l.Stores {
+		if st.Err != nil {
+			errs = append(errs, fmt.Errorf("cannot list the sessions of %s store %s: %w", st.Info.Shape, st.Info.Path, st.Err))
+		}
+	}
+	if len(errs) == 0 && len(l.Sessions) == 0 && format == "text" {
+		f.IOStreams.Statusf("no sessions in %s", storeNames(l))
+	}
+	return errors.Join(errs...)
+}
+
+func storeNames(l *surgery.Listing) string {
+	s := ""
+	for i, st := range l.Stores {
+		if i > 0 {
+			s += ", "
+		}
+		s += string(st.Info.Shape) + " store " + st.Info.Path
+	}
+	return s
+}

@@ -1,0 +1,5 @@
+// Package show is the `sessfix show` command: one session's stored history,
+// message by message, or with --sent the request OpenCode would send with
+// every provider index mapped to the stored message and part. It parses
+// flags into ShowOptions and leaves the work to pkg/surgery and pkg/report.
+package show

@@ -1,0 +1,199 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/sessfix/sessfix/pkg/surgery"
+)
+
+// This file renders `sessfix sessions` and `sessfix show`: a table (a
+// terminal) or tab-separated lines (a pipe) of sessions, one session's
+// stored history or the request OpenCode would send, and their JSON
+// documents (docs/json-output.md).
+
+// SchemaVersion is the version of the JSON documents' field sets: it
+// changes only when a field is removed, renamed or retyped.
+const SchemaVersion = 1
+
+// SessionsDocument is `sessfix sessions --format json`.
+type SessionsDocument struct {
+	Version       string             `json:"version"`
+	SchemaVersion int                `json:"schema_version"`
+	Stores        []SessionsStore    `json:"stores"`
+	Sessions      []SessionListEntry `json:"sessions"`
+}
+
+// SessionsStore is one store that was listed, or could not be.
+type SessionsStore struct {
+	Shape string `json:"shape"`
+	Path  string `json:"path"`
+	Error string `json:"error"`
+}
+
+// SessionListEntry is one session of the list.
+type SessionListEntry struct {
+	ID           string        `json:"id"`
+	Title        string        `json:"title"`
+	Store        string        `json:"store"`
+	Shape        string        `json:"shape"`
+	Directory    string        `json:"directory"`
+	Project      string        `json:"project"`
+	ParentID     string        `json:"parent_id"`
+	Provider     string        `json:"provider"`
+	Model        string        `json:"model"`
+	Messages     int           `json:"messages"`
+	Parts        int           `json:"parts"`
+	LastActivity string        `json:"last_activity"`
+	Health       SessionHealth `json:"health"`
+}
+
+// SessionHealth is a session's health.
+type SessionHealth struct {
+	State    string `json:"state"`
+	Busy     bool   `json:"busy"`
+	Errors   int    `json:"errors"`
+	Warnings int    `json:"warnings"`
+	Info     int    `json:"info"`
+	Error    string `json:"error"`
+}
+
+// NewSessionsDocument builds the JSON document of a session list.
+func NewSessionsDocument(version string, l *surgery.Listing) *SessionsDocument {
+	doc := &SessionsDocument{Version: version, SchemaVersion: SchemaVersion, Stores: []SessionsStore{}, Sessions: []SessionListEntry{}}
+	for _, st := range l.Stores {
+		e := SessionsStore{Shape: string(st.Info.Shape), Path: st.Info.Path}
+		if st.Err != nil {
+			e.Error = st.Err.Error()
+		}
+		doc.Stores = append(doc.Stores, e)
+	}
+	for _, s := range l.Sessions {
+		h := SessionHealth{State: s.Health.State(), Busy: s.Health.Busy, Errors: s.Health.Errors, Warnings: s.Health.Warnings, Info: s.Health.Infos}
+		if s.Health.Err != nil {
+			h.Error = s.Health.Err.Error()
+		}
+		doc.Sessions = append(doc.Sessions, SessionListEntry{
+			ID: s.ID, Title: s.Title, Store: s.Store.Path, Shape: string(s.Store.Shape),
+			Directory: s.Directory, Project: s.Project, ParentID: s.ParentID,
+			Provider: s.ProviderID, Model: s.ModelID, Messages: s.Messages, Parts: s.Parts,
+			LastActivity: jsonTime(s.LastActivity), Health: h,
+		})
+	}
+	return doc
+}
+
+// jsonTime is an RFC 3339 UTC time with milliseconds, "" for the zero time.
+func jsonTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}
+
+// WriteSessions writes the session list: on a terminal an aligned table
+// (titles and directories shortened, times relative to now), otherwise one
+// tab-separated line per session with every value whole (id, last
+// activity in RFC 3339, messages, health, provider/model, directory,
+// title) for scripts.
+func WriteSessions(w io.Writer, list []surgery.Summary, tty, color bool, now time.Time) error {
+	st := NewStyles(color)
+	bw := bufio.NewWriter(w)
+	if !tty {
+		for _, s := range list {
+			fmt.Fprintf(bw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", s.ID, jsonTime(s.LastActivity), s.Messages, s.Health.State(),
+				model(s.ProviderID, s.ModelID), Clean(s.Directory), Clean(s.Title))
+		}
+		return bw.Flush()
+	}
+	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, st.Header.Render("ID")+"\t"+st.Header.Render("ACTIVE")+"\t"+st.Header.Render("MSGS")+"\t"+
+		st.Header.Render("HEALTH")+"\t"+st.Header.Render("MODEL")+"\t"+st.Header.Render("DIRECTORY")+"\t"+st.Header.Render("TITLE"))
+	for _, s := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", s.ID, ago(s.LastActivity, now), s.Messages, healthCell(st, s.Health),
+			model(s.ProviderID, s.ModelID), Clean(shorten(s.Directory, 32, true)), Clean(shorten(s.Title, 40, false)))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// healthCell is the health column: the state, with the finding counts.
+// Styles pad nothing, so the table stays aligned when coloured.
+func healthCell(st *Styles, h surgery.Health) string {
+	state := h.State()
+	var parts []string
+	if h.Errors > 0 {
+		parts = append(parts, strconv.Itoa(h.Errors)+"E")
+	}
+	if h.Warnings > 0 {
+		parts = append(parts, strconv.Itoa(h.Warnings)+"W")
+	}
+	if h.Infos > 0 {
+		parts = append(parts, strconv.Itoa(h.Infos)+"I")
+	}
+	text := state
+	if len(parts) > 0 && state != "unreadable" {
+		text = state + " " + strings.Join(parts, " ")
+	}
+	switch {
+	case h.Err != nil || h.Errors > 0:
+		return st.Error.Render(text)
+	case h.Busy || h.Warnings > 0:
+		return st.Warning.Render(text)
+	case h.Infos > 0:
+		return st.Info.Render(text)
+	}
+	return st.OK.Render(text)
+}
+
+func model(provider, model string) string {
+	switch {
+	case provider == "" && model == "":
+		return "-"
+	case provider == "":
+		return model
+	}
+	return provider + "/" + model
+}
+
+// ago says how long before now t was, coarsely ("3m ago", "2h ago"), or
+// the date for anything older than a week.
+func ago(t, now time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := now.Sub(t)
+	switch {
+	case d < 0:
+		return t.Local().Format("2006-01-02 15:04")
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return strconv.Itoa(int(d/time.Minute)) + "m ago"
+	case d < 48*time.Hour:
+		return strconv.Itoa(int(d/time.Hour)) + "h ago"
+	case d < 7*24*time.Hour:
+		return strconv.Itoa(int(d/(24*time.Hour))) + "d ago"
+	}
+	return t.Local().Format("2006-01-02")
+}
+
+// shorten cuts s to n characters with an ellipsis, keeping the end (a
+// path) or the start.
+func shorten(s string, n int, keepEnd bool) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	if keepEnd {
+		return "…" + string(r[len(r)-n+1:])
+	}
+	return string(r[:n-1]) + "…"
+}
