@@ -30,8 +30,9 @@ type SessionsOptions struct {
 func NewCmdSessions(f *cli.Factory, runF func(context.Context, *SessionsOptions) error) *cobra.Command {
 	opts := &SessionsOptions{Factory: f}
 	cmd := &cobra.Command{
-		Use:   "sessions [PATH...]",
-		Short: "List sessions with their health, newest first",
+		Use:         "sessions [PATH...]",
+		Annotations: cli.Prints("text", "json"),
+		Short:       "List sessions with their health, newest first",
 		Long: `List the sessions of OpenCode's stores, newest first: id, when OpenCode last wrote to it, how many
 messages it has, its health, the model its next prompt goes to, its directory and its title.
 
@@ -79,9 +80,6 @@ Exit codes:
 func RunSessions(ctx context.Context, opts *SessionsOptions) error {
 	f := opts.Factory
 	format := f.Format()
-	if format != "text" && format != "json" {
-		return cli.FlagErrorf("sessfix sessions prints text or json, not %q", format)
-	}
 	disc, err := f.OpenStores("sessions", opts.Paths)
 	if err != nil {
 		return err

@@ -27,8 +27,9 @@ type ShowOptions struct {
 func NewCmdShow(f *cli.Factory, runF func(context.Context, *ShowOptions) error) *cobra.Command {
 	opts := &ShowOptions{Factory: f}
 	cmd := &cobra.Command{
-		Use:   "show SESSION [--sent] [--store PATH]...",
-		Short: "Show a session as stored, or as OpenCode would send it",
+		Use:         "show SESSION [--sent] [--store PATH]...",
+		Annotations: cli.Prints("text", "json"),
+		Short:       "Show a session as stored, or as OpenCode would send it",
 		Long: `Show one session's stored history, message by message: position, role, id, model, time, how it
 ended (finish reason, error), and every part with its type, state (a tool's status, whether reasoning is
 signed, empty text) and size. Messages OpenCode never sends and messages a pending revert (/undo) deletes on
@@ -64,7 +65,7 @@ Exit codes:
 		Args: func(cmd *cobra.Command, args []string) error {
 			switch {
 			case len(args) == 0:
-				return cli.WithHints(cli.FlagErrorf("show needs a session id"), "list the sessions with `sessfix sessions`")
+				return cli.WithHints(cli.FlagErrorf("show needs a session id"), cli.ListSessions)
 			case len(args) > 1:
 				return cli.WithHints(cli.FlagErrorf("show takes one session id, got %d arguments", len(args)), "name stores with --store PATH")
 			}
@@ -93,9 +94,6 @@ Exit codes:
 func RunShow(ctx context.Context, opts *ShowOptions) error {
 	f := opts.Factory
 	format := f.Format()
-	if format != "text" && format != "json" {
-		return cli.FlagErrorf("sessfix show prints text or json, not %q", format)
-	}
 	disc, err := f.OpenStores("show", opts.Paths)
 	if err != nil {
 		return err

@@ -17,10 +17,6 @@ import (
 // stored history or the request OpenCode would send, and their JSON
 // documents (docs/json-output.md).
 
-// SchemaVersion is the version of the JSON documents' field sets: it
-// changes only when a field is removed, renamed or retyped.
-const SchemaVersion = 1
-
 // SessionsDocument is `sessfix sessions --format json`.
 type SessionsDocument struct {
 	Version       string             `json:"version"`

@@ -74,9 +74,8 @@ func openError(verb string, discovered bool, err error) error {
 	return err
 }
 
-// ListSessions is the hint that says where the user finds session ids: the
-// one line to change when sessfix gets a command that lists sessions.
-const ListSessions = "list every session's id and title with `sessfix scan --format json` (stores[].sessions[])"
+// ListSessions is the hint that says where the user finds session ids.
+const ListSessions = "list the sessions with `sessfix sessions`"
 
 // SessionNotFound is the error for a --session id that no store holds:
 // a mistyped id must not pass as a clean run.
@@ -102,9 +101,9 @@ func SessionError(err error) error {
 	var nf *surgery.NotFoundError
 	switch {
 	case errors.As(err, &amb):
-		return WithHints(&FlagError{Err: err}, "list the sessions with `sessfix sessions`")
+		return WithHints(&FlagError{Err: err}, ListSessions)
 	case errors.As(err, &nf):
-		return WithHints(err, "list the sessions with `sessfix sessions`")
+		return WithHints(err, ListSessions)
 	}
 	return err
 }
