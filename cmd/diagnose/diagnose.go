@@ -35,15 +35,21 @@ func NewCmdDiagnose(f *cli.Factory, runF func(context.Context, *DiagnoseOptions)
 		Annotations: cli.Prints("text", "json"),
 		Use:         "diagnose --error TEXT [--session ID] [PATH...]",
 		Short:       "Map a provider error to the stored message and part it points at",
-		Long: `Classify a provider error (as OpenCode shows it, or as the provider returned it), map its messages.N
-index to the exact stored message and part through the same conversion the preflight uses, and print what
-is wrong there and the repair ` + "`sessfix fix --error`" + ` would apply (a dry run: nothing is written).
+		Long: `Classify a provider error (as OpenCode shows it, or as the provider returned it), map the index or
+item id it names to the exact stored message and part, and print what is wrong there and the repair
+` + "`sessfix fix --error`" + ` would apply (a dry run: nothing is written).
+
+Every provider family OpenCode talks to is understood: Anthropic and Bedrock (messages.N.content.M),
+DeepSeek and Kimi ("at message index N", "at index N"), the OpenAI Responses API (item ids rs_…, msg_…,
+fc_…, call_…, which map to the part that stores the id, never by position) and Gemini.
 
 Without --session, the session is the one whose stored failed attempt carries the error text.
 
 An error that names no message ("messages: text content blocks must contain non-whitespace text") is
 mapped through the preflight to the places in the session that produce it, and those are what
-` + "`sessfix fix --error`" + ` repairs.
+` + "`sessfix fix --error`" + ` repairs. For errors whose cause every message may share (DeepSeek's
+"reasoning_content ... must be passed back", encrypted reasoning of another account, Gemini's
+"Corrupted thought signature."), the messages that show it are listed and all of them are repaired.
 
 Exit codes:
   0    the error points at nothing sessfix can repair
@@ -51,6 +57,8 @@ Exit codes:
   2    usage error
   3    a store could not be read`,
 		Example: `  sessfix diagnose --error 'messages.3.content.0.type: Expected ` + "`thinking`" + ` or ` + "`redacted_thinking`" + `, but found ` + "`tool_use`" + `'
+  sessfix diagnose --error 'The ` + "`reasoning_content`" + ` in the thinking mode must be passed back to the API.'
+  sessfix diagnose --error "Item 'rs_0a1b2c3d' of type 'reasoning' was provided without its required following item."
   sessfix diagnose --session ses_3a1f2b9c8d7eAbCdEfGhIjKlMn --error "$(pbpaste)" --format json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
@@ -134,7 +142,7 @@ func RunDiagnose(ctx context.Context, opts *DiagnoseOptions) error {
 	if err != nil {
 		return err
 	}
-	if len(res.Fix.Edits) > 0 || len(res.Causes) > 0 || slices.ContainsFunc(res.Findings, func(f scan.Finding) bool { return f.Severity >= scan.Warning }) {
+	if len(res.Fix.Edits) > 0 || len(res.Causes) > 0 || len(res.Shows) > 0 || slices.ContainsFunc(res.Findings, func(f scan.Finding) bool { return f.Severity >= scan.Warning }) {
 		return cli.ErrFindings
 	}
 	return nil

@@ -60,6 +60,22 @@ func Copy(t testing.TB, version string) *Store {
 	return s
 }
 
+// CopyTitled copies testdata/real/opencode-DIR like Copy and makes the
+// session titled title the one the Store works on (the provider family
+// stores name their sessions by title).
+func CopyTitled(t testing.TB, dir, title string) *Store {
+	t.Helper()
+	s := Copy(t, dir)
+	for _, ss := range storetest.LoadAll(t, storetest.OpenOne(t, s.Path)) {
+		if ss.Title == title {
+			s.SessionID = ss.ID
+			return s
+		}
+	}
+	t.Fatalf("opencode-%s holds no session titled %q", dir, title)
+	return nil
+}
+
 // Load loads the tool-loop session.
 func (s *Store) Load(t testing.TB) *store.Session {
 	t.Helper()
@@ -115,6 +131,14 @@ func (s *Store) setPart(t testing.TB, m *store.Message, typ, key string, value a
 	}
 	t.Fatalf("message %s has no %s part", m.ID, typ)
 	return nil
+}
+
+// Delete removes a part of the session's message m, the way another
+// program would (no backup).
+func (s *Store) Delete(t testing.TB, m *store.Message, p *store.Part) {
+	t.Helper()
+	s.apply(t, store.Edit{Op: store.OpDelete, Kind: store.KindPart, ID: p.ID, SessionID: s.SessionID,
+		MessageID: m.ID, Loc: p.Loc, Before: p.Raw})
 }
 
 // CorruptSignature is the scenario corrupted-signature: one character of

@@ -8,8 +8,12 @@ import (
 )
 
 // errorStrats are the strategies error-driven recovery tries for a defect on
-// the target message, in order.
-func errorStrats(d scan.Defect, target, reason string) []strat {
+// the target message, in order; until is the failed attempt ("" for none),
+// before which a session-wide defect is repaired wherever it shows.
+func errorStrats(d scan.Defect, target, until, reason string) []strat {
+	if d.InRecords() {
+		return recordStrats(d, target, until, reason)
+	}
 	f := scan.Finding{Code: "SF302", MessageID: target, Message: reason}
 	bind := func(st Strategy) strat { return strat{st, rulePlanFunc(f, st)} }
 	abortAll := strat{stAbort, func(w *work) ([]store.Edit, error) {
@@ -127,7 +131,7 @@ func (w *work) errorSteps(f scan.Finding, text string, failed *store.Message) []
 		st.done = true
 		return []step{st}
 	}
-	if r.Index == "" {
+	if !r.Names() && !r.Defect.SessionWide() {
 		causes := scan.ErrorCauses(others(w.findings), text)
 		if len(causes) == 0 {
 			st.why = scan.CausesNote(causes) + "; nothing changed"
@@ -151,23 +155,29 @@ func (w *work) errorSteps(f scan.Finding, text string, failed *store.Message) []
 		st.gone = resolved
 		return append(out, st)
 	}
-	if r.MapErr != nil {
+	if r.MapErr != nil && !r.Defect.SessionWide() {
 		st.why = "it maps to no stored message (" + r.MapErr.Error() + "); nothing changed"
 		return []step{st}
 	}
-	st.f.MessageID = r.TargetID
-	st.strats = errorStrats(r.Defect, r.TargetID, "the provider rejected it: "+describeError(r))
+	if r.TargetID != "" {
+		st.f.MessageID = r.TargetID
+	}
+	until := ""
+	if failed != nil {
+		until = failed.ID
+	}
+	st.strats = errorStrats(r.Defect, r.TargetID, until, "the provider rejected it: "+describeError(r))
 	st.gone = resolved
 	return []step{st}
 }
 
-// describeError names an error by its type and index: "invalid_signature at
-// messages.1.content.0".
+// describeError names an error by its type and index or item id:
+// "invalid_signature at messages.1.content.0".
 func describeError(r *scan.Recovery) string {
-	if r.Index == "" {
+	if !r.Names() {
 		return string(r.Type)
 	}
-	return string(r.Type) + " at " + r.Index
+	return string(r.Type) + " at " + r.Where()
 }
 
 // storedErrorSteps repair what the provider error stored on the session's
@@ -190,7 +200,7 @@ func (w *work) findingErrorStep(f scan.Finding) step {
 		st.why = "report only: sessfix has no storage repair for this provider rule"
 		return st
 	}
-	st.strats = errorStrats(d, f.MessageID, f.Message)
+	st.strats = errorStrats(d, f.MessageID, "", f.Message)
 	st.gone = func(s *store.Session, fs []scan.Finding) bool {
 		return !present(f, fs) && !d.Shows(s, s.Message(f.MessageID))
 	}

@@ -73,7 +73,7 @@ var strategyTable = map[string][]Strategy{
 	"SF209": {stRepoint},
 	"SF211": {stRekey},
 	"SF301": {stClose, stExclude},
-	"SF302": {stMove, stStrip, stInject, stReplace, stAbort, stExclude, stPrepend},
+	"SF302": {stMove, stStrip, stInject, stReplace, stAbort, stDropEncrypted, stDropItemIDs, stDropSignatures, stExclude, stPrepend},
 }
 
 // Strategies returns the strategies of a rule code in the order they are

@@ -14,8 +14,13 @@ type Diagnosis struct {
 	SessionID string    `json:"session"`
 	Error     string    `json:"error"`
 	ErrorType ErrorType `json:"error_type"`
-	// Index is the first messages.N(.content.M) in the error ("" for none).
+	// Index is the first index in the error, in ExtractIndex's spelling
+	// ("" for none).
 	Index string `json:"index"`
+	// ItemID is the first provider item or call id in the error (rs_…,
+	// fc_…, msg_…, call_…; "" for none): it maps to a part by the id the
+	// part stores.
+	ItemID string `json:"item_id"`
 	// FailedMessage is the stored assistant message whose error is this
 	// text (the failed attempt), "" when the session holds none: the index
 	// is then read against the history and the prompt that was not stored.
@@ -33,10 +38,16 @@ type Diagnosis struct {
 	// Causes are, for an error that names no message, the preflight's
 	// findings that produce it (ErrorCauses); empty otherwise.
 	Causes []Finding `json:"causes"`
+	// Shows are, for an error whose defect the repair looks for on every
+	// message (Defect.SessionWide), the stored messages before the failed
+	// attempt that show it; empty otherwise.
+	Shows []string `json:"shows"`
 	// Resolved says why the problem a stored failed attempt's error
 	// describes is gone from the session (Recovery.Resolved); "" while it is
 	// not, and for an error the session does not store.
 	Resolved string `json:"resolved"`
+
+	where, showsWhat string
 }
 
 // Mapped reports whether the error's index names a stored message.
@@ -71,17 +82,20 @@ func FailedAttempt(s *store.Session, text string) *store.Message {
 func Diagnose(s *store.Session, text string, opts *Options) *Diagnosis {
 	failed := FailedAttempt(s, text)
 	r := ReadError(s, text, failed)
-	d := &Diagnosis{SessionID: s.ID, Error: text, ErrorType: r.Type, Index: r.Index,
-		MessageID: r.TargetID, PartID: r.PartID, Findings: []Finding{}, Causes: []Finding{}}
+	d := &Diagnosis{SessionID: s.ID, Error: text, ErrorType: r.Type, Index: r.Index, ItemID: r.ItemID,
+		MessageID: r.TargetID, PartID: r.PartID, Findings: []Finding{}, Causes: []Finding{}, Shows: []string{}}
+	until := ""
 	if failed != nil {
 		d.FailedMessage = failed.ID
+		until = failed.ID
 	}
 	switch {
-	case r.Index == "":
-		d.Why = "the error names no messages.N index, so it points at no message"
+	case !r.Names():
+		d.Why = "the error names no index or item id, so it points at no message"
 	case r.MapErr != nil:
 		d.Why = r.MapErr.Error()
 	}
+	d.where = r.Where()
 	all := CheckSession(s, opts)
 	var others []Finding
 	for _, f := range all {
@@ -95,7 +109,12 @@ func Diagnose(s *store.Session, text string, opts *Options) *Diagnosis {
 	if r.Type != ErrorNone {
 		if why, ok := r.Resolved(s, others); ok && failed != nil {
 			d.Resolved = why
-		} else if !ok && r.Index == "" {
+		} else if !ok && r.Defect.SessionWide() {
+			for _, m := range r.Defect.ShowsBefore(s, until) {
+				d.Shows = append(d.Shows, m.ID)
+			}
+			d.showsWhat = r.Defect.what()
+		} else if !ok && !r.Names() {
 			d.Causes = append(d.Causes, ErrorCauses(others, text)...)
 		}
 	}
@@ -112,20 +131,32 @@ func Diagnose(s *store.Session, text string, opts *Options) *Diagnosis {
 	return d
 }
 
-// Describe is one line saying where the index points.
+// Describe is one line saying where the index or item id points.
 func (d *Diagnosis) Describe() string {
-	if d.Index == "" {
-		if d.ErrorType != ErrorNone && d.Resolved == "" {
-			return CausesNote(d.Causes)
+	where := d.where
+	if where == "" {
+		where = d.Index
+	}
+	var s string
+	switch {
+	case where == "" && d.ErrorType != ErrorNone && d.Resolved == "" && len(d.Shows) == 0:
+		return CausesNote(d.Causes)
+	case where == "":
+		s = "the error names no message"
+	case !d.Mapped():
+		s = fmt.Sprintf("%s does not map to a stored message: %s", where, d.Why)
+	default:
+		s = fmt.Sprintf("%s is stored %s message %s", where, d.Role, d.MessageID)
+		if d.PartID != "" {
+			s += fmt.Sprintf(", %s part %s", d.PartType, d.PartID)
 		}
-		return "the error names no message"
 	}
-	if !d.Mapped() {
-		return fmt.Sprintf("%s does not map to a stored message: %s", d.Index, d.Why)
-	}
-	s := fmt.Sprintf("%s is stored %s message %s", d.Index, d.Role, d.MessageID)
-	if d.PartID != "" {
-		s += fmt.Sprintf(", %s part %s", d.PartType, d.PartID)
+	if len(d.Shows) > 0 {
+		what := "message shows"
+		if len(d.Shows) != 1 {
+			what = "messages show"
+		}
+		s += fmt.Sprintf("; %d %s %s: %s", len(d.Shows), what, d.showsWhat, strings.Join(d.Shows, ", "))
 	}
 	return s
 }

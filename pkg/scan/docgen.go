@@ -41,16 +41,21 @@ func WriteRulesMarkdown(w io.Writer) error {
 		p("**Fix.** %s\n", r.FixDoc)
 	}
 	p("\n## Error types of error-driven recovery\n\n")
-	p("SF302 and `sessfix fix --error TEXT` classify a provider's error text, lowercased, checking thinking patterns ")
-	p("before tool patterns (Anthropic's thinking errors link to docs that mention tool_use and tool_result). The ")
-	p("index the fix goes to is the first `messages.N` in the text.\n\n")
-	p("| type | default fix |\n|---|---|\n")
+	p("SF302 and `sessfix fix --error TEXT` classify a provider's error text, lowercased and without backticks, as ")
+	p("the API prints it or as OpenCode stores it (with a prefix such as `Error from provider (DeepSeek): ` or ")
+	p("Bedrock's `undefined: `). DeepSeek, Kimi, OpenAI Responses and Gemini texts are checked first, then thinking ")
+	p("patterns before tool patterns (Anthropic's thinking errors link to docs that mention tool_use and tool_result). ")
+	p("The place the repair goes to is the first index in the text (`messages.N`, `messages.N.content.M`; Chat ")
+	p("Completions' `messages[N]`, DeepSeek's `at message index N`, Kimi's `at index N`; Responses' `input[N]`; ")
+	p("Gemini's `contents[N]`, `position N`) or the first item id (`rs_…`, `msg_…`, `fc_…`, `call_…`), which maps to ")
+	p("the part that stores it (`metadata.openai.itemId`, a tool part's `callID`), never by position.\n\n")
+	p("| type | example text | default fix |\n|---|---|---|\n")
 	for _, t := range ErrorTypes() {
 		fix := "report only"
 		if f := t.DefaultFix(); f != "" {
 			fix = "`" + f + "`"
 		}
-		p("| %s | %s |\n", t, fix)
+		p("| %s | %s | %s |\n", t, cell(code(t.Example())), cell(fix))
 	}
 	return b.Flush()
 }
@@ -64,6 +69,14 @@ func fixText(r *Rule) string {
 		return "report only"
 	}
 	return "`" + r.Fix + "`"
+}
+
+// code quotes s as inline code, with a double backtick when s holds one.
+func code(s string) string {
+	if strings.Contains(s, "`") {
+		return "`` " + s + " ``"
+	}
+	return "`" + s + "`"
 }
 
 func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }

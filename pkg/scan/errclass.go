@@ -9,9 +9,8 @@ import (
 // ErrorType is the error-driven recovery class of a provider error.
 type ErrorType string
 
-// Error types. The first four have a storage repair; the rest are recognised
-// and reported, with no storage fix (or, for an invalid signature, a repair
-// that strips the thinking the signature belonged to).
+// Error types. Their names are stable: they are in scan's JSON output
+// (error_type) and in the docs. DefaultFix says which have a storage repair.
 const (
 	ErrorNone                      ErrorType = ""
 	ErrorThinkingBlockOrder        ErrorType = "thinking_block_order"
@@ -21,6 +20,34 @@ const (
 	ErrorThinkingModified          ErrorType = "thinking_modified"
 	ErrorPrefillUnsupported        ErrorType = "prefill_unsupported"
 	ErrorInvalidSignature          ErrorType = "invalid_signature"
+
+	// ErrorReasoningContentMissing: an OpenAI-compatible API in thinking
+	// mode (DeepSeek, Kimi/Moonshot) got an assistant tool-call message
+	// without its reasoning_content.
+	ErrorReasoningContentMissing ErrorType = "reasoning_content_missing"
+	// ErrorReasoningWithoutFollowing: the OpenAI Responses API got a
+	// reasoning item (rs_…) without the item it produced after it.
+	ErrorReasoningWithoutFollowing ErrorType = "reasoning_without_following_item"
+	// ErrorReasoningItemMissing: the Responses API got an output item
+	// (msg_…, fc_…) without the reasoning item that preceded it.
+	ErrorReasoningItemMissing ErrorType = "reasoning_item_missing"
+	// ErrorEncryptedContentInvalid: the Responses API cannot verify
+	// replayed encrypted reasoning (another account, organisation or model).
+	ErrorEncryptedContentInvalid ErrorType = "encrypted_content_invalid"
+	// ErrorItemNotPersisted: the Responses API was asked for an item by id
+	// that it never stored (the session was made with store:false).
+	ErrorItemNotPersisted ErrorType = "item_not_persisted"
+	// ErrorInvalidItemID: the Responses API got an item with an empty id.
+	ErrorInvalidItemID ErrorType = "invalid_item_id"
+	// ErrorThoughtSignatureMissing: Gemini 3 got a function call of the
+	// current turn without its thought_signature.
+	ErrorThoughtSignatureMissing ErrorType = "thought_signature_missing"
+	// ErrorThoughtSignatureCorrupted: Gemini cannot verify a replayed
+	// thought signature (another key's account or another model).
+	ErrorThoughtSignatureCorrupted ErrorType = "thought_signature_corrupted"
+	// ErrorTurnOrder: Gemini got a function call or response turn out of
+	// order.
+	ErrorTurnOrder ErrorType = "turn_order"
 )
 
 // DefaultFix returns the mutations error-driven recovery applies to the
@@ -38,6 +65,56 @@ func (t ErrorType) DefaultFix() string {
 		return "replaceEmptyTextParts|injectTextPart"
 	case ErrorInvalidSignature:
 		return "stripThinkingParts|excludeMessage"
+	case ErrorReasoningContentMissing:
+		return "excludeMessage"
+	case ErrorReasoningWithoutFollowing:
+		return "dropEncryptedReasoning|excludeMessage"
+	case ErrorEncryptedContentInvalid:
+		return "dropEncryptedReasoning"
+	case ErrorItemNotPersisted:
+		return "dropItemIDs"
+	case ErrorThoughtSignatureCorrupted:
+		return "dropThoughtSignatures"
+	}
+	return ""
+}
+
+// Example is a provider error text of the type, as the API words it (ids
+// and indexes are examples).
+func (t ErrorType) Example() string {
+	switch t {
+	case ErrorThinkingBlockOrder:
+		return "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`."
+	case ErrorThinkingDisabledViolation:
+		return "When thinking is disabled, an `assistant` message in the final position cannot contain `thinking`."
+	case ErrorToolResultMissing:
+		return "No tool output found for function call call_0a1b2c."
+	case ErrorEmptyContent:
+		return "messages: text content blocks must contain non-whitespace text"
+	case ErrorThinkingModified:
+		return "thinking blocks in the latest assistant message cannot be modified"
+	case ErrorPrefillUnsupported:
+		return "This model does not support assistant message prefill. The conversation must end with a user message."
+	case ErrorInvalidSignature:
+		return "messages.1.content.0: Invalid `signature` in `thinking` block"
+	case ErrorReasoningContentMissing:
+		return "thinking is enabled but reasoning_content is missing in assistant tool call message at index 2"
+	case ErrorReasoningWithoutFollowing:
+		return "Item 'rs_0a1b2c' of type 'reasoning' was provided without its required following item."
+	case ErrorReasoningItemMissing:
+		return "Item 'msg_0a1b2c' of type 'message' was provided without its required 'reasoning' item: 'rs_3d4e5f'."
+	case ErrorEncryptedContentInvalid:
+		return "The encrypted content for item rs_0a1b2c could not be verified."
+	case ErrorItemNotPersisted:
+		return "Item with id 'rs_0a1b2c' not found. Items are not persisted when `store` is set to false."
+	case ErrorInvalidItemID:
+		return "Invalid 'input[3].id': ''. Expected an ID that contains letters, numbers, underscores, or dashes."
+	case ErrorThoughtSignatureMissing:
+		return "Function call is missing a thought_signature in functionCall parts. … function call `default_api:bash` , position 2."
+	case ErrorThoughtSignatureCorrupted:
+		return "Corrupted thought signature."
+	case ErrorTurnOrder:
+		return "Please ensure that function response turn comes immediately after a function call turn."
 	}
 	return ""
 }
@@ -45,11 +122,15 @@ func (t ErrorType) DefaultFix() string {
 var emptyContentField = regexp.MustCompile(`content field.*is empty`)
 
 // DetectErrorType classifies a provider's error text (the brief's
-// detectErrorType). Thinking patterns are checked before tool patterns:
-// Anthropic's thinking errors carry a docs link that mentions tool_use and
-// tool_result. It returns ErrorNone when the text matches no class.
+// detectErrorType), as the API prints it or as OpenCode stores it (with a
+// prefix such as "Error from provider (DeepSeek): " or Bedrock's
+// "undefined: "). The other providers' texts are checked first: they are
+// specific and some mention thinking or signatures. Then thinking patterns
+// before tool patterns: Anthropic's thinking errors carry a docs link that
+// mentions tool_use and tool_result. It returns ErrorNone when the text
+// matches no class.
 func DetectErrorType(text string) ErrorType {
-	t := strings.ToLower(text)
+	t := strings.ToLower(strings.ReplaceAll(text, "`", ""))
 	has := func(subs ...string) bool {
 		for _, s := range subs {
 			if strings.Contains(t, s) {
@@ -57,6 +138,9 @@ func DetectErrorType(text string) ErrorType {
 			}
 		}
 		return false
+	}
+	if typ := detectOtherFamilies(t, has); typ != ErrorNone {
+		return typ
 	}
 	if strings.Contains(t, "thinking") {
 		if has("first block", "must start with", "preceeding", "final block", "cannot be thinking") ||
@@ -78,10 +162,11 @@ func DetectErrorType(text string) ErrorType {
 	if (strings.Contains(t, "signature") || strings.Contains(t, "redacted_thinking.data")) && has("invalid", "field required") {
 		return ErrorInvalidSignature
 	}
-	if strings.Contains(t, "tool_use") && strings.Contains(t, "tool_result") {
+	if (strings.Contains(t, "tool_use") && strings.Contains(t, "tool_result")) ||
+		has("no tool output found for function call", "must be followed by tool messages responding to each") {
 		return ErrorToolResultMissing
 	}
-	if has("non-empty content", "must be non-empty", "non-whitespace text", "is blank") || emptyContentField.MatchString(t) {
+	if has("non-empty content", "must be non-empty", "non-whitespace text", "is blank", "parts must not be empty") || emptyContentField.MatchString(t) {
 		return ErrorEmptyContent
 	}
 	if strings.Contains(t, "assistant message prefill") {
@@ -90,9 +175,44 @@ func DetectErrorType(text string) ErrorType {
 	return ErrorNone
 }
 
+// detectOtherFamilies classifies the texts of the OpenAI-compatible thinking
+// APIs (DeepSeek, Kimi), the OpenAI Responses API and Gemini; t is the
+// lowercased text without backticks.
+func detectOtherFamilies(t string, has func(...string) bool) ErrorType {
+	switch {
+	case strings.Contains(t, "reasoning_content") && has("must be passed back", "is missing", "missing reasoning_content"):
+		return ErrorReasoningContentMissing
+	case strings.Contains(t, "of type 'reasoning' was provided without its required following item"):
+		return ErrorReasoningWithoutFollowing
+	case strings.Contains(t, "was provided without its required 'reasoning' item"):
+		return ErrorReasoningItemMissing
+	case has("the encrypted content for item", "invalid_encrypted_content", "encrypted_content was not issued to this caller"):
+		return ErrorEncryptedContentInvalid
+	case strings.Contains(t, "not found") && has("items are not persisted when store is set to false", "item with id"):
+		return ErrorItemNotPersisted
+	case invalidItemIDRe.MatchString(t):
+		return ErrorInvalidItemID
+	case strings.Contains(t, "missing a thought_signature"):
+		return ErrorThoughtSignatureMissing
+	case strings.Contains(t, "corrupted thought signature"):
+		return ErrorThoughtSignatureCorrupted
+	case has("function call turn comes immediately after", "function response turn comes immediately after",
+		"number of function response parts is equal to the number of function call parts"):
+		return ErrorTurnOrder
+	}
+	return ErrorNone
+}
+
+var invalidItemIDRe = regexp.MustCompile(`invalid 'input\[\d+\]\.id'`)
+
 var (
 	messageIndexRe = regexp.MustCompile(`messages\.(\d+)`)
-	blockIndexRe   = regexp.MustCompile(`messages\.\d+(?:\.content\.\d+)?`)
+	// anyIndexRe finds the index a provider prints, in each family's words:
+	// messages.N(.content.M) (Anthropic, Bedrock), messages[N] and DeepSeek's
+	// "at message index N" / Kimi's "at index N" (Chat Completions), input[N]
+	// (Responses), contents[N] and "position N" (Gemini).
+	anyIndexRe = regexp.MustCompile(`messages\.\d+(?:\.content\.\d+)?|\bmessages\[(\d+)\]|\bat (?:message )?index (\d+)|\binput\[(\d+)\]|\bcontents\[(\d+)\]|\bposition (\d+)`)
+	itemIDRe   = regexp.MustCompile(`\b(?:rs|msg|fc|call|toolu|tooluse)_[A-Za-z0-9_-]+`)
 )
 
 // ExtractMessageIndex returns N from the first "messages.N" in a provider
@@ -109,16 +229,56 @@ func ExtractMessageIndex(text string) (int, bool) {
 	return n, true
 }
 
-// ExtractIndex returns the first index as the provider prints it,
-// "messages.N" or "messages.N.content.M", or "" when there is none.
+// ExtractIndex returns the first index a provider error names, in one
+// spelling per family: "messages.N" or "messages.N.content.M" (Anthropic,
+// Bedrock, as printed), "messages[N]" (Chat Completions: also DeepSeek's
+// "at message index N" and Kimi's "at index N"), "input[N]" (Responses),
+// "contents[N]" or "position N" (Gemini), or "" when there is none.
 func ExtractIndex(text string) string {
-	return blockIndexRe.FindString(text)
+	m := anyIndexRe.FindStringSubmatch(text)
+	switch {
+	case m == nil:
+		return ""
+	case m[1] != "":
+		return "messages[" + m[1] + "]"
+	case m[2] != "":
+		return "messages[" + m[2] + "]"
+	case m[3] != "":
+		return "input[" + m[3] + "]"
+	case m[4] != "":
+		return "contents[" + m[4] + "]"
+	case m[5] != "":
+		return "position " + m[5]
+	}
+	return m[0]
+}
+
+// IsMessagesIndex reports an index in the Anthropic spelling
+// ("messages.N", "messages.N.content.M"), the one the preflight's request
+// maps (Request.LocateIndex).
+func IsMessagesIndex(index string) bool { return strings.HasPrefix(index, "messages.") }
+
+// ExtractItemID returns the first provider item or call id a provider error
+// names: an OpenAI Responses item ("rs_…" reasoning, "msg_…" message,
+// "fc_…" function call), a tool call id ("call_…", Anthropic's "toolu_…",
+// Bedrock's "tooluse_…"), or "". Stored parts keep item ids in their
+// metadata and call ids in callID (ItemPart).
+func ExtractItemID(text string) string {
+	for _, id := range itemIDRe.FindAllString(text, -1) {
+		if id != "call_id" {
+			return id
+		}
+	}
+	return ""
 }
 
 // ErrorTypes lists every error type DetectErrorType returns, in the order
 // it checks them.
 func ErrorTypes() []ErrorType {
 	return []ErrorType{
+		ErrorReasoningContentMissing, ErrorReasoningWithoutFollowing, ErrorReasoningItemMissing,
+		ErrorEncryptedContentInvalid, ErrorItemNotPersisted, ErrorInvalidItemID,
+		ErrorThoughtSignatureMissing, ErrorThoughtSignatureCorrupted, ErrorTurnOrder,
 		ErrorThinkingBlockOrder, ErrorThinkingDisabledViolation, ErrorThinkingModified,
 		ErrorInvalidSignature, ErrorToolResultMissing, ErrorEmptyContent, ErrorPrefillUnsupported,
 	}

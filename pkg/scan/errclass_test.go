@@ -25,6 +25,31 @@ func TestDetectErrorType(t *testing.T) {
 		{"messages.1.content.0.redacted_thinking.data: Field required", ErrorInvalidSignature},
 		{"messages.9.content.0: thinking blocks in the latest assistant message cannot be modified. These blocks must remain as they were in the original response.", ErrorThinkingModified},
 		{"This model does not support assistant message prefill. The conversation must end with a user message.", ErrorPrefillUnsupported},
+		// DeepSeek and Kimi (OpenAI-compatible, thinking mode), as the APIs
+		// print them and as OpenCode stores them.
+		{"The `reasoning_content` in the thinking mode must be passed back to the API.", ErrorReasoningContentMissing},
+		{"Error from provider (DeepSeek): The `reasoning_content` in the thinking mode must be passed back to the API.", ErrorReasoningContentMissing},
+		{"Missing `reasoning_content` field in the assistant message at message index 4. For more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls", ErrorReasoningContentMissing},
+		{"thinking is enabled but reasoning_content is missing in assistant tool call message at index 2", ErrorReasoningContentMissing},
+		// OpenAI Responses.
+		{"Item 'rs_68a1f0c2d4e8' of type 'reasoning' was provided without its required following item.", ErrorReasoningWithoutFollowing},
+		{"Item 'msg_68a1f0c2' of type 'message' was provided without its required 'reasoning' item: 'rs_68a1f0c1'.", ErrorReasoningItemMissing},
+		{"The encrypted content for item rs_68a1f0c2d4e8 could not be verified.", ErrorEncryptedContentInvalid},
+		{"reasoning encrypted_content was not issued to this caller", ErrorEncryptedContentInvalid},
+		{"Item with id 'rs_68a1f0c2d4e8' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.", ErrorItemNotPersisted},
+		{"Item with id 'msg_68a1f0c2' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.", ErrorItemNotPersisted},
+		{"Invalid 'input[3].id': ''. Expected an ID that contains letters, numbers, underscores, or dashes, but this value contained additional characters.", ErrorInvalidItemID},
+		{"No tool output found for function call call_Qx7.", ErrorToolResultMissing},
+		{"An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: call_Qx7", ErrorToolResultMissing},
+		// Gemini.
+		{"Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call `default_api:bash` , position 2. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.", ErrorThoughtSignatureMissing},
+		{"Corrupted thought signature.", ErrorThoughtSignatureCorrupted},
+		{"* GenerateContentRequest.contents[3].parts: contents.parts must not be empty.\n", ErrorEmptyContent},
+		{"Please ensure that function response turn comes immediately after a function call turn.", ErrorTurnOrder},
+		// Bedrock, as OpenCode stores a ConverseStream error.
+		{"undefined: The text field in the ContentBlock object at messages.1.content.1 is blank. Add text to the text field, and try again.", ErrorEmptyContent},
+		{"undefined: messages.1: The final block in an assistant message cannot be `thinking`.", ErrorThinkingBlockOrder},
+		{"undefined: messages.1.content.0: Invalid `signature` in `thinking` block", ErrorInvalidSignature},
 		{"Overloaded", ErrorNone},
 		{"rate_limit_error: Number of request tokens has exceeded your per-minute rate limit", ErrorNone},
 		{"", ErrorNone},
@@ -47,6 +72,13 @@ func TestExtractIndex(t *testing.T) {
 		{"The content field in the Message object at messages.12 is empty", 12, true, "messages.12"},
 		{"see messages.4.content.1 and messages.6", 4, true, "messages.4.content.1"},
 		{"messages: text content blocks must be non-empty", 0, false, ""},
+		{"undefined: messages.1: The final block in an assistant message cannot be `thinking`.", 1, true, "messages.1"},
+		{"Missing `reasoning_content` field in the assistant message at message index 4. For more information", 0, false, "messages[4]"},
+		{"thinking is enabled but reasoning_content is missing in assistant tool call message at index 2", 0, false, "messages[2]"},
+		{"Invalid parameter: 'messages[5].tool_calls'", 0, false, "messages[5]"},
+		{"Invalid 'input[3].id': ''. Expected an ID", 0, false, "input[3]"},
+		{"* GenerateContentRequest.contents[3].parts: contents.parts must not be empty.", 0, false, "contents[3]"},
+		{"function call `default_api:bash` , position 2. Please refer", 0, false, "position 2"},
 	}
 	for _, c := range cases {
 		n, ok := ExtractMessageIndex(c.text)
@@ -59,12 +91,33 @@ func TestExtractIndex(t *testing.T) {
 	}
 }
 
+func TestExtractItemID(t *testing.T) {
+	cases := map[string]string{
+		"Item 'rs_68a1f0c2d4e8' of type 'reasoning' was provided without its required following item.":               "rs_68a1f0c2d4e8",
+		"The encrypted content for item rs_0a1b could not be verified.":                                              "rs_0a1b",
+		"Item 'msg_9f' of type 'message' was provided without its required 'reasoning' item: 'rs_1'.":                "msg_9f",
+		"No tool call found for function call output with call_id call_Qx7-a.":                                       "call_Qx7-a",
+		"messages.2: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_01A":            "toolu_01A",
+		"Item with id 'rs_…' not found.":                                                                             "",
+		"An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'": "",
+	}
+	for text, want := range cases {
+		if got := ExtractItemID(text); got != want {
+			t.Errorf("ExtractItemID(%q) = %q, want %q", text, got, want)
+		}
+	}
+}
+
 func TestErrorTypeFixes(t *testing.T) {
+	noFix := map[ErrorType]bool{ErrorThinkingModified: true, ErrorPrefillUnsupported: true,
+		ErrorReasoningItemMissing: true, ErrorInvalidItemID: true, ErrorThoughtSignatureMissing: true, ErrorTurnOrder: true}
 	for _, typ := range ErrorTypes() {
-		fix := typ.DefaultFix()
-		noFix := typ == ErrorThinkingModified || typ == ErrorPrefillUnsupported
-		if noFix != (fix == "") {
+		if fix := typ.DefaultFix(); noFix[typ] != (fix == "") {
 			t.Errorf("%s: DefaultFix %q", typ, fix)
+		}
+		// Every type's example is a text of that type.
+		if got := DetectErrorType(typ.Example()); got != typ {
+			t.Errorf("%s: its example %q classifies as %q", typ, typ.Example(), got)
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -28,6 +30,18 @@ const (
 	DefectToolMissing          // tool_use without tool_result
 	DefectEmpty                // empty content or blank text
 	DefectSignature            // invalid or missing signature
+
+	// The defects below are what a record holds (a part's metadata, a
+	// turn's missing reasoning), so a message no longer showing one is
+	// proof enough that it was repaired. Those marked "session-wide" are
+	// on every message before the failed attempt that shows them, not only
+	// on the one the error names: the provider names the first it meets.
+
+	DefectReasoningMissing // session-wide: a tool-call turn OpenCode sends without reasoning_content
+	DefectNoFollowing      // a reasoning part with encrypted content and nothing after it in its turn
+	DefectUnverified       // session-wide: reasoning with encrypted content the API cannot verify
+	DefectItemIDs          // session-wide: parts with provider item ids the API does not hold
+	DefectThoughtSignature // session-wide: function calls with a Gemini thought signature it refuses
 )
 
 // DefectOf classifies a provider error of type t (DetectErrorType(text)) by
@@ -51,8 +65,115 @@ func DefectOf(t ErrorType, text string) Defect {
 		return DefectEmpty
 	case ErrorInvalidSignature:
 		return DefectSignature
+	case ErrorReasoningContentMissing:
+		return DefectReasoningMissing
+	case ErrorReasoningWithoutFollowing:
+		return DefectNoFollowing
+	case ErrorEncryptedContentInvalid:
+		return DefectUnverified
+	case ErrorItemNotPersisted:
+		return DefectItemIDs
+	case ErrorThoughtSignatureCorrupted:
+		return DefectThoughtSignature
 	}
 	return DefectNone
+}
+
+// SessionWide reports a defect whose repair covers every message before
+// the failed attempt that shows it (ShowsBefore), not only the named one.
+func (d Defect) SessionWide() bool {
+	switch d {
+	case DefectReasoningMissing, DefectUnverified, DefectItemIDs, DefectThoughtSignature:
+		return true
+	}
+	return false
+}
+
+// InRecords reports a defect a message's own records hold (metadata, a
+// missing part): once a message no longer shows it, it was repaired.
+func (d Defect) InRecords() bool {
+	return d >= DefectReasoningMissing
+}
+
+// ShowsBefore returns the messages before the stored message until (every
+// message when until is "") that show the defect, in order.
+func (d Defect) ShowsBefore(s *store.Session, until string) []*store.Message {
+	var out []*store.Message
+	for _, m := range s.Messages {
+		if until != "" && m.ID == until {
+			break
+		}
+		if d.Shows(s, m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// ProviderMeta returns the value of key in any provider namespace of a
+// part's metadata (metadata.openai.itemId, metadata.azure.itemId, …), the
+// first namespace that has it, and whether one does.
+func ProviderMeta(p *store.Part, key string) (ns string, val gjson.Result, ok bool) {
+	p.Get("metadata").ForEach(func(k, v gjson.Result) bool {
+		if r := v.Get(gjson.Escape(key)); v.IsObject() && r.Exists() {
+			ns, val, ok = k.String(), r, true
+			return false
+		}
+		return true
+	})
+	return ns, val, ok
+}
+
+// HasEncryptedReasoning reports a reasoning part OpenCode replays with
+// encrypted content (metadata.<provider>.reasoningEncryptedContent set).
+func HasEncryptedReasoning(p *store.Part) bool {
+	if p.Type != "reasoning" {
+		return false
+	}
+	_, v, ok := ProviderMeta(p, "reasoningEncryptedContent")
+	return ok && v.Type == gjson.String && v.Str != ""
+}
+
+// HasItemID reports a part that keeps a provider item id
+// (metadata.<provider>.itemId: rs_…, msg_…, fc_…).
+func HasItemID(p *store.Part) bool {
+	_, _, ok := ProviderMeta(p, "itemId")
+	return ok
+}
+
+// GeminiSkipSignature is the placeholder Google documents for function
+// calls without a thought signature; the API does not verify it.
+const GeminiSkipSignature = "skip_thought_signature_validator"
+
+// HasThoughtSignature reports a tool part with a Gemini thought signature
+// (metadata.google.thoughtSignature, or under vertex) other than Google's
+// placeholder.
+func HasThoughtSignature(p *store.Part) bool {
+	if p.Type != "tool" {
+		return false
+	}
+	_, v, ok := ProviderMeta(p, "thoughtSignature")
+	return ok && v.String() != "" && v.String() != GeminiSkipSignature
+}
+
+// sentWithoutReasoning reports an assistant message with a tool-call step
+// OpenCode sends without reasoning_content: the step has no reasoning part
+// with text, or the message is another model's (its reasoning goes as
+// text).
+func sentWithoutReasoning(s *store.Session, m *store.Message) bool {
+	pid, mid := CurrentModel(s)
+	other := m.Get("providerID").String() != pid || m.Get("modelID").String() != mid
+	for _, st := range StepRanges(m) {
+		tools, reasoning := false, false
+		for _, p := range m.Parts[st[0]:st[1]] {
+			tools = tools || p.Type == "tool"
+			reasoning = reasoning || (p.Type == "reasoning" && strings.TrimSpace(PartText(p)) != "")
+		}
+		if tools && (other || !reasoning) {
+			return true
+		}
+	}
+	return false
 }
 
 // thinkingDefect reports the defects a repair can clear by removing the
@@ -130,6 +251,23 @@ func (d Defect) Shows(s *store.Session, m *store.Message) bool {
 		return false
 	case DefectSignature:
 		return OwnsSignedThinking(m)
+	case DefectReasoningMissing:
+		return m.Role == "assistant" && sentWithoutReasoning(s, m)
+	case DefectNoFollowing, DefectUnverified:
+		return anyPart(m, HasEncryptedReasoning)
+	case DefectItemIDs:
+		return anyPart(m, HasItemID)
+	case DefectThoughtSignature:
+		return anyPart(m, HasThoughtSignature)
+	}
+	return false
+}
+
+func anyPart(m *store.Message, f func(*store.Part) bool) bool {
+	for _, p := range m.Parts {
+		if f(p) {
+			return true
+		}
 	}
 	return false
 }
@@ -164,22 +302,38 @@ func UnfinishedTool(p *store.Part) bool {
 }
 
 // Recovery is a provider error read against a stored session: its class,
-// the index it names, the failed attempt that stored it and the stored
-// message the index maps to.
+// the index or item id it names, the failed attempt that stored it and the
+// stored message the index or id maps to.
 type Recovery struct {
 	Text   string
 	Type   ErrorType
 	Defect Defect
-	// Index is the first messages.N(.content.M) in the text ("" for none).
+	// Index is the first index the text names, in ExtractIndex's spelling
+	// ("" for none).
 	Index string
+	// ItemID is the first provider item or call id the text names
+	// (ExtractItemID; "" for none). It maps to a part by the id stored in
+	// it, never by position.
+	ItemID string
 	// Failed is the stored assistant message whose error the text is (the
 	// failed attempt); nil for a pasted error the session does not store.
 	Failed *store.Message
-	// TargetID and PartID are the stored message and part the index maps
-	// to, both "" when the text names no index or it does not map (MapErr
-	// says why).
+	// TargetID and PartID are the stored message and part the index or id
+	// maps to, both "" when the text names neither or it does not map
+	// (MapErr says why).
 	TargetID, PartID string
 	MapErr           error
+}
+
+// Names reports whether the error names a place: an index or an item id.
+func (r *Recovery) Names() bool { return r.Index != "" || r.ItemID != "" }
+
+// Where is the index or item id the error names ("" for none), for text.
+func (r *Recovery) Where() string {
+	if r.ItemID != "" && !IsMessagesIndex(r.Index) {
+		return r.ItemID
+	}
+	return r.Index
 }
 
 // ReadError reads a provider error against the session. failed is the
@@ -187,14 +341,62 @@ type Recovery struct {
 // against the history and the user's next prompt, as a resume sends them.
 // The history is rebuilt as it was when the error happened: nothing from
 // the failed attempt on, and turns sessfix excluded since still counted.
+//
+// An item id (rs_…, fc_…, msg_…, call_…) maps by the id a part stores
+// (LocateItem); an Anthropic-style messages.N index through the
+// preflight's request; other families' indexes (messages[N], input[N],
+// position N) through that family's request when sessfix models it.
 func ReadError(s *store.Session, text string, failed *store.Message) *Recovery {
 	t := DetectErrorType(text)
-	r := &Recovery{Text: text, Type: t, Defect: DefectOf(t, text), Index: ExtractIndex(text), Failed: failed}
-	if r.Index == "" {
-		return r
+	r := &Recovery{Text: text, Type: t, Defect: DefectOf(t, text), Index: ExtractIndex(text),
+		ItemID: ExtractItemID(text), Failed: failed}
+	switch {
+	case r.ItemID != "" && !IsMessagesIndex(r.Index):
+		r.TargetID, r.PartID, r.MapErr = LocateItem(s, r.ItemID, failed)
+	case r.Index == "":
+	case IsMessagesIndex(r.Index):
+		r.TargetID, r.PartID, r.MapErr = r.request(s).LocateIndex(r.Index)
+	default:
+		r.TargetID, r.PartID, r.MapErr = locateFamilyIndex(s, r)
 	}
-	r.TargetID, r.PartID, r.MapErr = r.request(s).LocateIndex(r.Index)
 	return r
+}
+
+// LocateItem maps a provider item or call id to the stored part that holds
+// it: a part whose metadata keeps it as its item id (metadata.openai.itemId
+// and other providers' namespaces; rs_ is a reasoning part, msg_ a text
+// part, fc_ a tool part), or a tool part whose callID it is. The API reads
+// a reasoning item's id out of its encrypted content, so rs_ ids map even
+// when OpenCode sent the item without id. Messages from the failed attempt
+// on are not searched.
+func LocateItem(s *store.Session, id string, failed *store.Message) (msgID, partID string, err error) {
+	for _, m := range s.Messages {
+		if failed != nil && m.ID == failed.ID {
+			break
+		}
+		for _, p := range m.Parts {
+			_, v, ok := ProviderMeta(p, "itemId")
+			if (ok && v.String() == id) || (p.Type == "tool" && p.Get("callID").String() == id) {
+				return m.ID, p.ID, nil
+			}
+		}
+	}
+	return "", "", fmt.Errorf("no stored part holds %s (as its item id or call id)", id)
+}
+
+// locateFamilyIndex maps an index of the Chat Completions, Responses or
+// Gemini spelling. sessfix does not rebuild those requests yet: the error
+// is then repaired by its class (the defect's records), and the index is
+// said not to map.
+func locateFamilyIndex(_ *store.Session, r *Recovery) (string, string, error) {
+	api := "Gemini"
+	switch {
+	case strings.HasPrefix(r.Index, "messages["):
+		api = "Chat Completions"
+	case strings.HasPrefix(r.Index, "input["):
+		api = "Responses"
+	}
+	return "", "", fmt.Errorf("sessfix does not rebuild the %s request, so %s names no stored message it can point at", api, r.Index)
 }
 
 // request rebuilds the request the error answered, from the records as they
@@ -239,8 +441,17 @@ func (r *Recovery) request(s *store.Session) *Request {
 // counting on assistant messages only), or excluded by sessfix. A pasted
 // error that names no message is never known to be gone: nothing tells when
 // it happened.
+//
+// For a defect the records hold (DefectReasoningMissing and the ones after
+// it), the records are the evidence: the problem is gone when nothing at
+// error level predicts the error's type and no message shows the defect
+// any more (for a session-wide defect, no message before the attempt; else
+// the one the error names).
 func (r *Recovery) Resolved(s *store.Session, found []Finding) (string, bool) {
-	if r.Index == "" {
+	if r.Defect.InRecords() {
+		return r.resolvedInRecords(s, found)
+	}
+	if !r.Names() {
 		for _, g := range found {
 			if g.Severity == Error && ExplainsError(g, r.Type) {
 				return "", false
@@ -302,6 +513,66 @@ func (r *Recovery) Resolved(s *store.Session, found []Finding) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+func (r *Recovery) resolvedInRecords(s *store.Session, found []Finding) (string, bool) {
+	for _, g := range found {
+		if g.Severity == Error && g.Code != "SF302" && g.ErrorType == string(r.Type) {
+			return "", false
+		}
+	}
+	if r.Defect.SessionWide() {
+		until := ""
+		if r.Failed != nil {
+			until = r.Failed.ID
+		}
+		if len(r.Defect.ShowsBefore(s, until)) > 0 {
+			return "", false
+		}
+		return r.Defect.goneWhy(), true
+	}
+	m := s.Message(r.TargetID)
+	switch {
+	case m == nil:
+		return "", false
+	case ExcludedBySessfix(m):
+		return "sessfix has excluded that message from requests since", true
+	case r.Defect.Shows(s, m):
+		return "", false
+	}
+	return r.Defect.goneWhy(), true
+}
+
+// what says what a message showing a record defect holds.
+func (d Defect) what() string {
+	switch d {
+	case DefectReasoningMissing:
+		return "a tool-call turn sent without reasoning_content"
+	case DefectNoFollowing, DefectUnverified:
+		return "reasoning with encrypted content"
+	case DefectItemIDs:
+		return "parts with provider item ids"
+	case DefectThoughtSignature:
+		return "function calls with a thought signature"
+	}
+	return ""
+}
+
+// goneWhy says why a defect the records hold is gone.
+func (d Defect) goneWhy() string {
+	switch d {
+	case DefectReasoningMissing:
+		return "every tool-call turn opencode sends now has its reasoning or is excluded"
+	case DefectNoFollowing:
+		return "that message's reasoning no longer carries encrypted content"
+	case DefectUnverified:
+		return "no reasoning part carries encrypted content any more"
+	case DefectItemIDs:
+		return "no part carries a provider item id any more"
+	case DefectThoughtSignature:
+		return "no function call carries a thought signature any more"
+	}
+	return "the session no longer shows the problem"
 }
 
 // changed names what in the message's records shows a change made after

@@ -1,6 +1,9 @@
 package scan
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -57,24 +60,34 @@ func checkFailedAttempt(c *Context) {
 	f.ProviderError = text
 	f.Index = r.Index
 	f.Message = "the last attempt failed with " + ErrorName(m) + " " + string(r.Type)
-	if r.Index != "" && r.MapErr != nil {
-		f.Message += " at " + r.Index + ", which does not map to a stored message: " + r.MapErr.Error()
+	where := r.Where()
+	if r.Names() && r.MapErr != nil && !r.Defect.InRecords() {
+		f.Message += " at " + where + ", which does not map to a stored message: " + r.MapErr.Error()
 		c.reportNoFix(f)
 		return
 	}
 	others := othersFound(c)
 	why, resolved := r.Resolved(c.Session, others)
-	if r.Index != "" {
+	switch {
+	case r.TargetID != "":
 		// The finding names the message (not the part): a repair that
 		// re-keys the part must not make it a new finding. The part is
 		// named while the error still applies: once repaired, the index
-		// may name another block of the message.
-		f = relocate(f, c.Session.Message(r.TargetID), nil)
-		f.Message += " at " + r.Index + " (stored message " + r.TargetID
+		// may name another block of the message. A session-wide defect
+		// stays on the failed attempt: its repair may remove what the
+		// error's id maps by (an item id).
+		if !r.Defect.SessionWide() {
+			f = relocate(f, c.Session.Message(r.TargetID), nil)
+		}
+		f.Message += " at " + where + " (stored message " + r.TargetID
 		if r.PartID != "" && !resolved {
 			f.Message += ", part " + r.PartID
 		}
 		f.Message += ")"
+	case r.Names() && !resolved:
+		f.Message += " at " + where + ", which does not map to a stored message: " + r.MapErr.Error()
+	case r.Names():
+		f.Message += " at " + where
 	}
 	if resolved {
 		// The stored error is history now: say so without failing the
@@ -84,7 +97,11 @@ func checkFailedAttempt(c *Context) {
 		c.Report(f)
 		return
 	}
-	if r.Index == "" {
+	switch {
+	case r.Defect.SessionWide():
+		shown := r.Defect.ShowsBefore(c.Session, m.ID)
+		f.Message += "; " + ShowsNote(r.Defect, shown)
+	case !r.Names():
 		causes := ErrorCauses(others, text)
 		f.Message += "; " + CausesNote(causes)
 		if len(causes) == 0 {
@@ -99,6 +116,20 @@ func checkFailedAttempt(c *Context) {
 		f.Message += "; no storage fix exists for this error"
 		c.reportNoFix(f)
 	}
+}
+
+// ShowsNote names the messages that show a session-wide defect: "2
+// messages send it: msg_…, msg_…".
+func ShowsNote(d Defect, shown []*store.Message) string {
+	ids := make([]string, len(shown))
+	for i, m := range shown {
+		ids[i] = m.ID
+	}
+	what := "message shows it"
+	if len(ids) != 1 {
+		what = "messages show it"
+	}
+	return fmt.Sprintf("%d %s (%s): %s", len(ids), what, d.what(), strings.Join(ids, ", "))
 }
 
 // LastFailedAttempt returns the session's failed attempt: its last

@@ -1,0 +1,141 @@
+package fix
+
+import (
+	"fmt"
+
+	"github.com/tidwall/sjson"
+
+	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+// The repairs of provider state OpenCode keeps in part metadata and replays:
+// OpenAI Responses item ids and encrypted reasoning, Gemini thought
+// signatures. Each was found by experiment with OpenCode 1.18.33 against
+// the strict mocks (internal/opencodetest/OBSERVED.md, "Breaks, rejections
+// and repairs"): removing the key makes OpenCode's next request one the API
+// accepts, and nothing else in the part changes.
+
+var (
+	stDropEncrypted  = Strategy{Name: "drop-encrypted", Mutations: "dropEncryptedReasoning", Doc: "remove the encrypted content opencode replays from reasoning parts (metadata.openai.reasoningEncryptedContent); opencode then leaves that reasoning out"}
+	stDropItemIDs    = Strategy{Name: "drop-item-ids", Mutations: "dropItemIDs", Doc: "remove provider item ids (metadata.openai.itemId) from every part, so opencode sends the items inline instead of by reference"}
+	stDropSignatures = Strategy{Name: "drop-signatures", Mutations: "dropThoughtSignatures", Doc: "remove gemini thought signatures (metadata.google) from function calls; the calls go unsigned, which gemini accepts outside the current turn"}
+)
+
+// dropPartMeta removes metadata.<ns>.<key> from a part, or metadata.<ns>
+// whole when key is "". No other byte of the part changes but the member
+// and its separator.
+func dropPartMeta(m *store.Message, p *store.Part, ns, key, mutation, reason string) ([]store.Edit, error) {
+	path := "metadata." + escapePath(ns)
+	if key != "" {
+		path += "." + escapePath(key)
+	}
+	after, err := sjson.DeleteBytes(append([]byte(nil), p.Raw...), path)
+	if err != nil {
+		return nil, fmt.Errorf("part %s: %w", p.ID, err)
+	}
+	ed := partEdit(store.OpUpdate, m, p, mutation, reason)
+	ed.After = after
+	return []store.Edit{ed}, nil
+}
+
+// dropEncryptedReasoning removes the encrypted content from the message's
+// reasoning parts that carry it.
+func dropEncryptedReasoning(m *store.Message) ([]store.Edit, error) {
+	var out []store.Edit
+	for _, p := range m.Parts {
+		if !scan.HasEncryptedReasoning(p) {
+			continue
+		}
+		ns, _, _ := scan.ProviderMeta(p, "reasoningEncryptedContent")
+		eds, err := dropPartMeta(m, p, ns, "reasoningEncryptedContent", "dropEncryptedReasoning",
+			"encrypted reasoning the provider refuses removed")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, eds...)
+	}
+	return out, nil
+}
+
+// dropItemIDs removes the provider item id from every part of the message
+// that keeps one.
+func dropItemIDs(m *store.Message) ([]store.Edit, error) {
+	var out []store.Edit
+	for _, p := range m.Parts {
+		ns, _, ok := scan.ProviderMeta(p, "itemId")
+		if !ok {
+			continue
+		}
+		eds, err := dropPartMeta(m, p, ns, "itemId", "dropItemIDs", "provider item id the provider does not hold removed")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, eds...)
+	}
+	return out, nil
+}
+
+// dropThoughtSignatures removes the provider metadata holding a thought
+// signature from every tool part of the message that has one.
+func dropThoughtSignatures(m *store.Message) ([]store.Edit, error) {
+	var out []store.Edit
+	for _, p := range m.Parts {
+		if !scan.HasThoughtSignature(p) {
+			continue
+		}
+		ns, _, _ := scan.ProviderMeta(p, "thoughtSignature")
+		eds, err := dropPartMeta(m, p, ns, "", "dropThoughtSignatures", "thought signature the provider refuses removed")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, eds...)
+	}
+	return out, nil
+}
+
+// recordStrats are error-driven recovery's strategies for the defects the
+// records hold (scan.Defect.InRecords). A session-wide defect is repaired on
+// every message before until (the failed attempt; "" for all) that shows
+// it; the others on the target message.
+func recordStrats(d scan.Defect, target, until, reason string) []strat {
+	each := func(st Strategy, mut func(w *work, m *store.Message) ([]store.Edit, error)) strat {
+		return strat{st, func(w *work) ([]store.Edit, error) {
+			var msgs []*store.Message
+			if d.SessionWide() {
+				msgs = d.ShowsBefore(w.s, until)
+			} else if m := w.s.Message(target); m != nil && d.Shows(w.s, m) {
+				msgs = []*store.Message{m}
+			}
+			if len(msgs) == 0 {
+				return nil, errNotApplicable
+			}
+			var out []store.Edit
+			for _, m := range msgs {
+				eds, err := mut(w, m)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, eds...)
+			}
+			return out, nil
+		}}
+	}
+	exclude := each(stExclude, func(w *work, m *store.Message) ([]store.Edit, error) {
+		return excludeMessage(w.s, m, reason, w.env)
+	})
+	encrypted := each(stDropEncrypted, func(_ *work, m *store.Message) ([]store.Edit, error) { return dropEncryptedReasoning(m) })
+	switch d {
+	case scan.DefectReasoningMissing:
+		return []strat{exclude}
+	case scan.DefectNoFollowing:
+		return []strat{encrypted, exclude}
+	case scan.DefectUnverified:
+		return []strat{encrypted}
+	case scan.DefectItemIDs:
+		return []strat{each(stDropItemIDs, func(_ *work, m *store.Message) ([]store.Edit, error) { return dropItemIDs(m) })}
+	case scan.DefectThoughtSignature:
+		return []strat{each(stDropSignatures, func(_ *work, m *store.Message) ([]store.Edit, error) { return dropThoughtSignatures(m) })}
+	}
+	return nil
+}
