@@ -8,11 +8,12 @@
 // writing a session: scan's streaming check, fix's busy check and watch's
 // wait and abandon decisions all consult it.
 //
-// The preflight (preflight*.go, rules SF150–SF169) builds the request OpenCode
-// sends for a session, with every block mapped back to its stored message
-// and part (BuildRequest, Request.Locate), and checks it against the
-// provider rules. That mapping is the only one from a provider's
-// messages.N.content.M to storage; see docs/preflight.md.
+// The preflight (preflight*.go, rules SF150–SF169) checks the request
+// OpenCode sends for a session, as pkg/sent builds it for the model's
+// provider family with every block mapped back to its stored message and
+// part (BuildRequest, Request.LocateIndex), against that family's rules.
+// pkg/sent's mapping is the only one from a provider's index to storage;
+// see docs/preflight.md.
 //
 // scan never writes: it reads sessions through pkg/store and returns findings
 // as plain values, sorted and stable.

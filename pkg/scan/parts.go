@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -44,14 +45,8 @@ func IsContentPart(p *store.Part) bool {
 	return false
 }
 
-// PartText returns the text of a text or thinking part ("" when absent).
-// Foreign thinking parts keep it in "thinking".
-func PartText(p *store.Part) string {
-	if p.Type == "thinking" {
-		return p.Get("thinking").String()
-	}
-	return p.Get("text").String()
-}
+// PartText returns the text of a text or thinking part; see sent.PartText.
+func PartText(p *store.Part) string { return sent.PartText(p) }
 
 // IsBlankText reports whether p is a text part whose text is empty or
 // whitespace-only.
@@ -83,18 +78,11 @@ func IsSigned(p *store.Part) bool {
 }
 
 // HasAnthropicSignature reports whether p is a reasoning part with a
-// metadata.anthropic.signature key that is not null: the exact test
-// OpenCode 1.18 uses before it sends the message's empty text parts as " ".
-func HasAnthropicSignature(p *store.Part) bool {
-	if p.Type != "reasoning" {
-		return false
-	}
-	v := p.Get("metadata.anthropic.signature")
-	return v.Exists() && v.Raw != "null"
-}
+// non-null metadata.anthropic.signature; see sent.HasAnthropicSignature.
+func HasAnthropicSignature(p *store.Part) bool { return sent.HasAnthropicSignature(p) }
 
 // IsSynthetic reports whether a repair tool (not the model) wrote the part.
-func IsSynthetic(p *store.Part) bool { return p.Get("synthetic").Bool() }
+func IsSynthetic(p *store.Part) bool { return sent.IsSynthetic(p) }
 
 // FirstNonMeta returns the message's first part that is not a meta part, or
 // nil. Every OpenCode assistant step begins with step-start, so "first part"
@@ -142,16 +130,7 @@ func OwnsSignedThinking(m *store.Message) bool {
 // Message classes.
 
 // ErrorName returns the message's error.name ("" when it has no error).
-func ErrorName(m *store.Message) string {
-	e := m.Get("error")
-	if !e.Exists() || e.Type == 0 {
-		return ""
-	}
-	if n := e.Get("name").String(); n != "" {
-		return n
-	}
-	return "UnknownError"
-}
+func ErrorName(m *store.Message) string { return sent.ErrorName(m) }
 
 // IsCompleted reports whether the assistant message has time.completed.
 func IsCompleted(m *store.Message) bool {
@@ -159,31 +138,8 @@ func IsCompleted(m *store.Message) bool {
 }
 
 // SkippedByOpenCode reports whether OpenCode leaves the message out when it
-// builds a request, whatever the provider: a message with no parts, and an
-// assistant message with an error, unless the error is MessageAbortedError
-// and the message has a part other than step-start and reasoning (the test
-// OpenCode 1.18 applies).
-func SkippedByOpenCode(m *store.Message) bool {
-	if len(m.Parts) == 0 {
-		return true
-	}
-	if m.Role != "assistant" {
-		return false
-	}
-	name := ErrorName(m)
-	if name == "" {
-		return false
-	}
-	if name != "MessageAbortedError" {
-		return true
-	}
-	for _, p := range m.Parts {
-		if p.Type != "step-start" && p.Type != "reasoning" {
-			return false
-		}
-	}
-	return true
-}
+// builds a request, whatever the provider; see sent.SkippedByOpenCode.
+func SkippedByOpenCode(m *store.Message) bool { return sent.SkippedByOpenCode(m) }
 
 // History returns the ids of the messages OpenCode still loads as history:
 // everything from the last completed compaction on (a compaction is complete
@@ -192,7 +148,7 @@ func SkippedByOpenCode(m *store.Message) bool {
 // request is built from). Messages before it stay on disk but are never
 // sent again.
 func History(s *store.Session) map[string]bool {
-	hist := historyOrder(s.Messages, RequestVersion(s))
+	hist := sent.HistoryOrder(s.Messages, sent.VersionOf(s))
 	out := make(map[string]bool, len(hist))
 	for _, m := range hist {
 		out[m.ID] = true

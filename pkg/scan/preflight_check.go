@@ -92,7 +92,7 @@ type Violation struct {
 // the rules about the final assistant message are checked on it.
 func CheckRequest(s *store.Session, r, final *Request) []Violation {
 	var out []Violation
-	switch r.Kind {
+	switch r.Family {
 	case KindAnthropic:
 		out = append(out, checkBlankText(s, r, false)...)
 		out = append(out, checkEmptyMessages(s, r, false)...)
@@ -106,13 +106,15 @@ func CheckRequest(s *store.Session, r, final *Request) []Violation {
 		out = append(out, checkToolPairing(s, r)...)
 		out = append(out, checkThinkingBlocks(s, r)...)
 		out = append(out, checkThinkingMode(s, r, final)...)
-	case KindOpenAI:
+	case KindChat, KindResponses:
 		out = append(out, checkOpenAIPairing(s, r)...)
 	}
 	return out
 }
 
-func (r *Request) at(n, m int) (string, string) {
+// at maps entry n (block m) of r to a stored message and part; for an
+// entry built from several stored messages, the first of them.
+func at(r *Request, n, m int) (string, string) {
 	id, part, _ := r.Locate(n, m)
 	if m < 0 && id == "" && n < len(r.Messages) && len(r.Messages[n].Sources) > 0 {
 		id = r.Messages[n].Sources[0]
@@ -313,38 +315,9 @@ func checkThinkingBlocks(s *store.Session, r *Request) []Violation {
 	return out
 }
 
-// finalToolLoop returns the index of the assistant message the provider
-// treats as the final one of a tool loop: the one before a last user
-// message that carries tool results (-1 when there is none).
-func (r *Request) finalToolLoop() int {
-	last := len(r.Messages) - 1
-	if last < 1 || r.Messages[last].Role != "user" || r.Messages[last-1].Role != "assistant" {
-		return -1
-	}
-	for _, b := range r.Messages[last].Blocks {
-		if b.Type == "tool_result" {
-			return last - 1
-		}
-	}
-	return -1
-}
-
-// FinalToolLoopMessage returns the stored message that starts the final
-// tool-loop assistant message of the request ("" when there is none).
-func (r *Request) FinalToolLoopMessage() string {
-	n := r.finalToolLoop()
-	if n < 0 {
-		return ""
-	}
-	if id, _, ok := r.Locate(n, 0); ok {
-		return id
-	}
-	return r.Messages[n].SourceOf()
-}
-
 func checkThinkingMode(s *store.Session, r, final *Request) []Violation {
 	if r.Thinking {
-		n := r.finalToolLoop()
+		n := r.FinalToolLoop()
 		if n < 0 || len(r.Messages[n].Blocks) == 0 {
 			return nil
 		}
@@ -369,7 +342,7 @@ func checkThinkingMode(s *store.Session, r, final *Request) []Violation {
 		}
 		return []Violation{v}
 	}
-	n, pm, ok := final.lastAssistant()
+	n, pm, ok := final.LastAssistant()
 	if !ok {
 		return nil
 	}
@@ -385,19 +358,8 @@ func checkThinkingMode(s *store.Session, r, final *Request) []Violation {
 	return nil
 }
 
-// lastAssistant returns the request's last message when it is an assistant
-// message (the final-position rules apply to it).
-func (r *Request) lastAssistant() (int, ProviderMessage, bool) {
-	if r == nil || len(r.Messages) == 0 {
-		return 0, ProviderMessage{}, false
-	}
-	n := len(r.Messages) - 1
-	pm := r.Messages[n]
-	return n, pm, pm.Role == "assistant"
-}
-
 func checkFinalAssistant(_ *store.Session, final *Request) []Violation {
-	n, pm, ok := final.lastAssistant()
+	n, pm, ok := final.LastAssistant()
 	if !ok {
 		return nil
 	}
@@ -413,7 +375,7 @@ func checkFinalAssistant(_ *store.Session, final *Request) []Violation {
 		}
 	}
 	if ModelRejectsPrefill(final.ModelID) {
-		id, _ := final.at(n, -1)
+		id, _ := at(final, n, -1)
 		out = append(out, Violation{
 			Code: "SF159", N: n, M: -1, Index: idx(n, -1), ProviderError: textNoPrefill,
 			MessageID: id, Severity: Info,
@@ -424,6 +386,9 @@ func checkFinalAssistant(_ *store.Session, final *Request) []Violation {
 }
 
 func checkOpenAIPairing(_ *store.Session, r *Request) []Violation {
+	if r.Family == KindResponses {
+		return checkResponsesPairing(r)
+	}
 	var out []Violation
 	for n, pm := range r.Messages {
 		switch pm.Role {
@@ -447,7 +412,7 @@ func checkOpenAIPairing(_ *store.Session, r *Request) []Violation {
 			}
 			if len(missing) > 0 {
 				out = append(out, Violation{
-					Code: "SF162", N: n, M: -1, Index: idx(n, -1), ProviderError: errOpenAIMissingToolMessages(missing),
+					Code: "SF162", N: n, M: -1, Index: r.Index(n, -1), ProviderError: errOpenAIMissingToolMessages(missing),
 					MessageID: first.MessageID, PartID: first.PartID, Fix: "markToolAborted",
 					Message: "tool call is sent without a tool message answering it",
 				})
@@ -460,11 +425,47 @@ func checkOpenAIPairing(_ *store.Session, r *Request) []Violation {
 			id := pm.Blocks[0].ToolUseID
 			if k < 0 || r.Messages[k].Role != "assistant" || !hasBlock(r.Messages[k], "tool_use", id) {
 				out = append(out, Violation{
-					Code: "SF162", N: n, M: -1, Index: idx(n, -1), ProviderError: errOpenAIOrphanTool,
+					Code: "SF162", N: n, M: -1, Index: r.Index(n, -1), ProviderError: errOpenAIOrphanTool,
 					MessageID: pm.Blocks[0].MessageID, PartID: pm.Blocks[0].PartID,
 					Message: "tool message is sent without the tool call it answers",
 				})
 			}
+		}
+	}
+	return out
+}
+
+// checkResponsesPairing is the Responses API's rule: every function_call
+// item has a function_call_output item with its call id after it, and every
+// output a call before it.
+func checkResponsesPairing(r *Request) []Violation {
+	var out []Violation
+	has := func(items []ProviderMessage, role, id string) bool {
+		for _, pm := range items {
+			if pm.Role == role && len(pm.Blocks) == 1 && pm.Blocks[0].ToolUseID == id {
+				return true
+			}
+		}
+		return false
+	}
+	for n, pm := range r.Messages {
+		if len(pm.Blocks) != 1 {
+			continue
+		}
+		b := pm.Blocks[0]
+		switch {
+		case pm.Role == "function_call" && !has(r.Messages[n+1:], "function_call_output", b.ToolUseID):
+			out = append(out, Violation{
+				Code: "SF162", N: n, M: -1, Index: r.Index(n, -1), ProviderError: fmt.Sprintf("No tool output found for function call %s.", b.ToolUseID),
+				MessageID: b.MessageID, PartID: b.PartID, Fix: "markToolAborted",
+				Message: "function call is sent without its output",
+			})
+		case pm.Role == "function_call_output" && !has(r.Messages[:n], "function_call", b.ToolUseID):
+			out = append(out, Violation{
+				Code: "SF162", N: n, M: -1, Index: r.Index(n, -1), ProviderError: fmt.Sprintf("No tool call found for function call output with call_id %s.", b.ToolUseID),
+				MessageID: b.MessageID, PartID: b.PartID,
+				Message: "function call output is sent without the call it answers",
+			})
 		}
 	}
 	return out

@@ -2,6 +2,7 @@ package scan
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -81,6 +82,45 @@ func TestRealSessionsHaveNoPreflightFindings(t *testing.T) {
 			}
 			if len(seen) != len(realShapes) {
 				t.Errorf("saw %d request shapes, want %d", len(seen), len(realShapes))
+			}
+		})
+	}
+}
+
+// TestEveryRealStoreScansClean: every store real OpenCode recorded, with
+// every provider family, was accepted by the family's strict mock, so
+// neither the preflight nor any rule may report anything at warning or
+// above in it. New recordings under testdata/real join by themselves.
+func TestEveryRealStoreScansClean(t *testing.T) {
+	dirs, err := filepath.Glob("../../testdata/real/opencode-*")
+	if err != nil || len(dirs) < 6 {
+		t.Fatalf("recordings: %v, %v", dirs, err)
+	}
+	for _, dir := range dirs {
+		path := filepath.Join(dir, "opencode.db")
+		if _, err := os.Stat(path); err != nil {
+			path = filepath.Join(dir, "storage")
+		}
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			sessions := storetest.LoadAll(t, storetest.OpenOne(t, path))
+			if len(sessions) == 0 {
+				t.Fatal("no sessions")
+			}
+			for _, s := range sessions {
+				now := s.LastModified().Add(time.Hour)
+				opts := &Options{Now: func() time.Time { return now }}
+				r := BuildRequest(s, RequestOptions{NextPrompt: true})
+				if r.Family == KindOther {
+					t.Errorf("session %s: model %s/%s is in no modelled family", s.ID, r.ProviderID, r.ModelID)
+				}
+				for _, v := range Preflight(s, opts) {
+					t.Errorf("session %s (%s): %s %s at %s: %s\n%s", s.ID, r.Family, v.Code, v.Message, v.Index, v.ProviderError, renderRequest(r))
+				}
+				for _, f := range CheckSession(s, opts) {
+					if f.Severity >= Warning {
+						t.Errorf("session %s (%s): finding %s %s", s.ID, r.Family, f.Code, f.Message)
+					}
+				}
 			}
 		})
 	}

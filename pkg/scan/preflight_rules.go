@@ -85,7 +85,7 @@ func (c *Context) dropsMessage(m *store.Message) bool {
 	if cc.carried == nil {
 		cc.carried = map[string]bool{}
 		for _, r := range cc.reqs {
-			r.carried(cc.carried)
+			r.Carried(cc.carried)
 		}
 	}
 	return !cc.carried[m.ID]

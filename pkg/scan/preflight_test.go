@@ -307,14 +307,15 @@ func TestPreflightRules(t *testing.T) {
 }
 
 func TestPreflightOpenAIPairing(t *testing.T) {
-	r := &Request{Kind: KindOpenAI, Messages: []ProviderMessage{
+	r := &Request{Family: KindChat, Messages: []ProviderMessage{
+		{Role: "system"},
 		{Role: "user", Blocks: []Block{{Type: "text", Text: "go"}}},
 		{Role: "assistant", Blocks: []Block{{Type: "tool_use", ToolUseID: "c1", MessageID: "a1", PartID: "p1"}, {Type: "tool_use", ToolUseID: "c2", MessageID: "a1", PartID: "p2"}}},
 		{Role: "tool", Blocks: []Block{{Type: "tool_result", ToolUseID: "c1", MessageID: "a1", PartID: "p1"}}},
 		{Role: "tool", Blocks: []Block{{Type: "tool_result", ToolUseID: "c9", MessageID: "a1", PartID: "p9"}}},
 	}}
 	vs := CheckRequest(nil, r, nil)
-	if got := violationCodes(vs); got != "SF162@messages.1 SF162@messages.3" {
+	if got := violationCodes(vs); got != "SF162@messages[2] SF162@messages[4]" {
 		t.Fatalf("violations %q", got)
 	}
 	if !strings.HasSuffix(vs[0].ProviderError, ": c2") || vs[0].PartID != "p2" {
@@ -323,7 +324,7 @@ func TestPreflightOpenAIPairing(t *testing.T) {
 }
 
 func TestAnthropicToolPairing(t *testing.T) {
-	r := &Request{Kind: KindAnthropic, Thinking: false, Messages: []ProviderMessage{
+	r := &Request{Family: KindAnthropic, Thinking: false, Messages: []ProviderMessage{
 		{Role: "user", Blocks: []Block{{Type: "text", Text: "go"}}},
 		{Role: "assistant", Blocks: []Block{{Type: "tool_use", ToolUseID: "c1", MessageID: "a1", PartID: "p1"}}},
 		{Role: "user", Blocks: []Block{{Type: "text", Text: "x"}, {Type: "tool_result", ToolUseID: "c2", MessageID: "a1", PartID: "p2"}}},

@@ -67,6 +67,8 @@ func TestImportDirection(t *testing.T) {
 		check(p, func(d string) bool { return above(d) || strings.HasPrefix(d, "pkg/store/") },
 			"the store's internal packages import nothing above pkg/store")
 	}
+	check("pkg/sent", func(d string) bool { return above(d) || strings.HasPrefix(d, "pkg/store/") },
+		"the model of what OpenCode sends reads sessions through pkg/store only; the rules that use it import it, not the reverse")
 	for p := range deps {
 		if strings.HasPrefix(p, "pkg/") || strings.HasPrefix(p, "internal/") {
 			check(p, func(d string) bool { return strings.HasPrefix(d, "cmd/") }, "commands are the top layer")

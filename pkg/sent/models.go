@@ -1,0 +1,174 @@
+package sent
+
+import (
+	"strings"
+
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+// This file is the one place that decides what a model is: which API family
+// OpenCode talks to for it, whether it thinks, whether OpenCode sends its
+// reasoning back interleaved. It stands in for the model data OpenCode
+// compiles in (models.dev) and the user's opencode.json, neither of which a
+// store records: the provider and model ids on the stored messages are all
+// sessfix has.
+
+// Family is the provider API a request goes to.
+type Family string
+
+// The families sessfix models.
+const (
+	Anthropic Family = "anthropic" // Messages API (also Vertex)
+	Bedrock   Family = "bedrock"   // Bedrock Converse
+	Chat      Family = "chat"      // OpenAI-compatible Chat Completions
+	Responses Family = "responses" // OpenAI Responses API
+	Google    Family = "google"    // Gemini generateContent
+	Other     Family = "other"     // not modelled: no history rules checked
+)
+
+// chatNames are provider and model id parts of the OpenAI-compatible
+// reasoning APIs sessfix models (DeepSeek, Kimi/Moonshot).
+var chatNames = []string{"deepseek", "moonshot", "kimi"}
+
+// FamilyOf returns the API family OpenCode talks to for a provider and
+// model id: `*bedrock*` providers Bedrock Converse; `*anthropic*` ones
+// (anthropic, google-vertex-anthropic) and Claude on OpenCode's own
+// provider the Messages API; `openai` and `azure` (OpenCode's @ai-sdk/openai)
+// the Responses API; `google*` providers Gemini; DeepSeek, Moonshot and Kimi
+// providers or models Chat Completions. Everything else is Other: sessfix
+// does not know the package OpenCode uses for it.
+func FamilyOf(providerID, modelID string) Family {
+	p, m := strings.ToLower(providerID), strings.ToLower(modelID)
+	switch {
+	case strings.Contains(p, "bedrock"):
+		return Bedrock
+	case strings.Contains(p, "anthropic"):
+		return Anthropic
+	case (p == "" || p == "opencode") && (m == "" || strings.Contains(m, "claude")):
+		return Anthropic
+	case p == "openai" || p == "azure":
+		return Responses
+	case strings.HasPrefix(p, "google"):
+		return Google
+	}
+	for _, n := range chatNames {
+		if strings.Contains(p, n) || strings.Contains(m, n) {
+			return Chat
+		}
+	}
+	return Other
+}
+
+// thinkingNameParts are substrings of model ids that enable extended
+// thinking: the brief's list (thinking, claude-sonnet-4, claude-opus-4,
+// claude-3) and the newer Claude families. Bedrock and Vertex ids contain
+// the same names (anthropic.claude-sonnet-4-…, claude-opus-4-1@…).
+var thinkingNameParts = []string{
+	"thinking",
+	"claude-sonnet-4", "claude-opus-4", "claude-3",
+	"claude-haiku-4", "claude-4", "claude-sonnet-5", "claude-opus-5", "claude-haiku-5",
+}
+
+// ModelThinksByName reports whether a model id names a thinking model by the
+// brief's rule: it contains "thinking" or ends with "-high", or contains a
+// Claude family that thinks (claude-sonnet-4, claude-opus-4, claude-3, and
+// the newer claude-haiku-4, claude-4 and claude-*-5 families).
+func ModelThinksByName(modelID string) bool {
+	id := strings.ToLower(modelID)
+	if strings.HasSuffix(id, "-high") {
+		return true
+	}
+	for _, s := range thinkingNameParts {
+		if strings.Contains(id, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// ThinkingEnabled reports whether the model thinks in this session. Evidence
+// in the session wins over names: a reasoning part the model itself produced
+// (OpenCode's own "reasoning" type, not marked synthetic by a repair tool) on
+// an assistant message from that provider and model proves it thinks. Without
+// evidence the name patterns of ModelThinksByName decide.
+func ThinkingEnabled(s *store.Session, providerID, modelID string) bool {
+	if ModelThinksByName(modelID) {
+		return true
+	}
+	if s == nil {
+		return false
+	}
+	for _, m := range s.Messages {
+		if m.Role != "assistant" || m.Get("modelID").String() != modelID {
+			continue
+		}
+		if providerID != "" && m.Get("providerID").String() != providerID {
+			continue
+		}
+		for _, p := range m.Parts {
+			if p.Type == "reasoning" && !IsSynthetic(p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// chatThinks reports whether a Chat Completions model answers in thinking
+// mode: it thinks by ThinkingEnabled, or its id names DeepSeek's reasoner
+// or R1.
+func chatThinks(s *store.Session, providerID, modelID string) bool {
+	m := strings.ToLower(modelID)
+	return ThinkingEnabled(s, providerID, modelID) || strings.Contains(m, "reasoner") || strings.Contains(m, "-r1")
+}
+
+// catalogueInterleaved are the providers whose every model OpenCode's
+// compiled-in catalogue marks `interleaved: {field: "reasoning_content"}`
+// (1.18.33: deepseek, moonshotai).
+var catalogueInterleaved = []string{"deepseek", "moonshotai"}
+
+// catalogueHosts are providers of the catalogue that list DeepSeek and Kimi
+// models without `interleaved` (and OpenRouter, whose package sends
+// reasoning its own way).
+var catalogueHosts = []string{"nano-gpt", "requesty", "io-net", "wafer.ai", "openrouter"}
+
+// Interleaved reports whether OpenCode 1.18.33 sends every assistant
+// message of the model with `reasoning_content` (`""` when it has no
+// reasoning): the model data's `interleaved: {field}`. It is the catalogue's
+// setting for deepseek and moonshotai, and OpenCode's own default for a model
+// the catalogue does not have whose id contains "deepseek". A custom
+// provider's other models (kimi/kimi-k2-thinking) and the hosts that list
+// the models without it are not interleaved. A user's opencode.json can say
+// otherwise; sessfix cannot see it.
+func Interleaved(providerID, modelID string) bool {
+	p, m := strings.ToLower(providerID), strings.ToLower(modelID)
+	for _, c := range catalogueInterleaved {
+		if p == c {
+			return true
+		}
+	}
+	for _, h := range catalogueHosts {
+		if p == h {
+			return false
+		}
+	}
+	return strings.Contains(m, "deepseek")
+}
+
+// signatureProviders are provider ids whose reasoning must carry a signature
+// (or redacted data) to be sent back: Anthropic's API and Bedrock, also
+// reached through Vertex.
+var signatureProviders = []string{"anthropic", "bedrock"}
+
+// NeedsSignature reports whether the provider and model take thinking back
+// only with its signature: an Anthropic or Bedrock provider id, or a Claude
+// model.
+func NeedsSignature(providerID, modelID string) bool {
+	p := strings.ToLower(providerID)
+	for _, s := range signatureProviders {
+		if strings.Contains(p, s) {
+			return true
+		}
+	}
+	return strings.Contains(strings.ToLower(modelID), "claude")
+}
