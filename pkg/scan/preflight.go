@@ -47,7 +47,9 @@ type (
 
 // ProviderKindOf returns the API family OpenCode talks to for a provider and
 // model id.
-func ProviderKindOf(providerID, modelID string) ProviderKind { return sent.FamilyOf(providerID, modelID) }
+func ProviderKindOf(providerID, modelID string) ProviderKind {
+	return sent.FamilyOf(providerID, modelID)
+}
 
 // BuildRequest builds the history OpenCode sends for the session to its
 // current model (or the model in opts); see sent.Build.

@@ -14,12 +14,12 @@ type Form string
 
 // The index forms the providers print.
 const (
-	FormMessages Form = "messages.N"   // Anthropic, Bedrock: messages.N or messages.N.content.M
-	FormBracket  Form = "messages[N]"  // Chat Completions: messages[N]
-	FormAtIndex  Form = "index N"      // DeepSeek "at message index N", Kimi "at index N" (messages[N])
-	FormInput    Form = "input[N]"     // Responses: input[N]
-	FormContents Form = "contents[N]"  // Gemini: contents[N]
-	FormPosition Form = "position N"   // Gemini's missing-signature error: contents[N-1]
+	FormMessages Form = "messages.N"  // Anthropic, Bedrock: messages.N or messages.N.content.M
+	FormBracket  Form = "messages[N]" // Chat Completions: messages[N]
+	FormAtIndex  Form = "index N"     // DeepSeek "at message index N", Kimi "at index N" (messages[N])
+	FormInput    Form = "input[N]"    // Responses: input[N]
+	FormContents Form = "contents[N]" // Gemini: contents[N]
+	FormPosition Form = "position N"  // Gemini's missing-signature error: contents[N-1]
 )
 
 // Index is a position in a request as a provider prints it.
