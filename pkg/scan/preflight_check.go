@@ -92,7 +92,7 @@ type Violation struct {
 // the rules about the final assistant message are checked on it.
 func CheckRequest(s *store.Session, r, final *Request) []Violation {
 	var out []Violation
-	switch r.Family {
+	switch r.Kind {
 	case KindAnthropic:
 		out = append(out, checkBlankText(s, r, false)...)
 		out = append(out, checkEmptyMessages(s, r, false)...)
@@ -386,7 +386,7 @@ func checkFinalAssistant(_ *store.Session, final *Request) []Violation {
 }
 
 func checkOpenAIPairing(_ *store.Session, r *Request) []Violation {
-	if r.Family == KindResponses {
+	if r.Kind == KindResponses {
 		return checkResponsesPairing(r)
 	}
 	var out []Violation

@@ -110,15 +110,15 @@ func TestEveryRealStoreScansClean(t *testing.T) {
 				now := s.LastModified().Add(time.Hour)
 				opts := &Options{Now: func() time.Time { return now }}
 				r := BuildRequest(s, RequestOptions{NextPrompt: true})
-				if r.Family == KindOther {
+				if r.Kind == KindOther {
 					t.Errorf("session %s: model %s/%s is in no modelled family", s.ID, r.ProviderID, r.ModelID)
 				}
 				for _, v := range Preflight(s, opts) {
-					t.Errorf("session %s (%s): %s %s at %s: %s\n%s", s.ID, r.Family, v.Code, v.Message, v.Index, v.ProviderError, renderRequest(r))
+					t.Errorf("session %s (%s): %s %s at %s: %s\n%s", s.ID, r.Kind, v.Code, v.Message, v.Index, v.ProviderError, renderRequest(r))
 				}
 				for _, f := range CheckSession(s, opts) {
 					if f.Severity >= Warning {
-						t.Errorf("session %s (%s): finding %s %s", s.ID, r.Family, f.Code, f.Message)
+						t.Errorf("session %s (%s): finding %s %s", s.ID, r.Kind, f.Code, f.Message)
 					}
 				}
 			}

@@ -307,7 +307,7 @@ func TestPreflightRules(t *testing.T) {
 }
 
 func TestPreflightOpenAIPairing(t *testing.T) {
-	r := &Request{Family: KindChat, Messages: []ProviderMessage{
+	r := &Request{Kind: KindChat, Messages: []ProviderMessage{
 		{Role: "system"},
 		{Role: "user", Blocks: []Block{{Type: "text", Text: "go"}}},
 		{Role: "assistant", Blocks: []Block{{Type: "tool_use", ToolUseID: "c1", MessageID: "a1", PartID: "p1"}, {Type: "tool_use", ToolUseID: "c2", MessageID: "a1", PartID: "p2"}}},
@@ -324,7 +324,7 @@ func TestPreflightOpenAIPairing(t *testing.T) {
 }
 
 func TestAnthropicToolPairing(t *testing.T) {
-	r := &Request{Family: KindAnthropic, Thinking: false, Messages: []ProviderMessage{
+	r := &Request{Kind: KindAnthropic, Thinking: false, Messages: []ProviderMessage{
 		{Role: "user", Blocks: []Block{{Type: "text", Text: "go"}}},
 		{Role: "assistant", Blocks: []Block{{Type: "tool_use", ToolUseID: "c1", MessageID: "a1", PartID: "p1"}}},
 		{Role: "user", Blocks: []Block{{Type: "text", Text: "x"}, {Type: "tool_result", ToolUseID: "c2", MessageID: "a1", PartID: "p2"}}},

@@ -80,7 +80,7 @@ func (ix Index) entry() int {
 // Index prints entry n (block m, or -1 for the entry) the way the request's
 // family prints it.
 func (r *Request) Index(n, m int) string {
-	switch r.Family {
+	switch r.Kind {
 	case Chat:
 		return fmt.Sprintf("messages[%d]", n)
 	case Responses:
@@ -109,7 +109,7 @@ func (r *Request) Locate(n, m int) (msgID, partID string, ok bool) {
 		if len(pm.Sources) != 1 {
 			return "", "", false
 		}
-		if len(pm.Blocks) == 1 && pm.Blocks[0].MessageID == pm.Sources[0] && r.Family != Anthropic && r.Family != Bedrock {
+		if len(pm.Blocks) == 1 && pm.Blocks[0].MessageID == pm.Sources[0] && r.Kind != Anthropic && r.Kind != Bedrock {
 			return pm.Sources[0], pm.Blocks[0].PartID, true
 		}
 		return pm.Sources[0], "", true
@@ -126,7 +126,7 @@ func (r *Request) Locate(n, m int) (msgID, partID string, ok bool) {
 
 // array names the request's history array as errors about it say it.
 func (r *Request) array() (one, many string) {
-	switch r.Family {
+	switch r.Kind {
 	case Responses:
 		return "input item", "input items"
 	case Google:

@@ -91,7 +91,7 @@ func (pm Message) SourceOf() string {
 type Request struct {
 	Version             Version
 	ProviderID, ModelID string
-	Family              Family
+	Kind              Family
 	// Thinking is whether the model answers in thinking mode
 	// (ThinkingEnabled; for Chat Completions also DeepSeek's reasoner).
 	Thinking bool
@@ -130,7 +130,7 @@ func Build(s *store.Session, opts Options) *Request {
 		model = append(model, modelMsg{role: "user", content: []item{{kind: "text", text: "(next prompt)"}}})
 	}
 	r := &Request{
-		Version: c.v, ProviderID: c.providerID, ModelID: c.modelID, Family: c.family,
+		Version: c.v, ProviderID: c.providerID, ModelID: c.modelID, Kind: c.family,
 		NextPrompt: opts.NextPrompt,
 	}
 	switch c.family {

@@ -50,8 +50,8 @@ func TestRealRequests(t *testing.T) {
 				t.Fatalf("no session %q", c.title)
 			}
 			r := sent.Build(s, sent.Options{NextPrompt: true})
-			if r.Family != c.family || r.Interleaved != c.interleave || !r.Thinking && c.title != "deepseek-chat tool loop" {
-				t.Errorf("family %s interleaved %v thinking %v", r.Family, r.Interleaved, r.Thinking)
+			if r.Kind != c.family || r.Interleaved != c.interleave || !r.Thinking && c.title != "deepseek-chat tool loop" {
+				t.Errorf("family %s interleaved %v thinking %v", r.Kind, r.Interleaved, r.Thinking)
 			}
 			if got := render(r); got != c.want {
 				t.Errorf("request\n%swant\n%s", got, c.want)
