@@ -91,7 +91,7 @@ func (pm Message) SourceOf() string {
 type Request struct {
 	Version             Version
 	ProviderID, ModelID string
-	Kind              Family
+	Kind                Family
 	// Thinking is whether the model answers in thinking mode
 	// (ThinkingEnabled; for Chat Completions also DeepSeek's reasoner).
 	Thinking bool
