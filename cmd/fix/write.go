@@ -1,15 +1,9 @@
 package fix
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"strings"
-
-	"github.com/mattn/go-isatty"
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/internal/plural"
@@ -40,7 +34,7 @@ func (r *fixRun) writeMode() writeMode {
 	}
 	interactive := opts.Interactive
 	if interactive == nil {
-		interactive = func() bool { return isTTY(ios.In) && ios.IsStdoutTTY() }
+		interactive = func() bool { return cli.IsTTY(ios.In) && ios.IsStdoutTTY() }
 	}
 	if interactive() {
 		return writeAsk
@@ -95,7 +89,7 @@ func (r *fixRun) confirm(changing, edits int) error {
 	case writeAsk:
 		confirm := opts.Confirm
 		if confirm == nil {
-			confirm = func(q string) (bool, error) { return askLine(ios.In, ios.ErrOut, q) }
+			confirm = func(q string) (bool, error) { return cli.AskLine(ios.In, ios.ErrOut, q) }
 		}
 		ok, err := confirm("write " + what + "?")
 		if err != nil {
@@ -169,22 +163,4 @@ func (r *fixRun) apply(ctx context.Context) error {
 		ios.Statusf("backup run %s; undo with: sessfix undo %s", run, run)
 	}
 	return r.left()
-}
-
-func askLine(in io.Reader, out io.Writer, q string) (bool, error) {
-	fmt.Fprintf(out, "%s [y/N] ", q)
-	line, err := bufio.NewReader(in).ReadString('\n')
-	if err != nil && line == "" {
-		if errors.Is(err, io.EOF) {
-			return false, nil
-		}
-		return false, err
-	}
-	a := strings.ToLower(strings.TrimSpace(line))
-	return a == "y" || a == "yes", nil
-}
-
-func isTTY(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }

@@ -36,6 +36,10 @@ type Pipeline struct {
 	// Error, when set, plans the repair of this provider error
 	// (PlanFromError) instead of the session's findings.
 	Error string
+	// Planner, when set, plans each session instead of the rules: a cut
+	// the user chose (pkg/surgery), run through the same busy check,
+	// lock, backup, apply and read-back as a repair.
+	Planner func(s *store.Session) (*SessionPlan, error)
 	// Settle, when set, is the policy a plan that changes something is
 	// checked against: a session it calls busy is SkippedBusy, or Forced
 	// with Force. Nil skips the check (the watcher waits for quiet itself).
@@ -296,6 +300,9 @@ func (p *Pipeline) planOne(ctx context.Context, t Target) Outcome {
 
 // planSession checks s and plans its repair.
 func (p *Pipeline) planSession(s *store.Session) (*SessionPlan, error) {
+	if p.Planner != nil {
+		return p.Planner(s)
+	}
 	if p.Error != "" {
 		return PlanFromError(s, p.Error, p.Fix)
 	}
