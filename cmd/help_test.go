@@ -159,6 +159,20 @@ func TestCompleteSessionIDs(t *testing.T) {
 	if !strings.Contains(r.stdout, "ses_33c1f6ffffffO8I11AapoBFcd9\tinterrupted at text start") {
 		t.Errorf("show SESSION does not complete the store's session:\n%s", r.stdout)
 	}
+	// drop completes messages after the session, and parts after --part;
+	// rewind's --to completes messages.
+	r = run(t, nil, "__complete", "drop", "--store", broken, "ses_33c1f6ffffffO8I11AapoBFcd9", "msg_cc3e0a")
+	if !strings.Contains(r.stdout, "msg_cc3e0a2b90007TIwsFVAjCqUB1\t#2 user") || strings.Contains(r.stdout, "msg_cc3e095dc") {
+		t.Errorf("drop SESSION MSG does not complete the session's messages:\n%s", r.stdout)
+	}
+	r = run(t, nil, "__complete", "drop", "--store", broken, "ses_33c1", "--part", "prt_cc3e0a8")
+	if !strings.Contains(r.stdout, "prt_cc3e0a8ec000u3KLeJBKElGQvK\t#3 assistant step-start") {
+		t.Errorf("drop --part does not complete the session's parts:\n%s", r.stdout)
+	}
+	r = run(t, nil, "__complete", "rewind", "--store", broken, "ses_33c1", "--to", "msg_cc3e095")
+	if !strings.Contains(r.stdout, "msg_cc3e095dc000v3A4gIsTjuFHSb\t#0 user") {
+		t.Errorf("rewind --to does not complete the session's messages:\n%s", r.stdout)
+	}
 	// Newest first, as `sessfix sessions` lists them.
 	r = run(t, nil, "__complete", "show", "--store", "../testdata/demo", "")
 	if i, j := strings.Index(r.stdout, "ses_116b2f8bffffsSjTYTHkQXRjCt"), strings.Index(r.stdout, "ses_2b28944fffff85dc4PToKKeEYM"); i < 0 || j < 0 || i > j {

@@ -12,10 +12,12 @@ import (
 
 	backupscmd "github.com/sessfix/sessfix/cmd/backups"
 	diagnosecmd "github.com/sessfix/sessfix/cmd/diagnose"
+	dropcmd "github.com/sessfix/sessfix/cmd/drop"
 	explaincmd "github.com/sessfix/sessfix/cmd/explain"
 	fixcmd "github.com/sessfix/sessfix/cmd/fix"
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/cmd/internal/iostreams"
+	rewindcmd "github.com/sessfix/sessfix/cmd/rewind"
 	rulescmd "github.com/sessfix/sessfix/cmd/rules"
 	scancmd "github.com/sessfix/sessfix/cmd/scan"
 	sessionscmd "github.com/sessfix/sessfix/cmd/sessions"
@@ -94,6 +96,8 @@ Start with ` + "`sessfix scan`" + `. Settings can live in .sessfix.yaml or .sess
 		scancmd.NewCmdScan(f, nil),
 		sessionscmd.NewCmdSessions(f, nil),
 		showcmd.NewCmdShow(f, nil),
+		dropcmd.NewCmdDrop(f, nil),
+		rewindcmd.NewCmdRewind(f, nil),
 		fixcmd.NewCmdFix(f, nil),
 		undocmd.NewCmdUndo(f, nil),
 		backupscmd.NewCmdBackups(f, nil),

@@ -2,8 +2,7 @@
 // name, rather than what a rule finds: list the sessions of the stores
 // (List), show one as stored and as OpenCode would send it (Show), and
 // plan precise cuts: drop messages or parts (PlanDrop), discard everything
-// after a message (PlanRewind), copy the history up to a message into a
-// new session (PlanFork).
+// after a message (PlanRewind).
 //
 // A cut is data, like a repair: each planner returns a fix.SessionPlan
 // whose change set holds every edit (store.Edit with the exact Before
@@ -16,9 +15,10 @@
 //   - A plan keeps what OpenCode relies on consistent (docs/surgery.md):
 //     the parts of a dropped message go with it; an assistant reply whose
 //     user message is dropped goes too, or points at the closest earlier
-//     user message; the session's pending revert, a compaction's kept tail
-//     (tail_start_id) and the session row's cost and token totals follow
-//     the cut; a fork gets fresh ids in OpenCode's format and order.
+//     user message; a cut that removes where the session's pending revert
+//     or a compaction's kept tail (tail_start_id) starts, or leaves a
+//     message without parts or no message at all, is refused. The session
+//     record is never written.
 //   - A plan is checked in memory before it is returned: the edits are
 //     applied to a copy of the session (fix.ApplyInMemory) and every rule
 //     runs on the result. A cut that would leave an error the session did

@@ -23,10 +23,14 @@ func (e *NotFoundError) Error() string {
 	return fmt.Sprintf("session %s not found in the stores", e.ID)
 }
 
-// AmbiguousError says that an id prefix names several sessions.
+// AmbiguousError says that an id prefix names several sessions, or
+// several messages or parts of one session.
 type AmbiguousError struct {
 	Prefix string
 	IDs    []string
+	// What names the records ("messages of session ses_…"); empty means
+	// sessions.
+	What string
 }
 
 func (e *AmbiguousError) Error() string {
@@ -35,7 +39,11 @@ func (e *AmbiguousError) Error() string {
 	if len(ids) > 5 {
 		ids, more = ids[:5], fmt.Sprintf(" and %d more", len(e.IDs)-5)
 	}
-	return fmt.Sprintf("%q names %d sessions (%s%s); give more of the id", e.Prefix, len(e.IDs), strings.Join(ids, ", "), more)
+	what := e.What
+	if what == "" {
+		what = "sessions"
+	}
+	return fmt.Sprintf("%q names %d %s (%s%s); give more of the id", e.Prefix, len(e.IDs), what, strings.Join(ids, ", "), more)
 }
 
 // Find locates a session by its id, or by a prefix of it that names one

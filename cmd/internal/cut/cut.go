@@ -1,0 +1,247 @@
+// Package cut runs a session cut of `sessfix drop` and `sessfix rewind`
+// through the repair pipeline (pkg/fix): the writer lock taken before the
+// plan, the settle policy's busy check, the plan or its diff, the question
+// on a terminal (--yes, --dry-run), one backup run, the atomic write and the
+// read-back. The planners are pkg/surgery's.
+package cut
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sessfix/sessfix/cmd/internal/cli"
+	"github.com/sessfix/sessfix/internal/plural"
+	"github.com/sessfix/sessfix/pkg/backup"
+	"github.com/sessfix/sessfix/pkg/fix"
+	"github.com/sessfix/sessfix/pkg/report"
+	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/surgery"
+)
+
+// Options are the inputs every cut command shares.
+type Options struct {
+	Factory *cli.Factory
+	// Verb is the command's name ("drop").
+	Verb string
+	// Session is the session id, or a prefix naming one session.
+	Session string
+	// Paths are the stores named with --store; empty means discover.
+	Paths []string
+
+	DryRun, Diff, Yes, Force bool
+	Settle                   time.Duration
+
+	// Interactive reports whether the user can be asked; nil means stdin
+	// and stdout are terminals. Confirm asks; nil reads a line from stdin.
+	Interactive func() bool
+	Confirm     func(question string) (bool, error)
+	// Apply replaces backup.Apply (tests).
+	Apply func(ctx context.Context, info store.Info, sets []*store.ChangeSet) (string, error)
+}
+
+// AddFlags adds the flags every cut command shares.
+func AddFlags(cmd *cobra.Command, opts *Options) {
+	fl := cmd.Flags()
+	fl.BoolVarP(&opts.DryRun, "dry-run", "n", false, "plan and print, write nothing")
+	fl.BoolVar(&opts.Diff, "diff", false, "print a unified diff of every record that would change (with --dry-run)")
+	fl.BoolVarP(&opts.Yes, "yes", "y", false, "write without asking")
+	fl.BoolVar(&opts.Force, "force", false, "cut the session even if it changed within the settle window (it may be in use)")
+	fl.DurationVar(&opts.Settle, "settle", scan.DefaultSettle, "a session changed within this `long` may be in use and is left alone")
+	cli.AddStoreFlag(cmd, &opts.Paths)
+}
+
+// ExitCodes is the exit code section of a cut command's help.
+const ExitCodes = `Exit codes:
+  0    written, or nothing to change
+  1    a dry run printed the cut, or it was not written (the question was declined, no terminal to ask on)
+  2    usage error, or a prefix that names several sessions or messages
+  3    no store found; the session is not in the stores; the cut was refused (it would leave the session broken)
+  4    the store is locked, or the session changed within --settle (OpenCode may be writing it)
+  129  stopped by SIGHUP
+  130  interrupted (Ctrl-C)
+  143  stopped by SIGTERM`
+
+// Run plans the cut with planner on the session opts names and writes it.
+func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.Options) (*fix.SessionPlan, error)) (err error) {
+	f := opts.Factory
+	ios := f.IOStreams
+	if opts.Settle < 0 {
+		return cli.FlagErrorf("invalid --settle %s: must not be negative", opts.Settle)
+	}
+	if opts.Diff && !opts.DryRun {
+		return cli.WithHints(cli.FlagErrorf("--diff needs --dry-run"), "sessfix "+opts.Verb+" --dry-run --diff ...")
+	}
+	disc, err := f.OpenStores(opts.Verb, opts.Paths)
+	if err != nil {
+		return err
+	}
+	defer disc.Close()
+	found, err := surgery.Find(ctx, disc.Stores, opts.Session)
+	if err != nil {
+		return cli.SessionError(err)
+	}
+	mode := opts.writeMode()
+	if mode == writeAsk || mode == writeYes {
+		lock, err := store.AcquireLock(found.Store.Info())
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if rerr := lock.Release(); rerr != nil && err == nil {
+				err = rerr
+			}
+		}()
+	}
+	now := f.Now
+	if now == nil {
+		now = time.Now
+	}
+	sopts := &scan.Options{Settle: opts.Settle, Now: now}
+	settle := sopts.Policy()
+	pipe := &fix.Pipeline{
+		Scan:    sopts,
+		Fix:     fix.Options{Now: now, Scan: sopts},
+		Settle:  &settle,
+		Force:   opts.Force,
+		Workers: 1,
+		Planner: func(s *store.Session) (*fix.SessionPlan, error) { return planner(s, sopts) },
+		Write:   fix.WriteOptions{Backup: backup.Options{Now: f.Now}, Apply: opts.Apply},
+	}
+	var o fix.Outcome
+	if err := pipe.Plan(ctx, []fix.Target{{Store: found.Store, Ref: found.Ref}}, func(out fix.Outcome) bool {
+		o = out
+		return true
+	}); err != nil {
+		return err
+	}
+	switch o.Status {
+	case fix.Failed:
+		var refused *surgery.RefusedError
+		var amb *surgery.AmbiguousError
+		if errors.As(o.Err, &amb) {
+			return cli.WithHints(&cli.FlagError{Err: o.Err}, "list the messages and parts with `sessfix show "+o.ID+"`")
+		}
+		if errors.As(o.Err, &refused) {
+			return cli.WithHints(o.Err, "see the session with `sessfix show "+o.ID+"`")
+		}
+		if o.Step == fix.StepLoad {
+			return fmt.Errorf("session %s cannot be loaded: %w", o.ID, o.Err)
+		}
+		return o.Err
+	case fix.SkippedBusy:
+		return cli.WithHints(&busyError{fmt.Sprintf("session %s changed %s ago and may be in use by OpenCode; nothing was written", o.ID, o.Age.Round(time.Second))},
+			"close the session in OpenCode, or wait --settle, then run the command again; --force cuts it anyway")
+	}
+	if !o.Changes() {
+		ios.Statusf("nothing to change")
+		return nil
+	}
+	if o.Forced {
+		ios.Statusf("warning: session %s changed %s ago and may be in use by OpenCode; cutting it anyway (--force)", o.ID, o.Age.Round(time.Second))
+	}
+	if err := show(opts, o); err != nil {
+		return err
+	}
+	edits := len(o.Plan.Changes.Edits)
+	if err := opts.confirm(mode, edits); err != nil {
+		return err
+	}
+	run, err := pipe.ApplyLocked(ctx, o.Store, []fix.Outcome{o})
+	if err != nil {
+		if run != "" {
+			return cli.WithHints(err, "undo what was written with `sessfix undo "+run+"`")
+		}
+		return err
+	}
+	ios.Statusf("%s session %s: %s", opts.Verb, o.ID, plural.Count(edits, "edit", "edits"))
+	ios.Statusf("backup run %s; undo with: sessfix undo %s", run, run)
+	return nil
+}
+
+// show prints the plan on stdout, or with --diff the diff there and the
+// plan on stderr.
+func show(opts *Options, o fix.Outcome) error {
+	f := opts.Factory
+	out, err := f.OpenOutput()
+	if err != nil {
+		return err
+	}
+	plans := []fix.Outcome{o}
+	if opts.Diff {
+		err = report.WriteDiffs(out.W, plans, out.Color)
+		_ = report.WritePlans(f.IOStreams.ErrOut, plans, false)
+	} else {
+		err = report.WritePlans(out.W, plans, out.Color)
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+type writeMode int
+
+const (
+	writeDry        writeMode = iota // --dry-run: never
+	writeNoTerminal                  // no --yes and no terminal to ask on: never
+	writeAsk                         // ask on the terminal
+	writeYes                         // --yes: always
+)
+
+func (opts *Options) writeMode() writeMode {
+	ios := opts.Factory.IOStreams
+	switch {
+	case opts.DryRun:
+		return writeDry
+	case opts.Yes:
+		return writeYes
+	}
+	interactive := opts.Interactive
+	if interactive == nil {
+		interactive = func() bool { return cli.IsTTY(ios.In) && ios.IsStdoutTTY() }
+	}
+	if interactive() {
+		return writeAsk
+	}
+	return writeNoTerminal
+}
+
+// confirm decides whether to write; cli.ErrFindings (exit 1) when not.
+func (opts *Options) confirm(mode writeMode, edits int) error {
+	ios := opts.Factory.IOStreams
+	what := plural.Count(edits, "edit", "edits")
+	switch mode {
+	case writeYes:
+		return nil
+	case writeAsk:
+		ask := opts.Confirm
+		if ask == nil {
+			ask = func(q string) (bool, error) { return cli.AskLine(ios.In, ios.ErrOut, q) }
+		}
+		ok, err := ask("write " + what + "?")
+		if err != nil {
+			return err
+		}
+		if !ok {
+			ios.Statusf("nothing written")
+			return cli.ErrFindings
+		}
+		return nil
+	case writeNoTerminal:
+		return cli.FindingsErrorf("not written: no terminal to ask on; add --yes to write the %s", what)
+	}
+	ios.Statusf("dry run: %s would be written", what)
+	return cli.ErrFindings
+}
+
+// busyError is a session the settle policy calls busy: exit 4, like a
+// locked store.
+type busyError struct{ msg string }
+
+func (e *busyError) Error() string { return e.msg }
+func (e *busyError) Unwrap() error { return store.ErrLocked }
