@@ -13,11 +13,12 @@ import (
 	"time"
 
 	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/internal/sqlitedb"
 )
 
 // DefaultBusyTimeout is how long a SQLite write waits for the database, the
 // same as OpenCode's own busy_timeout.
-const DefaultBusyTimeout = 5 * time.Second
+const DefaultBusyTimeout = sqlitedb.DefaultBusyTimeout
 
 // sqliteWriter writes OpenCode's v1 message and part rows, one transaction
 // per change set (BEGIN IMMEDIATE, foreign keys on).

@@ -5,11 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -392,19 +390,4 @@ func TestSQLiteWriterRefusesAPartChangedAfterTheBackup(t *testing.T) {
 		t.Fatalf("err = %v, want store.ErrChanged naming the part modified after the backup", err)
 	}
 	assertSameDB(t, "after a part changed since the backup", f.info.Path, before)
-}
-
-func TestSQLiteErrorsCarryTheSystemError(t *testing.T) {
-	for code, want := range map[int]error{
-		13:           syscall.ENOSPC,
-		8:            fs.ErrPermission,
-		8 | (1 << 8): fs.ErrPermission, // SQLITE_READONLY_RECOVERY, an extended code
-		3:            fs.ErrPermission,
-		1:            nil,
-		5:            nil,
-	} {
-		if got := sqliteSysErr(code); got != want {
-			t.Errorf("code %d maps to %v, want %v", code, got, want)
-		}
-	}
 }
