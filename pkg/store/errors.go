@@ -149,3 +149,21 @@ func WriteFailed(err error, unchanged bool) error {
 	}
 	return &WriteError{Err: err, Unchanged: unchanged}
 }
+
+// ReadOnlyError is the refusal to write a store sessfix reads but never
+// writes (an OpenCode 2 database). Nothing was written. It wraps
+// ErrUnsupported.
+type ReadOnlyError struct {
+	// Path and Shape name the store.
+	Path  string
+	Shape Shape
+	// What the store is ("an OpenCode 2 database") and Why sessfix does not
+	// write it.
+	What, Why string
+}
+
+func (e *ReadOnlyError) Error() string {
+	return fmt.Sprintf("%s is %s: sessfix reads it but never writes it (%s): %v", e.Path, e.What, e.Why, ErrUnsupported)
+}
+
+func (e *ReadOnlyError) Unwrap() error { return ErrUnsupported }

@@ -21,7 +21,8 @@ type Shape string
 // watch listens to each layout's files); a new shape package may declare
 // its own name.
 const (
-	ShapeSQLite   Shape = "sqlite"   // OpenCode 1.2+: opencode.db with v1 tables
+	ShapeSQLite   Shape = "sqlite"   // OpenCode 1.2 – 1.18: opencode.db with v1 tables
+	ShapeSQLite2  Shape = "sqlite2"  // OpenCode 2: opencode.db with session_v2 (and frozen v1 tables)
 	ShapeStorage  Shape = "storage"  // OpenCode 1.0–1.1: <data>/storage/{session,message,part}
 	ShapeProject  Shape = "project"  // OpenCode ≤ 0.5: <data>/project/<slug>/storage/session/...
 	ShapeSessions Shape = "sessions" // <root>/sessions/<sessionID>/{messages,parts}
@@ -139,6 +140,11 @@ type Session struct {
 	// whose message does not exist. Messages without a session are reported
 	// through InfoMissing.
 	Orphans []*Part
+	// OpenCode2 is set for the sessions of an OpenCode 2 database (shape
+	// sqlite2): which of its tables the records come from, and what the
+	// database says about the session besides them. Nil in every other
+	// store.
+	OpenCode2 *OpenCode2
 	// Projects are the store's project rows, read with the session (SQLite:
 	// the project table); nil for shapes that keep none. OpenCode lists a
 	// session under the project its directory resolves to.

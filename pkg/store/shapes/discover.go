@@ -96,9 +96,10 @@ func (e Env) DataDir() (string, error) {
 // OpenCode no longer reads: they are not scanned, and a note says so. Likewise
 // project/ trees are not scanned when a storage/ tree exists.
 //
-// An OpenCode 2.x database (session_v2 table) cannot be read yet: when no
-// other store is found the error wraps ErrUnsupported; otherwise the other
-// stores are returned and a note names the 2.x database.
+// An OpenCode 2 database (session_v2 table) is read by the sqlite2 shape;
+// the other databases next to it are notes, as storage/ is next to a
+// database. A store a shape recognises but cannot read is an error
+// wrapping ErrUnsupported when no other store is found, else a note.
 func Discover(env Env) (*Discovery, error) { return Default.Discover(env) }
 
 // Discover is the package's Discover over the shapes of r.
@@ -142,11 +143,22 @@ func (r Registry) Discover(env Env) (*Discovery, error) {
 // stores a shape recognises but cannot read (OpenCode 2.x) and the files
 // that turn out not to be stores, for the caller to note or to name in its
 // error; those that fail to open otherwise are d.Failed.
+//
+// A file two shapes find (an OpenCode 2 database is also a database) is
+// the first one's: the later shape does not see it.
 func (r Registry) addDataDir(d *Discovery, dir, db string) (unsupported, notStores []error) {
 	present := false
+	claimed := map[string]bool{}
 	for _, sh := range r.dataDirShapes() {
-		found, looked := sh.InDataDir(dir, db)
+		all, looked := sh.InDataDir(dir, db)
 		d.Looked = append(d.Looked, looked...)
+		var found []string
+		for _, p := range all {
+			if !claimed[p] {
+				claimed[p] = true
+				found = append(found, p)
+			}
+		}
 		if len(found) == 0 {
 			continue
 		}
@@ -340,7 +352,9 @@ func (r Registry) openFile(p string, fi os.FileInfo) (store.Store, error) {
 		if ok {
 			return sh.Open(p)
 		}
-		not = append(not, why)
+		if why != "" {
+			not = append(not, why)
+		}
 	}
 	return nil, store.NotFoundf("%s is %s", p, strings.Join(not, ", and "))
 }

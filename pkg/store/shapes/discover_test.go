@@ -124,30 +124,53 @@ func TestDiscoverNothingListsWhereItLooked(t *testing.T) {
 	}
 }
 
-func TestDiscoverV2Database(t *testing.T) {
-	v2SQL, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "stores", "sqlite-v2.sql"))
-	if err != nil {
-		t.Fatal(err)
-	}
+// An OpenCode 2 database is its shape's store, in a data dir and named;
+// the data dir's other stores are notes, and a 1.x database next to it
+// is read when it is named.
+func TestDiscoverOpenCode2Database(t *testing.T) {
 	home := t.TempDir()
 	data := filepath.Join(home, ".local", "share", "opencode")
-	db := storetest.Materialize(t, store.ShapeSQLite, data, storetest.Sample()[1])
-	storetest.ExecSQL(t, db, string(v2SQL))
-	storetest.Materialize(t, store.ShapeStorage, data, storetest.Sample()...)
+	db := filepath.Join(data, "opencode.db")
+	must(t, os.MkdirAll(data, 0o755))
+	copyFile(t, filepath.Join("..", "..", "..", "testdata", "opencode2", "after-import", "opencode.db"), db)
+	storage := storetest.Materialize(t, store.ShapeStorage, data, storetest.Sample()...)
+	beta := filepath.Join(data, "opencode-beta.db")
+	must(t, os.Rename(storetest.Materialize(t, store.ShapeSQLite, t.TempDir(), storetest.Sample()[1]), beta))
 
-	_, err = shapes.Discover(shapes.Env{Home: home})
-	if !errors.Is(err, store.ErrUnsupported) || !strings.Contains(err.Error(), db) {
-		t.Fatalf("v2 only: %v, want ErrUnsupported naming %s", err, db)
-	}
-	// With another store present, that store is scanned and the v2
-	// database is a note.
-	sessions := storetest.Materialize(t, store.ShapeSessions, filepath.Join(home, ".opencode"), storetest.Sample()...)
 	d := discover(t, shapes.Env{Home: home})
-	if got := found(d); got != "sessions:"+sessions {
-		t.Fatalf("stores %s", got)
+	if got := found(d); got != "sqlite2:"+db {
+		t.Fatalf("stores %s, want only the OpenCode 2 database", got)
 	}
-	if notes := strings.Join(d.Notes, "\n"); !strings.Contains(notes, "OpenCode 2.x database: not supported yet") || !strings.Contains(notes, db) {
-		t.Errorf("notes %q", notes)
+	notes := strings.Join(d.Notes, "\n")
+	for _, want := range []string{storage + " is a pre-migration copy", beta + ": OpenCode 1.x databases next to the OpenCode 2 database"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes %q do not say %q", notes, want)
+		}
+	}
+	if strings.Contains(notes, db) {
+		t.Errorf("notes %q name the OpenCode 2 database as a skipped 1.x one", notes)
+	}
+	for path, want := range map[string]string{data: "sqlite2:" + db, db: "sqlite2:" + db, beta: "sqlite:" + beta} {
+		d, err := shapes.Open([]string{path})
+		if err != nil {
+			t.Fatalf("open %s: %v", path, err)
+		}
+		if got := found(d); got != want {
+			t.Errorf("open %s: %s, want %s", path, got, want)
+		}
+		d.Close()
+	}
+	// Its writer refuses, and the registry says so before anything opens.
+	info := store.Info{Shape: store.ShapeSQLite2, Path: db}
+	var ro *store.ReadOnlyError
+	if _, err := shapes.OpenWriter(info, store.WriteOptions{}); !errors.As(err, &ro) || !errors.Is(err, store.ErrUnsupported) {
+		t.Errorf("open the writer: %v, want a *store.ReadOnlyError", err)
+	}
+	if err := shapes.CheckWritable(info); !errors.As(err, &ro) {
+		t.Errorf("CheckWritable: %v, want a *store.ReadOnlyError", err)
+	}
+	if err := shapes.CheckWritable(store.Info{Shape: store.ShapeSQLite, Path: beta}); err != nil {
+		t.Errorf("CheckWritable of a 1.x database: %v", err)
 	}
 }
 

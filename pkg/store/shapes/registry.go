@@ -7,6 +7,7 @@ import (
 	"github.com/sessfix/sessfix/pkg/store/export"
 	"github.com/sessfix/sessfix/pkg/store/jsonfs"
 	"github.com/sessfix/sessfix/pkg/store/sqlite"
+	"github.com/sessfix/sessfix/pkg/store/sqlite2"
 )
 
 // Default is every shape sessfix reads, in the order paths are matched
@@ -14,7 +15,8 @@ import (
 // dir holds stores of several, the earlier one wins. A new shape is one
 // package under pkg/store and one line here.
 var Default = Registry{
-	sqlite.Shape{},    // OpenCode 1.2+: opencode.db
+	sqlite2.Shape{},   // OpenCode 2: opencode.db with session_v2 (read only)
+	sqlite.Shape{},    // OpenCode 1.2 – 1.18: opencode.db
 	jsonfs.Storage{},  // OpenCode 1.0–1.1: <data>/storage
 	jsonfs.Sessions{}, // ~/.opencode/sessions and fixture trees
 	jsonfs.Project{},  // OpenCode ≤ 0.5: <data>/project/<slug>/storage
@@ -80,6 +82,15 @@ type DataDirShape interface {
 	Superseded(dir string, found []string) string
 }
 
+// A ReadOnlyShape is a shape sessfix reads but never writes: its
+// OpenWriter always refuses.
+type ReadOnlyShape interface {
+	Shape
+	// ReadOnly is the error OpenWriter returns for the store (a
+	// *store.ReadOnlyError).
+	ReadOnly(info store.Info) error
+}
+
 // A HomeShape is a store kept under the user's home directory, outside
 // OpenCode's data dir.
 type HomeShape interface {
@@ -101,6 +112,24 @@ func (r Registry) OpenWriter(info store.Info, opts store.WriteOptions) (store.Wr
 	}
 	return nil, fmt.Errorf("cannot write %s: unknown store shape %q: %w", info.Path, info.Shape, store.ErrUnsupported)
 }
+
+// CheckWritable returns the refusal a store's writer would give when its
+// shape is one sessfix never writes (ReadOnlyShape), without opening
+// anything; nil otherwise. Commands that repair ask it before they plan.
+func (r Registry) CheckWritable(info store.Info) error {
+	for _, sh := range r {
+		if sh.Name() == info.Shape {
+			if ro, ok := sh.(ReadOnlyShape); ok {
+				return ro.ReadOnly(info)
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// CheckWritable is Default.CheckWritable.
+func CheckWritable(info store.Info) error { return Default.CheckWritable(info) }
 
 // OpenWriter is Default.OpenWriter.
 func OpenWriter(info store.Info, opts store.WriteOptions) (store.Writer, error) {

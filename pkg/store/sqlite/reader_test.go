@@ -167,16 +167,23 @@ func TestSQLiteExclusiveLockIsAClearError(t *testing.T) {
 	}
 }
 
-func TestSQLiteV2IsUnsupported(t *testing.T) {
-	path := storetest.Materialize(t, store.ShapeSQLite, t.TempDir(), sqliteFixture())
-	sqlText, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "stores", "sqlite-v2.sql"))
+// An OpenCode 2 database is not this shape's: opened as a 1.x database
+// it is refused; the registry opens it as sqlite2.
+func TestSQLiteRefusesOpenCode2(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "opencode.db")
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "opencode2", "after-import", "opencode.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	storetest.ExecSQL(t, path, string(sqlText))
-	_, err = shapes.Open([]string{path})
-	if !errors.Is(err, store.ErrUnsupported) || !strings.Contains(err.Error(), "OpenCode 2.x database: not supported yet") || !strings.Contains(err.Error(), path) {
-		t.Fatalf("open v2: %v", err)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = sqlite.Shape{}.Open(path)
+	if !errors.Is(err, store.ErrUnsupported) || !strings.Contains(err.Error(), "an OpenCode 2 database") || !strings.Contains(err.Error(), path) {
+		t.Fatalf("open v2 as v1: %v", err)
+	}
+	if st := storetest.OpenOne(t, path); st.Info().Shape != store.ShapeSQLite2 {
+		t.Fatalf("the registry opened it as %s", st.Info().Shape)
 	}
 }
 

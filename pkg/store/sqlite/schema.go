@@ -19,7 +19,7 @@ func checkSchema(ctx context.Context, db *sql.DB, path string) error {
 		return err
 	}
 	if tables["session_v2"] {
-		return store.Unsupportedf("%s: OpenCode 2.x database: not supported yet (its session_v2 tables make the v1 message and part rows frozen history)", path)
+		return store.OpenCode2Refusal(path)
 	}
 	return sqlitedb.CheckV1(ctx, db, path, tables)
 }

@@ -30,7 +30,8 @@ func (Shape) OpenWriter(info store.Info, opts store.WriteOptions) (store.Writer,
 	return w, nil
 }
 
-// Match reports whether the file starts with SQLite's header.
+// Match reports whether the file starts with SQLite's header. An OpenCode
+// 2 database is pkg/store/sqlite2's, which the registry asks first.
 func (Shape) Match(path string) (bool, string, error) {
 	if sqlitedb.IsSQLiteFile(path) {
 		return true, "", nil
@@ -46,8 +47,9 @@ func (Shape) Candidate(path string) bool { return sqlitedb.IsSQLiteFile(path) }
 // channels' opencode-*.db.
 func (Shape) InDataDir(dir, db string) (found, looked []string) { return sqlitedb.InDataDir(dir, db) }
 
-// Superseded is the note for databases a shape registered before this one
-// found newer stores next to; none is today.
+// Superseded is the note for the 1.x databases next to an OpenCode 2
+// database (pkg/store/sqlite2, registered before this shape) in a data
+// dir: the data dir is read as OpenCode 2 reads it.
 func (Shape) Superseded(dir string, found []string) string {
-	return strings.Join(found, ", ") + ": OpenCode 1.x databases that a newer store in " + dir + " supersedes; not scanned: name one explicitly to scan it"
+	return strings.Join(found, ", ") + ": OpenCode 1.x databases next to the OpenCode 2 database in " + dir + "; not scanned: name one explicitly to scan it"
 }

@@ -334,8 +334,9 @@ func TestSQLiteWriterRefusesOpenCode2(t *testing.T) {
 	}
 	db.Close()
 	_, err := openSQLiteWriter(f.info, store.WriteOptions{})
-	if !errors.Is(err, store.ErrUnsupported) || !strings.Contains(err.Error(), "session_v2") {
-		t.Fatalf("err = %v, want store.ErrUnsupported naming session_v2", err)
+	var ro *store.ReadOnlyError
+	if !errors.Is(err, store.ErrUnsupported) || !errors.As(err, &ro) || ro.Path != f.info.Path || !strings.Contains(err.Error(), "an OpenCode 2 database") {
+		t.Fatalf("err = %v, want the *store.ReadOnlyError of an OpenCode 2 database", err)
 	}
 }
 

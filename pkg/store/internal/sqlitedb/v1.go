@@ -196,15 +196,21 @@ func (s *V1) mayHaveOrphans(id string) bool {
 
 // Load reads one session inside one read transaction.
 func (s *V1) Load(ctx context.Context, ref store.SessionRef) (*store.Session, error) {
-	stmts, err := s.prepare()
-	if err != nil {
-		return nil, s.dbError(err)
-	}
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, s.dbError(err)
 	}
 	defer tx.Rollback()
+	return s.LoadIn(ctx, tx, ref)
+}
+
+// LoadIn reads one session inside tx, a read transaction on the V1's DB
+// (so that a caller reads other tables in the same snapshot).
+func (s *V1) LoadIn(ctx context.Context, tx *sql.Tx, ref store.SessionRef) (*store.Session, error) {
+	stmts, err := s.prepare()
+	if err != nil {
+		return nil, s.dbError(err)
+	}
 	sess := &store.Session{Store: s.info, ID: ref.ID}
 	if err := s.loadInfo(ctx, tx, stmts.info, sess); err != nil {
 		return nil, s.dbError(err)
@@ -321,6 +327,14 @@ func (s *V1) loadInfo(ctx context.Context, tx *sql.Tx, q *sql.Stmt, sess *store.
 		return err
 	}
 	defer rows.Close()
+	return SessionRow(rows, s.path, "session", sess)
+}
+
+// SessionRow reads the first row of rows, a `SELECT rowid AS "rowid", *`
+// of a session table, into sess.Info: a JSON object of the row's columns
+// in column order, located at table and the rowid. It sets Title from the
+// title column. Without a row it sets InfoMissing.
+func SessionRow(rows *sql.Rows, path, table string, sess *store.Session) error {
 	if !rows.Next() {
 		sess.InfoMissing = true
 		return rows.Err()
@@ -374,7 +388,7 @@ func (s *V1) loadInfo(ctx context.Context, tx *sql.Tx, q *sql.Stmt, sess *store.
 	}
 	buf = append(buf, '}')
 	sess.Info = &store.Record{Kind: store.KindSession, ID: sess.ID, Raw: buf, Modified: time.UnixMilli(updated),
-		Loc: store.Location{Path: s.path, Table: "session", RowID: rowid}}
+		Loc: store.Location{Path: path, Table: table, RowID: rowid}}
 	return nil
 }
 
