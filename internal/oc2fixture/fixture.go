@@ -42,9 +42,14 @@ const (
 // Names lists the fixtures.
 var Names = []string{AfterImport, RejectedRows, Native}
 
-// ImportTime is when the fixtures' import ran (epoch ms), a day after the
-// recording.
-const ImportTime = int64(1795363200000)
+// ImportTime is when the import of AfterImport ran (epoch ms), a day after
+// the recording. RejectedImportTime is when RejectedRows' ran: after its
+// damaged sessions were written (two days after the recording, and an hour
+// later).
+const (
+	ImportTime         = int64(1795363200000)
+	RejectedImportTime = ImportTime + After
+)
 
 // After is how much later than the recording the sessions created after
 // the import are.
@@ -76,7 +81,7 @@ func Build(name, base, path string) ([]Warning, error) {
 	switch name {
 	case AfterImport:
 		if err = execAll(db, upgrade); err == nil {
-			if warnings, err = importAll(db); err == nil {
+			if warnings, err = importAll(db, ImportTime); err == nil {
 				err = cloneSession(db, realLoop, "after-import-1", After, nil)
 			}
 			if err == nil {
@@ -86,7 +91,7 @@ func Build(name, base, path string) ([]Warning, error) {
 	case RejectedRows:
 		if err = execAll(db, upgrade); err == nil {
 			if err = damage(db); err == nil {
-				warnings, err = importAll(db)
+				warnings, err = importAll(db, RejectedImportTime)
 			}
 		}
 	case Native:
@@ -118,15 +123,15 @@ func execAll(db *sql.DB, stmts []string) error {
 	return nil
 }
 
-// importAll runs the 2.x import over every 1.x session, as run() does: the
-// old event rows are cleared, each session is copied into session_v2
-// (reassigned to the global project when its project row is missing) with
-// its messages projected, its event watermark set, and the import is then
-// recorded as completed.
-func importAll(db *sql.DB) ([]Warning, error) {
+// importAll runs the 2.x import over every 1.x session at time at, as
+// run() does: the old event rows are cleared, each session is copied into
+// session_v2 (reassigned to the global project when its project row is
+// missing) with its messages projected, its event watermark set, and the
+// import is then recorded as completed.
+func importAll(db *sql.DB, at int64) ([]Warning, error) {
 	if err := execAll(db, []string{
 		"DELETE FROM event",
-		fmt.Sprintf("INSERT OR IGNORE INTO project (id, worktree, time_created, time_updated, time_active, sandboxes) VALUES ('global', '/', %d, %d, %d, '[]')", ImportTime, ImportTime, ImportTime),
+		fmt.Sprintf("INSERT OR IGNORE INTO project (id, worktree, time_created, time_updated, time_active, sandboxes) VALUES ('global', '/', %d, %d, %d, '[]')", at, at, at),
 	}); err != nil {
 		return nil, err
 	}
@@ -181,7 +186,7 @@ func importAll(db *sql.DB) ([]Warning, error) {
 			return nil, err
 		}
 	}
-	_, err = db.Exec(`INSERT INTO kv (key, value, time_created, time_updated) VALUES ('migration.v1-v2', '{"phase":"completed"}', ?, ?)`, ImportTime, ImportTime)
+	_, err = db.Exec(`INSERT INTO kv (key, value, time_created, time_updated) VALUES ('migration.v1-v2', '{"phase":"completed"}', ?, ?)`, at, at)
 	return all, err
 }
 

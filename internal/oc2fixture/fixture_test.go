@@ -171,18 +171,3 @@ func TestNative(t *testing.T) {
 		}
 	}
 }
-
-func TestLegacyPatch(t *testing.T) {
-	msgs := []source{
-		{id: "msg_u", data: `{"role":"user","time":{"created":1}}`},
-		{id: "msg_a", data: `{"role":"assistant","mode":"plan","providerID":"p","modelID":"m"}`},
-	}
-	got, missing := legacyPatch([]byte(msgs[0].data), msgs, 0, "", "", "")
-	if string(got) != `{"agent":"plan","model":{"modelID":"m","providerID":"p"},"role":"user","time":{"created":1}}` || missing != nil {
-		t.Fatalf("%s %v", got, missing)
-	}
-	got, missing = legacyPatch([]byte(msgs[1].data), msgs, 1, "", "", "")
-	if !slices.Equal(missing, []string{"parentID"}) {
-		t.Fatalf("%s %v", got, missing)
-	}
-}

@@ -1,21 +1,19 @@
 package oc2fixture
 
 import (
-	"encoding/json"
 	"sort"
 	"strings"
 
 	"github.com/tidwall/gjson"
 
-	"github.com/sessfix/sessfix/pkg/ocschema"
+	"github.com/sessfix/sessfix/pkg/oc2import"
 )
 
 // This file follows OpenCode 2's one-shot import of 1.x sessions,
 // transformSession and run in packages/core/src/database/v1-migration.bun.ts
 // of anomalyco/opencode (commit 0871f3f705c4), for the shapes the fixtures
-// hold: it decodes each 1.x message and part with the 1.x schema (which is
-// 1.18.33's: ocschema), after the importer's own patch of legacy rows, and
-// drops what does not decode, with a Warning; projects a user message's
+// hold: which rows it keeps and drops (with a Warning) is pkg/oc2import's,
+// the decision sessfix's rules report; this file projects a user message's
 // text and an assistant message's text, reasoning and tools into one
 // session_message row each; appends a system notice when the visible
 // history called tools 2.x renamed. Compaction pairing, subtask turns and
@@ -62,41 +60,25 @@ func transform(sessionID, sessionAgent, sessionModel string, msgs, parts []sourc
 		}
 		return msgs[i].id < msgs[j].id
 	})
+	rows := func(src []source) []oc2import.Row {
+		var out []oc2import.Row
+		for _, r := range src {
+			out = append(out, oc2import.Row{ID: r.id, MessageID: r.messageID, SessionID: r.sessionID, Created: r.created, Updated: r.updated, Data: []byte(r.data)})
+		}
+		return out
+	}
+	res := oc2import.Decode(oc2import.Session{ID: sessionID, Agent: sessionAgent, Model: sessionModel}, rows(msgs), rows(parts))
 	var warnings []Warning
+	for _, sk := range res.Skipped {
+		warnings = append(warnings, Warning{Reason: sk.Reason, SessionID: sessionID, MessageID: sk.MessageID, PartID: sk.PartID, Missing: sk.Missing})
+	}
 	var ok []decoded
-	prevUser := ""
-	for i, m := range msgs {
-		body := []byte(m.data)
-		if !gjson.Valid(m.data) || !gjson.Parse(m.data).IsObject() {
-			warnings = append(warnings, Warning{Reason: "invalid-message", SessionID: sessionID, MessageID: m.id})
-			continue
-		}
-		patched, missing := legacyPatch(body, msgs, i, prevUser, sessionAgent, sessionModel)
-		if gjson.GetBytes(body, "role").Str == "user" {
-			prevUser = m.id
-		}
-		if len(importProblems(ocschema.MessageRecord, patched, ocschema.IDs{ID: m.id, SessionID: m.sessionID})) > 0 {
-			warnings = append(warnings, Warning{Reason: "invalid-message", SessionID: sessionID, MessageID: m.id, Missing: missing})
-			continue
-		}
-		ok = append(ok, decoded{m, gjson.ParseBytes(patched)})
+	for _, m := range res.Messages {
+		ok = append(ok, decoded{source{id: m.Row.ID, sessionID: m.Row.SessionID, created: m.Row.Created, updated: m.Row.Updated, data: string(m.Row.Data)}, gjson.ParseBytes(m.Body)})
 	}
-	all := map[string]bool{}
-	for _, m := range msgs {
-		all[m.id] = true
-	}
-	sort.Slice(parts, func(i, j int) bool { return parts[i].id < parts[j].id })
 	byMessage := map[string][]gjson.Result{}
-	for _, p := range parts {
-		if !all[p.messageID] {
-			warnings = append(warnings, Warning{Reason: "orphan-part", SessionID: sessionID, MessageID: p.messageID, PartID: p.id})
-			continue
-		}
-		if len(importProblems(ocschema.PartRecord, []byte(p.data), ocschema.IDs{ID: p.id, SessionID: p.sessionID, MessageID: p.messageID})) > 0 {
-			warnings = append(warnings, Warning{Reason: "invalid-part", SessionID: sessionID, MessageID: p.messageID, PartID: p.id})
-			continue
-		}
-		byMessage[p.messageID] = append(byMessage[p.messageID], gjson.Parse(p.data))
+	for _, p := range res.Parts {
+		byMessage[p.MessageID] = append(byMessage[p.MessageID], gjson.ParseBytes(p.Data))
 	}
 	var out []v2Message
 	var called []string
@@ -164,87 +146,6 @@ func transform(sessionID, sessionAgent, sessionModel string, msgs, parts []sourc
 	}
 	session := map[string]any{"watermark": len(out) - 1}
 	return out, session, warnings
-}
-
-// importProblems is what the 1.x schema the importer decodes with rejects:
-// 1.18.33's, but a stored format decodes (only 1.18's server cannot encode
-// it).
-func importProblems(r ocschema.Record, body []byte, ids ocschema.IDs) []ocschema.Problem {
-	var out []ocschema.Problem
-	for _, p := range ocschema.Check(r, body, ids) {
-		if p.Kind != ocschema.Unencodable {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// legacyPatch fills what the importer recovers for rows older than the
-// required agent, user model and assistant parentID (legacyMetadata):
-// agent from the row's agent or mode, the reply's, the session's, else
-// "build"; a user message's model from the reply, else the session; an
-// assistant message's parentID from the previous user message.
-func legacyPatch(body []byte, msgs []source, i int, prevUser, sessionAgent, sessionModel string) ([]byte, []string) {
-	var v map[string]any
-	if err := json.Unmarshal(body, &v); err != nil {
-		return body, nil
-	}
-	var reply gjson.Result
-	for k := i + 1; k < len(msgs); k++ {
-		if gjson.Get(msgs[k].data, "role").Str == "assistant" {
-			reply = gjson.Parse(msgs[k].data)
-			break
-		}
-	}
-	if !reply.Exists() {
-		for k := i - 1; k >= 0; k-- {
-			if gjson.Get(msgs[k].data, "role").Str == "assistant" {
-				reply = gjson.Parse(msgs[k].data)
-				break
-			}
-		}
-	}
-	var missing []string
-	self := gjson.ParseBytes(body)
-	agent := firstString(self.Get("agent"), self.Get("mode"))
-	switch v["role"] {
-	case "user":
-		if agent == "" {
-			agent = firstString(reply.Get("agent"), reply.Get("mode"))
-		}
-		if _, ok := v["model"]; !ok {
-			switch {
-			case reply.Get("providerID").Str != "" && reply.Get("modelID").Str != "":
-				v["model"] = map[string]any{"providerID": reply.Get("providerID").Str, "modelID": reply.Get("modelID").Str}
-			case sessionModel != "":
-				v["model"] = map[string]any{"providerID": gjson.Get(sessionModel, "providerID").Str, "modelID": gjson.Get(sessionModel, "id").Str}
-			default:
-				missing = append(missing, "model")
-			}
-		}
-	case "assistant":
-		if _, ok := v["parentID"]; !ok {
-			if prevUser != "" {
-				v["parentID"] = prevUser
-			} else {
-				missing = append(missing, "parentID")
-			}
-		}
-	default:
-		return body, nil
-	}
-	v["agent"] = orDefault(orDefault(agent, sessionAgent), "build")
-	out, _ := json.Marshal(v)
-	return out, missing
-}
-
-func firstString(vals ...gjson.Result) string {
-	for _, v := range vals {
-		if v.Type == gjson.String {
-			return v.Str
-		}
-	}
-	return ""
 }
 
 func orDefault(s, def string) string {
