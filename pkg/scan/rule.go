@@ -25,6 +25,13 @@ type Rule struct {
 	Fixable bool
 	// Fix names the default mutation(s), as in rules.md.
 	Fix string
+	// OpenCode2 is set on the rules about OpenCode 2 databases (SF4xx).
+	// Only they check a session read from OpenCode 2's own tables
+	// (store.OpenCode2.V2): the other rules know OpenCode 1.x's records
+	// only, and check the 1.x copy of such a session instead, their
+	// findings there lowered to info while the copy is frozen (see
+	// CheckSession).
+	OpenCode2 bool
 	// Check inspects one session and reports through c.Report.
 	Check func(c *Context)
 }

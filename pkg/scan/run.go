@@ -105,10 +105,25 @@ func CheckSession(s *store.Session, opts *Options) []Finding {
 	if opts == nil {
 		opts = &Options{}
 	}
+	oc := s.OpenCode2
+	if oc == nil || !oc.V2 {
+		return checkRules(s, opts, func(*Rule) bool { return true })
+	}
+	// An OpenCode 2 session: the SF4xx rules read its rows, the 1.x rules
+	// its 1.x copy (see opencode2.go).
+	out := checkRules(s, opts, func(r *Rule) bool { return r.OpenCode2 })
+	if oc.V1 != nil {
+		out = append(out, copyFindings(s, checkRules(oc.V1, opts, func(r *Rule) bool { return !r.OpenCode2 }))...)
+	}
+	return out
+}
+
+// checkRules runs the enabled rules that which selects on s.
+func checkRules(s *store.Session, opts *Options, which func(*Rule) bool) []Finding {
 	var out []Finding
 	cache := &sessionCache{}
 	for _, r := range Rules() {
-		if !opts.Enabled(r.Code) || r.Check == nil {
+		if !opts.Enabled(r.Code) || r.Check == nil || !which(r) {
 			continue
 		}
 		c := &Context{Session: s, Opts: opts, rule: r, out: &out, cache: cache}

@@ -160,8 +160,10 @@ func relocate(f Finding, m *store.Message, p *store.Part) Finding {
 }
 
 // othersFound returns what every other rule finds on the session, as
-// CheckSession reports it. SF302 has the highest code, so when every rule
-// runs in this check the others have already reported; with --select or
+// CheckSession reports it. SF302 has the highest code of the 1.x rules,
+// so when every rule runs in this check the others have already reported
+// (the OpenCode 2 rules, SF4xx, run after it and say nothing about the
+// history a provider is sent); with --select or
 // --ignore the session is checked again with every rule but SF302, since
 // whether a stored error still applies does not depend on what the user
 // asked to see.

@@ -23,11 +23,12 @@ const (
 )
 
 // VersionOf picks the conversion for a session from its store: SQLite
-// stores are 1.2 or later; otherwise the session's recorded `version`
+// stores (the 1.x tables of an OpenCode 2 database too) are 1.2 or later;
+// otherwise the session's recorded `version`
 // decides when present, else the shape (storage/ and project/ trees are the
 // JSON era, sessions/ trees and export files the current conversion).
 func VersionOf(s *store.Session) Version {
-	if s.Store.Shape == store.ShapeSQLite {
+	if s.Store.Shape == store.ShapeSQLite || s.Store.Shape == store.ShapeSQLite2 {
 		return V118
 	}
 	if s.Info != nil {
