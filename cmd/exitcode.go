@@ -48,7 +48,7 @@ var ExitCodes = []ExitCodeDoc{
 	{ExitUsage, "usage error: unknown command or flag, bad or missing flag value, too many arguments, a format the command does not print, unknown rule code or prefix, invalid config file",
 		"`sessfix scan --select SF999`; `sessfix explain NOPE`; `--format xml`; a suppression without a reason"},
 	{ExitFailure, "operational failure: no store found, a store or named path unreadable or unsupported (the others are still scanned or fixed), an output file that cannot be written",
-		"`sessfix scan /no/such/dir`; a database of OpenCode 2.x"},
+		"`sessfix scan /no/such/dir`; `sessfix fix` on an OpenCode 2 database (read only)"},
 	{ExitLocked, "the store is locked or busy: OpenCode or another sessfix holds it",
 		"`sessfix fix` while OpenCode writes the session"},
 	{ExitHangup, "stopped by SIGHUP (the terminal closed); handled like Ctrl-C", ""},
