@@ -106,7 +106,11 @@ func CheckRequest(s *store.Session, r, final *Request) []Violation {
 		out = append(out, checkToolPairing(s, r)...)
 		out = append(out, checkThinkingBlocks(s, r)...)
 		out = append(out, checkThinkingMode(s, r, final)...)
-	case KindChat, KindResponses:
+	case KindChat:
+		out = append(out, checkOpenAIPairing(s, r)...)
+		out = append(out, checkReasoningContent(s, r, final)...)
+	case KindResponses:
+		out = append(out, checkResponsesReasoning(s, r)...)
 		out = append(out, checkOpenAIPairing(s, r)...)
 	}
 	return out

@@ -139,6 +139,34 @@ var sameDefect = map[string][]string{
 	"SF162": {"SF105"},
 }
 
+// anthropicRecordRules are the record rules that stand for a rule of
+// Anthropic's Messages API and Bedrock (their provider error is
+// Anthropic's): empty messages, thinking order, blank text, thinking in
+// the final position, unsigned thinking.
+var anthropicRecordRules = []string{"SF101", "SF102", "SF103", "SF104", "SF106", "SF107"}
+
+// deferToFamily leaves out the warnings and errors of anthropicRecordRules
+// when the session's model is in a family whose rules the preflight checks
+// on the request OpenCode sends it (Chat Completions, Responses, Gemini):
+// those APIs have other rules (an empty text or a reasoning-only turn is
+// accepted by them, or never sent), and the preflight reports what they
+// reject. Info findings stay: they say what OpenCode never sends.
+func deferToFamily(s *store.Session, fs []Finding) []Finding {
+	switch ProviderKindOf(CurrentModel(s)) {
+	case KindChat, KindResponses, KindGoogle:
+	default:
+		return fs
+	}
+	out := fs[:0]
+	for _, f := range fs {
+		if f.Severity > Info && slices.Contains(anthropicRecordRules, f.Code) {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
 // dedupePreflight reports each defect once: a record-rule finding on the
 // same message as a preflight finding about the same defect is dropped,
 // and the preflight finding names the record rule in FixedBy.

@@ -101,6 +101,8 @@ func (o *Options) Enabled(code string) bool {
 // its findings in a stable order (message order, part order, code). A
 // record-rule finding about the same defect as a preflight finding is
 // dropped; the preflight finding names it in FixedBy (see dedupePreflight).
+// Record rules about Anthropic's rules are left out for models of another
+// family (deferToFamily).
 func CheckSession(s *store.Session, opts *Options) []Finding {
 	if opts == nil {
 		opts = &Options{}
@@ -129,7 +131,7 @@ func checkRules(s *store.Session, opts *Options, which func(*Rule) bool) []Findi
 		c := &Context{Session: s, Opts: opts, rule: r, out: &out, cache: cache}
 		r.Check(c)
 	}
-	out = dedupePreflight(out)
+	out = dedupePreflight(deferToFamily(s, out))
 	sortFindings(s, out)
 	return out
 }

@@ -1,0 +1,147 @@
+package scan
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+// The rules of the providers reached through OpenAI's APIs: Chat
+// Completions with thinking (DeepSeek, Kimi/Moonshot) and Responses. Their
+// texts are the APIs' own (provider-rules.md; internal/mockopenai prints
+// them the same way).
+
+const textDeepSeekPassBack = "The `reasoning_content` in the thinking mode must be passed back to the API."
+
+func errDeepSeekMissing(n int) string {
+	return fmt.Sprintf("Missing `reasoning_content` field in the assistant message at message index %d. For more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls", n)
+}
+
+func errKimiMissing(n int) string {
+	return fmt.Sprintf("thinking is enabled but reasoning_content is missing in assistant tool call message at index %d", n)
+}
+
+func errReasoningWithoutFollowing(id string) string {
+	return fmt.Sprintf("Item '%s' of type 'reasoning' was provided without its required following item.", id)
+}
+
+// reasoningMissingText is the error the model's API answers a tool-call
+// message without reasoning_content at index n with: DeepSeek's V4 and
+// flash models give no index, its other models and every other API
+// (Kimi's wording) do.
+func reasoningMissingText(modelID string, n int) string {
+	m := strings.ToLower(modelID)
+	switch {
+	case strings.Contains(m, "deepseek") && (strings.Contains(m, "v4") || strings.Contains(m, "flash")):
+		return textDeepSeekPassBack
+	case strings.Contains(m, "deepseek"):
+		return errDeepSeekMissing(n)
+	}
+	return errKimiMissing(n)
+}
+
+// checkReasoningContent is the thinking-mode rule of DeepSeek and Kimi: an
+// assistant message with tool calls carries its reasoning_content. OpenCode
+// 1.18.33 sends it always for interleaved models ("" is accepted) and, for
+// the others, only when the step has reasoning with text, so only a
+// non-interleaved model in thinking mode can break it: a step the model
+// made without reasoning, or a step of another model (whose reasoning goes
+// as text). The APIs are known to check the assistant messages after the
+// last user message; whether they check earlier turns is not settled
+// (OBSERVED.md), so those are warnings and the turns OpenCode continues
+// without a new prompt (final) errors.
+func checkReasoningContent(s *store.Session, r, final *Request) []Violation {
+	if r.Kind != KindChat || !r.Thinking || r.Interleaved {
+		return nil
+	}
+	current := lastUserEntry(r)
+	if final != nil {
+		current = lastUserEntry(final)
+	}
+	var out []Violation
+	for n, pm := range r.Messages {
+		if pm.Role != "assistant" || pm.SendsReasoning {
+			continue
+		}
+		var call *Block
+		for m := range pm.Blocks {
+			if pm.Blocks[m].Type == "tool_use" {
+				call = &pm.Blocks[m]
+				break
+			}
+		}
+		if call == nil {
+			continue
+		}
+		v := Violation{
+			Code: "SF163", N: n, M: -1, Index: r.Index(n, -1), ProviderError: reasoningMissingText(r.ModelID, n),
+			MessageID: call.MessageID, PartID: call.PartID, Fix: "excludeMessage", Severity: Warning,
+		}
+		m := s.Message(call.MessageID)
+		model := r.ProviderID + "/" + r.ModelID
+		if m != nil && m.Get("providerID").String()+"/"+m.Get("modelID").String() != model {
+			v.Message = fmt.Sprintf("a tool call of %s/%s is sent to %s without reasoning_content (another model's reasoning goes as text)",
+				m.Get("providerID").String(), m.Get("modelID").String(), model)
+		} else {
+			v.Message = "a tool call is sent without reasoning_content: its step has no reasoning, and " + model + " thinks without interleaved reasoning in opencode's model data"
+		}
+		if n > current {
+			v.Severity = Error
+			v.Message += "; the provider rejects the turn opencode continues"
+		} else {
+			v.Message += "; rejected by a provider that checks every turn, not by one that checks only the current turn"
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// lastUserEntry is the index of the request's last user entry (-1 for none).
+func lastUserEntry(r *Request) int {
+	for n := len(r.Messages) - 1; n >= 0; n-- {
+		if r.Messages[n].Role == "user" {
+			return n
+		}
+	}
+	return -1
+}
+
+// checkResponsesReasoning is the Responses API's pairing of a reasoning
+// item with the item it produced: a reasoning item (several in a row with
+// one id count as one) is followed by a function call or an assistant
+// message. OpenCode leaves it alone when a kill came after the reasoning
+// item and before the call: the stored turn ends with reasoning that has
+// encrypted content, and the next prompt follows it.
+func checkResponsesReasoning(_ *store.Session, r *Request) []Violation {
+	if r.Kind != KindResponses {
+		return nil
+	}
+	var out []Violation
+	for n := 0; n < len(r.Messages); n++ {
+		pm := r.Messages[n]
+		if pm.Role != "reasoning" || len(pm.Blocks) != 1 {
+			continue
+		}
+		b := pm.Blocks[0]
+		k := n + 1
+		for k < len(r.Messages) && r.Messages[k].Role == "reasoning" && b.ItemID != "" && r.Messages[k].Blocks[0].ItemID == b.ItemID {
+			k++
+		}
+		if k < len(r.Messages) && (r.Messages[k].Role == "function_call" || r.Messages[k].Role == "assistant") {
+			n = k - 1
+			continue
+		}
+		id := b.ItemID
+		if id == "" {
+			id = "rs_…"
+		}
+		out = append(out, Violation{
+			Code: "SF164", N: n, M: -1, Index: r.Index(n, -1), ProviderError: errReasoningWithoutFollowing(id),
+			MessageID: b.MessageID, PartID: b.PartID, Fix: "dropEncryptedReasoning",
+			Message: "a reasoning item is sent with its encrypted content but without the call or message it produced (the turn stopped after its reasoning)",
+		})
+		n = k - 1
+	}
+	return out
+}
