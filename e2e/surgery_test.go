@@ -1,0 +1,166 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/sessfix/sessfix/internal/opencodetest"
+)
+
+// TestRealSurgery proves `sessfix drop` and `sessfix rewind` on real
+// OpenCode data (1.18.33's database, 1.1.65's storage/ tree), on the base's
+// two-turn session (user, assistant with a tool call, assistant, user,
+// assistant):
+//   - `undo --last` restores the whole store (storeState) exactly, and the
+//     same cut again leaves the same store;
+//   - after the cut the session keeps exactly the messages it should;
+//     OpenCode's server lists it, `opencode export` prints it with those
+//     messages, and `opencode run --session` resumes it: the strict mock
+//     accepts the request, which holds exactly what `sessfix show --sent`
+//     said it would (the kept history and the new prompt), the prompts of
+//     the cut messages nowhere.
+func TestRealSurgery(t *testing.T) {
+	cuts := []struct {
+		name string
+		// args are the cut's arguments after the session id; kept the
+		// messages left, by position in the base session.
+		args func(c *caseRun) []string
+		kept []int
+		// gone is the prompt that must not be sent again.
+		gone string
+	}{
+		{"rewind", func(c *caseRun) []string { return []string{"--to", c.assistant(1).ID} }, []int{0, 1, 2}, promptSecond},
+		{"drop", func(c *caseRun) []string { return []string{c.user(0).ID} }, []int{3, 4}, promptLoop},
+	}
+	for _, version := range versions {
+		for _, cut := range cuts {
+			t.Run(version+"/"+cut.name, func(t *testing.T) {
+				t.Parallel()
+				b := getBase(t, version)
+				acquire(t)
+				e := opencodetest.NewT(t, opencodetest.Options{Version: version})
+				b.adopt(t, e)
+				d := dataDir{t: t, dir: e.DataDir()}
+				c := &caseRun{t: t, version: version, e: e, d: d, session: b.loop, msgs: d.session(b.loop)}
+				if len(c.msgs) != 5 {
+					t.Fatalf("the base session has %d messages, want 5", len(c.msgs))
+				}
+				var want []string
+				for _, i := range cut.kept {
+					want = append(want, c.msgs[i].ID)
+				}
+				args := append([]string{cut.name, b.loop}, cut.args(c)...)
+				args = append(args, "--yes", "--settle=1ms")
+
+				before := storeState(t, d)
+				if res := sessfix(t, e, args...); res.ExitCode != 0 {
+					t.Fatalf("%s", res)
+				}
+				cutState := storeState(t, d)
+				if cutState == before {
+					t.Fatal("the cut changed nothing")
+				}
+				if res := sessfix(t, e, "undo", "--last"); res.ExitCode != 0 {
+					t.Fatalf("undo --last:\n%s", res)
+				}
+				if got := storeState(t, d); got != before {
+					t.Fatalf("undo did not restore the store exactly:\nbefore %s\nafter  %s", before, got)
+				}
+				if res := sessfix(t, e, args...); res.ExitCode != 0 {
+					t.Fatalf("the cut again:\n%s", res)
+				}
+				if got := storeState(t, d); got != cutState {
+					t.Fatalf("the same cut left another store:\nfirst %s\nagain %s", cutState, got)
+				}
+				kept := d.session(b.loop)
+				var ids []string
+				for _, m := range kept {
+					ids = append(ids, m.ID)
+				}
+				if !slices.Equal(ids, want) {
+					t.Fatalf("messages after the cut %v, want %v", ids, want)
+				}
+				sent := showSent(t, e, b.loop)
+
+				ctx := testCtx(t, 4*time.Minute)
+				if got := listedByServer(ctx, t, e, b.loop); got != "listed" {
+					t.Errorf("OpenCode's GET /session after the cut: %s", got)
+				}
+				doc, res, err := e.Export(ctx, b.loop)
+				if err != nil {
+					t.Fatalf("opencode export after the cut: %v\n%s", err, res)
+				}
+				var exp exportDoc
+				if err := json.Unmarshal(doc, &exp); err != nil || len(exp.Messages) != len(want) {
+					t.Errorf("opencode export holds %d messages (%v), want %d", len(exp.Messages), err, len(want))
+				}
+
+				const prompt = "After the cut: what is left?"
+				if v := c.resume(prompt); v.State != "accepted" {
+					t.Fatalf("resume after the cut: %s", v)
+				}
+				chat := e.Mock.ChatRequests()
+				if len(chat) == 0 {
+					t.Fatal("the mock got no request")
+				}
+				r := chat[0].Parsed
+				if len(r.Messages) != len(sent.Request.Messages) {
+					t.Errorf("OpenCode sent %d messages, sessfix show --sent said %d", len(r.Messages), len(sent.Request.Messages))
+				}
+				var texts []string
+				for _, m := range r.Messages {
+					for _, bl := range m.Content {
+						if m.Role == "user" && bl.Type == "text" {
+							texts = append(texts, bl.Text)
+						}
+					}
+				}
+				// The new prompt as OpenCode stored it (quoted by the shell
+				// wrapper), after exactly the kept messages.
+				after := d.session(b.loop)
+				if len(after) <= len(kept) || after[len(kept)].Role() != "user" {
+					t.Fatalf("the resumed session holds %d messages; the new prompt should follow the %d kept", len(after), len(kept))
+				}
+				for i, m := range kept {
+					if after[i].ID != m.ID {
+						t.Errorf("message %d is %s after the resume, was %s", i, after[i].ID, m.ID)
+					}
+				}
+				wantTexts := append(userTexts(kept), userTexts(after[len(kept):len(kept)+1])...)
+				if !slices.Equal(texts, wantTexts) || !strings.Contains(texts[len(texts)-1], prompt) {
+					t.Errorf("the user texts sent are %q, want exactly the kept ones %q", texts, wantTexts)
+				}
+				if slices.Contains(texts, cut.gone) {
+					t.Errorf("the cut prompt %q was sent again", cut.gone)
+				}
+			})
+		}
+	}
+}
+
+// listedByServer says whether `opencode serve`'s GET /session lists the
+// session.
+func listedByServer(ctx context.Context, t *testing.T, e *opencodetest.Env, id string) string {
+	t.Helper()
+	srv, err := e.Serve(ctx)
+	if err != nil {
+		t.Fatalf("opencode serve: %v", err)
+	}
+	defer srv.Kill()
+	code, body, err := srv.Get(ctx, "/session")
+	if err != nil || code != 200 {
+		return "GET /session failed"
+	}
+	for _, v := range gjson.GetBytes(body, "#.id").Array() {
+		if v.Str == id {
+			return "listed"
+		}
+	}
+	return "not listed"
+}
