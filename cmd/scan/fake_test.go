@@ -16,6 +16,7 @@ func (fakeStore) List(context.Context) ([]store.SessionRef, error) {
 }
 func (fakeStore) Load(context.Context, store.SessionRef) (*store.Session, error) { return nil, nil }
 func (fakeStore) Close() error                                                   { return nil }
+func (fakeStore) Activity() store.Activity                                       { return store.Activity{State: store.ActivityNone} }
 
 func openFixture(paths []string) (*shapes.Discovery, error) {
 	d := &shapes.Discovery{Looked: paths}

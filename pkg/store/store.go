@@ -35,5 +35,9 @@ type Store interface {
 	List(ctx context.Context) ([]SessionRef, error)
 	// Load reads one session completely.
 	Load(ctx context.Context, ref SessionRef) (*Session, error)
+	// Activity says what can be seen, from outside, of other programs
+	// using the store (OpenCode running on it), looking afresh at every
+	// call; ActivityUnknown when the shape or the system cannot tell.
+	Activity() Activity
 	Close() error
 }
