@@ -176,7 +176,8 @@ func (unlistable) List(context.Context) ([]store.SessionRef, error) {
 func (unlistable) Load(context.Context, store.SessionRef) (*store.Session, error) {
 	return nil, errors.New("not reached")
 }
-func (unlistable) Close() error { return nil }
+func (unlistable) Close() error             { return nil }
+func (unlistable) Activity() store.Activity { return store.Activity{State: store.ActivityNone} }
 
 func TestScanGolden(t *testing.T) {
 	noColorEnv := func(_ *cli.Factory, ios *iostreams.IOStreams) {

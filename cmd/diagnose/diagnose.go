@@ -25,7 +25,8 @@ type DiagnoseOptions struct {
 	// Session names the session; empty means the one whose stored failed
 	// attempt carries the error.
 	Session string
-	Settle  time.Duration
+	// Settle and Abandon are the settle policy's windows.
+	Settle, Abandon time.Duration
 }
 
 // NewCmdDiagnose returns `sessfix diagnose`. runF replaces the work in tests.
@@ -75,7 +76,7 @@ Exit codes:
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Error, "error", "", "the provider error `TEXT` to diagnose")
 	fl.StringVar(&opts.Session, "session", "", "the session `ID` the error came from")
-	fl.DurationVar(&opts.Settle, "settle", scan.DefaultSettle, "a session changed within this `long` may still be streaming")
+	cli.AddSettleFlags(cmd, &opts.Settle, &opts.Abandon)
 	_ = cmd.RegisterFlagCompletionFunc("session", f.SessionIDs)
 	return cmd
 }
@@ -104,6 +105,10 @@ func RunDiagnose(ctx context.Context, opts *DiagnoseOptions) error {
 	if now == nil {
 		now = time.Now
 	}
+	sopts := &scan.Options{Now: now}
+	if err := cli.SetSettle(sopts, opts.Settle, opts.Abandon); err != nil {
+		return err
+	}
 	disc, err := f.OpenStores("diagnose", opts.Paths)
 	if err != nil {
 		return err
@@ -117,7 +122,7 @@ func RunDiagnose(ctx context.Context, opts *DiagnoseOptions) error {
 	if err != nil {
 		return err
 	}
-	sopts := &scan.Options{Settle: opts.Settle, Now: now}
+	sopts.Activity = scan.StoreActivity(disc.Stores)
 	res := &Result{Store: info.Path, Diagnosis: scan.Diagnose(s, opts.Error, sopts)}
 	plan, err := fix.PlanFromError(s, opts.Error, fix.Options{Now: now, Scan: sopts})
 	if err != nil {

@@ -36,8 +36,8 @@ answer the closest earlier user message that stays). A cut that would leave the 
 without parts, an answer the provider rejects, a pending /undo or a compaction pointing at what goes, an empty
 session) is refused, with the reason.
 
-The cut runs through the same pipeline as sessfix fix: the store's writer lock, a session changed within
---settle left alone (OpenCode may be writing it; --force cuts it anyway, loudly), the plan (--dry-run, with
+The cut runs through the same pipeline as sessfix fix: the store's writer lock, a session OpenCode
+may still be writing left alone (the settle policy of sessfix fix; --force cuts it anyway, loudly), the plan (--dry-run, with
 --diff every record), a question on a terminal (--yes answers it), one backup run, an atomic write (one
 transaction for a database) and a read-back. sessfix undo RUN puts every byte back.
 

@@ -9,7 +9,6 @@ import (
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/pkg/config"
 	"github.com/sessfix/sessfix/pkg/fix"
-	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -28,6 +27,7 @@ type FixOptions struct {
 	Placeholder    string
 	Error          string
 	Settle         time.Duration
+	Abandon        time.Duration
 	// FailOn is --fail-on: which unfixed findings make the command exit 1
 	// ("" means warning).
 	FailOn string
@@ -39,6 +39,9 @@ type FixOptions struct {
 	// returns the backup run's id. The caller holds the store's writer lock.
 	// Nil means backup.Apply with the default journal.
 	Apply func(ctx context.Context, info store.Info, sets []*store.ChangeSet) (runID string, err error)
+	// Activity reports what is seen of other programs using a store (the
+	// settle policy's evidence); nil asks the stores (store.Store.Activity).
+	Activity func(store.Info) store.Activity
 	// Confirm asks the user a yes/no question; nil reads a line from stdin.
 	Confirm func(question string) (bool, error)
 	// Interactive reports whether sessfix may ask; nil means stdin and
@@ -60,9 +63,12 @@ tried), backs every record up, writes under its writer lock, and scans the sessi
 
 On a terminal the plan is shown and sessfix asks before writing (--yes skips the question). Without a
 terminal it writes only with --yes; otherwise it prints the plan, like --dry-run, and says so on stderr.
---dry-run --diff prints a unified diff of every record that would change. Sessions changed within the
---settle window may still be in use and are skipped unless --force. A PATH that is not a store, or a store
-that cannot be read or written, does not stop the others: they are fixed, and fix exits 3.
+--dry-run --diff prints a unified diff of every record that would change. A session OpenCode may still be
+writing is skipped unless --force (a dry run shows its plan, marked): its newest assistant message is
+unfinished and it changed within --settle, or OpenCode has the store open and it changed within --abandon.
+A finished or failed turn is repaired at once, and an export file is never in use (docs/fixing.md).
+A PATH that is not a store, or a store that cannot be read or written, does not stop the others: they are
+fixed, and fix exits 3.
 
 The plan, or the diff, goes to stdout or --output FILE. --format json prints one document of what the run
 planned and wrote (docs/json-output.md); fix prints text or json, the CI formats are scan's.
@@ -115,11 +121,11 @@ Exit codes:
 	fl.BoolVarP(&opts.DryRun, "dry-run", "n", false, "plan and print, write nothing")
 	fl.BoolVar(&opts.Diff, "diff", false, "print a unified diff of every record that would change (with --dry-run)")
 	fl.BoolVarP(&opts.Yes, "yes", "y", false, "write without asking")
-	fl.BoolVar(&opts.Force, "force", false, "also fix sessions that changed within the settle window (they may be in use)")
+	fl.BoolVar(&opts.Force, "force", false, "also fix sessions OpenCode may still be writing (see --settle and --abandon)")
 	fl.StringArrayVar(&opts.Strategies, "strategy", nil, "repair `CODE=NAME`, e.g. SF103=strip (repeatable; see docs/fixing.md)")
 	fl.StringVar(&opts.Placeholder, "placeholder", fix.DefaultPlaceholder, "`TEXT` for empty and injected text parts (must not be blank)")
 	fl.StringVar(&opts.Error, "error", "", "repair what this provider error `TEXT` points at (needs --session)")
-	fl.DurationVar(&opts.Settle, "settle", scan.DefaultSettle, "a session changed within this `long` may be in use and is skipped")
+	cli.AddSettleFlags(cmd, &opts.Settle, &opts.Abandon)
 	_ = cmd.RegisterFlagCompletionFunc("session", f.SessionIDs)
 	_ = cmd.RegisterFlagCompletionFunc("strategy", cli.StrategyPairs)
 	return cmd

@@ -96,7 +96,7 @@ func newEnv(paths ...string) *env {
 	f.Now = func() time.Time { return clock }
 	ap := &testApplier{images: map[string][]store.Image{}}
 	opts := &FixOptions{
-		Factory: f, Paths: paths, Settle: 5 * time.Second, Placeholder: "[user interrupted]",
+		Factory: f, Paths: paths, Settle: 5 * time.Second, Abandon: 10 * time.Minute, Placeholder: "[user interrupted]",
 		Apply: ap.apply,
 	}
 	return &env{opts: opts, out: out, errOut: errOut, ap: ap}
@@ -213,21 +213,85 @@ func TestFixAsksOnATerminal(t *testing.T) {
 	}
 }
 
-func TestFixSkipsBusySessions(t *testing.T) {
-	path := materialize(t, store.ShapeSessions, "preflight-blank-text")
-	// Written a second before the clock: within the settle window.
-	storetest.SetTimes(t, path, clock.Add(-time.Second))
-	e := newEnv(path)
-	e.opts.Yes = true
-	_ = e.run(t)
-	if e.ap.n != 0 || !strings.Contains(e.errOut.String(), "may still be in use") {
-		t.Errorf("busy session fixed:\n%s", e.errOut)
+// streaming writes preflight-reasoning-after-tool (a finished turn fix
+// repairs) with its newest assistant message reopened, as while OpenCode
+// streams the next step, into a store of the shape, its files written
+// idle before the clock it returns.
+func streaming(t *testing.T, shape store.Shape, idle time.Duration) (path string, now time.Time) {
+	t.Helper()
+	fx, err := storetest.LoadExportFixture(filepath.Join(fixtures, "preflight-reasoning-after-tool", "session.json"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	e = newEnv(path)
-	e.opts.Yes, e.opts.Force = true, true
-	_ = e.run(t)
-	if e.ap.n != 1 || !strings.Contains(e.errOut.String(), "WARNING") {
-		t.Errorf("--force did not fix loudly:\n%s", e.errOut)
+	created, err := fx.Reopen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	now = created.Add(time.Minute)
+	path = storetest.Materialize(t, shape, t.TempDir(), fx)
+	storetest.SetTimes(t, path, now.Add(-idle))
+	return path, now
+}
+
+func activityOf(state store.ActivityState) func(store.Info) store.Activity {
+	return func(store.Info) store.Activity { return store.Activity{State: state, PID: 42, Command: "opencode"} }
+}
+
+// TestFixSkipsBusySessions: a session whose newest assistant message is
+// unfinished is skipped while it changed within the settle window, or
+// OpenCode has the store open; --force fixes it loudly; once nobody has the
+// store open and the window has passed it is fixed without --force.
+func TestFixSkipsBusySessions(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		idle     time.Duration
+		activity store.ActivityState
+		force    bool
+		fixed    bool
+		says     string
+	}{
+		{"written 1s ago", time.Second, store.ActivityNone, false, false,
+			"skipped session ses_341b3a8fffffcvDVYyEn3RO9dw: its last assistant message is unfinished and the session changed 1s ago, so OpenCode may still be writing it (wait, or add --force)"},
+		{"written 1s ago, --force", time.Second, store.ActivityNone, true, true,
+			"WARNING: session ses_341b3a8fffffcvDVYyEn3RO9dw may still be in use (its last assistant message is unfinished and the session changed 1s ago); fixing it anyway because of --force"},
+		{"quiet for 30s, OpenCode has the store open", 30 * time.Second, store.ActivityOpen, false, false,
+			"its last assistant message is unfinished and opencode (pid 42) has the store open"},
+		{"quiet for 30s, nobody has the store open", 30 * time.Second, store.ActivityNone, false, true, "fixed 1 session"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path, now := streaming(t, store.ShapeSessions, c.idle)
+			e := newEnv(path)
+			e.opts.Factory.Now = func() time.Time { return now }
+			e.opts.Activity = activityOf(c.activity)
+			e.opts.Yes, e.opts.Force = true, c.force
+			_ = e.run(t)
+			if fixed := e.ap.n == 1; fixed != c.fixed || !strings.Contains(e.errOut.String(), c.says) {
+				t.Errorf("fixed %v, want %v; stderr lacks %q:\n%s", fixed, c.fixed, c.says, e.errOut)
+			}
+		})
+	}
+}
+
+// TestFixDryRunMarksBusySessions: a dry run shows the plan and the diff of
+// a session it would skip, marked as such.
+func TestFixDryRunMarksBusySessions(t *testing.T) {
+	path, now := streaming(t, store.ShapeSessions, time.Second)
+	e := newEnv(path)
+	e.opts.Factory.Now = func() time.Time { return now }
+	e.opts.Activity = activityOf(store.ActivityNone)
+	e.opts.DryRun, e.opts.Diff = true, true
+	if err := e.run(t); !errors.Is(err, cli.ErrFindings) {
+		t.Errorf("err %v, want findings", err)
+	}
+	const why = "its last assistant message is unfinished and the session changed 1s ago, so OpenCode may still be writing it (add --force to include it)"
+	if want := "# session ses_341b3a8fffffcvDVYyEn3RO9dw would be skipped: " + why + "\n# rekey part"; !strings.Contains(e.out.String(), want) {
+		t.Errorf("the diff lacks %q:\n%s", want, e.out)
+	}
+	if want := "    would be skipped: " + why + "\n    fix SF103"; !strings.Contains(e.errOut.String(), want) {
+		t.Errorf("the plan lacks %q:\n%s", want, e.errOut)
+	}
+	if !strings.Contains(e.errOut.String(), "nothing to change but the 1 session skipped above") {
+		t.Errorf("a skipped session counted as one to write:\n%s", e.errOut)
 	}
 }
 

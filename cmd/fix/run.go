@@ -12,6 +12,7 @@ import (
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/fix"
 	"github.com/sessfix/sessfix/pkg/report"
+	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -33,6 +34,13 @@ func RunFix(ctx context.Context, opts *FixOptions) (err error) {
 		return err
 	}
 	defer disc.Close()
+	// The settle policy sees the stores: whether another program has one
+	// open is evidence that a session is being written.
+	pipe.Scan.Activity = opts.Activity
+	if pipe.Scan.Activity == nil {
+		pipe.Scan.Activity = scan.StoreActivity(disc.Stores)
+	}
+	pipe.SkipInUse = true
 	run := &fixRun{opts: opts, pipe: pipe, fails: fails, storeErrs: map[string]error{}, runs: map[string]string{}, applied: map[string]bool{}}
 	for _, st := range disc.Stores {
 		run.stores = append(run.stores, st.Info())
@@ -61,7 +69,11 @@ func RunFix(ctx context.Context, opts *FixOptions) (err error) {
 	}
 	changing, edits := run.size()
 	if changing == 0 {
-		ios.Statusf("nothing to change")
+		if r := run.busy; r > 0 {
+			ios.Statusf("nothing to change but the %s skipped above", plural.Count(r, "session", "sessions"))
+		} else {
+			ios.Statusf("nothing to change")
+		}
 		return run.left()
 	}
 	if err := run.confirm(changing, edits); err != nil {
@@ -78,9 +90,6 @@ func newPipeline(opts *FixOptions) (*fix.Pipeline, report.FailPolicy, error) {
 	if err != nil {
 		return nil, none, err
 	}
-	if opts.Settle < 0 {
-		return nil, none, cli.FlagErrorf("invalid --settle %s: must not be negative", opts.Settle)
-	}
 	if opts.Diff && !opts.DryRun {
 		return nil, none, cli.WithHints(cli.FlagErrorf("--diff needs --dry-run"), "sessfix fix --dry-run --diff")
 	}
@@ -96,19 +105,20 @@ func newPipeline(opts *FixOptions) (*fix.Pipeline, report.FailPolicy, error) {
 	if err != nil {
 		return nil, none, err
 	}
+	if err := cli.SetSettle(sopts, opts.Settle, opts.Abandon); err != nil {
+		return nil, none, err
+	}
 	now := opts.Factory.Now
 	if now == nil {
 		now = time.Now
 	}
-	sopts.Sessions, sopts.Settle, sopts.Now = opts.Sessions, opts.Settle, now
+	sopts.Sessions, sopts.Now = opts.Sessions, now
 	fopts.Now, fopts.Scan = now, sopts
-	settle := sopts.Policy()
 	pipe := &fix.Pipeline{
 		Scan:     sopts,
 		Fix:      fopts,
 		Sessions: opts.Sessions,
 		Error:    opts.Error,
-		Settle:   &settle,
 		Force:    opts.Force,
 		Write:    fix.WriteOptions{Backup: backup.Options{Now: opts.Factory.Now}, Apply: opts.Apply},
 	}
@@ -200,11 +210,14 @@ func (r *fixRun) take(o fix.Outcome) error {
 		r.unfixed++
 		return nil
 	case fix.SkippedBusy:
-		ios.Statusf("skipped session %s: it changed %s and may still be in use (wait, or add --force)", o.ID, when(o.Age))
+		ios.Statusf("skipped session %s: %s, so OpenCode may still be writing it (wait, or add --force)", o.ID, o.Use.Why)
 		r.busy++
+		if r.mode == writeDry || r.mode == writeNoTerminal {
+			r.plans = append(r.plans, o) // shown, marked as skipped
+		}
 	case fix.Planned:
 		if o.Forced {
-			ios.Statusf("WARNING: session %s changed %s and may still be in use; fixing it anyway because of --force", o.ID, when(o.Age))
+			ios.Statusf("WARNING: session %s may still be in use (%s); fixing it anyway because of --force", o.ID, o.Use.Why)
 		}
 		r.plans = append(r.plans, o)
 	}
@@ -214,14 +227,6 @@ func (r *fixRun) take(o fix.Outcome) error {
 		}
 	}
 	return nil
-}
-
-// when says how long ago a session changed.
-func when(age time.Duration) string {
-	if age < 0 {
-		return "after the current time"
-	}
-	return age.Round(time.Second).String() + " ago"
 }
 
 // remaining counts what the run leaves to the user: findings left that
@@ -240,7 +245,7 @@ func (r *fixRun) left() error {
 // size counts the sessions the plans change and their edits.
 func (r *fixRun) size() (sessions, edits int) {
 	for _, o := range r.plans {
-		if o.Changes() {
+		if o.Status == fix.Planned && o.Changes() {
 			sessions++
 			edits += len(o.Plan.Changes.Edits)
 		}

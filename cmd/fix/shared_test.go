@@ -96,11 +96,11 @@ func watchOnce(t *testing.T, path string, sessions int) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	w, err := watch.New(watch.Options{
-		Stores: []store.Store{storetest.OpenOne(t, path)},
-		Poll:   time.Hour,
-		Clock:  instantClock{},
-		InUse:  func(store.Info) bool { return false },
-		Write:  fix.WriteOptions{Backup: backup.Options{Dir: t.TempDir()}},
+		Stores:   []store.Store{storetest.OpenOne(t, path)},
+		Poll:     time.Hour,
+		Clock:    instantClock{},
+		Activity: func(store.Info) store.Activity { return store.Activity{State: store.ActivityNone} },
+		Write:    fix.WriteOptions{Backup: backup.Options{Dir: t.TempDir()}},
 		Report: func(e watch.Event) {
 			mu.Lock()
 			defer mu.Unlock()

@@ -117,7 +117,7 @@ func (r *fixRun) apply(ctx context.Context) error {
 	var stores []store.Store
 	byStore := map[store.Store][]fix.Outcome{}
 	for _, o := range r.plans {
-		if !o.Changes() {
+		if o.Status != fix.Planned || !o.Changes() {
 			continue
 		}
 		if _, ok := byStore[o.Store]; !ok {

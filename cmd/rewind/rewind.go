@@ -33,8 +33,8 @@ promises, done now and for good, so nothing reverted is sent again or brought ba
 their parts. A cut that would leave the session broken (a pending /undo or a compaction pointing at what goes,
 an answer the provider rejects) is refused, with the reason.
 
-The cut runs through the same pipeline as sessfix fix: the store's writer lock, a session changed within
---settle left alone (OpenCode may be writing it; --force cuts it anyway, loudly), the plan (--dry-run, with
+The cut runs through the same pipeline as sessfix fix: the store's writer lock, a session OpenCode
+may still be writing left alone (the settle policy of sessfix fix; --force cuts it anyway, loudly), the plan (--dry-run, with
 --diff every record), a question on a terminal (--yes answers it), one backup run, an atomic write (one
 transaction for a database) and a read-back. sessfix undo RUN puts every byte back.
 

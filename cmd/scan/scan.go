@@ -27,9 +27,9 @@ type ScanOptions struct {
 	FailOn string
 	// Sessions limits the scan to these ids.
 	Sessions []string
-	// Settle is the quiet period after which unfinished sessions count as
-	// abandoned.
-	Settle time.Duration
+	// Settle and Abandon are the settle policy's windows (--settle,
+	// --abandon).
+	Settle, Abandon time.Duration
 
 	// Config is the config file whose suppressions apply; nil when none
 	// was found. Its other settings are already merged into the fields
@@ -57,7 +57,9 @@ With no PATH, sessfix looks where OpenCode keeps its data: $XDG_DATA_HOME/openco
 ~/.local/share/opencode) with its database, JSON storage/ tree and project trees, and ~/.opencode/sessions.
 A PATH may be a data dir, a storage/ dir, a sessions dir, a project tree, an opencode.db file or an
 ` + "`opencode export`" + ` file. A PATH that cannot be read is reported, the others are scanned, and scan exits 3.
-scan never writes to a store. Healthy sessions are listed only in --format json.
+scan never writes to a store. Healthy sessions are listed only in --format json. A turn OpenCode may still
+be writing (its newest assistant message unfinished, changed within --settle, or OpenCode holding the
+store within --abandon) is not reported; docs/fixing.md says how sessfix tells.
 
 On a terminal, findings are grouped by store and session with a summary; piped or with --output, each
 finding is one line "LOCATION: SEVERITY CODE message"; --format json prints one JSON document
@@ -111,7 +113,7 @@ Exit codes:
 	cli.AddFilterFlags(cmd, filters, "run")
 	fl := cmd.Flags()
 	fl.StringArrayVar(&opts.Sessions, "session", nil, "scan only the session with this `ID` (repeatable)")
-	fl.DurationVar(&opts.Settle, "settle", scan.DefaultSettle, "treat an unfinished session as abandoned after it has been quiet this `long`")
+	cli.AddSettleFlags(cmd, &opts.Settle, &opts.Abandon)
 	_ = cmd.RegisterFlagCompletionFunc("session", f.SessionIDs)
 	return cmd
 }
@@ -136,10 +138,10 @@ func RunScan(ctx context.Context, opts *ScanOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.Settle < 0 {
-		return cli.FlagErrorf("invalid --settle %s: must not be negative", opts.Settle)
+	if err := cli.SetSettle(sopts, opts.Settle, opts.Abandon); err != nil {
+		return err
 	}
-	sopts.Sessions, sopts.Settle, sopts.Now = opts.Sessions, opts.Settle, f.Now
+	sopts.Sessions, sopts.Now = opts.Sessions, f.Now
 
 	cli.BatchGC()
 	disc, err := f.OpenStores("scan", opts.Paths)

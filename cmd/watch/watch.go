@@ -50,9 +50,10 @@ ESC in the middle of a turn never leaves a bricked session behind. Stores are fo
 finds them.
 
 watch scans every session once, then follows file events (inotify, kqueue, ...; --poll for filesystems
-without them). A session is examined once it has been quiet for --settle; an unfinished assistant
-message in a store another process has open (OpenCode running a long tool) is left alone until it has
-been quiet for --abandon. Repairs are the default repairs of ` + "`sessfix fix --yes`" + `, including the repair of
+without them). A session is examined once it has been quiet for --settle (0: at once); a session whose
+newest assistant message is unfinished while OpenCode has the store open (a long tool, a long block) is
+left alone until OpenCode lets go of the store or it has been quiet for --abandon. The same policy
+decides for scan and fix (docs/fixing.md). Repairs are the default repairs of ` + "`sessfix fix --yes`" + `, including the repair of
 a stored provider error; each is backed up and can be reverted with ` + "`sessfix undo RUN`" + `.
 
 One line per event that matters (repaired, skipped-busy, unfixed, failed) on stdout; --format json
@@ -101,8 +102,7 @@ Exit codes:
 	fl.BoolVarP(&opts.Verbose, "verbose", "v", false, "also report every session examined, lock waits and rescans")
 	fl.StringArrayVar(&opts.Strategies, "strategy", nil, "repair `CODE=NAME`, e.g. SF103=strip (repeatable; see docs/fixing.md)")
 	fl.StringVar(&opts.Placeholder, "placeholder", fix.DefaultPlaceholder, "`TEXT` for empty and injected text parts (must not be blank)")
-	fl.DurationVar(&opts.Settle, "settle", watch.DefaultSettle, "examine a session once it has been quiet this `long`")
-	fl.DurationVar(&opts.Abandon, "abandon", watch.DefaultAbandon, "an unfinished message in a store open elsewhere is in progress for this `long`")
+	cli.AddSettleFlags(cmd, &opts.Settle, &opts.Abandon)
 	fl.DurationVar(&opts.Poll, "poll", 0, "poll the stores every `INTERVAL` instead of following file events")
 	_ = cmd.RegisterFlagCompletionFunc("select", cli.RuleCodeList)
 	_ = cmd.RegisterFlagCompletionFunc("ignore", cli.RuleCodeList)
@@ -167,13 +167,8 @@ func newWatchOptions(opts *WatchOptions) (watch.Options, error) {
 	if err != nil {
 		return watch.Options{}, err
 	}
-	for name, d := range map[string]time.Duration{"--settle": opts.Settle, "--abandon": opts.Abandon, "--poll": opts.Poll} {
-		if d < 0 {
-			return watch.Options{}, cli.FlagErrorf("invalid %s %s: must not be negative", name, d)
-		}
-	}
-	if opts.Settle == 0 {
-		return watch.Options{}, cli.FlagErrorf("invalid --settle 0s: a session must be quiet for a while before it is safe to touch")
+	if opts.Poll < 0 {
+		return watch.Options{}, cli.FlagErrorf("invalid --poll %s: must not be negative", opts.Poll)
 	}
 	if opts.Verbose && f.IOStreams.Quiet() {
 		return watch.Options{}, cli.FlagErrorf("--verbose and --quiet cannot be combined")
@@ -182,9 +177,12 @@ func newWatchOptions(opts *WatchOptions) (watch.Options, error) {
 	if err := sopts.ValidateFilters(); err != nil {
 		return watch.Options{}, &cli.FlagError{Err: err}
 	}
+	if err := cli.SetSettle(&sopts, opts.Settle, opts.Abandon); err != nil {
+		return watch.Options{}, err
+	}
 	return watch.Options{
-		Settle:     opts.Settle,
-		Abandon:    opts.Abandon,
+		Settle:     sopts.Settle,
+		Abandon:    sopts.Abandon,
 		Poll:       opts.Poll,
 		DryRun:     opts.DryRun,
 		Scan:       sopts,

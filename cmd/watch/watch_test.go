@@ -55,7 +55,7 @@ func TestRunWatchRejectsBadFlags(t *testing.T) {
 		edit   func(*WatchOptions)
 	}{
 		{"negative settle", "text", func(o *WatchOptions) { o.Settle = -time.Second }},
-		{"zero settle", "text", func(o *WatchOptions) { o.Settle = 0 }},
+		{"negative abandon", "text", func(o *WatchOptions) { o.Abandon = -time.Second }},
 		{"negative poll", "text", func(o *WatchOptions) { o.Poll = -time.Second }},
 		{"blank placeholder", "text", func(o *WatchOptions) { o.Placeholder = "  " }},
 		{"unknown rule", "text", func(o *WatchOptions) { o.Select = []string{"SF999"} }},
@@ -97,7 +97,7 @@ func TestRunWatchPrintsJSONLines(t *testing.T) {
 					cancel()
 				}
 			}
-			wo.InUse = func(store.Info) bool { return false }
+			wo.Activity = func(store.Info) store.Activity { return store.Activity{State: store.ActivityNone} }
 			w, err := watch.New(wo)
 			if err != nil {
 				return err

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/sessfix/sessfix/internal/pool"
 	"github.com/sessfix/sessfix/pkg/scan"
@@ -40,10 +39,12 @@ type Pipeline struct {
 	// the user chose (pkg/surgery), run through the same busy check,
 	// lock, backup, apply and read-back as a repair.
 	Planner func(s *store.Session) (*SessionPlan, error)
-	// Settle, when set, is the policy a plan that changes something is
-	// checked against: a session it calls busy is SkippedBusy, or Forced
-	// with Force. Nil skips the check (the watcher waits for quiet itself).
-	Settle *scan.SettlePolicy
+	// SkipInUse checks every plan that changes something against the
+	// settle policy of Scan (Scan.Policy, the one the rules ran with): a
+	// session it says OpenCode may be writing is SkippedBusy, or Forced
+	// with Force. The watcher leaves it off: it asks the same policy
+	// itself, in Admit, before the session is checked.
+	SkipInUse bool
 	// Force plans sessions the settle policy calls busy anyway.
 	Force bool
 	// Admit, when set, is asked about every loaded session before it is
@@ -76,7 +77,8 @@ const (
 	// hold findings it leaves alone, or notes.
 	Planned
 	// SkippedBusy: the plan changes something, but the settle policy says
-	// the session may be in use; Age says when it changed.
+	// the session may be in use; Use says why. The plan is kept, for a dry
+	// run to show.
 	SkippedBusy
 	// Held: Admit held the session back; nothing was checked.
 	Held
@@ -115,10 +117,9 @@ type Outcome struct {
 	Status    Status
 	// Plan is set once the session was planned.
 	Plan *SessionPlan
-	// Age is how long before the pipeline's clock the session last changed
-	// (negative: after it), set when the settle policy calls it busy;
-	// Forced is set when Force planned it anyway.
-	Age    time.Duration
+	// Use is the settle policy's verdict, set when it says the session
+	// may be in use (SkippedBusy, or Forced when Force planned it anyway).
+	Use    scan.Use
 	Forced bool
 	// Step and Err say what failed.
 	Step Step
@@ -284,11 +285,11 @@ func (p *Pipeline) planOne(ctx context.Context, t Target) Outcome {
 		o.Status = Clean
 		return o
 	}
-	if plan.Empty() || p.Settle == nil {
+	if plan.Empty() || !p.SkipInUse {
 		return o
 	}
-	if busy, age := p.Settle.Busy(s, p.Fix.now()); busy {
-		o.Age = age
+	if u := p.Scan.Policy().Check(s, p.Fix.now()); u.InUse {
+		o.Use = u
 		if !p.Force {
 			o.Status = SkippedBusy
 			return o

@@ -18,15 +18,17 @@ import (
 // The fixtures were recorded in 2026; a day after it they are all quiet.
 var pipeClock = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
-func testPipeline(t *testing.T) *Pipeline {
-	now := func() time.Time { return pipeClock }
+func testPipeline(t *testing.T) *Pipeline { return testPipelineAt(t, pipeClock) }
+
+// testPipelineAt is testPipeline on a clock stopped at at.
+func testPipelineAt(t *testing.T, at time.Time) *Pipeline {
+	now := func() time.Time { return at }
 	sopts := &scan.Options{Now: now}
-	settle := sopts.Policy()
 	return &Pipeline{
-		Scan:   sopts,
-		Fix:    Options{Now: now},
-		Settle: &settle,
-		Write:  WriteOptions{Backup: backup.Options{Dir: t.TempDir(), Now: now}},
+		Scan:      sopts,
+		Fix:       Options{Now: now},
+		SkipInUse: true,
+		Write:     WriteOptions{Backup: backup.Options{Dir: t.TempDir(), Now: now}},
 	}
 }
 
@@ -88,23 +90,90 @@ func TestPipelinePlanOutcomes(t *testing.T) {
 	}
 }
 
-// TestPipelineSettlePolicy: a session written within the settle window is
-// skipped, or planned anyway (Forced) with Force; without a policy (the
-// watcher's pipeline) it is planned.
+// streamingStore materialises preflight-reasoning-after-tool (a finished
+// turn whose thinking comes after its tool call, which fix repairs) with
+// its newest assistant message reopened, as while OpenCode streams the
+// next step (storetest.Fixture.Reopen), its files written at mod, and
+// returns the store's path and target.
+func streamingStore(t *testing.T, p *Pipeline, shape store.Shape, mod time.Time) (string, []Target) {
+	t.Helper()
+	fx, err := storetest.LoadExportFixture(fixtureRoot + "/preflight-reasoning-after-tool/session.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fx.Reopen(); err != nil {
+		t.Fatal(err)
+	}
+	path := storetest.Materialize(t, shape, t.TempDir(), fx)
+	storetest.SetTimes(t, path, mod)
+	targets, err := p.Targets(context.Background(), storetest.OpenOne(t, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, targets
+}
+
+// TestPipelineSettlePolicy: a session whose newest assistant message is
+// unfinished is skipped while the settle policy says it is in use (written
+// within the settle window; or the store open elsewhere), or planned
+// anyway (Forced) with Force; without a policy check (the watcher's
+// pipeline) it is planned. Once the window has passed in a store nobody
+// has open it is planned, in an export at once, and a failed attempt
+// stored just now is planned whoever has the store open.
 func TestPipelineSettlePolicy(t *testing.T) {
-	p := testPipeline(t)
-	path, targets := pipelineStore(t, p, store.ShapeStorage, "preflight-blank-text")
-	storetest.SetTimes(t, path, pipeClock.Add(-2*time.Second))
-	if o := collect(t, p.Plan, targets)[0]; o.Status != SkippedBusy || o.Age != 2*time.Second || !o.Changes() {
-		t.Errorf("written 2s ago: %v, age %v", o.Status, o.Age)
+	fx, err := storetest.LoadExportFixture(fixtureRoot + "/preflight-reasoning-after-tool/session.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	created, err := fx.Reopen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := created.Add(10 * time.Second)
+	nobody := func(store.Info) store.Activity { return store.Activity{State: store.ActivityNone} }
+	opencode := func(store.Info) store.Activity {
+		return store.Activity{State: store.ActivityOpen, PID: 42, Command: "opencode"}
+	}
+
+	p := testPipelineAt(t, now)
+	p.Scan.Activity = nobody
+	_, targets := streamingStore(t, p, store.ShapeStorage, now.Add(-2*time.Second))
+	if o := collect(t, p.Plan, targets)[0]; o.Status != SkippedBusy || o.Use.Age != 2*time.Second || !o.Changes() || !strings.Contains(o.Use.Why, "changed 2s ago") {
+		t.Errorf("unfinished, written 2s ago: %v, %+v", o.Status, o.Use)
 	}
 	p.Force = true
-	if o := collect(t, p.Plan, targets)[0]; o.Status != Planned || !o.Forced || o.Age != 2*time.Second {
-		t.Errorf("with Force: %v, forced %v, age %v", o.Status, o.Forced, o.Age)
+	if o := collect(t, p.Plan, targets)[0]; o.Status != Planned || !o.Forced || o.Use.Age != 2*time.Second {
+		t.Errorf("with Force: %v, forced %v, %+v", o.Status, o.Forced, o.Use)
 	}
-	p.Force, p.Settle = false, nil
+	p.Force, p.SkipInUse = false, false
 	if o := collect(t, p.Plan, targets)[0]; o.Status != Planned || o.Forced {
-		t.Errorf("without a settle policy: %v, forced %v", o.Status, o.Forced)
+		t.Errorf("without the check: %v, forced %v", o.Status, o.Forced)
+	}
+
+	p = testPipelineAt(t, now)
+	p.Scan.Activity = nobody
+	_, targets = streamingStore(t, p, store.ShapeSQLite, now.Add(-6*time.Second))
+	if o := collect(t, p.Plan, targets)[0]; o.Status != Planned || !o.Changes() {
+		t.Errorf("unfinished, quiet for 6s, nobody has the store open: %v (%s)", o.Status, o.Use.Why)
+	}
+	p.Scan.Activity = opencode
+	if o := collect(t, p.Plan, targets)[0]; o.Status != SkippedBusy || o.Use.Why != "its last assistant message is unfinished and opencode (pid 42) has the store open (it counts as in progress until it has been quiet for 10m0s)" {
+		t.Errorf("unfinished, quiet for 6s, OpenCode has the store open: %v (%s)", o.Status, o.Use.Why)
+	}
+
+	p = testPipelineAt(t, now)
+	_, targets = streamingStore(t, p, store.ShapeExport, now)
+	p.Scan.Activity = scan.StoreActivity([]store.Store{targets[0].Store})
+	if o := collect(t, p.Plan, targets)[0]; o.Status != Planned || !o.Changes() {
+		t.Errorf("an export written just now: %v (%s)", o.Status, o.Use.Why)
+	}
+
+	p = testPipeline(t)
+	p.Scan.Activity = opencode
+	failed, failedTargets := pipelineStore(t, p, store.ShapeSQLite, "sf302-failed-attempt")
+	storetest.SetTimes(t, failed, pipeClock)
+	if o := collect(t, p.Plan, failedTargets)[0]; o.Status != Planned || !o.Changes() {
+		t.Errorf("a failed attempt stored just now: %v (%s)", o.Status, o.Use.Why)
 	}
 }
 
@@ -199,7 +268,7 @@ func TestPipelineRepairEqualsPlanThenApply(t *testing.T) {
 	for _, shape := range []store.Shape{store.ShapeSessions, store.ShapeStorage, store.ShapeProject, store.ShapeSQLite} {
 		t.Run(string(shape), func(t *testing.T) {
 			fixPipe, watchPipe := testPipeline(t), testPipeline(t)
-			watchPipe.Settle, watchPipe.Workers = nil, 1
+			watchPipe.SkipInUse, watchPipe.Workers = false, 1
 			fixPath, fixTargets := pipelineStore(t, fixPipe, shape, cases...)
 			watchPath, watchTargets := pipelineStore(t, watchPipe, shape, cases...)
 			before := storetest.Hash(t, fixPath, shape)
@@ -244,7 +313,7 @@ func TestPipelineRepairReplansUnderTheLock(t *testing.T) {
 	for _, shape := range []store.Shape{store.ShapeStorage, store.ShapeSQLite} {
 		t.Run(string(shape), func(t *testing.T) {
 			other, p := testPipeline(t), testPipeline(t)
-			p.Settle, p.Workers = nil, 1
+			p.SkipInUse, p.Workers = false, 1
 			_, targets := pipelineStore(t, p, shape, "preflight-blank-text")
 			p.Admit = func(tg Target, _ *store.Session) bool {
 				// The other run repairs the session after this one loaded it.

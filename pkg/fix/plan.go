@@ -21,8 +21,8 @@ type Options struct {
 	Placeholder string
 	// Now is the clock for new ids and timestamps; nil means time.Now.
 	Now func() time.Time
-	// Scan holds the scan options validation runs with (settle window,
-	// clock). Its rule filters are ignored: validation always runs every
+	// Scan holds the scan options validation runs with (the settle
+	// policy's windows and activity, the clock). Its rule filters are ignored: validation always runs every
 	// rule, so a repair cannot hide a new problem behind --select.
 	Scan *scan.Options
 	// Check replaces scan.CheckSession for validation (tests).
@@ -45,7 +45,9 @@ func (o *Options) check(s *store.Session) []scan.Finding {
 	}
 	so := scan.Options{}
 	if o.Scan != nil {
-		so.Settle, so.Now = o.Scan.Settle, o.Scan.Now
+		// The settle policy the session was checked with: validation must
+		// judge whether it is in use as the check did.
+		so.Settle, so.Abandon, so.Activity, so.Now = o.Scan.Settle, o.Scan.Abandon, o.Scan.Activity, o.Scan.Now
 	}
 	if so.Now == nil && o.Now != nil {
 		so.Now = o.Now

@@ -14,7 +14,9 @@ import (
 
 // WritePlans writes, per session, what fix will change and why, and what
 // it leaves alone, under a header per store: the plan `sessfix fix` shows
-// before it writes. Sessions keep the order of plans.
+// before it writes. Sessions keep the order of plans. A session the settle
+// policy says may be in use (fix.SkippedBusy, shown by a dry run) is
+// marked as one that would be skipped.
 func WritePlans(w io.Writer, plans []fix.Outcome, color bool) error {
 	st := NewStyles(color)
 	bw := bufio.NewWriter(w)
@@ -30,6 +32,9 @@ func WritePlans(w io.Writer, plans []fix.Outcome, color bool) error {
 			title = fmt.Sprintf(" %q", o.Title)
 		}
 		fmt.Fprintf(bw, "  session %s%s\n", st.Title.Render(Clean(o.ID)), title)
+		if o.Status == fix.SkippedBusy {
+			fmt.Fprintf(bw, "    %s %s\n", st.Warning.Render("would be skipped:"), Clean(skippedBecause(o)))
+		}
 		p := o.Plan
 		for _, r := range p.Fixed {
 			how := "fixed by the repairs above"
@@ -52,7 +57,9 @@ func WritePlans(w io.Writer, plans []fix.Outcome, color bool) error {
 }
 
 // WriteDiffs writes the unified diff (fix.Diff) of every plan that changes
-// something, coloured on request.
+// something, coloured on request. The diff of a session that would be
+// skipped as possibly in use (fix.SkippedBusy) starts with a comment line
+// that says so.
 func WriteDiffs(w io.Writer, plans []fix.Outcome, color bool) error {
 	st := NewStyles(color)
 	for _, o := range plans {
@@ -60,6 +67,9 @@ func WriteDiffs(w io.Writer, plans []fix.Outcome, color bool) error {
 			continue
 		}
 		var b bytes.Buffer
+		if o.Status == fix.SkippedBusy {
+			fmt.Fprintf(&b, "# session %s would be skipped: %s\n", o.ID, skippedBecause(o))
+		}
 		if err := fix.Diff(&b, o.Plan.Changes); err != nil {
 			return err
 		}
@@ -85,6 +95,11 @@ func WriteDiffs(w io.Writer, plans []fix.Outcome, color bool) error {
 		}
 	}
 	return nil
+}
+
+// skippedBecause says why a session would be skipped.
+func skippedBecause(o fix.Outcome) string {
+	return o.Use.Why + ", so OpenCode may still be writing it (add --force to include it)"
 }
 
 // FixSummary is the status line after a write: how many sessions were

@@ -176,30 +176,28 @@ func (v *sentView) sent(m *store.Message) bool {
 	return v.history[m.ID] && !SkippedByOpenCode(m)
 }
 
-// Streaming reports whether an assistant message may still be being written:
-// no time.completed, no error, and the session was modified within the
-// settle window. Rules never flag such a message's parts as damage.
+// Streaming reports whether an assistant message may still be being
+// written: it is the session's open newest assistant message (OpenMessage)
+// and the settle policy says the session is in use (InUse). Rules never
+// flag such a message's parts as damage.
 func Streaming(c *Context, m *store.Message) bool {
-	if m.Role != "assistant" || Settled(c) {
-		return false
-	}
-	return !IsCompleted(m) && ErrorName(m) == ""
+	return m.Role == "assistant" && m == OpenMessage(c.Session) && InUse(c).InUse
 }
 
 // StreamingMaxQuiet bounds how long a message can still be streaming: when
 // the newest timestamp inside the session's records is older than this, the
-// session is settled whatever its file times say (a copy, a restore or a git
-// checkout renews file times but not the times OpenCode wrote).
+// file times are ignored (SettlePolicy.LastChange): a copy, a restore or a
+// git checkout renews file times but not the times OpenCode wrote.
 const StreamingMaxQuiet = 24 * time.Hour
 
-// Settled reports whether the session has been quiet for longer than the
-// settle window (SettlePolicy.Settled with the scan's window and clock).
-func Settled(c *Context) bool {
+// InUse is the settle policy's verdict on the session (SettlePolicy.Check
+// with the scan's options and clock), computed once per check.
+func InUse(c *Context) Use {
 	cc := c.shared()
-	if !cc.settledDone {
-		cc.settled, cc.settledDone = c.Opts.Policy().Settled(c.Session, c.Now()), true
+	if !cc.useDone {
+		cc.use, cc.useDone = c.Opts.Policy().Check(c.Session, c.Now()), true
 	}
-	return cc.settled
+	return cc.use
 }
 
 // LastActivity returns the newest time OpenCode wrote into the session's

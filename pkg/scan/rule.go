@@ -43,8 +43,8 @@ type Context struct {
 	rule    *Rule
 	out     *[]Finding
 	// cache holds what rules compute about the session and share: the
-	// preflight's violations, the history OpenCode sends, whether it has
-	// settled. One per CheckSession.
+	// preflight's violations, the history OpenCode sends, whether it is in
+	// use. One per CheckSession.
 	cache *sessionCache
 }
 
@@ -59,8 +59,8 @@ type sessionCache struct {
 
 	history map[string]bool // History(Session), nil until asked
 
-	settledDone bool
-	settled     bool // Settled
+	useDone bool
+	use     Use // InUse
 
 	schemaDone bool
 	schema     []*RecordSchema // SchemaOf

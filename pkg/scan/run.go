@@ -18,10 +18,12 @@ type Options struct {
 	Select, Ignore []string
 	// Sessions limits the scan to these session ids (empty: all).
 	Sessions []string
-	// Settle is the quiet period after which an unfinished session counts
-	// as abandoned. Zero means DefaultSettle. Policy turns it into the
-	// settle policy scan, fix and watch judge sessions in progress by.
-	Settle time.Duration
+	// Settle, Abandon and Activity make the settle policy (Policy) that
+	// tells an unfinished message OpenCode is still writing from an
+	// abandoned one: see SettlePolicy's fields. Run sets Activity to ask
+	// its stores when it is nil.
+	Settle, Abandon time.Duration
+	Activity        func(store.Info) store.Activity
 	// Now is the clock (tests inject it). Nil means time.Now.
 	Now func() time.Time
 	// Workers loading and checking sessions concurrently; 0 means GOMAXPROCS.
@@ -44,7 +46,7 @@ func (o *Options) Policy() SettlePolicy {
 	if o == nil {
 		return SettlePolicy{}
 	}
-	return SettlePolicy{Settle: o.Settle}
+	return SettlePolicy{Settle: o.Settle, Abandon: o.Abandon, Activity: o.Activity}
 }
 
 // ValidateFilters reports unknown codes or prefixes in Select/Ignore.
@@ -217,6 +219,11 @@ type Result struct {
 func Run(ctx context.Context, stores []store.Store, opts *Options) (*Result, error) {
 	if opts == nil {
 		opts = &Options{}
+	}
+	if opts.Activity == nil {
+		o := *opts
+		o.Activity = StoreActivity(stores)
+		opts = &o
 	}
 	res := &Result{}
 	type job struct {

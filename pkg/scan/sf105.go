@@ -7,8 +7,8 @@ func init() {
 		Severity: Warning,
 		Summary:  "a tool call was left pending or running",
 		What: "A tool part whose state is still `pending` or `running` on a message that is no longer being " +
-			"written: the message is completed or has an error, or the session has been idle for longer than the " +
-			"settle window. This is a tool_use without a tool_result, left when OpenCode was killed mid-call.",
+			"written: the message is completed or has an error, or it is unfinished and OpenCode is no longer " +
+			"writing it (see SF301). This is a tool_use without a tool_result, left when OpenCode was killed mid-call.",
 		Why: "OpenCode shows the tool as running forever. Current OpenCode versions send it to the model as a failed " +
 			"call (\"[Tool execution was interrupted]\"), so the session still works, but any tool that sends the " +
 			"history as stored (a tool_use without its tool_result) is rejected. Tools on messages OpenCode never " +

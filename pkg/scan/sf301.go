@@ -6,12 +6,14 @@ func init() {
 		Name:     "stale-in-progress",
 		Severity: Warning,
 		Summary:  "an assistant message was never finished",
-		What: "An assistant message with no `time.completed` and no `error` in a session that has been idle for " +
-			"longer than the settle window (`--settle`, default 5s). OpenCode leaves this when it is killed, or " +
-			"stopped with Ctrl-C in `opencode run`, in the middle of a turn. A message in a session written to " +
-			"within the settle window is still streaming and is not reported, unless the newest time inside the " +
-			"session's records is more than a day old (a copied, restored or checked-out session: its file times " +
-			"are new, its records are not).",
+		What: "An assistant message with no `time.completed` and no `error` that OpenCode is no longer writing. " +
+			"OpenCode leaves this when it is killed, or stopped with Ctrl-C in `opencode run`, in the middle of a " +
+			"turn. Only the session's newest assistant message can still be streaming, and it is not reported " +
+			"while it is (docs/fixing.md, \"Sessions in use\"): while the session changed within the settle " +
+			"window (`--settle`, default 5s), and after that while another program (OpenCode) has the store open, " +
+			"for up to the abandon window (10 minutes). An older unfinished message, or one in a store no other " +
+			"program has open, is reported at once; file times of a copied, restored or checked-out session " +
+			"(records more than a day old) are not taken as activity.",
 		Why: "OpenCode shows the turn as still running, with a spinner that never stops, and its tools as running. " +
 			"The parts it left behind (empty text, unsigned reasoning, pending tools) are reported by their own " +
 			"rules.",
@@ -24,11 +26,8 @@ func init() {
 }
 
 func checkStaleInProgress(c *Context) {
-	if !Settled(c) {
-		return
-	}
 	for _, m := range c.Session.Messages {
-		if m.Role != "assistant" || IsCompleted(m) || ErrorName(m) != "" {
+		if m.Role != "assistant" || IsCompleted(m) || ErrorName(m) != "" || Streaming(c, m) {
 			continue
 		}
 		f := At(m, nil)

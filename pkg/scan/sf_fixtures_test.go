@@ -52,7 +52,9 @@ func TestFixtures(t *testing.T) {
 }
 
 // scanStore checks every session of the store with the clock set idle after
-// the session's last modification, and renders the findings as golden lines.
+// the session's last modification, and what is seen of other programs
+// using it (store.Store.Activity: none, in a test's temp dir, and never for an
+// export), and renders the findings as golden lines.
 // File times under dir are first set to the newest time inside the records,
 // as if OpenCode had just written them, so the result does not depend on
 // when the files were checked out.
@@ -90,7 +92,8 @@ func scanStore(t *testing.T, st store.Store, dir string, idle time.Duration) str
 			s.Broken = append(s.Broken, &store.Record{Kind: store.KindSession, ID: ref.ID, Err: err})
 		}
 		now := s.LastModified().Add(idle)
-		for _, f := range CheckSession(s, &Options{Now: func() time.Time { return now }}) {
+		opts := &Options{Now: func() time.Time { return now }, Activity: StoreActivity([]store.Store{st})}
+		for _, f := range CheckSession(s, opts) {
 			b.WriteString(goldenLine(f))
 		}
 	}

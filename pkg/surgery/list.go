@@ -165,7 +165,7 @@ func summarize(s *store.Session, sopts *scan.Options, policy scan.SettlePolicy, 
 	if sum.LastActivity.IsZero() {
 		sum.LastActivity = s.LastModified()
 	}
-	sum.Health.Busy, _ = policy.Busy(s, now)
+	sum.Health.Busy = policy.Check(s, now).InUse
 	for _, f := range scan.CheckSession(s, sopts) {
 		switch f.Severity {
 		case scan.Error:

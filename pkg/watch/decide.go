@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/store"
 )
 
 // action is what the watcher does with a session whose time has come.
@@ -17,8 +18,9 @@ const (
 	// skip: its content was examined already; nothing to do until it
 	// changes.
 	skip
-	// busy: an unfinished assistant message in a store another process
-	// holds open; look again at decision.at.
+	// busy: the settle policy says OpenCode may be writing it (an
+	// unfinished newest assistant message in a store another program
+	// holds open); look again at decision.at.
 	busy
 )
 
@@ -29,30 +31,35 @@ func (a action) String() string {
 // sessionState is what the watcher knows about a loaded session when its
 // time has come.
 type sessionState struct {
-	// lastChange is when it last changed (scan.SettlePolicy.LastChange);
-	// zero when unknown.
+	// lastChange is when it last changed (scan.SettlePolicy.LastChange,
+	// with the last change event); zero when unknown.
 	lastChange time.Time
 	// seen: its content is what the watcher last examined or wrote.
 	seen bool
-	// unfinished: an assistant message has neither time.completed nor an
-	// error (Unfinished).
-	unfinished bool
-	// inUse reports whether another process holds the store open. It is
-	// asked only when the answer matters: it looks through every process.
-	inUse func() bool
+	// open: its newest assistant message has neither time.completed nor
+	// an error (scan.OpenMessage).
+	open bool
+	// activity reports what is seen of other programs using the store. It
+	// is asked only when the answer matters (it may look through every
+	// process).
+	activity func() store.Activity
 }
 
-// decision is what to do with a session, and when to look again.
+// decision is what to do with a session, when to look again, and, for a
+// session left alone, the settle policy's verdict.
 type decision struct {
 	action action
 	at     time.Time
+	use    scan.Use
 }
 
 // decide is the watcher's policy for one session, a pure function of the
 // session's state and the time: wait until it has been quiet for the
-// settle window, skip content already examined, leave an unfinished
-// message alone while it is in progress (looking again after recheck, to
-// notice the other process is gone), else repair.
+// settle window, skip content already examined, leave it alone while the
+// settle policy says OpenCode may be writing it (scan.SettlePolicy.Judge;
+// looking again when the policy's evidence runs out, or after recheck when
+// it rests on another program having the store open, to notice that
+// program is gone), else repair.
 func decide(p scan.SettlePolicy, s sessionState, now time.Time, recheck time.Duration) decision {
 	last := s.lastChange
 	if !last.IsZero() && now.Sub(last) < p.Window() {
@@ -61,18 +68,13 @@ func decide(p scan.SettlePolicy, s sessionState, now time.Time, recheck time.Dur
 	if s.seen {
 		return decision{action: skip}
 	}
-	if p.InProgress(s.unfinished, last, now, s.inUse) {
-		// Look again when the abandon window has passed, or earlier to see
-		// whether the other process is gone (a killed OpenCode writes
-		// nothing more, so no event would come).
-		at := last.Add(p.AbandonWindow())
-		if last.IsZero() {
-			at = now.Add(p.AbandonWindow())
-		}
-		if re := now.Add(recheck); re.Before(at) {
-			at = re
-		}
-		return decision{action: busy, at: at}
+	u := p.Judge(s.open, last, s.activity, now)
+	if !u.InUse {
+		return decision{action: repair}
 	}
-	return decision{action: repair}
+	at := u.Until
+	if re := now.Add(recheck); u.Watching && (at.IsZero() || re.Before(at)) {
+		at = re
+	}
+	return decision{action: busy, at: at, use: u}
 }

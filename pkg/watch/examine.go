@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"sort"
 	"time"
 
@@ -31,18 +30,6 @@ func Fingerprint(s *store.Session) string {
 		h.Write(r.Raw)
 	}
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-// Unfinished reports whether an assistant message of the session has
-// neither time.completed nor an error: OpenCode is writing it, or was
-// killed while it did.
-func Unfinished(s *store.Session) bool {
-	for _, m := range s.Messages {
-		if m.Role == "assistant" && !scan.IsCompleted(m) && scan.ErrorName(m) == "" {
-			return true
-		}
-	}
-	return false
 }
 
 func (w *Watcher) later(ss *storeState, id string, at time.Time, lastEvent time.Time) {
@@ -120,15 +107,15 @@ func (w *Watcher) admit(ss *storeState, ref store.SessionRef, s *store.Session, 
 	st := sessionState{
 		lastChange: w.settlePolicy.LastChange(s, lastEvent, now),
 		seen:       ss.fps[ref.ID] == fp,
-		unfinished: Unfinished(s),
-		inUse:      func() bool { return w.inUse(ss.info) },
+		open:       scan.OpenMessage(s) != nil,
+		activity:   func() store.Activity { return w.activity(ss.info) },
 	}
 	d := decide(w.settlePolicy, st, now, w.opts.BusyRecheck)
 	switch d.action {
 	case wait, busy:
 		if d.action == busy && ss.busy[ref.ID] != fp {
 			ss.busy[ref.ID] = fp
-			w.reportBusy(ss, ref, s)
+			w.reportBusy(ss, ref, s, d.use)
 		}
 		w.later(ss, ref.ID, d.at, lastEvent)
 		return false
@@ -139,16 +126,20 @@ func (w *Watcher) admit(ss *storeState, ref store.SessionRef, s *store.Session, 
 	return true
 }
 
-// reportBusy says a session with findings is left alone while it is in
-// progress.
-func (w *Watcher) reportBusy(ss *storeState, ref store.SessionRef, s *store.Session) {
-	codes := findingCodes(scan.CheckSession(s, w.pipe.Scan))
+// reportBusy says a session is left alone while it is in progress, and
+// why, when it has findings once it is not: the rules that will be
+// repaired then (a message in progress is never a finding).
+func (w *Watcher) reportBusy(ss *storeState, ref store.SessionRef, s *store.Session, u scan.Use) {
+	abandoned := *w.pipe.Scan
+	abandoned.Settle, abandoned.Abandon = scan.NoSettle, scan.NoAbandon
+	abandoned.Activity = func(store.Info) store.Activity { return store.Activity{State: store.ActivityNone} }
+	codes := findingCodes(scan.CheckSession(s, &abandoned))
 	if len(codes) == 0 {
 		return
 	}
 	e := w.event(ss, SkippedBusy, fix.Outcome{Target: fix.Target{Ref: ref}, Title: s.Title})
 	e.Rules = codes
-	e.Message = fmt.Sprintf("an assistant message is unfinished and the store is open in another process; retrying when it has been quiet for %s", w.settlePolicy.AbandonWindow())
+	e.Message = u.Why + "; looking again later"
 	w.report(e)
 }
 
@@ -225,7 +216,7 @@ func (w *Watcher) writeFailed(ctx context.Context, ss *storeState, o fix.Outcome
 		e := w.event(ss, Waiting, o)
 		e.Message, e.Error = "the session changed while the repair was written; nothing written, retrying when it is quiet", o.Err.Error()
 		w.report(e)
-		w.later(ss, id, w.clock.Now().Add(w.opts.Settle), lastEvent)
+		w.later(ss, id, w.clock.Now().Add(w.retry()), lastEvent)
 	default:
 		ss.fps[id] = fp // do not retry the same content in a loop
 		e := w.event(ss, Failed, o)

@@ -19,8 +19,9 @@ import (
 
 // Defaults.
 const (
-	// DefaultSettle is how long a session must be quiet before it is examined.
-	DefaultSettle = 2 * time.Second
+	// DefaultSettle is how long a session must be quiet before it is
+	// examined: the settle window of scan and fix.
+	DefaultSettle = scan.DefaultSettle
 	// DefaultAbandon is how long an unfinished assistant message in a store
 	// another process holds open counts as in progress (OpenCode may be
 	// running a long tool and writing nothing meanwhile).
@@ -45,12 +46,14 @@ type Options struct {
 	// Stores are the opened stores to watch (shapes.Discover or shapes.Open).
 	// The watcher does not close them.
 	Stores []store.Store
-	// Settle is the quiet period before a session is examined; zero means
-	// DefaultSettle.
+	// Settle is the settle window (scan.SettlePolicy): the quiet period
+	// before a session is examined; zero means DefaultSettle, scan.NoSettle
+	// (any negative value) none.
 	Settle time.Duration
-	// Abandon is how long an unfinished assistant message counts as in
-	// progress while another process has the store open; zero means
-	// DefaultAbandon.
+	// Abandon is the abandon window (scan.SettlePolicy): how long an
+	// unfinished assistant message counts as in progress while another
+	// program has the store open; zero means DefaultAbandon,
+	// scan.NoAbandon (any negative value) none.
 	Abandon time.Duration
 	// Poll, when positive, replaces fsnotify by polling the stores at this
 	// interval (filesystems without inotify: network and some container
@@ -84,10 +87,11 @@ type Options struct {
 	// Coalesce is the wait before asking a changed database what changed;
 	// zero means DefaultCoalesce.
 	Coalesce time.Duration
-	// InUse reports whether another process has the store open. Nil means
-	// the operating system's answer (/proc on Linux; elsewhere "maybe",
-	// which makes unfinished messages wait for the abandon window).
-	InUse func(store.Info) bool
+	// Activity reports what is seen of other programs using a store. Nil
+	// asks the store afresh each time (store.Store.Activity: /proc on Linux;
+	// elsewhere nothing is seen, which makes an unfinished message wait
+	// for the abandon window).
+	Activity func(store.Info) store.Activity
 }
 
 // storeState is what the watcher keeps per store.
@@ -144,7 +148,7 @@ type Watcher struct {
 	pending      map[key]*pending
 	timer        Timer
 	armed        bool
-	inUse        func(store.Info) bool
+	activity     func(store.Info) store.Activity
 }
 
 // New checks the options and prepares a watcher.
@@ -152,14 +156,8 @@ func New(opts Options) (*Watcher, error) {
 	if len(opts.Stores) == 0 {
 		return nil, errors.New("no store to watch")
 	}
-	if opts.Settle < 0 || opts.Abandon < 0 || opts.Poll < 0 {
-		return nil, errors.New("settle, abandon and poll durations must not be negative")
-	}
-	if opts.Settle == 0 {
-		opts.Settle = DefaultSettle
-	}
-	if opts.Abandon == 0 {
-		opts.Abandon = DefaultAbandon
+	if opts.Poll < 0 {
+		return nil, errors.New("the poll interval must not be negative")
 	}
 	if opts.LockRetry == 0 {
 		opts.LockRetry = DefaultLockRetry
@@ -173,12 +171,21 @@ func New(opts Options) (*Watcher, error) {
 	if opts.Clock == nil {
 		opts.Clock = RealClock{}
 	}
-	w := &Watcher{opts: opts, clock: opts.Clock, pending: map[key]*pending{}, inUse: opts.InUse}
-	if w.inUse == nil {
-		w.inUse = storeInUse
+	w := &Watcher{opts: opts, clock: opts.Clock, pending: map[key]*pending{}, activity: opts.Activity}
+	if w.activity == nil {
+		byPath := map[string]store.Store{}
+		for _, st := range opts.Stores {
+			byPath[st.Info().Path] = st
+		}
+		w.activity = func(info store.Info) store.Activity {
+			if st := byPath[info.Path]; st != nil {
+				return st.Activity()
+			}
+			return store.Activity{State: store.ActivityUnknown}
+		}
 	}
-	w.settlePolicy = scan.SettlePolicy{Settle: opts.Settle, Abandon: opts.Abandon}
-	w.pipe = newPipeline(opts)
+	w.settlePolicy = scan.SettlePolicy{Settle: opts.Settle, Abandon: opts.Abandon, Activity: w.activity}
+	w.pipe = newPipeline(opts, w.activity)
 	for _, st := range opts.Stores {
 		info := st.Info()
 		root, err := filepath.Abs(info.Path)
@@ -195,11 +202,13 @@ func New(opts Options) (*Watcher, error) {
 }
 
 // newPipeline builds the watcher's repair pipeline: one session at a time,
-// on the watcher's clock, without fix's settle check (the watcher waits for
-// quiet itself, in admit).
-func newPipeline(opts Options) *fix.Pipeline {
+// on the watcher's clock, with the watcher's settle policy for the rules,
+// and without fix's settle check (the watcher asks the same policy itself,
+// in admit).
+func newPipeline(opts Options, activity func(store.Info) store.Activity) *fix.Pipeline {
 	sopts := opts.Scan
-	sopts.Sessions, sopts.Settle, sopts.Now, sopts.Progress = nil, opts.Settle, opts.Clock.Now, nil
+	sopts.Sessions, sopts.Now, sopts.Progress = nil, opts.Clock.Now, nil
+	sopts.Settle, sopts.Abandon, sopts.Activity = opts.Settle, opts.Abandon, activity
 	fopts := opts.Fix
 	fopts.Now, fopts.Scan = opts.Clock.Now, &sopts
 	wopts := opts.Write
@@ -211,6 +220,13 @@ func newPipeline(opts Options) *fix.Pipeline {
 		Scan: &sopts, Fix: fopts, Sessions: opts.Scan.Sessions, Suppressed: opts.Suppressed,
 		Workers: 1, Write: wopts,
 	}
+}
+
+// retry is how long to wait before trying again what failed because the
+// store changed or could not be read: the settle window, and never less
+// than the lock retry (with no settle window, not in a loop).
+func (w *Watcher) retry() time.Duration {
+	return max(w.settlePolicy.Window(), w.opts.LockRetry)
 }
 
 func (w *Watcher) report(e Event) {
@@ -274,7 +290,7 @@ func (w *Watcher) start(ctx context.Context) error {
 	if w.opts.Poll > 0 {
 		mode = "polling every " + w.opts.Poll.String()
 	}
-	w.report(Event{Kind: Started, Message: fmt.Sprintf("watching %s (%s), settle %s", plural.Count(len(w.stores), "store", "stores"), mode, w.opts.Settle)})
+	w.report(Event{Kind: Started, Message: fmt.Sprintf("watching %s (%s), settle %s", plural.Count(len(w.stores), "store", "stores"), mode, w.settlePolicy.Window())})
 	return nil
 }
 
@@ -458,7 +474,7 @@ func (w *Watcher) mark(ss *storeState, id string) {
 		w.pending[k] = p
 	}
 	p.lastEvent = now
-	p.due = now.Add(w.opts.Settle)
+	p.due = now.Add(w.settlePolicy.Window())
 }
 
 // markDB schedules a database check unless one is already due.
@@ -614,7 +630,7 @@ func (w *Watcher) checkDB(ctx context.Context, ss *storeState) {
 		if ctx.Err() == nil {
 			w.warn(ss, "cannot read the database's changes; retrying", err)
 			k := key{w.storeIndex(ss), ""}
-			w.pending[k] = &pending{due: w.clock.Now().Add(w.opts.Settle)}
+			w.pending[k] = &pending{due: w.clock.Now().Add(w.retry())}
 		}
 		return
 	}

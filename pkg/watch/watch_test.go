@@ -130,7 +130,12 @@ func newHarness(t *testing.T, shape store.Shape, configure func(*Options), fixtu
 			h.events = append(h.events, e)
 			h.mu.Unlock()
 		},
-		InUse: func(store.Info) bool { return h.inUse },
+		Activity: func(store.Info) store.Activity {
+			if h.inUse {
+				return store.Activity{State: store.ActivityOpen, PID: 42, Command: "opencode"}
+			}
+			return store.Activity{State: store.ActivityNone}
+		},
 	}
 	if configure != nil {
 		configure(&opts)
@@ -392,7 +397,7 @@ func TestDryRunWritesNothing(t *testing.T) {
 // store another process holds open is in progress until the abandon window
 // has passed.
 func TestBusySessionWaitsForAbandon(t *testing.T) {
-	broken := loadFixture(t, "preflight-blank-text")
+	broken := loadFixture(t, "sf105-abandoned-tool")
 	h := newHarness(t, store.ShapeSessions, func(o *Options) { o.Abandon = time.Minute }, broken)
 	h.inUse = true
 	h.w.mark(h.w.stores[0], broken.ID)
@@ -425,7 +430,7 @@ func TestBusyOnlyForUnfinishedMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if Unfinished(s) {
+	if scan.OpenMessage(s) != nil {
 		t.Fatal("fixture has an unfinished message; pick another")
 	}
 	h.step(0)
@@ -568,7 +573,7 @@ func TestFingerprintIgnoresTimesNotBytes(t *testing.T) {
 // TestBusySessionRepairedOnceTheWriterIsGone: a killed OpenCode writes
 // nothing more, so the busy session is looked at again without an event.
 func TestBusySessionRepairedOnceTheWriterIsGone(t *testing.T) {
-	broken := loadFixture(t, "preflight-blank-text")
+	broken := loadFixture(t, "sf105-abandoned-tool")
 	h := newHarness(t, store.ShapeSessions, nil, broken)
 	h.inUse = true
 	h.w.mark(h.w.stores[0], broken.ID)

@@ -34,7 +34,8 @@ type Options struct {
 	Paths []string
 
 	DryRun, Diff, Yes, Force bool
-	Settle                   time.Duration
+	// Settle and Abandon are the settle policy's windows.
+	Settle, Abandon time.Duration
 
 	// Interactive reports whether the user can be asked; nil means stdin
 	// and stdout are terminals. Confirm asks; nil reads a line from stdin.
@@ -50,8 +51,8 @@ func AddFlags(cmd *cobra.Command, opts *Options) {
 	fl.BoolVarP(&opts.DryRun, "dry-run", "n", false, "plan and print, write nothing")
 	fl.BoolVar(&opts.Diff, "diff", false, "print a unified diff of every record that would change (with --dry-run)")
 	fl.BoolVarP(&opts.Yes, "yes", "y", false, "write without asking")
-	fl.BoolVar(&opts.Force, "force", false, "cut the session even if it changed within the settle window (it may be in use)")
-	fl.DurationVar(&opts.Settle, "settle", scan.DefaultSettle, "a session changed within this `long` may be in use and is left alone")
+	fl.BoolVar(&opts.Force, "force", false, "cut the session even if OpenCode may still be writing it (see --settle and --abandon)")
+	cli.AddSettleFlags(cmd, &opts.Settle, &opts.Abandon)
 	cli.AddStoreFlag(cmd, &opts.Paths)
 }
 
@@ -61,7 +62,7 @@ const ExitCodes = `Exit codes:
   1    a dry run printed the cut, or it was not written (the question was declined, no terminal to ask on)
   2    usage error, or a prefix that names several sessions or messages
   3    no store found; the session is not in the stores; the cut was refused (it would leave the session broken)
-  4    the store is locked, or the session changed within --settle (OpenCode may be writing it)
+  4    the store is locked, or OpenCode may still be writing the session (docs/fixing.md, "Sessions in use")
   129  stopped by SIGHUP
   130  interrupted (Ctrl-C)
   143  stopped by SIGTERM`
@@ -70,8 +71,9 @@ const ExitCodes = `Exit codes:
 func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.Options) (*fix.SessionPlan, error)) (err error) {
 	f := opts.Factory
 	ios := f.IOStreams
-	if opts.Settle < 0 {
-		return cli.FlagErrorf("invalid --settle %s: must not be negative", opts.Settle)
+	sopts := &scan.Options{}
+	if err := cli.SetSettle(sopts, opts.Settle, opts.Abandon); err != nil {
+		return err
 	}
 	if opts.Diff && !opts.DryRun {
 		return cli.WithHints(cli.FlagErrorf("--diff needs --dry-run"), "sessfix "+opts.Verb+" --dry-run --diff ...")
@@ -101,16 +103,15 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 	if now == nil {
 		now = time.Now
 	}
-	sopts := &scan.Options{Settle: opts.Settle, Now: now}
-	settle := sopts.Policy()
+	sopts.Now, sopts.Activity = now, scan.StoreActivity(disc.Stores)
 	pipe := &fix.Pipeline{
-		Scan:    sopts,
-		Fix:     fix.Options{Now: now, Scan: sopts},
-		Settle:  &settle,
-		Force:   opts.Force,
-		Workers: 1,
-		Planner: func(s *store.Session) (*fix.SessionPlan, error) { return planner(s, sopts) },
-		Write:   fix.WriteOptions{Backup: backup.Options{Now: f.Now}, Apply: opts.Apply},
+		Scan:      sopts,
+		Fix:       fix.Options{Now: now, Scan: sopts},
+		SkipInUse: true,
+		Force:     opts.Force,
+		Workers:   1,
+		Planner:   func(s *store.Session) (*fix.SessionPlan, error) { return planner(s, sopts) },
+		Write:     fix.WriteOptions{Backup: backup.Options{Now: f.Now}, Apply: opts.Apply},
 	}
 	var o fix.Outcome
 	if err := pipe.Plan(ctx, []fix.Target{{Store: found.Store, Ref: found.Ref}}, func(out fix.Outcome) bool {
@@ -134,15 +135,15 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 		}
 		return o.Err
 	case fix.SkippedBusy:
-		return cli.WithHints(&busyError{fmt.Sprintf("session %s changed %s ago and may be in use by OpenCode; nothing was written", o.ID, o.Age.Round(time.Second))},
-			"close the session in OpenCode, or wait --settle, then run the command again; --force cuts it anyway")
+		return cli.WithHints(&busyError{fmt.Sprintf("session %s: %s, so OpenCode may still be writing it; nothing was written", o.ID, o.Use.Why)},
+			"let OpenCode finish the turn (or close it), then run the command again; --force cuts it anyway")
 	}
 	if !o.Changes() {
 		ios.Statusf("nothing to change")
 		return nil
 	}
 	if o.Forced {
-		ios.Statusf("warning: session %s changed %s ago and may be in use by OpenCode; cutting it anyway (--force)", o.ID, o.Age.Round(time.Second))
+		ios.Statusf("warning: session %s may still be in use (%s); cutting it anyway (--force)", o.ID, o.Use.Why)
 	}
 	if err := show(opts, o); err != nil {
 		return err

@@ -302,3 +302,7 @@ func (s *v2Store) loadMessages(ctx context.Context, tx *sql.Tx, sess *store.Sess
 	}
 	return rows.Err()
 }
+
+// Activity: what is seen of other programs using the database, from its
+// locks, as for a 1.x database (sqlitedb.Activity).
+func (s *v2Store) Activity() store.Activity { return sqlitedb.Activity(s.path) }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/shapes"
@@ -232,6 +233,23 @@ func LoadExportFixture(path string) (*Fixture, error) {
 		return true
 	})
 	return f, nil
+}
+
+// Reopen drops time.completed from the fixture's newest assistant message,
+// the way OpenCode leaves it while it streams the next step, and returns
+// when that message was created (its time.created).
+func (f *Fixture) Reopen() (created time.Time, err error) {
+	for i := len(f.Messages) - 1; i >= 0; i-- {
+		m := &f.Messages[i]
+		if gjson.GetBytes(m.Body, "role").String() != "assistant" {
+			continue
+		}
+		if m.Body, err = sjson.DeleteBytes(m.Body, "time.completed"); err != nil {
+			return time.Time{}, err
+		}
+		return time.UnixMilli(gjson.GetBytes(m.Body, "time.created").Int()), nil
+	}
+	return time.Time{}, errors.New("the fixture has no assistant message")
 }
 
 // kv is one id key and value to put into a body.

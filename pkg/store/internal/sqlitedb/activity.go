@@ -1,4 +1,4 @@
-package sqlite
+package sqlitedb
 
 import (
 	"github.com/sessfix/sessfix/internal/holders"
@@ -14,7 +14,8 @@ const (
 	shmWriteLast  = 122
 )
 
-// Activity reports whether another program uses the database, from the
+// Activity reports whether another program uses the database at path (a
+// 1.x or an OpenCode 2 database alike), from the
 // locks the operating system lists (internal/holders), never by opening or
 // locking it: a write lock on the database file, or on the WAL writer,
 // checkpointer or recovery byte of its -shm file, is a write in progress;
@@ -22,8 +23,8 @@ const (
 // database file's shared range and on the -shm DMS byte from start to exit,
 // streaming or idle), or the database or its -wal or -shm file open in
 // another process, means it has the database open.
-func (s *sqliteStore) Activity() store.Activity {
-	db, shm := s.path, s.path+"-shm"
+func Activity(path string) store.Activity {
+	db, shm := path, path+"-shm"
 	locks, ok := holders.Locks(db, shm)
 	if !ok {
 		return store.Activity{State: store.ActivityUnknown}
@@ -49,3 +50,6 @@ func (s *sqliteStore) Activity() store.Activity {
 	}
 	return a
 }
+
+// Activity: what is seen of other programs using the database (Activity).
+func (s *V1) Activity() store.Activity { return Activity(s.path) }
