@@ -19,8 +19,9 @@ type SessionsOptions struct {
 	Factory *cli.Factory
 	// Paths are the stores named on the command line; empty means discover.
 	Paths []string
-	// Settle is the window within which a changed session counts as busy.
-	Settle time.Duration
+	// Settle and Abandon are the settle policy's windows (--settle,
+	// --abandon): a session OpenCode may still be writing is busy.
+	Settle, Abandon time.Duration
 	// Limit shows only the newest sessions (0: all).
 	Limit int
 }
@@ -71,7 +72,7 @@ Exit codes:
 		},
 	}
 	fl := cmd.Flags()
-	fl.DurationVar(&opts.Settle, "settle", scan.DefaultSettle, "a session changed within this `long` counts as busy")
+	cli.AddSettleFlags(cmd, &opts.Settle, &opts.Abandon)
 	fl.IntVarP(&opts.Limit, "limit", "L", 0, "list only the `N` newest sessions")
 	return cmd
 }
@@ -80,6 +81,10 @@ Exit codes:
 func RunSessions(ctx context.Context, opts *SessionsOptions) error {
 	f := opts.Factory
 	format := f.Format()
+	sopts := &scan.Options{}
+	if err := cli.SetSettle(sopts, opts.Settle, opts.Abandon); err != nil {
+		return err
+	}
 	disc, err := f.OpenStores("sessions", opts.Paths)
 	if err != nil {
 		return err
@@ -90,7 +95,8 @@ func RunSessions(ctx context.Context, opts *SessionsOptions) error {
 		now = time.Now
 	}
 	prog := f.IOStreams.StartProgress("reading", "sessions")
-	l, err := surgery.List(ctx, disc.Stores, surgery.ListOptions{Scan: &scan.Options{Settle: opts.Settle, Now: now, Progress: prog.Update}})
+	sopts.Now, sopts.Progress = now, prog.Update
+	l, err := surgery.List(ctx, disc.Stores, surgery.ListOptions{Scan: sopts})
 	prog.Stop()
 	if err != nil {
 		return err

@@ -33,8 +33,10 @@ type Summary struct {
 // Health is a session's state as a glance: findings by severity, whether
 // it may be in use, whether it could be loaded at all.
 type Health struct {
-	// Busy is set when a record changed within the settle window
-	// (scan.SettlePolicy): OpenCode may still be writing the session, and
+	// Busy is set when the settle policy says OpenCode may still be
+	// writing the session (scan.SettlePolicy.Check: its newest assistant
+	// message is unfinished and it changed within the settle window, or
+	// another program has the store open within the abandon window), and
 	// drop, rewind and fork leave it alone unless forced.
 	Busy bool
 	// Errors, Warnings and Infos count the findings.
@@ -104,6 +106,9 @@ func List(ctx context.Context, stores []store.Store, opts ListOptions) (*Listing
 		sopts = *opts.Scan
 	}
 	sopts.Select, sopts.Ignore = nil, nil
+	if sopts.Activity == nil {
+		sopts.Activity = scan.StoreActivity(stores)
+	}
 	policy := sopts.Policy()
 	now := time.Now
 	if sopts.Now != nil {

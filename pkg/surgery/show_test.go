@@ -145,9 +145,22 @@ func TestList(t *testing.T) {
 	if second.Health.Errors == 0 || second.Health.State() != "errors" {
 		t.Errorf("the blank prompt is not an error: %+v", second.Health)
 	}
-	// Within the settle window a session is busy, whatever its findings.
-	l, err = List(context.Background(), []store.Store{healthy}, ListOptions{Scan: &scan.Options{Settle: 10 * 365 * 24 * time.Hour}})
+	// A finished session is never busy, however fresh; one whose newest
+	// assistant message is unfinished is while it changed within the
+	// settle window, whatever its findings.
+	nobody := func(store.Info) store.Activity { return store.Activity{State: store.ActivityNone} }
+	long := ListOptions{Scan: &scan.Options{Settle: 10 * 365 * 24 * time.Hour, Activity: nobody}}
+	l, err = List(context.Background(), []store.Store{healthy}, long)
+	if err != nil || l.Sessions[0].Health.State() != "clean" {
+		t.Errorf("a finished session just written is %q (%v)", l.Sessions[0].Health.State(), err)
+	}
+	streaming := conversation("")
+	if _, err := streaming.Reopen(); err != nil {
+		t.Fatal(err)
+	}
+	sst, _ := open(t, store.ShapeSQLite, streaming)
+	l, err = List(context.Background(), []store.Store{sst}, long)
 	if err != nil || l.Sessions[0].Health.State() != "busy" {
-		t.Errorf("a session just written is %q (%v)", l.Sessions[0].Health.State(), err)
+		t.Errorf("a session OpenCode is writing is %q (%v)", l.Sessions[0].Health.State(), err)
 	}
 }
