@@ -52,12 +52,16 @@ func reasoningMissingText(modelID string, n int) string {
 // (OBSERVED.md), so those are warnings and the turns OpenCode continues
 // without a new prompt (final) errors.
 func checkReasoningContent(s *store.Session, r, final *Request) []Violation {
+	// final (the history alone) is only set when it ends with an assistant
+	// message; a Chat Completions tool loop ends with tool messages.
 	if r.Kind != KindChat || !r.Thinking || r.Interleaved {
 		return nil
 	}
-	current := lastUserEntry(r)
-	if final != nil {
-		current = lastUserEntry(final)
+	// The current turn: after the next prompt, or, when OpenCode continues
+	// the last turn without one, after the last stored user message.
+	current := lastUserEntry(r, false)
+	if final != nil || (len(s.Messages) > 0 && continuesWithoutPrompt(s)) {
+		current = lastUserEntry(r, true)
 	}
 	var out []Violation
 	for n, pm := range r.Messages {
@@ -97,10 +101,11 @@ func checkReasoningContent(s *store.Session, r, final *Request) []Violation {
 	return out
 }
 
-// lastUserEntry is the index of the request's last user entry (-1 for none).
-func lastUserEntry(r *Request) int {
+// lastUserEntry is the index of the request's last user entry, or of the
+// last one built from a stored message (-1 for none).
+func lastUserEntry(r *Request, stored bool) int {
 	for n := len(r.Messages) - 1; n >= 0; n-- {
-		if r.Messages[n].Role == "user" {
+		if r.Messages[n].Role == "user" && (!stored || len(r.Messages[n].Sources) > 0) {
 			return n
 		}
 	}

@@ -37,6 +37,9 @@ func (c *converter) responsesItems(model []modelMsg) []Message {
 				out = append(out, Message{Role: "function_call_output", Sources: src, Blocks: []Block{b}})
 			}
 		case "assistant":
+			// Reasoning left out is kept with the next item of the step
+			// (else the entry before it).
+			var dropped []Block
 			for _, it := range mm.content {
 				b := it.block("")
 				b.ItemID = itemID(it)
@@ -55,16 +58,18 @@ func (c *converter) responsesItems(model []modelMsg) []Message {
 						}
 					}
 					if enc == "" {
-						if n := len(out) - 1; n >= 0 {
-							out[n].Dropped = append(out[n].Dropped, b)
-						}
+						dropped = append(dropped, b)
 						continue
 					}
 					role, b.Signature = "reasoning", enc
 				default:
 					continue
 				}
-				out = append(out, Message{Role: role, Sources: src, Blocks: []Block{b}})
+				out = append(out, Message{Role: role, Sources: src, Blocks: []Block{b}, Dropped: dropped})
+				dropped = nil
+			}
+			if n := len(out) - 1; len(dropped) > 0 {
+				out[n].Dropped = append(out[n].Dropped, dropped...)
 			}
 		}
 	}
