@@ -17,6 +17,7 @@ import (
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/cmd/internal/iostreams"
 	goldenfile "github.com/sessfix/sessfix/internal/golden"
+	"github.com/sessfix/sessfix/pkg/ocenv"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/shapes"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
@@ -53,6 +54,7 @@ func runCtx(t *testing.T, ctx context.Context, setup func(*cli.Factory, *iostrea
 	f.IOStreams = ios
 	home := t.TempDir()
 	f.Env = func() shapes.Env { return shapes.Env{Home: home} }
+	f.OpenCodeEnv = func() ocenv.Env { return ocenv.Env{Home: home} }
 	// A day after now: every fixture session has been quiet long enough
 	// to count as abandoned, however recently its file was written.
 	f.Now = func() time.Time { return time.Now().Add(24 * time.Hour) }

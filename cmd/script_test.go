@@ -39,6 +39,9 @@ func TestScripts(t *testing.T) {
 			}
 			env.Setenv("HOME", env.WorkDir)
 			env.Setenv("XDG_DATA_HOME", "")
+			for _, k := range []string{"XDG_CONFIG_HOME", "XDG_CACHE_HOME", "OPENCODE_CONFIG", "OPENCODE_CONFIG_CONTENT", "OPENCODE_MODELS_PATH"} {
+				env.Setenv(k, "") // OpenCode's config and models catalogue (SF213): the script's home's only
+			}
 			env.Setenv("XDG_STATE_HOME", "")
 			env.Setenv("SESSFIX_STATE_DIR", "")
 			env.Setenv("NO_COLOR", "")

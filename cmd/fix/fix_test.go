@@ -94,6 +94,7 @@ func newEnv(paths ...string) *env {
 	f := cli.New(cli.BuildInfo{Version: "test"})
 	f.IOStreams = ios
 	f.Now = func() time.Time { return clock }
+	f.OpenCodeEnv = nil // the user's OpenCode config is not the test's
 	ap := &testApplier{images: map[string][]store.Image{}}
 	opts := &FixOptions{
 		Factory: f, Paths: paths, Settle: 5 * time.Second, Abandon: 10 * time.Minute, Placeholder: "[user interrupted]",

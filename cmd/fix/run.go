@@ -113,6 +113,7 @@ func newPipeline(opts *FixOptions) (*fix.Pipeline, report.FailPolicy, error) {
 		now = time.Now
 	}
 	sopts.Sessions, sopts.Now = opts.Sessions, now
+	sopts.OpenCode = opts.Factory.OpenCode()
 	fopts.Now, fopts.Scan = now, sopts
 	pipe := &fix.Pipeline{
 		Scan:     sopts,

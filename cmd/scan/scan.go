@@ -142,6 +142,7 @@ func RunScan(ctx context.Context, opts *ScanOptions) error {
 		return err
 	}
 	sopts.Sessions, sopts.Now = opts.Sessions, f.Now
+	sopts.OpenCode = f.OpenCode()
 
 	cli.BatchGC()
 	disc, err := f.OpenStores("scan", opts.Paths)

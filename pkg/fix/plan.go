@@ -22,7 +22,7 @@ type Options struct {
 	// Now is the clock for new ids and timestamps; nil means time.Now.
 	Now func() time.Time
 	// Scan holds the scan options validation runs with (the settle
-	// policy's windows and activity, the clock). Its rule filters are ignored: validation always runs every
+	// policy's windows and activity, the clock, OpenCode's environment). Its rule filters are ignored: validation always runs every
 	// rule, so a repair cannot hide a new problem behind --select.
 	Scan *scan.Options
 	// Check replaces scan.CheckSession for validation (tests).
@@ -48,6 +48,7 @@ func (o *Options) check(s *store.Session) []scan.Finding {
 		// The settle policy the session was checked with: validation must
 		// judge whether it is in use as the check did.
 		so.Settle, so.Abandon, so.Activity, so.Now = o.Scan.Settle, o.Scan.Abandon, o.Scan.Activity, o.Scan.Now
+		so.OpenCode = o.Scan.OpenCode
 	}
 	if so.Now == nil && o.Now != nil {
 		so.Now = o.Now

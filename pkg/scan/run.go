@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sessfix/sessfix/internal/pool"
+	"github.com/sessfix/sessfix/pkg/ocenv"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -31,6 +32,9 @@ type Options struct {
 	// Progress, when set, is called after each session with the count done
 	// and the total known so far. Calls come from one goroutine at a time.
 	Progress func(done, total int)
+	// OpenCode reads what OpenCode reads outside its data dir (config
+	// files, the models catalogue) for SF213; nil: SF213 checks nothing.
+	OpenCode *ocenv.Resolver
 }
 
 func (o *Options) now() time.Time {

@@ -311,14 +311,7 @@ func SessionInfoOf(s *store.Session) ocschema.SessionInfo {
 	var si ocschema.SessionInfo
 	if s.Info != nil {
 		si.Directory = s.Info.Get("directory").String()
-		model := s.Info.Get("model")
-		if model.Type == gjson.String {
-			model = gjson.Parse(model.Str)
-		}
-		si.ProviderID, si.ModelID = model.Get("providerID").String(), model.Get("id").String()
-		if si.ModelID == "" {
-			si.ModelID = model.Get("modelID").String()
-		}
+		si.ProviderID, si.ModelID = rowModel(s)
 	}
 	if si.ProviderID == "" || si.ModelID == "" {
 		// No session row model (JSON shapes, older rows): the row keeps the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sessfix/sessfix/cmd/internal/iostreams"
 	"github.com/sessfix/sessfix/pkg/config"
+	"github.com/sessfix/sessfix/pkg/ocenv"
 	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/store/shapes"
 )
@@ -40,6 +41,9 @@ type Factory struct {
 	// Getwd returns the working directory (config discovery, relative
 	// paths in CI reports); nil means os.Getwd.
 	Getwd func() (string, error)
+	// OpenCodeEnv is the environment OpenCode's config files and models
+	// catalogue are found from (SF213); nil reads none.
+	OpenCodeEnv func() ocenv.Env
 
 	config    *config.Config
 	configErr error
@@ -48,13 +52,14 @@ type Factory struct {
 // New returns the factory of a real run.
 func New(build BuildInfo) *Factory {
 	return &Factory{
-		IOStreams: iostreams.System(),
-		Build:     build,
-		Env:       shapes.EnvFromOS,
-		Discover:  shapes.Discover,
-		Open:      shapes.Open,
-		Now:       time.Now,
-		Globals:   &Globals{Color: iostreams.ColorAuto, Format: "text"},
+		IOStreams:   iostreams.System(),
+		Build:       build,
+		Env:         shapes.EnvFromOS,
+		Discover:    shapes.Discover,
+		Open:        shapes.Open,
+		Now:         time.Now,
+		OpenCodeEnv: ocenv.FromProcess,
+		Globals:     &Globals{Color: iostreams.ColorAuto, Format: "text"},
 	}
 }
 
@@ -144,4 +149,13 @@ func (f *Factory) Format() string {
 		return "text"
 	}
 	return f.Globals.Format
+}
+
+// OpenCode reads what OpenCode reads outside its data dir, for the scan
+// options; nil when the factory has no OpenCodeEnv.
+func (f *Factory) OpenCode() *ocenv.Resolver {
+	if f.OpenCodeEnv == nil {
+		return nil
+	}
+	return ocenv.NewResolver(f.OpenCodeEnv())
 }

@@ -1,0 +1,182 @@
+package ocenv
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Catalog is the models.dev catalogue: provider id → model ids.
+type Catalog struct {
+	Path      string
+	Providers map[string]map[string]bool
+}
+
+// LoadCatalog reads the catalogue OpenCode reads (CatalogPath). It
+// returns nil, and no error, when there is no such file: OpenCode then
+// uses the copy compiled into its binary, which sessfix cannot read.
+func (e Env) LoadCatalog() (*Catalog, error) {
+	path := e.CatalogPath()
+	if path == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("models catalogue %s: %w", path, err)
+	}
+	var raw map[string]struct {
+		Models map[string]json.RawMessage `json:"models"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("models catalogue %s: %w", path, err)
+	}
+	c := &Catalog{Path: path, Providers: map[string]map[string]bool{}}
+	for id, p := range raw {
+		ms := map[string]bool{}
+		for m := range p.Models {
+			ms[m] = true
+		}
+		c.Providers[id] = ms
+	}
+	return c, nil
+}
+
+// Models is what OpenCode knows about providers and models: the merged
+// config and, when OpenCode caches one, the catalogue.
+type Models struct {
+	Config  *Config
+	Catalog *Catalog // nil: only the compiled-in copy exists
+}
+
+// Verdict says whether OpenCode has a model.
+type Verdict uint8
+
+// Verdicts.
+const (
+	Unknown Verdict = iota // cannot be told from the files sessfix reads
+	Known                  // the config or the catalogue has it
+	Missing                // OpenCode has no such provider or model: ProviderModelNotFoundError
+)
+
+// Lookup tells whether OpenCode resolves providerID/modelID, and why not.
+// Providers without credentials, which OpenCode also drops, are not
+// detected.
+func (ms *Models) Lookup(providerID, modelID string) (Verdict, string) {
+	c := ms.Config
+	if c == nil {
+		c = &Config{}
+	}
+	if slices.Contains(c.Disabled, providerID) {
+		return Missing, "disabled_providers lists provider " + providerID
+	}
+	if c.Enabled != nil && !slices.Contains(c.Enabled, providerID) {
+		return Missing, "enabled_providers does not list provider " + providerID
+	}
+	cp := c.Providers[providerID]
+	var catModels map[string]bool
+	if ms.Catalog != nil {
+		catModels = ms.Catalog.Providers[providerID]
+	}
+	if cp != nil {
+		if slices.Contains(cp.Blacklist, modelID) {
+			return Missing, "provider " + providerID + "'s blacklist lists model " + modelID
+		}
+		if cp.Whitelist != nil && !slices.Contains(cp.Whitelist, modelID) {
+			return Missing, "provider " + providerID + "'s whitelist does not list model " + modelID
+		}
+		if slices.Contains(cp.Models, modelID) {
+			return Known, ""
+		}
+	}
+	if catModels[modelID] {
+		return Known, ""
+	}
+	switch {
+	case ms.Catalog == nil:
+		return Unknown, ""
+	case cp == nil && catModels == nil:
+		return Missing, "neither the config nor the models catalogue has provider " + providerID
+	}
+	return Missing, "provider " + providerID + " has no model " + modelID
+}
+
+// Default is the model a session with an unknown model can be given
+// without choosing for the user: the config's default model when OpenCode
+// has it, else the one model the config defines when there is exactly
+// one. ok is false when no such model exists.
+func (ms *Models) Default() (providerID, modelID string, ok bool) {
+	if ms.Config == nil {
+		return "", "", false
+	}
+	if p, m, found := strings.Cut(ms.Config.Model, "/"); found {
+		if v, _ := ms.Lookup(p, m); v == Known {
+			return p, m, true
+		}
+		return "", "", false
+	}
+	var only [2]string
+	n := 0
+	for pid, p := range ms.Config.Providers {
+		for _, m := range p.Models {
+			if v, _ := ms.Lookup(pid, m); v == Known {
+				only, n = [2]string{pid, m}, n+1
+			}
+		}
+	}
+	if n != 1 {
+		return "", "", false
+	}
+	return only[0], only[1], true
+}
+
+// Resolver answers, for the sessions of a scan, what OpenCode would read in
+// each session's directory, reading each file once. It is safe for
+// concurrent use.
+type Resolver struct {
+	env Env
+
+	mu      sync.Mutex
+	catDone bool
+	catalog *Catalog
+	catErr  error
+	configs map[string]configResult
+}
+
+type configResult struct {
+	c   *Config
+	err error
+}
+
+// NewResolver returns a Resolver over the environment.
+func NewResolver(e Env) *Resolver {
+	return &Resolver{env: e, configs: map[string]configResult{}}
+}
+
+// Models is what OpenCode knows about providers and models for a session
+// run in directory.
+func (r *Resolver) Models(directory string) (*Models, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.catDone {
+		r.catalog, r.catErr = r.env.LoadCatalog()
+		r.catDone = true
+	}
+	if r.catErr != nil {
+		return nil, r.catErr
+	}
+	res, ok := r.configs[directory]
+	if !ok {
+		res.c, res.err = r.env.LoadConfig(directory)
+		r.configs[directory] = res
+	}
+	if res.err != nil {
+		return nil, res.err
+	}
+	return &Models{Config: res.c, Catalog: r.catalog}, nil
+}
