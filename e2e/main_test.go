@@ -93,11 +93,18 @@ func (r *sfResult) String() string {
 // project directory.
 func sessfix(t *testing.T, e *opencodetest.Env, args ...string) *sfResult {
 	t.Helper()
+	return sessfixEnv(t, e, nil, args...)
+}
+
+// sessfixEnv is sessfix with more KEY=VALUE pairs in sessfix's environment
+// only (OpenCode's runs do not see them).
+func sessfixEnv(t *testing.T, e *opencodetest.Env, env []string, args ...string) *sfResult {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, sessfixBin, args...)
 	cmd.Dir = e.ProjectDir
-	cmd.Env = e.Environ()
+	cmd.Env = append(e.Environ(), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

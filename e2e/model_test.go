@@ -1,0 +1,98 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sessfix/sessfix/internal/opencodetest"
+)
+
+// TestUnknownModel proves SF213 on real OpenCode 1.18.33: given the models
+// this OpenCode has (`opencode models`, written as the catalogue OpenCode
+// caches), sessfix reports exactly the sessions OpenCode cannot resume
+// because their row names a model or provider it does not have (#42781),
+// and the remedy the finding names (`--model`) resumes them.
+func TestUnknownModel(t *testing.T) {
+	t.Parallel()
+	b := getBase(t, opencodetest.V1_18)
+	acquire(t)
+	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18})
+	b.adopt(t, e)
+	d := dataDir{t: t, dir: e.DataDir()}
+	ctx := testCtx(t, 10*time.Minute)
+
+	res, err := e.Run(ctx, "models")
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("opencode models: %v\n%s", err, res)
+	}
+	catalogue := map[string]map[string]map[string]any{}
+	for _, line := range strings.Split(res.Stdout, "\n") {
+		provider, model, ok := strings.Cut(strings.TrimSpace(line), "/")
+		if !ok || strings.ContainsAny(provider, " \t") {
+			continue
+		}
+		if catalogue[provider] == nil {
+			catalogue[provider] = map[string]map[string]any{"models": {}}
+		}
+		catalogue[provider]["models"][model] = map[string]any{}
+	}
+	if catalogue["anthropic"] == nil || catalogue["anthropic"]["models"]["claude-sonnet-4-5"] == nil {
+		t.Fatalf("opencode models lists no anthropic/claude-sonnet-4-5:\n%s", res)
+	}
+	path := filepath.Join(t.TempDir(), "models.json")
+	raw, _ := json.Marshal(catalogue)
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"OPENCODE_MODELS_PATH=" + path}
+	sf213 := func() map[string]finding {
+		t.Helper()
+		args := append([]string{"scan", "--format", "json", "--select", "SF213"}, scanFlags...)
+		res := sessfixEnv(t, e, env, append(args, e.DataDir())...)
+		var doc scanDoc
+		if err := json.Unmarshal([]byte(res.Stdout), &doc); err != nil {
+			t.Fatalf("scan JSON: %v\n%s", err, res)
+		}
+		out := map[string]finding{}
+		for _, f := range doc.Findings {
+			out[f.Session] = f
+		}
+		return out
+	}
+	if got := sf213(); len(got) != 0 {
+		t.Fatalf("SF213 on sessions OpenCode resumes: %+v", got)
+	}
+
+	for _, c := range []struct{ column, value, says string }{
+		{"id", "claude-retired-1", "provider anthropic has no model claude-retired-1"},
+		{"providerID", "retired-provider", "neither the config nor the models catalogue has provider retired-provider"},
+	} {
+		d.exec(`UPDATE session SET model = json_set(model, '$.`+c.column+`', ?) WHERE id = ?`, c.value, b.loop)
+		got := sf213()
+		f, ok := got[b.loop]
+		if len(got) != 1 || !ok || f.Severity != "error" || !strings.Contains(f.Message, c.says) {
+			t.Fatalf("%s %s: SF213 %+v, want one error on %s saying %q", c.column, c.value, got, b.loop, c.says)
+		}
+		e.Mock.Reset()
+		res, err := e.Resume(ctx, b.loop, "Please continue.", "--print-logs", "--log-level", "WARN")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.ExitCode == 0 || len(e.Mock.ChatRequests()) != 0 || !strings.Contains(res.Stderr, "ProviderModelNotFoundError") {
+			t.Fatalf("%s %s: OpenCode resumed the session SF213 reports:\n%s", c.column, c.value, res)
+		}
+		e.Mock.Reset()
+		res, err = e.Resume(ctx, b.loop, "Please continue.", "--model", opencodetest.DefaultModel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.ExitCode != 0 || len(e.Mock.ChatRequests()) == 0 {
+			t.Fatalf("%s %s: --model %s did not resume the session:\n%s", c.column, c.value, opencodetest.DefaultModel, res)
+		}
+		d.exec(`UPDATE session SET model = json_set(model, '$.id', 'claude-sonnet-4-5', '$.providerID', 'anthropic') WHERE id = ?`, b.loop)
+	}
+}
