@@ -15,14 +15,7 @@ import (
 // (OpenCode 1.18.33 then exits 1 on resume), judged against a cached models
 // catalogue and the user's config.
 func TestUnknownModel(t *testing.T) {
-	b, err := os.ReadFile("../../testdata/real/opencode-1.18.33/opencode.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "opencode.db")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := realDBCopy(t)
 	const retired = "ses_e012acd97ffeUavLGQWWTi4jHW"
 	storetest.ExecSQL(t, path, `UPDATE session SET model = json_set(model, '$.id', 'claude-retired-1') WHERE id = '`+retired+`'`)
 	sessions := storetest.LoadAll(t, storetest.OpenOne(t, path))
@@ -71,4 +64,18 @@ func TestUnknownModel(t *testing.T) {
 	if len(got) != 3 || !strings.HasSuffix(got[retired].Message, "; your config's model is anthropic/claude-haiku-4-5") {
 		t.Errorf("with a blacklist and a default: %v", got)
 	}
+}
+
+// realDBCopy is a copy of the recorded 1.18.33 database to break.
+func realDBCopy(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../testdata/real/opencode-1.18.33/opencode.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "opencode.db")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -142,14 +143,18 @@ const (
 	// Parts that name the session but whose message does not exist.
 	orphanQuery = partColumns + `WHERE p.session_id = ?
 		AND NOT EXISTS (SELECT 1 FROM message m WHERE m.id = p.message_id) ORDER BY p.message_id, p.id`
+	// The project rows (Session.Projects); a database without the table
+	// (fixtures, tools that write only the session tables) has none.
+	projectQuery = `SELECT id, worktree FROM project ORDER BY id`
 )
 
 type v1Stmts struct {
 	info, messages, parts, orphans *sql.Stmt
+	projects                       *sql.Stmt // nil: no project table
 }
 
 func (st *v1Stmts) close() {
-	for _, p := range []*sql.Stmt{st.info, st.messages, st.parts, st.orphans} {
+	for _, p := range []*sql.Stmt{st.info, st.messages, st.parts, st.orphans, st.projects} {
 		if p != nil {
 			p.Close()
 		}
@@ -181,6 +186,14 @@ func (s *V1) prepare() (*v1Stmts, error) {
 			return nil, err
 		}
 		*q.dst = p
+	}
+	p, err := s.db.Prepare(projectQuery)
+	switch {
+	case err == nil:
+		st.projects = p
+	case !strings.Contains(err.Error(), "no such table") && !strings.Contains(err.Error(), "no such column"):
+		st.close()
+		return nil, err
 	}
 	s.stmts = st
 	return st, nil
@@ -214,6 +227,11 @@ func (s *V1) LoadIn(ctx context.Context, tx *sql.Tx, ref store.SessionRef) (*sto
 	sess := &store.Session{Store: s.info, ID: ref.ID}
 	if err := s.loadInfo(ctx, tx, stmts.info, sess); err != nil {
 		return nil, s.dbError(err)
+	}
+	if stmts.projects != nil {
+		if sess.Projects, err = loadProjects(ctx, tx, stmts.projects); err != nil {
+			return nil, s.dbError(err)
+		}
 	}
 
 	rows, err := tx.StmtContext(ctx, stmts.messages).QueryContext(ctx, ref.ID)
@@ -447,4 +465,23 @@ func (s *V1) QueryOnly(id string) (int, error) {
 		n++
 	}
 	return n, rows.Err()
+}
+
+// loadProjects reads the project rows; never nil.
+func loadProjects(ctx context.Context, tx *sql.Tx, q *sql.Stmt) ([]store.Project, error) {
+	rows, err := tx.StmtContext(ctx, q).QueryContext(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []store.Project{}
+	for rows.Next() {
+		var id string
+		var worktree sql.NullString
+		if err := rows.Scan(&id, &worktree); err != nil {
+			return nil, err
+		}
+		out = append(out, store.Project{ID: id, Worktree: worktree.String})
+	}
+	return out, rows.Err()
 }
