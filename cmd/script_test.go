@@ -22,7 +22,7 @@ import (
 // the expected output that scripts compare with cmp.
 func TestScripts(t *testing.T) {
 	dirs := map[string]string{}
-	for name, rel := range map[string]string{"STORES": "testdata/stores", "DEMO": "../testdata/demo", "SESSIONS": "../testdata/sessions", "REAL": "../testdata/real"} {
+	for name, rel := range map[string]string{"STORES": "testdata/stores", "DEMO": "../testdata/demo", "SESSIONS": "../testdata/sessions", "REAL": "../testdata/real", "OPENCODE2": "../testdata/opencode2"} {
 		abs, err := filepath.Abs(rel)
 		if err != nil {
 			t.Fatal(err)
