@@ -1,0 +1,98 @@
+package cut
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sessfix/sessfix/cmd/internal/cli"
+	"github.com/sessfix/sessfix/cmd/internal/iostreams"
+	"github.com/sessfix/sessfix/pkg/fix"
+	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/shapes"
+	"github.com/sessfix/sessfix/pkg/store/storetest"
+)
+
+const fixtures = "../../../testdata/sessions"
+
+// session writes a fixture (a finished turn whose thinking comes after its
+// tool call) into a sessions-layout store, its files written a second
+// before the clock it returns; reopen drops time.completed from its newest
+// assistant message, as while OpenCode streams the next step.
+func session(t *testing.T, reopen bool) (path, id string, now time.Time) {
+	t.Helper()
+	fx, err := storetest.LoadExportFixture(filepath.Join(fixtures, "preflight-reasoning-after-tool", "session.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	if reopen {
+		created, err := fx.Reopen()
+		if err != nil {
+			t.Fatal(err)
+		}
+		now = created.Add(time.Minute)
+	}
+	path = storetest.Materialize(t, store.ShapeSessions, t.TempDir(), fx)
+	storetest.SetTimes(t, path, now.Add(-time.Second))
+	return path, fx.ID, now
+}
+
+// run cuts the session with the repairs fix would plan, and returns
+// stderr, whether anything was written, and the error.
+func run(t *testing.T, path, id string, now time.Time, force bool) (stderr string, written bool, err error) {
+	t.Helper()
+	ios, _, _, errOut := iostreams.Test()
+	f := cli.New(cli.BuildInfo{Version: "test"})
+	f.IOStreams = ios
+	f.Now = func() time.Time { return now }
+	opts := &Options{
+		Factory: f, Verb: "drop", Session: id, Paths: []string{path}, Yes: true, Force: force,
+		Settle: scan.DefaultSettle, Abandon: scan.DefaultAbandon,
+		Apply: func(ctx context.Context, info store.Info, sets []*store.ChangeSet) (string, error) {
+			w, err := shapes.OpenWriter(info, store.WriteOptions{})
+			if err != nil {
+				return "", err
+			}
+			defer w.Close()
+			for _, cs := range sets {
+				if err := w.Apply(ctx, cs); err != nil {
+					return "", err
+				}
+			}
+			written = true
+			return "run", nil
+		},
+	}
+	planner := func(s *store.Session, so *scan.Options) (*fix.SessionPlan, error) {
+		return fix.Plan(s, scan.CheckSession(s, so), fix.Options{Now: f.Now, Scan: so})
+	}
+	err = Run(context.Background(), opts, planner)
+	return errOut.String(), written, err
+}
+
+// TestCutFollowsTheSettlePolicy: a cut asks the settle policy fix asks. A
+// session whose newest assistant message is unfinished and changed a
+// second ago is left alone (exit 4, said why), or cut loudly with --force;
+// a finished turn written a second ago is cut at once.
+func TestCutFollowsTheSettlePolicy(t *testing.T) {
+	path, id, now := session(t, true)
+	stderr, written, err := run(t, path, id, now, false)
+	const why = "its last assistant message is unfinished and the session changed 1s ago"
+	if !errors.Is(err, store.ErrLocked) || written || !strings.Contains(err.Error(), why+", so OpenCode may still be writing it") {
+		t.Errorf("an open turn changed 1s ago: err %v, written %v\n%s", err, written, stderr)
+	}
+	stderr, written, err = run(t, path, id, now, true)
+	if err != nil || !written || !strings.Contains(stderr, "may still be in use ("+why+"); cutting it anyway (--force)") {
+		t.Errorf("--force: err %v, written %v\n%s", err, written, stderr)
+	}
+
+	path, id, now = session(t, false)
+	if stderr, written, err := run(t, path, id, now, false); err != nil || !written {
+		t.Errorf("a finished turn changed 1s ago: err %v, written %v\n%s", err, written, stderr)
+	}
+}
