@@ -110,6 +110,13 @@ func (o *Options) Enabled(code string) bool {
 // Record rules about Anthropic's rules are left out for models of another
 // family (deferToFamily).
 func CheckSession(s *store.Session, opts *Options) []Finding {
+	out, _ := checkSession(s, opts)
+	return out
+}
+
+// checkSession is CheckSession, also returning what the rules computed about
+// the session together.
+func checkSession(s *store.Session, opts *Options) ([]Finding, *Context) {
 	if opts == nil {
 		opts = &Options{}
 	}
@@ -119,15 +126,16 @@ func CheckSession(s *store.Session, opts *Options) []Finding {
 	}
 	// An OpenCode 2 session: the SF4xx rules read its rows, the 1.x rules
 	// its 1.x copy (see opencode2.go).
-	out := checkRules(s, opts, func(r *Rule) bool { return r.OpenCode2 })
+	out, c := checkRules(s, opts, func(r *Rule) bool { return r.OpenCode2 })
 	if oc.V1 != nil {
-		out = append(out, copyFindings(s, checkRules(oc.V1, opts, func(r *Rule) bool { return !r.OpenCode2 }))...)
+		v1, _ := checkRules(oc.V1, opts, func(r *Rule) bool { return !r.OpenCode2 })
+		out = append(out, copyFindings(s, v1)...)
 	}
-	return out
+	return out, c
 }
 
 // checkRules runs the enabled rules that which selects on s.
-func checkRules(s *store.Session, opts *Options, which func(*Rule) bool) []Finding {
+func checkRules(s *store.Session, opts *Options, which func(*Rule) bool) ([]Finding, *Context) {
 	var out []Finding
 	cache := &sessionCache{}
 	for _, r := range Rules() {
@@ -139,7 +147,7 @@ func checkRules(s *store.Session, opts *Options, which func(*Rule) bool) []Findi
 	}
 	out = dedupePreflight(deferToFamily(s, out))
 	sortFindings(s, out)
-	return out
+	return out, &Context{Session: s, Opts: opts, cache: cache}
 }
 
 func sortFindings(s *store.Session, fs []Finding) {
