@@ -3,6 +3,7 @@ package fix
 import (
 	"bytes"
 	"fmt"
+	"slices"
 
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -13,48 +14,90 @@ import (
 // re-keys give records their new id (a part moves to its new sort position).
 // The input session is not modified. It fails when an edit's Before does not
 // match the record (the plan is stale) or its target does not exist.
+//
+// The copy shares the messages the change set does not touch (and their
+// parts) with the input: records are never changed in place, so a copy costs
+// the messages it edits, not the session. Neither session may be changed in
+// place afterwards.
 func ApplyInMemory(s *store.Session, cs *store.ChangeSet) (*store.Session, error) {
-	out := cloneSession(s)
+	a := &applier{s: shallowClone(s)}
 	if cs == nil {
-		return out, nil
+		return a.s, nil
 	}
 	for i, ed := range cs.Edits {
-		if err := applyEdit(out, ed); err != nil {
+		if err := a.apply(ed); err != nil {
 			return nil, fmt.Errorf("edit %d (%s %s %s): %w", i+1, ed.Op, ed.Kind, ed.ID, err)
 		}
 	}
-	return out, nil
+	return a.s, nil
 }
 
-func cloneSession(s *store.Session) *store.Session {
+// shallowClone copies the session and its lists of records, sharing the
+// messages and records themselves.
+func shallowClone(s *store.Session) *store.Session {
 	c := *s
 	if s.Info != nil {
 		info := *s.Info
 		c.Info = &info
 	}
-	c.Messages = make([]*store.Message, len(s.Messages))
-	for i, m := range s.Messages {
-		mc := *m
-		mc.Parts = make([]*store.Part, len(m.Parts))
-		for j, p := range m.Parts {
-			pc := *p
-			mc.Parts[j] = &pc
-		}
-		c.Messages[i] = &mc
-	}
-	c.Broken = append([]*store.Record(nil), s.Broken...)
-	c.Orphans = append([]*store.Part(nil), s.Orphans...)
+	c.Messages = slices.Clone(s.Messages)
+	c.Broken = slices.Clone(s.Broken)
+	c.Orphans = slices.Clone(s.Orphans)
 	return &c
 }
 
-func applyEdit(s *store.Session, ed store.Edit) error {
+// applier applies edits to a shallow copy, copying each message before it
+// changes it.
+type applier struct {
+	s     *store.Session
+	owned map[*store.Message]bool
+}
+
+// own returns message i of the copy as a copy of its own (with its own list
+// of parts), made on first use.
+func (a *applier) own(i int) *store.Message {
+	m := a.s.Messages[i]
+	if a.owned[m] {
+		return m
+	}
+	c := *m
+	c.Parts = slices.Clone(m.Parts)
+	if a.owned == nil {
+		a.owned = map[*store.Message]bool{}
+	}
+	a.owned[&c] = true
+	a.s.Messages[i] = &c
+	return &c
+}
+
+// locatePart finds the message index and part of a part edit: in the
+// message the edit names first, then anywhere.
+func (a *applier) locatePart(ed store.Edit) (int, *store.Part) {
+	if i := msgIndex(a.s, ed.MessageID); i >= 0 {
+		for _, p := range a.s.Messages[i].Parts {
+			if p.ID == ed.ID {
+				return i, p
+			}
+		}
+	}
+	for i, m := range a.s.Messages {
+		for _, p := range m.Parts {
+			if p.ID == ed.ID {
+				return i, p
+			}
+		}
+	}
+	return -1, nil
+}
+
+func (a *applier) apply(ed store.Edit) error {
 	switch ed.Op {
 	case store.OpAdd:
-		return applyAdd(s, ed)
+		return a.add(ed)
 	case store.OpUpdate, store.OpRekey:
-		return applyUpdate(s, ed)
+		return a.update(ed)
 	case store.OpDelete, store.OpQuarantine:
-		return applyRemove(s, ed)
+		return a.remove(ed)
 	}
 	return fmt.Errorf("unknown edit op %q", ed.Op)
 }
@@ -66,22 +109,23 @@ func checkBefore(rec *store.Record, ed store.Edit) error {
 	return nil
 }
 
-func applyAdd(s *store.Session, ed store.Edit) error {
+func (a *applier) add(ed store.Edit) error {
 	if ed.Kind != store.KindPart {
 		return fmt.Errorf("only parts can be added")
 	}
-	m := s.Message(ed.MessageID)
-	if m == nil {
+	i := msgIndex(a.s, ed.MessageID)
+	if i < 0 {
 		return fmt.Errorf("message %s does not exist", ed.MessageID)
 	}
-	if _, p := findPart(s, ed.ID); p != nil {
+	if _, p := findPart(a.s, ed.ID); p != nil {
 		return fmt.Errorf("part %s already exists", ed.ID)
 	}
+	m := a.s.Messages[i]
 	p, err := store.NewPart(store.Record{ID: ed.ID, Raw: ed.After}, m.ID, ed.SessionID)
 	if err != nil {
 		return err
 	}
-	insertPart(m, p)
+	insertPart(a.own(i), p)
 	return nil
 }
 
@@ -105,7 +149,8 @@ func removePart(m *store.Message, id string) {
 	}
 }
 
-func applyUpdate(s *store.Session, ed store.Edit) error {
+func (a *applier) update(ed store.Edit) error {
+	s := a.s
 	switch ed.Kind {
 	case store.KindSession:
 		if s.Info == nil {
@@ -114,7 +159,7 @@ func applyUpdate(s *store.Session, ed store.Edit) error {
 		if err := checkBefore(s.Info, ed); err != nil {
 			return err
 		}
-		s.Info.Raw = ed.After
+		s.Info.Raw = ed.After // s.Info is the copy's own
 		return nil
 	case store.KindMessage:
 		i := msgIndex(s, ed.ID)
@@ -134,20 +179,30 @@ func applyUpdate(s *store.Session, ed store.Edit) error {
 		if err != nil {
 			return err
 		}
-		nm.Parts = old.Parts
-		for _, p := range nm.Parts {
-			p.MessageID = nm.ID
+		nm.Parts = make([]*store.Part, len(old.Parts))
+		for j, p := range old.Parts {
+			if p.MessageID != nm.ID {
+				pc := *p
+				pc.MessageID = nm.ID
+				p = &pc
+			}
+			nm.Parts[j] = p
 		}
+		if a.owned == nil {
+			a.owned = map[*store.Message]bool{}
+		}
+		a.owned[nm] = true
 		s.Messages[i] = nm
 		return nil
 	case store.KindPart:
-		m, p := findPartIn(s, ed.MessageID, ed.ID)
+		i, p := a.locatePart(ed)
 		if p == nil {
 			return fmt.Errorf("part does not exist")
 		}
 		if err := checkBefore(&p.Record, ed); err != nil {
 			return err
 		}
+		m := a.own(i)
 		rec := p.Record
 		rec.Raw = ed.After
 		if ed.Op == store.OpRekey {
@@ -164,10 +219,11 @@ func applyUpdate(s *store.Session, ed store.Edit) error {
 	return fmt.Errorf("unknown record kind %q", ed.Kind)
 }
 
-// applyRemove deletes or quarantines a record. Removing a message removes
-// its parts too, loaded or orphaned, as writers do (SQLite's ON DELETE
-// CASCADE; the JSON writers remove the message's parts directory).
-func applyRemove(s *store.Session, ed store.Edit) error {
+// remove deletes or quarantines a record. Removing a message removes its
+// parts too, loaded or orphaned, as writers do (SQLite's ON DELETE CASCADE;
+// the JSON writers remove the message's parts directory).
+func (a *applier) remove(ed store.Edit) error {
+	s := a.s // its Broken and Orphans lists are the copy's own
 	for i, b := range s.Broken {
 		if b.ID == ed.ID && b.Loc == ed.Loc {
 			s.Broken = append(s.Broken[:i], s.Broken[i+1:]...)
@@ -185,14 +241,14 @@ func applyRemove(s *store.Session, ed store.Edit) error {
 				return nil
 			}
 		}
-		m, p := findPartIn(s, ed.MessageID, ed.ID)
+		i, p := a.locatePart(ed)
 		if p == nil {
 			return fmt.Errorf("part does not exist")
 		}
 		if err := checkBefore(&p.Record, ed); err != nil {
 			return err
 		}
-		removePart(m, p.ID)
+		removePart(a.own(i), p.ID)
 		return nil
 	case store.KindMessage:
 		i := msgIndex(s, ed.ID)
