@@ -28,7 +28,11 @@
 //     in-memory copy of the session (ApplyInMemory) and the rules re-run; a
 //     finding whose repair does not make it go away, or that brings new
 //     findings, falls back to the rule's next strategy or is reported as
-//     unfixed with the reason. Planning the fixed session again plans nothing.
+//     unfixed with the reason. Repairs of messages that cannot change each
+//     other's findings (scan.Coupling) are validated with one check of the
+//     session; the decisions are those of validating one repair after
+//     another, and the merged change set is validated by a full check of
+//     its result. Planning the fixed session again plans nothing.
 //   - Error-driven recovery (PlanFromError) maps a provider's messages.N to a
 //     stored message through one function (MapProviderIndex) and changes
 //     nothing when the mapping is not exact.

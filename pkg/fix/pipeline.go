@@ -307,12 +307,17 @@ func (p *Pipeline) planSession(s *store.Session) (*SessionPlan, error) {
 	if p.Error != "" {
 		return PlanFromError(s, p.Error, p.Fix)
 	}
-	all := scan.CheckSession(s, p.Scan)
-	if len(p.Scan.Select) == 0 && len(p.Scan.Ignore) == 0 {
-		// Every rule ran: the planner's own check of the session is this one.
-		return PlanChecked(s, all, p.unsuppressed(all), p.Fix)
+	if len(p.Scan.Select) > 0 || len(p.Scan.Ignore) > 0 {
+		all := scan.CheckSession(s, p.Scan)
+		return Plan(s, p.unsuppressed(all), p.Fix)
 	}
-	return Plan(s, p.unsuppressed(all), p.Fix)
+	// Every rule runs: the planner's own check of the session is this one,
+	// and so is its coupling when validation checks with the same options.
+	all, coupling := scan.CheckSessionCoupling(s, p.Scan)
+	if p.Fix.Scan != p.Scan || p.Scan.Now == nil && p.Fix.Now != nil {
+		coupling = nil
+	}
+	return plan(s, checked(all), p.unsuppressed(all), coupling, p.Fix)
 }
 
 // unsuppressed drops the findings the user suppressed.

@@ -27,6 +27,10 @@ type Options struct {
 	Scan *scan.Options
 	// Check replaces scan.CheckSession for validation (tests).
 	Check func(*store.Session) []scan.Finding
+
+	// oneAtATime checks every repair on its own, one after another, as
+	// joint verification (joint.go) must match (tests).
+	oneAtATime bool
 }
 
 func (o *Options) now() time.Time {
@@ -43,6 +47,22 @@ func (o *Options) check(s *store.Session) []scan.Finding {
 	if o.Check != nil {
 		return o.Check(s)
 	}
+	return scan.CheckSession(s, o.validation())
+}
+
+// checkCoupled is check that also returns the session's coupling
+// (joint.go).
+func (o *Options) checkCoupled(s *store.Session) ([]scan.Finding, *scan.Coupling) {
+	if o.Check != nil {
+		return o.Check(s), scan.SessionCoupling(s, o.validation())
+	}
+	fs, coup := scan.CheckSessionCoupling(s, o.validation())
+	return fs, coup()
+}
+
+// validation is the scan options a repair is validated with: every rule,
+// opts.Scan's settle window, and the clock.
+func (o *Options) validation() *scan.Options {
 	so := scan.Options{}
 	if o.Scan != nil {
 		// The settle policy the session was checked with: validation must
@@ -53,7 +73,7 @@ func (o *Options) check(s *store.Session) []scan.Finding {
 	if so.Now == nil && o.Now != nil {
 		so.Now = o.Now
 	}
-	return scan.CheckSession(s, &so)
+	return &so
 }
 
 // SessionPlan is the repair of one session: the change set to apply and what it
@@ -121,11 +141,18 @@ type work struct {
 	orig     *store.Session
 	s        *store.Session
 	findings []scan.Finding
-	env      env
-	opts     *Options
-	edits    []store.Edit
+	// origFindings are orig's findings.
+	origFindings []scan.Finding
+	// coup is s's coupling (joint.go), nil until asked; origCoupling tells
+	// orig's, from the check that found its findings (nil: compute it).
+	coup         *scan.Coupling
+	origCoupling func() *scan.Coupling
+	env          env
+	opts         *Options
 	// planned holds the findings (findingKey) that have a step already.
 	planned map[string]bool
+	// index answers lookups in s (lookup).
+	index sessionIndex
 }
 
 // step is one finding's repair: strategies to try, and how to tell the
@@ -147,16 +174,19 @@ type step struct {
 	done bool
 }
 
-// Plan computes the repair of one session from its findings. Each finding's
-// strategies (its rule's defaults, or the one chosen in Options.Strategies)
-// are tried in order; a strategy is accepted when, with its edits applied to
-// the working copy of the session, the finding is gone and no finding appears
-// that was not there before. Edits of accepted strategies are merged into one
-// change set (several edits of the same record become one; a delete wins)
-// and the merged change set is validated once more against the original
-// session.
+// Plan computes the repair of one session from its findings. Findings are
+// taken in order, and each finding's strategies (its rule's defaults, or the
+// one chosen in Options.Strategies) are tried in order; a strategy is
+// accepted when, with its edits applied to the working copy of the session
+// (holding every earlier accepted repair), the finding is gone and no
+// finding appears that was not there before. Repairs that cannot change each
+// other's findings are checked together, with the decisions checking them
+// one after another gives (joint verification, joint.go). Edits of accepted
+// strategies are merged into one change set (several edits of the same
+// record become one; a delete wins) and the merged change set is validated
+// once more against the original session.
 func Plan(s *store.Session, findings []scan.Finding, opts Options) (*SessionPlan, error) {
-	return plan(s, nil, findings, opts)
+	return plan(s, nil, findings, nil, opts)
 }
 
 // PlanChecked is Plan for a caller that has already checked the session
@@ -164,17 +194,26 @@ func Plan(s *store.Session, findings []scan.Finding, opts Options) (*SessionPlan
 // with no rule selected or ignored): all is that result, and the session is
 // not checked again. findings are the ones to repair, as for Plan.
 func PlanChecked(s *store.Session, all, findings []scan.Finding, opts Options) (*SessionPlan, error) {
-	if all == nil {
-		all = []scan.Finding{} // checked, and clean
-	}
-	return plan(s, all, findings, opts)
+	return plan(s, checked(all), findings, nil, opts)
 }
 
-func plan(s *store.Session, all, findings []scan.Finding, opts Options) (*SessionPlan, error) {
+// checked marks a check's result as one: nil means clean, not unchecked.
+func checked(all []scan.Finding) []scan.Finding {
+	if all == nil {
+		return []scan.Finding{}
+	}
+	return all
+}
+
+// plan plans the repair of s; all are its findings under every rule (nil:
+// check it here), and coupling, when not nil, tells its coupling from that
+// check.
+func plan(s *store.Session, all, findings []scan.Finding, coupling func() *scan.Coupling, opts Options) (*SessionPlan, error) {
 	w, err := newWork(s, &opts, all)
 	if err != nil {
 		return nil, err
 	}
+	w.origCoupling = coupling
 	var steps []step
 	var stored []scan.Finding
 	for _, f := range findings {
@@ -214,6 +253,7 @@ func newWork(s *store.Session, opts *Options, all []scan.Finding) (*work, error)
 	if all == nil {
 		w.findings = opts.check(s)
 	}
+	w.origFindings = w.findings
 	return w, nil
 }
 
@@ -228,10 +268,20 @@ func findingKey(f scan.Finding) string {
 	return k
 }
 
+// sameFinding reports whether a and b have the same findingKey.
+func sameFinding(a, b scan.Finding) bool {
+	if a.Code != b.Code || a.MessageID != b.MessageID || a.PartID != b.PartID {
+		return false
+	}
+	if a.MessageID != "" || a.PartID != "" {
+		return true
+	}
+	return a.Location.Path == b.Location.Path && a.Location.Table == b.Location.Table && a.Location.RowID == b.Location.RowID
+}
+
 func present(f scan.Finding, fs []scan.Finding) bool {
-	k := findingKey(f)
 	for _, g := range fs {
-		if findingKey(g) == k {
+		if sameFinding(f, g) {
 			return true
 		}
 	}
@@ -318,79 +368,55 @@ func (w *work) chosen(code, fixedBy string, list []strat) ([]strat, string) {
 	return nil, name
 }
 
+// run decides every step, in order, as if each repair were checked on its
+// own on the session with every earlier one applied; joint verification
+// (joint.go) checks independent repairs together to get there with a few
+// checks of the session instead of one per repair. Then it merges the
+// accepted edits into one change set and validates that against the
+// original session.
 func (w *work) run(steps []step) (*SessionPlan, error) {
-	plan := &SessionPlan{Store: w.orig.Store, SessionID: w.orig.ID}
-	for _, st := range steps {
-		if st.note != "" && !slices.Contains(plan.Notes, st.note) {
-			plan.Notes = append(plan.Notes, st.note)
+	if !w.opts.oneAtATime {
+		plan, err := w.decide(steps, w.joint)
+		if err == nil {
+			return plan, nil
 		}
-		if st.done {
-			continue
-		}
-		if st.why != "" {
-			plan.Unfixed = append(plan.Unfixed, Unfixed{st.f, st.why})
-			continue
-		}
-		if st.gone(w.s, w.findings) {
-			// An earlier repair in this plan fixed it too.
-			plan.Fixed = append(plan.Fixed, Repair{Finding: st.f})
-			continue
-		}
-		list, name := w.chosen(st.f.Code, st.f.FixedBy, st.strats)
-		if len(list) == 0 {
-			reason := "no strategy applies"
-			if st.leftWhy != "" {
-				reason = st.leftWhy
-			}
-			if name != "" {
-				reason = fmt.Sprintf("strategy %q does not apply to this finding", name)
-			}
-			plan.Unfixed = append(plan.Unfixed, Unfixed{st.f, reason})
-			continue
-		}
-		var reasons []string
-		done := false
-		for _, sg := range list {
-			eds, err := sg.plan(w)
-			if errors.Is(err, errNotApplicable) {
-				reasons = append(reasons, sg.Name+" does not apply")
-				continue
-			}
-			if err == nil && len(eds) == 0 {
-				err = errors.New("it changes nothing")
-			}
-			if err != nil {
-				reasons = append(reasons, sg.Name+": "+err.Error())
-				continue
-			}
-			next, err := ApplyInMemory(w.s, &store.ChangeSet{Edits: eds})
-			if err != nil {
-				reasons = append(reasons, sg.Name+": "+err.Error())
-				continue
-			}
-			after := w.opts.check(next)
-			if !st.gone(next, after) {
-				reasons = append(reasons, sg.Name+" leaves it in place")
-				continue
-			}
-			if nf := newFindings(w.findings, after); len(nf) > 0 {
-				reasons = append(reasons, fmt.Sprintf("%s would cause %s (%s)", sg.Name, nf[0].Code, nf[0].Message))
-				continue
-			}
-			for i := range eds {
-				eds[i].Rule = st.f.Code
-			}
-			w.s, w.findings = next, after
-			w.edits = append(w.edits, eds...)
-			plan.Fixed = append(plan.Fixed, Repair{Finding: st.f, Strategy: sg.Name, Mutations: sg.Mutations, Edits: len(eds)})
-			done = true
-			break
-		}
-		if !done {
-			plan.Unfixed = append(plan.Unfixed, Unfixed{st.f, "not fixed: " + strings.Join(reasons, "; ")})
-		}
+		// Joint verification disagrees with the full check of its
+		// result: decide again one repair at a time, from the start.
+		jointFailed(w.orig.ID, err)
+		w.s, w.findings, w.coup = w.orig, w.origFindings, nil
 	}
-	edits, skipped := collapse(w.edits)
+	return w.decide(steps, w.oneByOne)
+}
+
+// jointFailed is told when joint verification fails a session (tests).
+var jointFailed = func(sessionID string, err error) {}
+
+// decide runs the steps through how (joint or oneByOne) and validates the
+// merged result.
+func (w *work) decide(steps []step, how func([]stepRun) error) (*SessionPlan, error) {
+	rs := make([]stepRun, len(steps))
+	for i := range steps {
+		rs[i].step = steps[i]
+	}
+	if err := how(rs); err != nil {
+		return nil, err
+	}
+	plan := &SessionPlan{Store: w.orig.Store, SessionID: w.orig.ID}
+	var all []store.Edit
+	for i := range rs {
+		r := &rs[i]
+		if r.note != "" && !slices.Contains(plan.Notes, r.note) {
+			plan.Notes = append(plan.Notes, r.note)
+		}
+		switch {
+		case r.fixed != nil:
+			plan.Fixed = append(plan.Fixed, *r.fixed)
+		case r.unfixed != nil:
+			plan.Unfixed = append(plan.Unfixed, *r.unfixed)
+		}
+		all = append(all, r.edits...)
+	}
+	edits, skipped := collapse(all)
 	plan.Skipped = skipped
 	plan.Changes = &store.ChangeSet{Store: w.orig.Store, SessionID: w.orig.ID, Edits: edits}
 	if len(edits) > 0 {
@@ -398,7 +424,13 @@ func (w *work) run(steps []step) (*SessionPlan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("session %s: the merged plan does not apply: %w", w.orig.ID, err)
 		}
-		got := w.opts.check(final)
+		// The working session holds the same edits, applied one step
+		// at a time, and findings are its check: unless collapsing
+		// changed a record, that check is this one.
+		got := w.findings
+		if !sameRecords(final, w.s) {
+			got = w.opts.check(final)
+		}
 		if nf := newFindings(w.findings, got); len(nf) > 0 {
 			return nil, fmt.Errorf("session %s: the merged plan causes %s (%s); nothing will be written", w.orig.ID, nf[0].Code, nf[0].Message)
 		}
@@ -407,6 +439,152 @@ func (w *work) run(steps []step) (*SessionPlan, error) {
 		}
 	}
 	return plan, nil
+}
+
+// stepRun is one step on its way through run.
+type stepRun struct {
+	step
+	// entered is set once the step was reached: its notes and reasons to
+	// do nothing looked at, the strategies to try chosen (list, name).
+	entered bool
+	list    []strat
+	name    string
+	// next is the strategy in list to try next; reasons say why the ones
+	// before it were not taken.
+	next    int
+	reasons []string
+	// alone asks for the next strategy to be checked on its own (joint.go).
+	alone bool
+	// resolved is set once the step is decided: fixed or unfixed (or
+	// neither, for a step with nothing to do), with its edits.
+	resolved bool
+	fixed    *Repair
+	unfixed  *Unfixed
+	edits    []store.Edit
+}
+
+// enter reaches a step on the working session: it resolves the step when
+// there is nothing to try (nothing to do, a reason to leave it alone, an
+// earlier repair fixed it, no strategy applies) and otherwise chooses its
+// strategies. It reports whether strategies are left to try.
+func (w *work) enter(r *stepRun) bool {
+	if r.entered {
+		return !r.resolved
+	}
+	r.entered = true
+	switch {
+	case r.done:
+		r.resolved = true
+	case r.why != "":
+		r.leave(r.why)
+	case r.gone(w.s, w.findings):
+		// An earlier repair in this plan fixed it too.
+		r.fixed, r.resolved = &Repair{Finding: r.f}, true
+	default:
+		r.list, r.name = w.chosen(r.f.Code, r.f.FixedBy, r.strats)
+		if len(r.list) == 0 {
+			reason := "no strategy applies"
+			if r.leftWhy != "" {
+				reason = r.leftWhy
+			}
+			if r.name != "" {
+				reason = fmt.Sprintf("strategy %q does not apply to this finding", r.name)
+			}
+			r.leave(reason)
+		}
+	}
+	return !r.resolved
+}
+
+// leave resolves the step as unfixed.
+func (r *stepRun) leave(reason string) {
+	r.unfixed, r.resolved = &Unfixed{r.f, reason}, true
+}
+
+// giveUp resolves a step whose strategies all failed.
+func (r *stepRun) giveUp() {
+	r.leave("not fixed: " + strings.Join(r.reasons, "; "))
+}
+
+// editsOf plans strategy sg of the step on the working session; false (with
+// the reason noted) when it does not apply, fails, or changes nothing.
+func (w *work) editsOf(r *stepRun, sg strat) ([]store.Edit, bool) {
+	eds, err := sg.plan(w)
+	if errors.Is(err, errNotApplicable) {
+		r.reasons = append(r.reasons, sg.Name+" does not apply")
+		return nil, false
+	}
+	if err == nil && len(eds) == 0 {
+		err = errors.New("it changes nothing")
+	}
+	if err != nil {
+		r.reasons = append(r.reasons, sg.Name+": "+err.Error())
+		return nil, false
+	}
+	return eds, true
+}
+
+// verdict says why a strategy's result is not accepted ("" when it is):
+// the finding is still there, or it brought new findings (added: the
+// findings of the result that were not there before).
+func verdict(r *stepRun, sg strat, next *store.Session, after, added []scan.Finding) string {
+	if !r.gone(next, after) {
+		return sg.Name + " leaves it in place"
+	}
+	if len(added) > 0 {
+		return fmt.Sprintf("%s would cause %s (%s)", sg.Name, added[0].Code, added[0].Message)
+	}
+	return ""
+}
+
+// accept resolves the step as fixed by sg's edits.
+func (r *stepRun) accept(sg strat, eds []store.Edit) {
+	for i := range eds {
+		eds[i].Rule = r.f.Code
+	}
+	r.edits = eds
+	r.fixed = &Repair{Finding: r.f, Strategy: sg.Name, Mutations: sg.Mutations, Edits: len(eds)}
+	r.resolved = true
+}
+
+// oneByOne decides every step on its own, in order.
+func (w *work) oneByOne(rs []stepRun) error {
+	for i := range rs {
+		w.alone(&rs[i])
+	}
+	return nil
+}
+
+// alone decides a step by checking each of its remaining strategies on its
+// own: the strategy's edits applied to the working session, every rule run
+// on the result. The first strategy whose result no longer shows the
+// finding and shows nothing new is taken.
+func (w *work) alone(r *stepRun) {
+	if !w.enter(r) {
+		return
+	}
+	for r.next < len(r.list) {
+		sg := r.list[r.next]
+		r.next++
+		eds, ok := w.editsOf(r, sg)
+		if !ok {
+			continue
+		}
+		next, err := ApplyInMemory(w.s, &store.ChangeSet{Edits: eds})
+		if err != nil {
+			r.reasons = append(r.reasons, sg.Name+": "+err.Error())
+			continue
+		}
+		after := w.opts.check(next)
+		if why := verdict(r, sg, next, after, newFindings(w.findings, after)); why != "" {
+			r.reasons = append(r.reasons, why)
+			continue
+		}
+		r.accept(sg, eds)
+		w.s, w.findings, w.coup = next, after, nil
+		return
+	}
+	r.giveUp()
 }
 
 // collapse merges edits of the same record into one, in order: later
@@ -497,7 +675,7 @@ func (w *work) message(f scan.Finding) (*store.Message, error) {
 	if f.MessageID == "" {
 		return nil, fmt.Errorf("the finding names no message")
 	}
-	if m := w.s.Message(f.MessageID); m != nil {
+	if m, _ := w.lookup(f.MessageID, ""); m != nil {
 		return m, nil
 	}
 	return nil, fmt.Errorf("message %s no longer exists", f.MessageID)
@@ -507,7 +685,7 @@ func (w *work) part(f scan.Finding) (*store.Message, *store.Part, error) {
 	if f.PartID == "" {
 		return nil, nil, fmt.Errorf("the finding names no part")
 	}
-	m, p := findPartIn(w.s, f.MessageID, f.PartID)
+	m, p := w.lookup(f.MessageID, f.PartID)
 	if p == nil {
 		return nil, nil, fmt.Errorf("part %s no longer exists", f.PartID)
 	}
@@ -522,6 +700,65 @@ func (w *work) record(f scan.Finding) (*store.Message, *store.Part, error) {
 	}
 	m, err := w.message(f)
 	return m, nil, err
+}
+
+// lookup finds a message (by messageID) or a part and its message (by
+// partID: in the message messageID names first, as a part id may be used
+// under two messages (SF211), then anywhere) in the working session, the
+// first one as Session.Message and findPart do. Once the same session has
+// been asked a few times it answers from an index (joint verification plans
+// many repairs on one session).
+func (w *work) lookup(messageID, partID string) (*store.Message, *store.Part) {
+	x := &w.index
+	if x.s != w.s {
+		*x = sessionIndex{s: w.s}
+	}
+	if x.asked++; x.asked == 8 {
+		x.msgs, x.parts = map[string]*store.Message{}, map[string][2]int{}
+		for i, m := range w.s.Messages {
+			if _, dup := x.msgs[m.ID]; !dup {
+				x.msgs[m.ID] = m
+			}
+			for j, p := range m.Parts {
+				if _, dup := x.parts[p.ID]; !dup { // the first, as findPart
+					x.parts[p.ID] = [2]int{i, j}
+				}
+			}
+		}
+	}
+	var m *store.Message
+	if x.msgs != nil {
+		m = x.msgs[messageID]
+	} else {
+		m = w.s.Message(messageID)
+	}
+	if partID == "" {
+		return m, nil
+	}
+	if m != nil {
+		for _, p := range m.Parts {
+			if p.ID == partID {
+				return m, p
+			}
+		}
+	}
+	if x.parts == nil {
+		return findPart(w.s, partID)
+	}
+	if at, ok := x.parts[partID]; ok {
+		m := w.s.Messages[at[0]]
+		return m, m.Parts[at[1]]
+	}
+	return nil, nil
+}
+
+// sessionIndex indexes the messages and parts of a session (parts by the
+// index of their message and their own).
+type sessionIndex struct {
+	s     *store.Session
+	asked int
+	msgs  map[string]*store.Message
+	parts map[string][2]int
 }
 
 // quarantine moves an unreadable record, an orphan part, or a message whose
