@@ -13,14 +13,12 @@ package scan_test
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
-	"time"
 
+	"github.com/sessfix/sessfix/internal/cpumeter"
 	"github.com/sessfix/sessfix/internal/storegen"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
@@ -52,74 +50,15 @@ func generated(b *testing.B, shape store.Shape) *benchStore {
 	if s := benchStores[shape]; s != nil {
 		return s
 	}
-	root := os.Getenv("SESSFIX_BENCH_DIR")
-	if root == "" {
-		root = filepath.Join(os.TempDir(), "sessfix-bench")
-	}
-	cfg := storegen.Default
-	dir := filepath.Join(root, string(shape))
-	stampPath := filepath.Join(dir, "stamp")
-	stamp := fmt.Sprintf("storegen v%d %+v\n", storegen.Version, cfg)
-	var s benchStore
-	if old, err := os.ReadFile(stampPath); err == nil && string(old[:min(len(old), len(stamp))]) == stamp {
-		if _, err := fmt.Sscanf(string(old[len(stamp):]), "%q %d %d %d %d %d %d", &s.path, &s.stats.Sessions,
-			&s.stats.Messages, &s.stats.Parts, &s.stats.Bytes, &s.stats.MaxSessionBytes, &s.defects); err == nil {
-			benchStores[shape] = &s
-			return &s
-		}
-	}
-	b.Logf("generating the %s benchmark store in %s (once; set SESSFIX_BENCH_DIR to move it)", shape, dir)
-	if err := os.RemoveAll(dir); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	path, st, err := storegen.Generate(shape, dir, cfg)
+	dir := filepath.Join(storegen.BenchDir(), string(shape))
+	b.Logf("using the %s benchmark store in %s (generated once; set SESSFIX_BENCH_DIR to move it)", shape, dir)
+	path, st, err := storegen.Cached(shape, dir, storegen.Default)
 	if err != nil {
 		b.Fatal(err)
 	}
-	s = benchStore{path: path, stats: st, defects: defectCount(st)}
-	rec := fmt.Sprintf("%s%q %d %d %d %d %d %d\n", stamp, path, st.Sessions, st.Messages, st.Parts, st.Bytes, st.MaxSessionBytes, s.defects)
-	if err := os.WriteFile(stampPath, []byte(rec), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	benchStores[shape] = &s
-	return &s
-}
-
-// cpuMeter measures the process's CPU time and the wall time over a
-// benchmark loop. Reported as cpu-ms/op and cores (CPU time over wall
-// time: above 1 means the work ran on more than one core at once).
-type cpuMeter struct {
-	cpu0 time.Duration
-	t0   time.Time
-	ok   bool
-	n    int
-}
-
-func startCPU() *cpuMeter {
-	c, ok := processCPU()
-	return &cpuMeter{cpu0: c, t0: time.Now(), ok: ok}
-}
-
-func (m *cpuMeter) report(b *testing.B) {
-	wall := time.Since(m.t0)
-	c, ok := processCPU()
-	if !ok || !m.ok || m.n == 0 || wall <= 0 {
-		return
-	}
-	cpu := c - m.cpu0
-	b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(m.n), "cpu-ms/op")
-	b.ReportMetric(float64(cpu)/float64(wall), "cores")
-}
-
-func defectCount(st storegen.Stats) int {
-	n := 0
-	for _, c := range st.Defects {
-		n += c
-	}
-	return n
+	s := &benchStore{path: path, stats: st, defects: st.DefectCount()}
+	benchStores[shape] = s
+	return s
 }
 
 // scanOnce opens the store at path the way `sessfix scan PATH` does and
@@ -142,12 +81,12 @@ func benchScan(b *testing.B, shape store.Shape) {
 	b.SetBytes(s.stats.Bytes)
 	b.ReportMetric(float64(s.stats.Parts), "parts")
 	var res *scan.Result
-	m := startCPU()
+	m := cpumeter.Start()
 	for b.Loop() {
 		res = scanOnce(b, s.path)
-		m.n++
+		m.N++
 	}
-	m.report(b)
+	m.Report(b)
 	// A scan that skipped work would be fast for nothing: it must see
 	// every session and report every injected defect.
 	if got := len(res.Stores[0].Sessions); got != s.stats.Sessions {
@@ -178,15 +117,15 @@ func BenchmarkReadOnlyJSON(b *testing.B) {
 			s := generated(b, shape)
 			b.SetBytes(s.stats.Bytes)
 			var n int64
-			m := startCPU()
+			m := cpumeter.Start()
 			for b.Loop() {
 				var err error
 				if n, err = storegen.ReadTree(s.path, runtime.GOMAXPROCS(0)); err != nil {
 					b.Fatal(err)
 				}
-				m.n++
+				m.N++
 			}
-			m.report(b)
+			m.Report(b)
 			if n < s.stats.Bytes {
 				b.Fatalf("read %d bytes, the store's records hold %d", n, s.stats.Bytes)
 			}
@@ -202,15 +141,15 @@ func BenchmarkReadOnlySQLite(b *testing.B) {
 	s := generated(b, store.ShapeSQLite)
 	b.SetBytes(s.stats.Bytes)
 	var n int64
-	m := startCPU()
+	m := cpumeter.Start()
 	for b.Loop() {
 		var err error
 		if n, err = storegen.ReadSQLite(s.path, runtime.GOMAXPROCS(0)); err != nil {
 			b.Fatal(err)
 		}
-		m.n++
+		m.N++
 	}
-	m.report(b)
+	m.Report(b)
 	if n < s.stats.Bytes {
 		b.Fatalf("read %d bytes, the store's data columns hold %d", n, s.stats.Bytes)
 	}
