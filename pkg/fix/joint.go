@@ -63,6 +63,16 @@ type member struct {
 func (w *work) joint(rs []stepRun) error {
 	limit := len(rs)
 	for {
+		if i, ok := w.last(rs); ok {
+			// One step left to check: checking it alone costs what a
+			// round would. (Steps after it that exact takes back are
+			// decided next.)
+			if err := w.exact(rs, i); err != nil {
+				return err
+			}
+			w.alone(&rs[i])
+			continue
+		}
 		batch, cur, barrier := w.round(rs, limit)
 		switch {
 		case len(batch) > 0:
@@ -88,13 +98,31 @@ func (w *work) joint(rs []stepRun) error {
 	}
 }
 
+// last decides the steps that need no check and reports the only step
+// left that does, if there is one.
+func (w *work) last(rs []stepRun) (int, bool) {
+	left := -1
+	for i := range rs {
+		r := &rs[i]
+		switch {
+		case r.resolved:
+		case r.done || r.why != "":
+			w.enter(r)
+		case left >= 0:
+			return -1, false
+		default:
+			left = i
+		}
+	}
+	return left, left >= 0
+}
+
 // round gathers up to limit steps to check together, each with the next
 // strategy to try, and returns them with the working session with all their
 // edits applied. When it meets a step that must be checked alone it stops
 // there and returns the step's index as barrier (-1 otherwise); the step is
 // checked once every step before it is decided.
 func (w *work) round(rs []stepRun, limit int) (batch []member, cur *store.Session, barrier int) {
-	coup := w.coupling()
 	barrier = -1
 	waits := map[string]bool{} // units with a step in the round or still undecided
 steps:
@@ -107,11 +135,12 @@ steps:
 			w.enter(r) // decided whatever the session holds
 			continue
 		}
-		unit := unitOf(r.f, coup)
-		if unit == "" || r.f.Code == "SF302" || r.alone {
+		if r.f.Code == "SF302" || r.alone || r.f.MessageID == "" && r.f.PartID == "" {
 			barrier = i
 			break
 		}
+		coup := w.coupling()
+		unit := unitOf(r.f, coup)
 		if waits[unit] || !w.enter(r) {
 			continue
 		}
