@@ -24,6 +24,7 @@ import (
 //   - the store's request version, the current model, a missing session record;
 //   - every message's id, role, parent, creation time, error, completion and
 //     whether OpenCode skips it, in order;
+//   - every part id used more than once, and the messages using it;
 //   - the history OpenCode loads (the last compaction);
 //   - the models that think in the session (ThinkingEnabled);
 //   - the failed attempt (SF302) and, when its error names a messages.N index,
@@ -111,6 +112,24 @@ func couplingOf(c *Context) *Coupling {
 	}
 	for _, m := range hist {
 		fact("history", m.ID)
+	}
+	// SF211 reads the part ids of every message: a part id two messages
+	// share, and which messages share it.
+	owners := map[string][]string{}
+	for _, m := range s.Messages {
+		for _, p := range m.Parts {
+			owners[p.ID] = append(owners[p.ID], m.ID)
+		}
+	}
+	shared := make([]string, 0)
+	for id, ms := range owners {
+		if len(ms) > 1 {
+			shared = append(shared, id)
+		}
+	}
+	sort.Strings(shared)
+	for _, id := range shared {
+		fact(append([]string{"part-id", id}, owners[id]...)...)
 	}
 	models := make([]string, 0, len(thinks))
 	for pm := range thinks {

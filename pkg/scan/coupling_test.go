@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
 	"github.com/sessfix/sessfix/pkg/store"
@@ -16,7 +17,7 @@ import (
 
 // TestCouplingContract holds every rule to Coupling's contract: on every
 // rule fixture, in every shape, each change to one message's parts that
-// leaves the coupling the same (a part removed, a text blanked or filled, a
+// leaves the coupling the same (a part removed or re-keyed, a text blanked or filled, a
 // thinking part unsigned or signed, a tool left running or finished) leaves
 // every finding outside the message's group as it was.
 func TestCouplingContract(t *testing.T) {
@@ -108,6 +109,19 @@ func partChanges(t *testing.T, s *store.Session, mi int) []*store.Session {
 	}
 	for j, p := range m.Parts {
 		with(slices.Delete(slices.Clone(m.Parts), j, j+1))
+		// Re-keyed (SF211's repair): another message may share its id.
+		rec := p.Record
+		rec.ID = p.ID[:len(p.ID)-1] + map[bool]string{true: "Y", false: "Z"}[strings.HasSuffix(p.ID, "Z")]
+		if raw, err := sjson.SetBytes(slices.Clone(p.Raw), "id", rec.ID); err == nil && gjsonHas(p.Raw, "id") {
+			rec.Raw = raw
+		}
+		np, err := store.NewPart(rec, m.ID, p.SessionID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts := slices.Clone(m.Parts)
+		parts[j] = np
+		with(parts)
 		switch p.Type {
 		case "text":
 			set(j, "text", "")
@@ -187,3 +201,5 @@ func TestCouplingGroups(t *testing.T) {
 		t.Error("the coupling did not change with the models that think")
 	}
 }
+
+func gjsonHas(raw []byte, key string) bool { return gjson.GetBytes(raw, key).Exists() }
