@@ -328,7 +328,8 @@ func tid(prefix string, n int) string { return fmt.Sprintf("%s_a%011xAAAAAAAAAAA
 
 // turns builds a session of user messages each followed by one assistant
 // message, in the shape: asst(i) gives the i-th assistant message's fields
-// and parts (each a JSON object; ids are added).
+// and parts (each a JSON object; ids are added), with every key OpenCode's
+// schema requires.
 func turns(t *testing.T, n int, model string, asst func(i int) (fields string, parts []string)) *sb {
 	b := newSB(t, store.ShapeSessions)
 	id := 0
@@ -346,7 +347,7 @@ func turns(t *testing.T, n int, model string, asst func(i int) (fields string, p
 			b.part(a, next("prt"), p)
 		}
 	}
-	return b
+	return b.complete()
 }
 
 // fixedBy lists a plan's repairs as CODE@N=STRATEGY, N the last two hex
