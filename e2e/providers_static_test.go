@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessfix/sessfix/internal/mockbedrock"
 	"github.com/sessfix/sessfix/internal/mockopenai"
+	"github.com/sessfix/sessfix/internal/mockstream"
 	"github.com/sessfix/sessfix/internal/opencodetest"
 )
 
@@ -23,29 +25,49 @@ import (
 // staticCase is one break of a provider family.
 type staticCase struct {
 	model string
+	// calls lists the agent requests the family's mock answered
+	// (openAICalls unless set).
+	calls func(e *opencodetest.Env) []mockCall
 	// breakIt makes the broken session and returns its id and the user
 	// texts OpenCode stored.
 	breakIt func(ctx context.Context, t *testing.T, e *opencodetest.Env) (string, []string)
 	code    string
 }
 
-// openAIResume resumes the session and returns the run's first rejected
+// mockCall is one agent request a mock answered.
+type mockCall struct {
+	rejected bool
+	err      string
+}
+
+// agentCalls are a mock's agent requests as mockCalls.
+func agentCalls[P, A any](rs []mockstream.Call[P, A]) []mockCall {
+	var out []mockCall
+	for _, r := range rs {
+		if r.Chat {
+			out = append(out, mockCall{r.Verdict == mockstream.VerdictRejected, r.Error})
+		}
+	}
+	return out
+}
+
+func openAICalls(e *opencodetest.Env) []mockCall  { return agentCalls(e.OpenAI.Requests()) }
+func bedrockCalls(e *opencodetest.Env) []mockCall { return agentCalls(e.Bedrock.Requests()) }
+
+// resumeVerdict resumes the session and returns the run's first rejected
 // agent request's error text ("" when every agent request was accepted).
-func openAIResume(ctx context.Context, t *testing.T, e *opencodetest.Env, session, prompt string) string {
+func resumeVerdict(ctx context.Context, t *testing.T, e *opencodetest.Env, calls func(*opencodetest.Env) []mockCall, session, prompt string) string {
 	t.Helper()
-	before := len(e.OpenAI.Requests())
+	before := len(calls(e))
 	res, err := e.Resume(ctx, session, prompt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	agent := 0
-	for _, r := range e.OpenAI.Requests()[before:] {
-		if !r.Chat {
-			continue
-		}
+	for _, c := range calls(e)[before:] {
 		agent++
-		if r.Verdict == mockopenai.Rejected {
-			return r.Error
+		if c.rejected {
+			return c.err
 		}
 	}
 	if res.ExitCode != 0 || agent == 0 {
@@ -58,8 +80,11 @@ func runStaticCase(t *testing.T, c staticCase) {
 	acquire(t)
 	ctx := testCtx(t, 15*time.Minute)
 	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18, Model: c.model, Timeout: 4 * time.Minute})
-	// The strictest reading of the thinking rule: every turn is checked.
-	e.OpenAI.SetReasoningScope(mockopenai.ScopeAllTurns)
+	if c.calls == nil {
+		c.calls = openAICalls
+		// The strictest reading of the thinking rule: every turn is checked.
+		e.OpenAI.SetReasoningScope(mockopenai.ScopeAllTurns)
+	}
 	session, texts := c.breakIt(ctx, t, e)
 
 	fs, res := scanStore(t, e, session)
@@ -75,7 +100,7 @@ func runStaticCase(t *testing.T, c staticCase) {
 	}
 
 	const prompt = "Are you still there?"
-	got := openAIResume(ctx, t, e, session, prompt)
+	got := resumeVerdict(ctx, t, e, c.calls, session, prompt)
 	if got == "" {
 		t.Fatalf("the broken session was accepted; %s predicted %q", c.code, predicted.ProviderError)
 	}
@@ -96,7 +121,7 @@ func runStaticCase(t *testing.T, c staticCase) {
 		}
 	}
 	const next = "One more thing, please."
-	if rej := openAIResume(ctx, t, e, session, next); rej != "" {
+	if rej := resumeVerdict(ctx, t, e, c.calls, session, next); rej != "" {
 		t.Fatalf("after sessfix fix the resume is rejected: %s\n%s", rej, fix)
 	}
 	texts = append(texts, next)
@@ -143,43 +168,99 @@ func TestStaticOpenAIKillAfterReasoning(t *testing.T) {
 	runStaticCase(t, staticCase{
 		model: opencodetest.OpenAIModel, code: "SF164",
 		breakIt: func(ctx context.Context, t *testing.T, e *opencodetest.Env) (string, []string) {
-			before, _ := opencodetest.Sessions(e.DataDir())
 			pause := e.OpenAI.Pause(mockopenai.StageReasoningDone, e.OpenAI.NthAgent(0))
-			defer pause.Release()
-			proc, err := e.StartPrompt("", prompt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			session := ""
-			err = proc.KillAt(ctx, pause, func() bool {
-				ids, _ := opencodetest.Sessions(e.DataDir())
-				for _, id := range ids {
-					if !contains(before, id) {
-						session = id
-					}
-				}
-				if session == "" {
-					return false
-				}
-				ms, err := opencodetest.LoadSession(e.DataDir(), session)
-				if err != nil {
-					return false
-				}
-				for _, m := range ms {
-					for _, p := range m.Parts {
-						if enc, _ := opencodetest.Get(p.Data, "metadata.openai.reasoningEncryptedContent").(string); p.Type() == "reasoning" && enc != "" {
-							return true
-						}
-					}
-				}
-				return false
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return session, []string{"Please run a command for me"}
+			return killWhen(ctx, t, e, pause, prompt, "reasoning", "metadata.openai.reasoningEncryptedContent"),
+				[]string{"Please run a command for me"}
 		},
 	})
+}
+
+// TestStaticBedrockBlankText: Claude on Bedrock answers reasoning, a
+// whitespace-only text and a tool call; the SDK keeps blank text next to
+// signed reasoning, which Converse rejects (SF160, replaceEmptyTextParts).
+func TestStaticBedrockBlankText(t *testing.T) {
+	t.Parallel()
+	runStaticCase(t, staticCase{
+		model: opencodetest.BedrockModel, code: "SF160", calls: bedrockCalls,
+		breakIt: func(ctx context.Context, t *testing.T, e *opencodetest.Env) (string, []string) {
+			e.Bedrock.SetScript(mockbedrock.BlankTextScript)
+			res, err := e.Prompt(ctx, "please run it")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.SessionID == "" {
+				t.Fatalf("no session\n%s", res)
+			}
+			return res.SessionID, []string{"please run it"}
+		},
+	})
+}
+
+// TestStaticBedrockKillMidText: OpenCode is killed after the first text
+// delta; the stored text is "" and dropped, so the turn ends with its
+// thinking (SF155).
+func TestStaticBedrockKillMidText(t *testing.T) {
+	t.Parallel()
+	runStaticCase(t, staticCase{
+		model: opencodetest.BedrockModel, code: "SF155", calls: bedrockCalls,
+		breakIt: func(ctx context.Context, t *testing.T, e *opencodetest.Env) (string, []string) {
+			return killWhen(ctx, t, e, e.Bedrock.Pause(mockbedrock.StageTextDelta, mockbedrock.ChatRequest), "tell me something", "text", ""),
+				[]string{"tell me something"}
+		},
+	})
+}
+
+// killWhen starts a new session with prompt, and kills OpenCode once the
+// mock holds its stream at pause and OpenCode stored an assistant part of
+// type typ (with a non-empty string at key, when key is not "").
+func killWhen(ctx context.Context, t *testing.T, e *opencodetest.Env, pause interface {
+	opencodetest.Hold
+	Release()
+}, prompt, typ, key string) string {
+	t.Helper()
+	defer pause.Release()
+	before, _ := opencodetest.Sessions(e.DataDir())
+	proc, err := e.StartPrompt("", prompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := ""
+	err = proc.KillAt(ctx, pause, func() bool {
+		ids, _ := opencodetest.Sessions(e.DataDir())
+		for _, id := range ids {
+			if !contains(before, id) {
+				session = id
+			}
+		}
+		if session == "" {
+			return false
+		}
+		ms, err := opencodetest.LoadSession(e.DataDir(), session)
+		if err != nil {
+			return false
+		}
+		for _, m := range ms {
+			if m.Role() != "assistant" {
+				continue
+			}
+			for _, p := range m.Parts {
+				if p.Type() != typ {
+					continue
+				}
+				if key == "" {
+					return true
+				}
+				if v, _ := opencodetest.Get(p.Data, key).(string); v != "" {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return session
 }
 
 func contains(list []string, s string) bool {

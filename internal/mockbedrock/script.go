@@ -40,6 +40,20 @@ type Turn struct {
 // Script chooses the answer to an accepted request.
 type Script func(r *Request) Turn
 
+// BlankTextScript answers the first prompt the way Claude often does on
+// Bedrock: reasoning, a whitespace-only text ("\n\n") and a bash call
+// (echo hi); later requests get DefaultScript's answers.
+func BlankTextScript(r *Request) Turn {
+	if r.Chat && len(r.Parsed.Messages) == 1 {
+		return Turn{Blocks: []BlockSpec{
+			{Type: "reasoning", Text: "I will run it."},
+			{Type: "text", Text: "\n\n"},
+			{Type: "tool_use", ToolName: "bash", ToolInput: map[string]any{"command": "echo hi", "description": "Run echo hi"}},
+		}}
+	}
+	return DefaultScript(r)
+}
+
 // DefaultScript answers like Claude with extended thinking on Bedrock:
 //   - when the final user message carries tool results: reasoning, then
 //     text quoting the first result;

@@ -263,20 +263,6 @@ func toolRunning(e *Env) func() bool {
 	}
 }
 
-// blankTextScript makes Claude answer the first prompt the way it often
-// does before a tool call: reasoning, a text block of only "\n\n", then
-// the call.
-func blankTextScript(r *mockbedrock.Request) mockbedrock.Turn {
-	if r.Chat && len(r.Parsed.Messages) == 1 {
-		return mockbedrock.Turn{Blocks: []mockbedrock.BlockSpec{
-			{Type: "reasoning", Text: "I will run it."},
-			{Type: "text", Text: "\n\n"},
-			{Type: "tool_use", ToolName: "bash", ToolInput: map[string]any{"command": "echo hi", "description": "Run echo hi"}},
-		}}
-	}
-	return mockbedrock.DefaultScript(r)
-}
-
 // TestBedrockBlankText: a whitespace-only text block next to signed
 // reasoning is stored as is and sent back as is (the SDK keeps blank text
 // when the message has reasoning), so the very next step fails and so does
@@ -303,7 +289,7 @@ func TestBedrockBlankText(t *testing.T) {
 		t.Run(repair.name, func(t *testing.T) {
 			t.Parallel()
 			f := NewT(t, Options{Model: BedrockModel})
-			f.Bedrock.SetScript(blankTextScript)
+			f.Bedrock.SetScript(mockbedrock.BlankTextScript)
 			res, err := f.Prompt(testCtx(t), "please run it")
 			if err != nil {
 				t.Fatal(err)
