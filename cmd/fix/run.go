@@ -49,8 +49,8 @@ func RunFix(ctx context.Context, opts *FixOptions) (err error) {
 		run.stores = append(run.stores, store.Info{Path: in.Path})
 		run.storeErrs[in.Path] = in.Err
 	}
-	run.mode = run.writeMode()
-	if run.mode == writeAsk || run.mode == writeYes {
+	run.mode = cli.DecideWrite(ios, opts.DryRun, opts.Yes, opts.Interactive)
+	if run.mode.Writes() {
 		if err := run.lock(disc.Stores); err != nil {
 			return err
 		}
@@ -134,7 +134,7 @@ type fixRun struct {
 	opts  *FixOptions
 	pipe  *fix.Pipeline
 	fails report.FailPolicy
-	mode  writeMode
+	mode  cli.WriteMode
 	// locks are the writer locks taken before planning, by store.
 	locks map[store.Store]*store.Lock
 	// plans are the sessions to show: a change, findings left, or notes.
@@ -213,7 +213,7 @@ func (r *fixRun) take(o fix.Outcome) error {
 	case fix.SkippedBusy:
 		ios.Statusf("skipped session %s: %s, so OpenCode may still be writing it (wait, or add --force)", o.ID, o.Use.Why)
 		r.busy++
-		if r.mode == writeDry || r.mode == writeNoTerminal {
+		if !r.mode.Writes() {
 			r.plans = append(r.plans, o) // shown, marked as skipped
 		}
 	case fix.Planned:
@@ -261,7 +261,7 @@ func (r *fixRun) size() (sessions, edits int) {
 func (r *fixRun) show() error {
 	ios := r.opts.Factory.IOStreams
 	if r.opts.Factory.Format() == "json" {
-		if r.mode == writeAsk {
+		if r.mode == cli.WriteAsk {
 			_ = report.WritePlans(ios.ErrOut, r.plans, ios.ColorEnabled())
 		}
 		return nil

@@ -13,35 +13,6 @@ import (
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
-// writeMode is how a run of fix decides to write.
-type writeMode int
-
-const (
-	writeDry        writeMode = iota // --dry-run: never
-	writeNoTerminal                  // no --yes and no terminal to ask on: never
-	writeAsk                         // ask on the terminal
-	writeYes                         // --yes: always
-)
-
-// writeMode decides, before planning, whether the run may write.
-func (r *fixRun) writeMode() writeMode {
-	opts, ios := r.opts, r.opts.Factory.IOStreams
-	switch {
-	case opts.DryRun:
-		return writeDry
-	case opts.Yes:
-		return writeYes
-	}
-	interactive := opts.Interactive
-	if interactive == nil {
-		interactive = func() bool { return cli.IsTTY(ios.In) && ios.IsStdoutTTY() }
-	}
-	if interactive() {
-		return writeAsk
-	}
-	return writeNoTerminal
-}
-
 // lock takes the writer lock of every store, in order, before anything is
 // planned. A store another sessfix holds ends the run (exit 4) with the
 // locks taken so far released. A lock that cannot be created for another
@@ -77,35 +48,10 @@ func (r *fixRun) unlock() error {
 	return errors.Join(errs...)
 }
 
-// confirm decides whether to write: --dry-run never does, --yes always
-// does, otherwise the user is asked on a terminal. It returns
-// cli.ErrFindings when nothing is to be written.
+// confirm decides whether to write (cli.ConfirmWrite).
 func (r *fixRun) confirm(changing, edits int) error {
-	opts, ios := r.opts, r.opts.Factory.IOStreams
 	what := fmt.Sprintf("%s to %s", plural.Count(edits, "edit", "edits"), plural.Count(changing, "session", "sessions"))
-	switch r.mode {
-	case writeYes:
-		return nil
-	case writeAsk:
-		confirm := opts.Confirm
-		if confirm == nil {
-			confirm = func(q string) (bool, error) { return cli.AskLine(ios.In, ios.ErrOut, q) }
-		}
-		ok, err := confirm("write " + what + "?")
-		if err != nil {
-			return err
-		}
-		if !ok {
-			ios.Statusf("nothing written")
-			return cli.ErrFindings
-		}
-		return nil
-	case writeNoTerminal:
-		// Said even with -q: it is why nothing was written.
-		return cli.FindingsErrorf("not written: no terminal to ask on; add --yes to write the %s", what)
-	}
-	ios.Statusf("dry run: %s in %s would be written", plural.Count(edits, "edit", "edits"), plural.Count(changing, "session", "sessions"))
-	return cli.ErrFindings
+	return cli.ConfirmWrite(r.opts.Factory.IOStreams, r.mode, what, r.opts.Confirm)
 }
 
 // apply writes each store's plans in one backup run, under its writer

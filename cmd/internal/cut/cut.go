@@ -87,8 +87,8 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 	if err != nil {
 		return cli.SessionError(err)
 	}
-	mode := opts.writeMode()
-	if mode == writeAsk || mode == writeYes {
+	mode := cli.DecideWrite(ios, opts.DryRun, opts.Yes, opts.Interactive)
+	if mode.Writes() {
 		lock, err := store.AcquireLock(found.Store.Info())
 		if err != nil {
 			return err
@@ -143,13 +143,13 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 		return nil
 	}
 	if o.Forced {
-		ios.Statusf("warning: session %s may still be in use (%s); cutting it anyway (--force)", o.ID, o.Use.Why)
+		ios.Statusf("WARNING: session %s may still be in use (%s); cutting it anyway because of --force", o.ID, o.Use.Why)
 	}
 	if err := show(opts, o); err != nil {
 		return err
 	}
 	edits := len(o.Plan.Changes.Edits)
-	if err := opts.confirm(mode, edits); err != nil {
+	if err := cli.ConfirmWrite(ios, mode, plural.Count(edits, "edit", "edits"), opts.Confirm); err != nil {
 		return err
 	}
 	run, err := pipe.ApplyLocked(ctx, o.Store, []fix.Outcome{o})
@@ -183,61 +183,6 @@ func show(opts *Options, o fix.Outcome) error {
 		err = cerr
 	}
 	return err
-}
-
-type writeMode int
-
-const (
-	writeDry        writeMode = iota // --dry-run: never
-	writeNoTerminal                  // no --yes and no terminal to ask on: never
-	writeAsk                         // ask on the terminal
-	writeYes                         // --yes: always
-)
-
-func (opts *Options) writeMode() writeMode {
-	ios := opts.Factory.IOStreams
-	switch {
-	case opts.DryRun:
-		return writeDry
-	case opts.Yes:
-		return writeYes
-	}
-	interactive := opts.Interactive
-	if interactive == nil {
-		interactive = func() bool { return cli.IsTTY(ios.In) && ios.IsStdoutTTY() }
-	}
-	if interactive() {
-		return writeAsk
-	}
-	return writeNoTerminal
-}
-
-// confirm decides whether to write; cli.ErrFindings (exit 1) when not.
-func (opts *Options) confirm(mode writeMode, edits int) error {
-	ios := opts.Factory.IOStreams
-	what := plural.Count(edits, "edit", "edits")
-	switch mode {
-	case writeYes:
-		return nil
-	case writeAsk:
-		ask := opts.Confirm
-		if ask == nil {
-			ask = func(q string) (bool, error) { return cli.AskLine(ios.In, ios.ErrOut, q) }
-		}
-		ok, err := ask("write " + what + "?")
-		if err != nil {
-			return err
-		}
-		if !ok {
-			ios.Statusf("nothing written")
-			return cli.ErrFindings
-		}
-		return nil
-	case writeNoTerminal:
-		return cli.FindingsErrorf("not written: no terminal to ask on; add --yes to write the %s", what)
-	}
-	ios.Statusf("dry run: %s would be written", what)
-	return cli.ErrFindings
 }
 
 // busyError is a session the settle policy calls busy: exit 4, like a

@@ -87,7 +87,7 @@ func TestCutFollowsTheSettlePolicy(t *testing.T) {
 		t.Errorf("an open turn changed 1s ago: err %v, written %v\n%s", err, written, stderr)
 	}
 	stderr, written, err = run(t, path, id, now, true)
-	if err != nil || !written || !strings.Contains(stderr, "may still be in use ("+why+"); cutting it anyway (--force)") {
+	if err != nil || !written || !strings.Contains(stderr, "may still be in use ("+why+"); cutting it anyway because of --force") {
 		t.Errorf("--force: err %v, written %v\n%s", err, written, stderr)
 	}
 
