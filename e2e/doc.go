@@ -29,9 +29,15 @@
 //     must succeed, `opencode serve` must answer GET /session/:id/message
 //     with 200, and every text the user wrote must still be there.
 //
-// sessfix runs with HOME and the XDG directories of the OpenCode home and
-// with --settle=1ms: the test knows OpenCode has exited, so no quiet period
-// is needed before a killed turn counts as abandoned.
+// sessfix runs with HOME and the XDG directories of the OpenCode home. fix
+// runs with its default settings, right after the failed attempt or the
+// kill, as a user runs it; scans add --settle=0 (no settle window), so that
+// right after a kill only what sessfix sees of OpenCode (nothing holds the
+// store any more) decides that the turn was abandoned. TestLiveTurnLeftAlone
+// holds a live OpenCode in the middle of a turn past the settle window and
+// checks that scan and fix leave it alone until OpenCode is killed;
+// TestFixRightAfterAFailedAttempt runs fix the moment OpenCode has stored a
+// failed attempt.
 //
 // The results are written to docs/compatibility.md as a table (scenario ×
 // OpenCode version × verdict before, sessfix findings, prediction, verdict

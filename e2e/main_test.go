@@ -145,9 +145,13 @@ type finding struct {
 	ErrorType     string `json:"error_type"`
 }
 
-// scanFlags are passed to every scan and fix: OpenCode has exited when
-// sessfix runs, so a killed turn is abandoned at once.
-var scanFlags = []string{"--settle=1ms"}
+// scanFlags are passed to every scan (never to fix, which runs with its
+// defaults as a user runs it): the suite scans right after it killed
+// OpenCode, and with no settle window (--settle=0) what sessfix sees of
+// OpenCode, no process holding the store any more, is what makes the
+// killed turn count as abandoned at once. TestLiveTurnLeftAlone shows the
+// same settings leave a live OpenCode's turn alone.
+var scanFlags = []string{"--settle=0"}
 
 // scanStore runs `sessfix scan --format json` on the data dir and returns
 // the findings of one session.

@@ -83,12 +83,12 @@ func TestRecoverCorruptedSignatureAfterCopy(t *testing.T) {
 					t.Errorf("%s: SF302 says %q, the original %q", name, f.Message, want.Message)
 				}
 			}
-			dry := sessfix(t, e, append(append([]string{"fix", "--dry-run", "--session", c.session}, scanFlags...), e.DataDir())...)
+			dry := sessfix(t, e, "fix", "--dry-run", "--session", c.session, e.DataDir())
 			if dry.ExitCode != 1 || !strings.Contains(dry.Stdout+dry.Stderr, "fix SF302 ") || !strings.Contains(dry.Stdout+dry.Stderr, "(stripThinkingParts)") {
 				t.Errorf("fix --dry-run does not plan the repair scan asks for\n%s", dry)
 			}
 
-			fix := sessfix(t, e, append(append([]string{"fix", "--yes", "--session", c.session}, scanFlags...), e.DataDir())...)
+			fix := sessfix(t, e, "fix", "--yes", "--session", c.session, e.DataDir())
 			if fix.ExitCode != 0 {
 				t.Fatalf("fix\n%s", fix)
 			}
@@ -130,7 +130,7 @@ func TestRecoverIndexlessError(t *testing.T) {
 			}
 			answer := c.assistant(1)
 			blank := c.part(answer, "text")
-			diag := sessfix(t, e, append(append([]string{"diagnose", "--error", text}, scanFlags...), e.DataDir())...)
+			diag := sessfix(t, e, "diagnose", "--error", text, e.DataDir())
 			for _, want := range []string{
 				"the error names no message; the preflight finds 1 place that causes it:\n  error SF151 " + answer.ID + " part " + blank.ID,
 				"sessfix fix --error would:\n  update part " + blank.ID + ": replaceEmptyTextParts",
@@ -139,7 +139,7 @@ func TestRecoverIndexlessError(t *testing.T) {
 					t.Errorf("diagnose lacks %q\n%s", want, diag)
 				}
 			}
-			fix := sessfix(t, e, append(append([]string{"fix", "--yes", "--session", c.session, "--error", text}, scanFlags...), e.DataDir())...)
+			fix := sessfix(t, e, "fix", "--yes", "--session", c.session, "--error", text, e.DataDir())
 			out := fix.Stdout + fix.Stderr
 			if fix.ExitCode != 0 || !strings.Contains(out, "the preflight finds 1 place that causes it") || !strings.Contains(out, "fixed 1 session: 1 edit") {
 				t.Errorf("fix --error\n%s", fix)

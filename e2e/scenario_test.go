@@ -518,8 +518,9 @@ func runScenario(t *testing.T, sc *scenario, version string) outcome {
 		}
 	}
 
-	// 5. Repair with no other hint.
-	fix := sessfix(t, e, append(append([]string{"fix", "--yes"}, scanFlags...), e.DataDir())...)
+	// 5. Repair with no other hint and the default settings, right after
+	// the failed attempt (or the kill) as a user would.
+	fix := sessfix(t, e, "fix", "--yes", e.DataDir())
 	row.FixExit = fix.ExitCode
 	t.Logf("%s", fix)
 	if fix.ExitCode != 0 {

@@ -56,7 +56,7 @@ func TestRealSurgery(t *testing.T) {
 					want = append(want, c.msgs[i].ID)
 				}
 				args := append([]string{cut.name, b.loop}, cut.args(c)...)
-				args = append(args, "--yes", "--settle=1ms")
+				args = append(args, "--yes") // a finished turn: cut at once, no --settle
 
 				before := storeState(t, d)
 				if res := sessfix(t, e, args...); res.ExitCode != 0 {

@@ -37,7 +37,7 @@ func TestRealStoreFixAndUndo(t *testing.T) {
 			// No arguments: discovery finds the real store, healthy.
 			// (The base also holds the `cut` session, killed after a tool
 			// result: that one is damaged on purpose.)
-			res := sessfix(t, e, "scan", "--format", "json", "--settle=1ms")
+			res := sessfix(t, e, "scan", "--format", "json")
 			if res.ExitCode != 0 && res.ExitCode != 1 {
 				t.Fatalf("scan of the real data dir:\n%s", res)
 			}
@@ -69,20 +69,20 @@ func TestRealStoreFixAndUndo(t *testing.T) {
 			d.deletePaths(tool.ID, p.ID, "state.output", "state.time.end", "state.time.compacted")
 
 			before := storeState(t, d)
-			if res := sessfix(t, e, "scan", "--settle=1ms"); res.ExitCode != 1 {
+			if res := sessfix(t, e, "scan"); res.ExitCode != 1 {
 				t.Fatalf("scan of the damaged store should exit 1:\n%s", res)
 			}
-			if res := sessfix(t, e, "fix", "--yes", "--settle=1ms"); res.ExitCode != 0 {
+			if res := sessfix(t, e, "fix", "--yes"); res.ExitCode != 0 {
 				t.Fatalf("fix --yes:\n%s", res)
 			}
 			fixed := storeState(t, d)
 			if fixed == before {
 				t.Fatal("fix --yes changed nothing")
 			}
-			if res := sessfix(t, e, "scan", "--settle=1ms", "--fail-on", "warning"); res.ExitCode != 0 {
+			if res := sessfix(t, e, "scan", "--fail-on", "warning"); res.ExitCode != 0 {
 				t.Fatalf("after the fix scan still fails:\n%s", res)
 			}
-			again := sessfix(t, e, "fix", "--yes", "--settle=1ms")
+			again := sessfix(t, e, "fix", "--yes")
 			if again.ExitCode != 0 || !strings.Contains(again.Stderr+again.Stdout, "nothing to change") || storeState(t, d) != fixed {
 				t.Fatalf("a second fix should change nothing:\n%s", again)
 			}
