@@ -12,6 +12,7 @@ import (
 
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/fix"
+	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -35,6 +36,7 @@ var fixContract = map[string]string{
 	"sessions[].outcome":                "string",
 	"sessions[].error":                  "string",
 	"sessions[].forced":                 "boolean",
+	"sessions[].in_use":                 "string",
 	"sessions[].backup_run":             "string",
 	"sessions[].edits":                  "array",
 	"sessions[].edits[].op":             "string",
@@ -134,7 +136,8 @@ func sampleFixRun() *FixRun {
 		Runs:   map[string]string{db.Path: "20261121T153000Z-k3x9qa"},
 		Sessions: []fix.Outcome{
 			{Target: fix.Target{Store: dbStore}, ID: "ses_a", Title: "fix the build", Status: fix.Applied, Plan: applied, Run: "20261121T153000Z-k3x9qa"},
-			{Target: fix.Target{Store: dbStore}, ID: "ses_b", Status: fix.SkippedBusy, Plan: plan("ses_b", edit)},
+			{Target: fix.Target{Store: dbStore}, ID: "ses_b", Status: fix.SkippedBusy, Plan: plan("ses_b", edit),
+				Use: scan.Use{InUse: true, Why: "its last assistant message is unfinished and the session changed 1s ago"}},
 			{Target: fix.Target{Store: expStore}, ID: "ses_e", Status: fix.Planned, Plan: kept},
 			{Target: fix.Target{Store: expStore}, ID: "ses_f", Status: fix.Failed, Step: fix.StepWrite, Plan: plan("ses_f", edit), Err: errors.New("cannot write /tmp/ses.json: permission denied")},
 			{Target: fix.Target{Store: dbStore}, ID: "ses_g", Status: fix.Failed, Step: fix.StepLoad, Err: errors.New("record is not JSON")},
@@ -294,6 +297,9 @@ func TestFixDocumentSaysWhatHappened(t *testing.T) {
 		a.Edits[0].Mutation != "moveThinkingFirst" || len(a.Fixed) != 1 || a.Fixed[0].Finding.Code != "SF103" ||
 		len(a.Unfixed) != 1 || !a.Unfixed[0].Failing || a.Notes[0] != "a note" {
 		t.Errorf("applied session %+v", a)
+	}
+	if b := d.Sessions[1]; b.InUse != "its last assistant message is unfinished and the session changed 1s ago" || a.InUse != "" {
+		t.Errorf("why a session is in use: %q, %q", b.InUse, a.InUse)
 	}
 	if d.Sessions[3].Error == "" || d.Sessions[4].Error != "record is not JSON" {
 		t.Errorf("failed sessions %+v", d.Sessions[3:])

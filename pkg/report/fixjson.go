@@ -48,9 +48,12 @@ type FixSession struct {
 	Title   string `json:"title"`
 	Outcome string `json:"outcome"`
 	Error   string `json:"error"`
-	// Forced is true when --force repaired a session the settle window
+	// Forced is true when --force repaired a session the settle policy
 	// calls busy.
-	Forced    bool         `json:"forced"`
+	Forced bool `json:"forced"`
+	// InUse says why the settle policy calls the session busy (a
+	// skipped-busy or forced session); "" otherwise.
+	InUse     string       `json:"in_use"`
 	BackupRun string       `json:"backup_run"`
 	Edits     []FixEdit    `json:"edits"`
 	Fixed     []FixRepair  `json:"fixed"`
@@ -164,7 +167,7 @@ func NewFixDocument(run *FixRun) *FixDocument {
 		info := o.Store.Info()
 		s := FixSession{
 			Store: info.Path, Shape: string(info.Shape), ID: o.ID, Title: o.Title,
-			Outcome: outcomeName(o), Forced: o.Forced, BackupRun: o.Run,
+			Outcome: outcomeName(o), Forced: o.Forced, InUse: o.Use.Why, BackupRun: o.Run,
 			Edits: []FixEdit{}, Fixed: []FixRepair{}, Unfixed: []FixUnfixed{}, Notes: []string{},
 		}
 		if o.Err != nil {
