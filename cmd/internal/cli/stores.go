@@ -108,7 +108,7 @@ func SessionError(err error) error {
 	return err
 }
 
-// StoreFlag is the flag the surgery commands (show, drop, rewind, fork)
+// StoreFlag is the flag the surgery commands (show, drop, rewind)
 // name stores with: their arguments are the session and record ids.
 const StoreFlag = "store"
 
