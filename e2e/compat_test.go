@@ -21,6 +21,7 @@ func TestCompatibility(t *testing.T) {
 	var (
 		mu     sync.Mutex
 		rows   []outcome
+		fams   []familyOutcome
 		events []eventFinding
 		want   int
 	)
@@ -38,6 +39,17 @@ func TestCompatibility(t *testing.T) {
 				})
 			}
 		}
+		for i := range familyCases {
+			fc := &familyCases[i]
+			want++
+			t.Run("family/"+fc.name, func(t *testing.T) {
+				t.Parallel()
+				row := runFamilyCase(t, fc)
+				mu.Lock()
+				fams = append(fams, row)
+				mu.Unlock()
+			})
+		}
 		want++
 		t.Run("event-table/"+opencodetest.V1_18, func(t *testing.T) {
 			t.Parallel()
@@ -47,7 +59,7 @@ func TestCompatibility(t *testing.T) {
 			mu.Unlock()
 		})
 	})
-	done := len(rows)
+	done := len(rows) + len(fams)
 	if events != nil {
 		done++
 	}
@@ -68,7 +80,13 @@ func TestCompatibility(t *testing.T) {
 		return o.Scenario
 	}
 	slices.SortFunc(rows, func(a, b outcome) int { return strings.Compare(order(a), order(b)) })
-	got := renderCompat(rows, events)
+	slices.SortFunc(fams, func(a, b familyOutcome) int {
+		at := func(name string) int {
+			return slices.IndexFunc(familyCases, func(fc familyCase) bool { return fc.name == name })
+		}
+		return at(a.Case) - at(b.Case)
+	})
+	got := renderCompat(rows, fams, events)
 
 	root, err := opencodetest.RepoRoot()
 	if err != nil {
@@ -106,7 +124,7 @@ func codes(list []string) string {
 
 // renderCompat writes docs/compatibility.md. Everything in it comes from
 // the run: no timings, no ids.
-func renderCompat(rows []outcome, events []eventFinding) []byte {
+func renderCompat(rows []outcome, fams []familyOutcome, events []eventFinding) []byte {
 	var b bytes.Buffer
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	p("# Compatibility with real OpenCode\n\n")
@@ -173,6 +191,7 @@ func renderCompat(rows []outcome, events []eventFinding) []byte {
 			p(" Start a new session, or `opencode export` the session, remove the broken turn and `opencode import` it.\n")
 		}
 	}
+	renderFamilies(&b, fams)
 	renderEvents(&b, events)
 	return b.Bytes()
 }

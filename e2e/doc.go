@@ -29,6 +29,17 @@
 //     must succeed, `opencode serve` must answer GET /session/:id/message
 //     with 200, and every text the user wrote must still be there.
 //
+// For the other provider families (OpenAI Responses, Kimi through an
+// OpenAI-compatible provider, Gemini, Bedrock) the suite starts from the
+// sessions real OpenCode 1.18.33 recorded against internal/mockopenai,
+// internal/mockgemini and internal/mockbedrock (testdata/real), breaks each
+// the way internal/opencodetest's lab did (another account, `store` switched
+// to true, a kill's stored shape, a tool step without reasoning, a model
+// switch), and proves error-driven recovery (families_test.go): the resume is
+// rejected, scan reports SF302 with the stored text and its class, `fix
+// --yes` repairs it, `undo --last` restores the store exactly, and after the
+// fix again the mock accepts the resume.
+//
 // sessfix runs with HOME and the XDG directories of the OpenCode home. fix
 // runs with its default settings, right after the failed attempt or the
 // kill, as a user runs it; scans add --settle=0 (no settle window), so that

@@ -43,7 +43,7 @@ func TestRenderCompatEscapes(t *testing.T) {
 		Before: verdict{State: "rejected", Error: "a | b `c`"},
 		After:  verdict{State: "accepted", Serve: 200},
 	}}
-	doc := string(renderCompat(rows, nil))
+	doc := string(renderCompat(rows, nil, nil))
 	if !strings.Contains(doc, "rejected: `` a \\| b `c` ``") {
 		t.Errorf("the error cell is not escaped:\n%s", doc)
 	}
@@ -51,7 +51,25 @@ func TestRenderCompatEscapes(t *testing.T) {
 		t.Errorf("a run where every scenario resumed is not said so:\n%s", doc)
 	}
 	rows[0].After = verdict{State: "rejected", Error: "x"}
-	if doc := string(renderCompat(rows, nil)); !strings.Contains(doc, "- `s` on OpenCode 1.18.33: after the fix rejected") {
+	if doc := string(renderCompat(rows, nil, nil)); !strings.Contains(doc, "- `s` on OpenCode 1.18.33: after the fix rejected") {
 		t.Errorf("a scenario still refused after the fix is not listed:\n%s", doc)
+	}
+}
+
+func TestRenderFamilies(t *testing.T) {
+	rows := []familyOutcome{{
+		Case: "c", What: "w | x", Model: "openai/gpt-5.2",
+		Before:   verdict{State: "rejected", Error: hideIDs("Item 'rs_ef64ef4ed983c61b16a7db5f' of type 'reasoning'")},
+		Recovery: "reasoning_without_following_item", Fix: "dropEncryptedReasoning|excludeMessage",
+		After: verdict{State: "accepted"},
+	}}
+	doc := string(renderCompat(nil, rows, nil))
+	for _, want := range []string{
+		"## Provider families: recovery from the stored error",
+		"| c | openai/gpt-5.2 | w \\| x | rejected: `` Item 'rs_…' of type 'reasoning' `` | reasoning_without_following_item | `dropEncryptedReasoning\\|excludeMessage` | accepted |",
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("the families section lacks %q:\n%s", want, doc)
+		}
 	}
 }

@@ -14,34 +14,51 @@ func init() {
 		Severity: Error,
 		Summary:  "the last attempt failed with a provider error that the stored history causes",
 		What: "The session's last assistant message carries a provider error (`error.name` `APIError`, or another " +
-			"error with a `data.message`) whose text error-driven recovery classifies: thinking_block_order, " +
-			"thinking_disabled_violation, tool_result_missing, empty_content, invalid_signature, or one of the " +
-			"recognised types without a storage fix (thinking_modified, prefill_unsupported). The finding names " +
-			"the type, the provider's text and the `messages.N` index it points at, mapped to the stored message " +
-			"(and part). An error that names no message (\"messages: text content blocks must contain " +
+			"error with a `data.message`) whose text error-driven recovery classifies, for every provider family " +
+			"OpenCode talks to: Anthropic and Bedrock (thinking_block_order, thinking_disabled_violation, " +
+			"tool_result_missing, empty_content, invalid_signature), DeepSeek and Kimi (reasoning_content_missing), " +
+			"the OpenAI Responses API (reasoning_without_following_item, encrypted_content_invalid, " +
+			"item_not_persisted) and Gemini (thought_signature_corrupted), or one of the recognised types without a " +
+			"storage fix (thinking_modified, prefill_unsupported, reasoning_item_missing, invalid_item_id, " +
+			"thought_signature_missing, turn_order). The finding names the type, the provider's text and the place " +
+			"it points at: a `messages.N` index mapped to the stored message (and part), or an item id (`rs_…`, " +
+			"`msg_…`, `fc_…`, `call_…`) mapped to the part that stores it (`metadata.openai.itemId`, a tool part's " +
+			"`callID`). An error that names no message (\"messages: text content blocks must contain " +
 			"non-whitespace text\") is mapped through the preflight instead: the finding lists the preflight " +
-			"findings whose predicted error is this one. Messages sessfix itself excluded are not failed attempts.",
+			"findings whose predicted error is this one. For errors whose cause every turn may share (DeepSeek's " +
+			"missing reasoning_content, another account's encrypted reasoning or thought signatures, item ids " +
+			"with `store: false`) the finding lists every message before the attempt that shows it. Messages " +
+			"sessfix itself excluded are not failed attempts.",
 		Why: "OpenCode stores the failed attempt (the prompt and an assistant message with the error) and sends the " +
 			"same broken history on every retry: the session is bricked now, not later.",
 		ProviderError: "the text stored in `error.data.message`, for example: messages.3.content.0.type: Expected " +
-			"`thinking` or `redacted_thinking`, but found `tool_use`.",
+			"`thinking` or `redacted_thinking`, but found `tool_use`. Or: thinking is enabled but reasoning_content " +
+			"is missing in assistant tool call message at index 2. Or: Item 'rs_…' of type 'reasoning' was provided " +
+			"without its required following item.",
 		FixDoc: "Error-driven recovery: the index is mapped to the exact stored message the provider meant (through " +
-			"the preflight's index map, never by guessing neighbours) and repaired by type: thinking_block_order → " +
-			"SF103's fix (`moveThinkingFirst`, else `stripThinkingParts`); thinking_disabled_violation → " +
-			"`stripThinkingParts`; tool_result_missing → `markToolAborted`; empty_content → SF101/SF104's fix " +
-			"(`replaceEmptyTextParts`, else `injectTextPart`); invalid_signature → strip that message's thinking " +
-			"(`stripThinkingParts`, and `excludeMessage` when it is the final tool-loop message). An error that " +
-			"names no message is repaired by repairing the preflight findings that produce it. " +
-			"thinking_modified and prefill_unsupported have no storage fix and are reported only. The failed " +
-			"attempt itself is left alone: OpenCode already skips the errored message.\n\n" +
+			"the preflight's index map, never by guessing neighbours; an item id to the part that stores it) and " +
+			"repaired by type: thinking_block_order → SF103's fix (`moveThinkingFirst`, else `stripThinkingParts`); " +
+			"thinking_disabled_violation → `stripThinkingParts`; tool_result_missing → `markToolAborted`; " +
+			"empty_content → SF101/SF104's fix (`replaceEmptyTextParts`, else `injectTextPart`); invalid_signature → " +
+			"strip that message's thinking (`stripThinkingParts`, and `excludeMessage` when it is the final " +
+			"tool-loop message); reasoning_content_missing → `excludeMessage` on every tool-call turn OpenCode sends " +
+			"without reasoning_content; reasoning_without_following_item → `dropEncryptedReasoning` on the named " +
+			"message (else `excludeMessage`); encrypted_content_invalid → `dropEncryptedReasoning` on every " +
+			"reasoning part; item_not_persisted → `dropItemIDs` on every part; thought_signature_corrupted → " +
+			"`dropThoughtSignatures` on every signed function call. Each of these was proven against real " +
+			"OpenCode 1.18.33 and the provider's strict mock. An error that names no message is repaired by " +
+			"repairing the preflight findings that produce it. The types without a storage fix are reported only. " +
+			"The failed attempt itself is left alone: OpenCode already skips the errored message.\n\n" +
 			"Whether the stored error still applies is decided from the records alone, never from file times " +
 			"(a copy, a restore or a checkout resets those): it is history once sessfix excluded the message it " +
 			"points at, or once nothing at error level is found on that message, the message no longer shows what " +
 			"the error describes, and its records show a change made after the attempt (a time inside the " +
 			"message or its parts later than the attempt's, a synthetic part, no thinking left for a thinking " +
-			"error, or another block at the index where the error says what it found). For an error that names " +
-			"no message the whole history before the attempt is weighed the same way. A history error stays as " +
-			"info, so it is visible, and no longer fails the scan; `fix` plans nothing for it.",
+			"error, or another block at the index where the error says what it found). For the errors whose " +
+			"defect is a record's content (a metadata key, a turn without reasoning) no message showing it any " +
+			"more is the proof. For an error that names no message the whole history before the attempt is " +
+			"weighed the same way. A history error stays as info, so it is visible, and no longer fails the scan; " +
+			"`fix` plans nothing for it.",
 		Fixable: true,
 		Fix:     "errorDrivenRecovery",
 		Check:   checkFailedAttempt,
