@@ -123,9 +123,9 @@ func TestProviderErrorsRepair(t *testing.T) {
 						rs.Delete(t, m, q)
 					}
 				}
-				_ = p
+				// messages[2]: [system, user, the tool step, its tool result, …]
 				return "thinking is enabled but reasoning_content is missing in assistant tool call message at index 2",
-					scan.ErrorReasoningContentMissing, "", "", map[string]string{m.ID: "excludeMessage"}
+					scan.ErrorReasoningContentMissing, m.ID, p.ID, map[string]string{m.ID: "excludeMessage"}
 			}},
 		"gemini signatures of another account": {"1.18.33-google", "",
 			func(t *testing.T, rs *realstore.Store, s *store.Session) (string, scan.ErrorType, string, string, map[string]string) {

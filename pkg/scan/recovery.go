@@ -343,9 +343,8 @@ func (r *Recovery) Where() string {
 // the failed attempt on, and turns sessfix excluded since still counted.
 //
 // An item id (rs_…, fc_…, msg_…, call_…) maps by the id a part stores
-// (LocateItem); an Anthropic-style messages.N index through the
-// preflight's request; other families' indexes (messages[N], input[N],
-// position N) through that family's request when sessfix models it.
+// (LocateItem); an index, in any family's form, through the request
+// OpenCode sent that family (BuildRequest, LocateIndex).
 func ReadError(s *store.Session, text string, failed *store.Message) *Recovery {
 	t := DetectErrorType(text)
 	r := &Recovery{Text: text, Type: t, Defect: DefectOf(t, text), Index: ExtractIndex(text),
@@ -353,11 +352,8 @@ func ReadError(s *store.Session, text string, failed *store.Message) *Recovery {
 	switch {
 	case r.ItemID != "" && !IsMessagesIndex(r.Index):
 		r.TargetID, r.PartID, r.MapErr = LocateItem(s, r.ItemID, failed)
-	case r.Index == "":
-	case IsMessagesIndex(r.Index):
+	case r.Index != "":
 		r.TargetID, r.PartID, r.MapErr = r.request(s).LocateIndex(r.Index)
-	default:
-		r.TargetID, r.PartID, r.MapErr = locateFamilyIndex(s, r)
 	}
 	return r
 }
@@ -382,21 +378,6 @@ func LocateItem(s *store.Session, id string, failed *store.Message) (msgID, part
 		}
 	}
 	return "", "", fmt.Errorf("no stored part holds %s (as its item id or call id)", id)
-}
-
-// locateFamilyIndex maps an index of the Chat Completions, Responses or
-// Gemini spelling. sessfix does not rebuild those requests yet: the error
-// is then repaired by its class (the defect's records), and the index is
-// said not to map.
-func locateFamilyIndex(_ *store.Session, r *Recovery) (string, string, error) {
-	api := "Gemini"
-	switch {
-	case strings.HasPrefix(r.Index, "messages["):
-		api = "Chat Completions"
-	case strings.HasPrefix(r.Index, "input["):
-		api = "Responses"
-	}
-	return "", "", fmt.Errorf("sessfix does not rebuild the %s request, so %s names no stored message it can point at", api, r.Index)
 }
 
 // request rebuilds the request the error answered, from the records as they
