@@ -105,6 +105,13 @@ var familyCases = []familyCase{
 		errorType: "thought_signature_corrupted", text: "Corrupted thought signature.",
 	},
 	{
+		name: "bedrock-another-account", what: "reasoning signed for another account (a switch of AWS account or key)",
+		store:     "opencode-1.18.33-amazon-bedrock",
+		opts:      opencodetest.Options{Model: opencodetest.BedrockModel},
+		breakIt:   func(c *famRun) { c.e.Bedrock.SetSecret([]byte("another account")) },
+		errorType: "invalid_signature", text: "Invalid `signature` in `thinking` block",
+	},
+	{
 		// What a SIGKILL mid-text leaves on Bedrock (OBSERVED.md): the
 		// answer's text part "" after its signed reasoning.
 		name: "bedrock-killed-mid-text", what: "SIGKILL when the answer text started: its text part is empty after signed reasoning", store: "opencode-1.18.33-amazon-bedrock",

@@ -138,6 +138,19 @@ func TestProviderErrorsRepair(t *testing.T) {
 				}
 				return "Corrupted thought signature.", scan.ErrorThoughtSignatureCorrupted, "", "", want
 			}},
+		"bedrock signatures of another account": {"1.18.33-amazon-bedrock", "",
+			func(t *testing.T, rs *realstore.Store, s *store.Session) (string, scan.ErrorType, string, string, map[string]string) {
+				m, p := firstPart(t, s, "reasoning")
+				want := map[string]string{}
+				for id := range partsWith(s, scan.HasBedrockSignature) {
+					want[id] = "stripThinkingParts"
+				}
+				if len(want) < 2 {
+					t.Fatalf("the bedrock tool loop should have two signed reasoning parts: %v", want)
+				}
+				// As OpenCode stores a ConverseStream error.
+				return "undefined: messages.1.content.0: Invalid `signature` in `thinking` block", scan.ErrorInvalidSignature, m.ID, p.ID, want
+			}},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -136,6 +136,17 @@ func recordStrats(d scan.Defect, target, until, reason string) []strat {
 		return []strat{each(stDropItemIDs, func(_ *work, m *store.Message) ([]store.Edit, error) { return dropItemIDs(m) })}
 	case scan.DefectThoughtSignature:
 		return []strat{each(stDropSignatures, func(_ *work, m *store.Message) ([]store.Edit, error) { return dropThoughtSignatures(m) })}
+	case scan.DefectBedrockSignature:
+		// What OpenCode sends once the signatures are gone (it leaves
+		// unsigned reasoning out), without unsigned parts left behind; the
+		// final tool-loop message, which Claude refuses without thinking,
+		// is excluded instead.
+		return []strat{each(stStrip, func(w *work, m *store.Message) ([]store.Edit, error) {
+			if finalToolLoop(w.s, m) {
+				return excludeMessage(w.s, m, reason, w.env)
+			}
+			return stripThinkingParts(w.s, m, nil)
+		})}
 	}
 	return nil
 }

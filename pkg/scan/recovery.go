@@ -7,6 +7,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -42,6 +43,9 @@ const (
 	DefectUnverified       // session-wide: reasoning with encrypted content the API cannot verify
 	DefectItemIDs          // session-wide: parts with provider item ids the API does not hold
 	DefectThoughtSignature // session-wide: function calls with a Gemini thought signature it refuses
+	// DefectBedrockSignature is an invalid_signature error from Bedrock:
+	// signed reasoning issued to another account (session-wide).
+	DefectBedrockSignature
 )
 
 // DefectOf classifies a provider error of type t (DetectErrorType(text)) by
@@ -83,7 +87,7 @@ func DefectOf(t ErrorType, text string) Defect {
 // the failed attempt that shows it (ShowsBefore), not only the named one.
 func (d Defect) SessionWide() bool {
 	switch d {
-	case DefectReasoningMissing, DefectUnverified, DefectItemIDs, DefectThoughtSignature:
+	case DefectReasoningMissing, DefectUnverified, DefectItemIDs, DefectThoughtSignature, DefectBedrockSignature:
 		return true
 	}
 	return false
@@ -259,8 +263,16 @@ func (d Defect) Shows(s *store.Session, m *store.Message) bool {
 		return anyPart(m, HasItemID)
 	case DefectThoughtSignature:
 		return anyPart(m, HasThoughtSignature)
+	case DefectBedrockSignature:
+		return anyPart(m, HasBedrockSignature)
 	}
 	return false
+}
+
+// HasBedrockSignature reports a reasoning part OpenCode replays to Bedrock
+// with its signature (metadata.bedrock.signature).
+func HasBedrockSignature(p *store.Part) bool {
+	return p.Type == "reasoning" && p.Get("metadata.bedrock.signature").String() != ""
 }
 
 func anyPart(m *store.Message, f func(*store.Part) bool) bool {
@@ -349,6 +361,12 @@ func ReadError(s *store.Session, text string, failed *store.Message) *Recovery {
 	t := DetectErrorType(text)
 	r := &Recovery{Text: text, Type: t, Defect: DefectOf(t, text), Index: ExtractIndex(text),
 		ItemID: ExtractItemID(text), Failed: failed}
+	if r.Defect == DefectSignature && familyOfError(s, failed) == sent.Bedrock {
+		// Bedrock refuses reasoning signed for another account (an
+		// account or region switch): every signature of the session is
+		// then refused, not only the one it names.
+		r.Defect = DefectBedrockSignature
+	}
 	switch {
 	case r.ItemID != "" && !IsMessagesIndex(r.Index):
 		r.TargetID, r.PartID, r.MapErr = LocateItem(s, r.ItemID, failed)
@@ -356,6 +374,17 @@ func ReadError(s *store.Session, text string, failed *store.Message) *Recovery {
 		r.TargetID, r.PartID, r.MapErr = r.request(s).LocateIndex(r.Index)
 	}
 	return r
+}
+
+// familyOfError is the provider family the error came from: the failed
+// attempt's model, else the session's current one.
+func familyOfError(s *store.Session, failed *store.Message) sent.Family {
+	if failed != nil {
+		if p := failed.Get("providerID").String(); p != "" {
+			return sent.FamilyOf(p, failed.Get("modelID").String())
+		}
+	}
+	return sent.FamilyOf(CurrentModel(s))
 }
 
 // LocateItem maps a provider item or call id to the stored part that holds
@@ -535,6 +564,8 @@ func (d Defect) what() string {
 		return "parts with provider item ids"
 	case DefectThoughtSignature:
 		return "function calls with a thought signature"
+	case DefectBedrockSignature:
+		return "reasoning with a bedrock signature"
 	}
 	return ""
 }
@@ -552,6 +583,8 @@ func (d Defect) goneWhy() string {
 		return "no part carries a provider item id any more"
 	case DefectThoughtSignature:
 		return "no function call carries a thought signature any more"
+	case DefectBedrockSignature:
+		return "no reasoning part carries a bedrock signature any more"
 	}
 	return "the session no longer shows the problem"
 }

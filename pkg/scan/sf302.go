@@ -26,7 +26,8 @@ func init() {
 			"`callID`). An error that names no message (\"messages: text content blocks must contain " +
 			"non-whitespace text\") is mapped through the preflight instead: the finding lists the preflight " +
 			"findings whose predicted error is this one. For errors whose cause every turn may share (DeepSeek's " +
-			"missing reasoning_content, another account's encrypted reasoning or thought signatures, item ids " +
+			"missing reasoning_content, another account's encrypted reasoning, thought signatures or Bedrock " +
+			"signatures, item ids " +
 			"with `store: false`) the finding lists every message before the attempt that shows it. Messages " +
 			"sessfix itself excluded are not failed attempts.",
 		Why: "OpenCode stores the failed attempt (the prompt and an assistant message with the error) and sends the " +
@@ -41,7 +42,8 @@ func init() {
 			"thinking_disabled_violation → `stripThinkingParts`; tool_result_missing → `markToolAborted`; " +
 			"empty_content → SF101/SF104's fix (`replaceEmptyTextParts`, else `injectTextPart`); invalid_signature → " +
 			"strip that message's thinking (`stripThinkingParts`, and `excludeMessage` when it is the final " +
-			"tool-loop message); reasoning_content_missing → `excludeMessage` on every tool-call turn OpenCode sends " +
+			"tool-loop message; from Bedrock, whose refusal means another account's signatures, on every message " +
+			"with signed reasoning); reasoning_content_missing → `excludeMessage` on every tool-call turn OpenCode sends " +
 			"without reasoning_content; reasoning_without_following_item → `dropEncryptedReasoning` on the named " +
 			"message (else `excludeMessage`); encrypted_content_invalid → `dropEncryptedReasoning` on every " +
 			"reasoning part; item_not_persisted → `dropItemIDs` on every part; thought_signature_corrupted → " +
