@@ -387,6 +387,19 @@ func familyOfError(s *store.Session, failed *store.Message) sent.Family {
 	return sent.FamilyOf(CurrentModel(s))
 }
 
+// DefaultFix is the repair error-driven recovery applies for the error, in
+// rules.md notation: its type's (ErrorType.DefaultFix), but where the
+// defect's repair differs from the type's usual one.
+func (r *Recovery) DefaultFix() string {
+	switch r.Defect {
+	case DefectFinalThinking:
+		return "injectTextPart|excludeMessage"
+	case DefectOrderFinal:
+		return "moveThinkingFirst|excludeMessage"
+	}
+	return r.Type.DefaultFix()
+}
+
 // LocateItem maps a provider item or call id to the stored part that holds
 // it: a part whose metadata keeps it as its item id (metadata.openai.itemId
 // and other providers' namespaces; rs_ is a reasoning part, msg_ a text

@@ -128,7 +128,7 @@ func checkFailedAttempt(c *Context) {
 			return
 		}
 	}
-	if fix := r.Type.DefaultFix(); fix != "" {
+	if fix := r.DefaultFix(); fix != "" {
 		f.Fix = fix
 		c.Report(f)
 	} else {
