@@ -246,7 +246,7 @@ func TestScanStderr(t *testing.T) {
 	for _, want := range []string{
 		"scanning export store " + broken + " (1 session)\n",
 		"scanning export store " + healthy + " (1 session)\n",
-		"3 findings in 2 sessions\n",
+		"3 findings in 1 of 2 sessions\n",
 		"hint: run `sessfix fix` to repair 3 of them\n",
 		"hint: run `sessfix explain SF151` to read about the most frequent finding\n",
 	} {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
-	"github.com/sessfix/sessfix/internal/plural"
+
 	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
@@ -42,11 +42,7 @@ func printReport(f *cli.Factory, rep *report.Report) error {
 		}
 	}
 	s := rep.Summarize()
-	if s.Total == 0 {
-		ios.Statusf("no findings in %s", plural.Count(s.Sessions, "session", "sessions"))
-	} else {
-		ios.Statusf("%s in %s", plural.Count(s.Total, "finding", "findings"), plural.Count(s.Sessions, "session", "sessions"))
-	}
+	ios.Statusf("%s", report.FindingsLine(s))
 	for _, h := range report.Hints(rep) {
 		ios.Statusf("hint: %s", h)
 	}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -212,8 +213,9 @@ type Summary struct {
 	ByCode []CodeCount
 	// Fixable counts findings `sessfix fix` can repair.
 	Fixable int
-	// Sessions and Stores count what was scanned.
-	Sessions, Stores int
+	// Sessions and Stores count what was scanned; Affected counts the
+	// sessions with at least one of the Total findings.
+	Sessions, Stores, Affected int
 	// FailOn is the severity threshold (zero when only codes fail);
 	// Failing counts findings that fail the run (see Report.Fails).
 	FailOn  scan.Severity
@@ -245,8 +247,16 @@ func (r *Report) Summarize() Summary {
 		}
 	}
 	byCode := map[string]*CodeCount{}
+	type sessionKey struct {
+		shape    store.Shape
+		path, id string
+	}
+	affected := map[sessionKey]bool{}
 	for _, f := range r.findings() {
 		s.Total++
+		if f.SessionID != "" {
+			affected[sessionKey{f.Store.Shape, f.Store.Path, f.SessionID}] = true
+		}
 		switch f.Severity {
 		case scan.Error:
 			s.Error++
@@ -272,11 +282,26 @@ func (r *Report) Summarize() Summary {
 			c.Fixable++
 		}
 	}
+	s.Affected = len(affected)
 	for _, c := range byCode {
 		s.ByCode = append(s.ByCode, *c)
 	}
 	sort.Slice(s.ByCode, func(i, j int) bool { return s.ByCode[i].Code < s.ByCode[j].Code })
 	return s
+}
+
+// FindingsLine is the one-line summary of findings a piped scan ends with:
+// "3 findings in 2 sessions" when every scanned session has some, "3 findings
+// in 1 of 2 sessions" otherwise.
+func FindingsLine(s Summary) string {
+	if s.Total == 0 {
+		return "no findings in " + plural.Count(s.Sessions, "session", "sessions")
+	}
+	found := plural.Count(s.Total, "finding", "findings")
+	if s.Affected >= s.Sessions {
+		return found + " in " + plural.Count(s.Affected, "session", "sessions")
+	}
+	return fmt.Sprintf("%s in %d of %s", found, s.Affected, plural.Count(s.Sessions, "session", "sessions"))
 }
 
 // Failing counts the findings that fail the run (see Fails): a scan whose

@@ -156,7 +156,7 @@ func TestWhere(t *testing.T) {
 func TestSummaryAndHints(t *testing.T) {
 	r := sampleReport()
 	s := r.Summarize()
-	if s.Total != 6 || s.Error != 3 || s.Warning != 2 || s.Info != 1 || s.Fixable != 5 || s.Sessions != 5 || s.Stores != 3 {
+	if s.Total != 6 || s.Error != 3 || s.Warning != 2 || s.Info != 1 || s.Fixable != 5 || s.Sessions != 5 || s.Stores != 3 || s.Affected != 4 {
 		t.Errorf("summary = %+v", s)
 	}
 	if s.Failing != 5 || r.Failing() != 5 {
@@ -317,5 +317,21 @@ func TestTextEscapesStoreControlCharacters(t *testing.T) {
 	var doc struct{}
 	if err := xml.Unmarshal([]byte(render(t, "junit", Options{}, r)), &doc); err != nil {
 		t.Errorf("junit output is not XML: %v", err)
+	}
+}
+
+func TestFindingsLineCountsTheSessionsThatHaveFindings(t *testing.T) {
+	for _, c := range []struct {
+		s    Summary
+		want string
+	}{
+		{Summary{Sessions: 3}, "no findings in 3 sessions"},
+		{Summary{Total: 2, Sessions: 2, Affected: 1}, "2 findings in 1 of 2 sessions"},
+		{Summary{Total: 3, Sessions: 2, Affected: 2}, "3 findings in 2 sessions"},
+		{Summary{Total: 1, Sessions: 1, Affected: 1}, "1 finding in 1 session"},
+	} {
+		if got := FindingsLine(c.s); got != c.want {
+			t.Errorf("FindingsLine(%+v) = %q, want %q", c.s, got, c.want)
+		}
 	}
 }
