@@ -50,21 +50,8 @@ where OpenCode keeps its data. See docs/surgery.md.
 
   # in a script, on an export file
   sessfix rewind ses_3a1f --to msg_1fed57c70001 --store session.json --yes`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			switch {
-			case len(args) == 0:
-				return cli.WithHints(cli.FlagErrorf("rewind needs a session id"), cli.ListSessions)
-			case len(args) > 1:
-				return cli.WithHints(cli.FlagErrorf("rewind takes one session id, got %d arguments", len(args)), "name the last message kept with --to MSG")
-			}
-			return nil
-		},
-		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-			if len(args) == 0 {
-				return f.SessionIDs(cmd, nil, toComplete)
-			}
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		},
+		Args:              cli.OneSession("rewind", "name the last message kept with --to MSG"),
+		ValidArgsFunction: f.OneSessionID,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Session = args[0]
 			if runF != nil {

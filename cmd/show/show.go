@@ -62,21 +62,8 @@ Exit codes:
 
   # the provider message an index names, from JSON
   sessfix show ses_3a1f --format json | jq '.request.messages[3]'`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			switch {
-			case len(args) == 0:
-				return cli.WithHints(cli.FlagErrorf("show needs a session id"), cli.ListSessions)
-			case len(args) > 1:
-				return cli.WithHints(cli.FlagErrorf("show takes one session id, got %d arguments", len(args)), "name stores with --store PATH")
-			}
-			return nil
-		},
-		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-			if len(args) == 0 {
-				return f.SessionIDs(cmd, nil, toComplete)
-			}
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		},
+		Args:              cli.OneSession("show", "name stores with --store PATH"),
+		ValidArgsFunction: f.OneSessionID,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Session = args[0]
 			if runF != nil {

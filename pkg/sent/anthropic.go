@@ -79,10 +79,7 @@ func (c *converter) groupedMessages(model []modelMsg) []Message {
 						b.Text = strings.TrimSpace(b.Text)
 					}
 				case "file":
-					b.Type = "document"
-					if strings.HasPrefix(it.mime, "image/") {
-						b.Type = "image"
-					}
+					b.Type = it.fileType()
 				case "reasoning":
 					b.Type, b.Text = "thinking", it.text
 					sig, red := c.signature(it)

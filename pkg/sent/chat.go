@@ -1,7 +1,5 @@
 package sent
 
-import "strings"
-
 // chatMessages is @ai-sdk/openai-compatible's Chat Completions shape after
 // OpenCode's ProviderTransform: the system prompt first, then user messages
 // as they are, one assistant message per step (its text joined as content,
@@ -33,10 +31,7 @@ func (c *converter) chatMessages(model []modelMsg, interleaved bool) []Message {
 			case "text":
 				b.Type, b.Text = "text", it.text
 			case "file":
-				b.Type = "document"
-				if strings.HasPrefix(it.mime, "image/") {
-					b.Type = "image"
-				}
+				b.Type = it.fileType()
 			case "tool-call":
 				b.Type, b.ToolUseID = "tool_use", it.toolID
 			case "reasoning":

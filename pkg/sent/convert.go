@@ -327,3 +327,12 @@ func srcOf(mm modelMsg) []string {
 func (it item) block(typ string) Block {
 	return Block{Type: typ, MessageID: it.msgID, PartID: it.partID}
 }
+
+// fileType is the block type a file part is sent as: an image or a
+// document.
+func (it item) fileType() string {
+	if strings.HasPrefix(it.mime, "image/") {
+		return "image"
+	}
+	return "document"
+}

@@ -1,7 +1,5 @@
 package sent
 
-import "strings"
-
 // geminiContents is @ai-sdk/google's contents (the system prompt goes in
 // systemInstruction, outside them): a user content per user message, a
 // model content per assistant step (reasoning as a thought part, text,
@@ -25,10 +23,7 @@ func (c *converter) geminiContents(model []modelMsg) []Message {
 			case "text":
 				b.Type, b.Text = "text", it.text
 			case "file":
-				b.Type = "document"
-				if strings.HasPrefix(it.mime, "image/") {
-					b.Type = "image"
-				}
+				b.Type = it.fileType()
 			case "reasoning":
 				b.Type, b.Text = "thought", it.text
 			case "tool-call":

@@ -217,3 +217,26 @@ func completionContext(cmd *cobra.Command) (context.Context, context.CancelFunc)
 	}
 	return context.WithTimeout(ctx, completionTimeout)
 }
+
+// OneSession is the argument check of a command that takes exactly one
+// session id (show, rewind); more is the hint for extra arguments.
+func OneSession(verb, more string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		switch {
+		case len(args) == 0:
+			return WithHints(FlagErrorf("%s needs a session id", verb), ListSessions)
+		case len(args) > 1:
+			return WithHints(FlagErrorf("%s takes one session id, got %d arguments", verb, len(args)), more)
+		}
+		return nil
+	}
+}
+
+// OneSessionID completes the one session id of a command checked by
+// OneSession, and nothing after it.
+func (f *Factory) OneSessionID(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	if len(args) == 0 {
+		return f.SessionIDs(cmd, nil, toComplete)
+	}
+	return nil, cobra.ShellCompDirectiveNoFileComp
+}
