@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/sessfix/sessfix/pkg/store"
@@ -102,6 +103,16 @@ func (e Env) DataDir() (string, error) {
 // wrapping ErrUnsupported when no other store is found, else a note.
 func Discover(env Env) (*Discovery, error) { return Default.Discover(env) }
 
+// look adds places to d.Looked, each once: two shapes check the same
+// database file.
+func (d *Discovery) look(places ...string) {
+	for _, p := range places {
+		if !slices.Contains(d.Looked, p) {
+			d.Looked = append(d.Looked, p)
+		}
+	}
+}
+
 // Discover is the package's Discover over the shapes of r.
 func (r Registry) Discover(env Env) (*Discovery, error) {
 	dir, err := env.DataDir()
@@ -113,7 +124,7 @@ func (r Registry) Discover(env Env) (*Discovery, error) {
 	if env.Home != "" {
 		for _, sh := range r.homeShapes() {
 			found, looked := sh.InHome(env.Home)
-			d.Looked = append(d.Looked, looked...)
+			d.look(looked...)
 			for _, p := range found {
 				st, err := sh.Open(p)
 				if err != nil {
@@ -151,7 +162,7 @@ func (r Registry) addDataDir(d *Discovery, dir, db string) (unsupported, notStor
 	claimed := map[string]bool{}
 	for _, sh := range r.dataDirShapes() {
 		all, looked := sh.InDataDir(dir, db)
-		d.Looked = append(d.Looked, looked...)
+		d.look(looked...)
 		var found []string
 		for _, p := range all {
 			if !claimed[p] {
@@ -239,7 +250,7 @@ func (r Registry) Open(paths []string) (*Discovery, error) {
 	d := &Discovery{}
 	seen := map[string]bool{}
 	for _, p := range paths {
-		d.Looked = append(d.Looked, p)
+		d.look(p)
 		stores, notes, err := r.openPath(p)
 		if err != nil {
 			closeAll(stores)

@@ -119,6 +119,19 @@ func TestDiscoverNothingListsWhereItLooked(t *testing.T) {
 			t.Errorf("error %q does not name %s", err, p)
 		}
 	}
+	// each place once, also the database two shapes check
+	db := filepath.Join(t.TempDir(), "x.db")
+	for _, env := range []shapes.Env{{Home: home}, {Home: home, OpencodeDB: db}} {
+		_, err := shapes.Discover(env)
+		_, looked, _ := strings.Cut(err.Error(), "looked in ")
+		seen := map[string]bool{}
+		for _, p := range strings.Split(strings.TrimSuffix(looked, ")"), ", ") {
+			if seen[p] {
+				t.Errorf("error %q names %s twice", err, p)
+			}
+			seen[p] = true
+		}
+	}
 	if _, err := shapes.Discover(shapes.Env{}); err == nil || !strings.Contains(err.Error(), "HOME") {
 		t.Errorf("no HOME: %v", err)
 	}
