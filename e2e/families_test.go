@@ -35,6 +35,10 @@ type familyCase struct {
 	// errorType is the class SF302 must give the stored error; text is
 	// what the mock's error must contain.
 	errorType, text string
+	// unforeseen says why a scan of the stored session cannot predict
+	// the rejection before any resume; "" when it must: a finding whose
+	// provider error is exactly the mock's.
+	unforeseen string
 }
 
 var familyCases = []familyCase{
@@ -47,6 +51,7 @@ var familyCases = []familyCase{
 			})
 		},
 		errorType: "encrypted_content_invalid", text: "could not be verified.",
+		unforeseen: "the account is not stored in the session",
 	},
 	{
 		name: "openai-store-switched-to-true", what: "the model option `store` switched to true on a session made with store false", store: "opencode-1.18.33-openai-responses", title: "openai two turns",
@@ -57,6 +62,7 @@ var familyCases = []familyCase{
 			})
 		},
 		errorType: "item_not_persisted", text: "Items are not persisted when `store` is set to false.",
+		unforeseen: "`store` is the user's config, not stored in the session",
 	},
 	{
 		// What a SIGKILL after the reasoning item leaves (OBSERVED.md):
@@ -97,12 +103,14 @@ var familyCases = []familyCase{
 			c.e.OpenAI.SetReasoningScope(mockopenai.ScopeAllTurns)
 		},
 		errorType: "reasoning_content_missing", text: "reasoning_content is missing in assistant tool call message at index 2",
+		unforeseen: "the model is switched by the resume's --model",
 	},
 	{
 		name: "gemini-another-account", what: "thought signatures issued to another account", store: "opencode-1.18.33-google",
 		opts:      opencodetest.Options{Model: opencodetest.GoogleModel},
 		breakIt:   func(c *famRun) { c.e.Gemini.SetSecret([]byte("another account")) },
 		errorType: "thought_signature_corrupted", text: "Corrupted thought signature.",
+		unforeseen: "the account is not stored in the session",
 	},
 	{
 		name: "bedrock-another-account", what: "reasoning signed for another account (a switch of AWS account or key)",
@@ -110,6 +118,7 @@ var familyCases = []familyCase{
 		opts:      opencodetest.Options{Model: opencodetest.BedrockModel},
 		breakIt:   func(c *famRun) { c.e.Bedrock.SetSecret([]byte("another account")) },
 		errorType: "invalid_signature", text: "Invalid `signature` in `thinking` block",
+		unforeseen: "the account is not stored in the session",
 	},
 	{
 		// What a SIGKILL mid-text leaves on Bedrock (OBSERVED.md): the
@@ -250,6 +259,7 @@ func newFamRun(t *testing.T, fc *familyCase) *famRun {
 // table.
 type familyOutcome struct {
 	Case, What, Model string
+	Predicted         string  // what a scan before any resume said
 	Before            verdict // ids hidden
 	Recovery, Fix     string  // SF302's error type and default fix
 	After             verdict
@@ -277,10 +287,12 @@ func runFamilyCase(t *testing.T, fc *familyCase) familyOutcome {
 		out.Model = fc.extra[i+1]
 	}
 
+	early, earlyRes := scanStore(t, c.e, c.session)
 	out.Before = c.resume("continue", fc.extra)
 	if out.Before.State != "rejected" || !strings.Contains(out.Before.Error, fc.text) {
 		t.Fatalf("the broken session's resume: %s; want rejected with %q", out.Before, fc.text)
 	}
+	out.Predicted = prediction(t, fc, early, out.Before.Error, earlyRes)
 	stored := c.storedError()
 	if !strings.Contains(stored, out.Before.Error) {
 		t.Fatalf("OpenCode stored %q for the mock's %q", stored, out.Before.Error)
@@ -357,6 +369,25 @@ func runFamilyCase(t *testing.T, fc *familyCase) familyOutcome {
 	return out
 }
 
+// prediction is the predicted column: the finding of the scan before any
+// resume whose provider error is exactly the mock's, which must exist
+// unless the case says why it cannot.
+func prediction(t *testing.T, fc *familyCase, early []finding, rejected string, res fmt.Stringer) string {
+	t.Helper()
+	for _, f := range early {
+		if (f.Severity == "error" || f.Severity == "warning") && f.ProviderError == rejected {
+			if fc.unforeseen != "" {
+				t.Errorf("%s predicts the rejection, but the case says it cannot (%s)", f.Code, fc.unforeseen)
+			}
+			return "yes: " + f.Code + ", the same text"
+		}
+	}
+	if fc.unforeseen == "" {
+		t.Errorf("no finding of the scan before the resume predicts the mock's %q\n%s", rejected, res)
+	}
+	return "no: " + fc.unforeseen
+}
+
 // renderFamilies writes docs/compatibility.md's provider families section.
 func renderFamilies(b *bytes.Buffer, rows []familyOutcome) {
 	if len(rows) == 0 {
@@ -366,13 +397,15 @@ func renderFamilies(b *bytes.Buffer, rows []familyOutcome) {
 	p("\n## Provider families: recovery from the stored error\n\n")
 	p("Each row starts from a healthy session real OpenCode %s recorded against the strict mock of that provider\n", opencodetest.V1_18)
 	p("family (`testdata/real`), broken the way the break column says; the resume is rejected and OpenCode stores the\n")
-	p("failed attempt. Then `sessfix scan` must report SF302 with the stored text and the **recovery** type, `sessfix fix\n")
-	p("--yes` (no other hint) applies the **fix**, `sessfix undo --last` must restore the store exactly, the fix runs\n")
-	p("again and the session is resumed (**after**); `opencode export` must still hold every text the user wrote.\n")
+	p("failed attempt. **Predicted** is what `sessfix scan` said before that resume: the finding whose provider\n")
+	p("error is exactly the mock's, or why the stored session alone cannot show the break. Then `sessfix scan` must\n")
+	p("report SF302 with the stored text and the **recovery** type, `sessfix fix --yes` (no other hint) applies the\n")
+	p("**fix**, `sessfix undo --last` must restore the store exactly, the fix runs again and the session is resumed\n")
+	p("(**after**); `opencode export` must still hold every text the user wrote.\n")
 	p("Provider ids in the texts are shown as `rs_…`.\n\n")
-	p("| case | provider | break | before | recovery | fix | after |\n|---|---|---|---|---|---|---|\n")
+	p("| case | provider | break | predicted | before | recovery | fix | after |\n|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
-		p("| %s | %s | %s | %s | %s | `%s` | %s |\n", r.Case, r.Model, cell(r.What), cell(r.Before.String()),
+		p("| %s | %s | %s | %s | %s | %s | `%s` | %s |\n", r.Case, r.Model, cell(r.What), cell(r.Predicted), cell(r.Before.String()),
 			r.Recovery, cell(r.Fix), cell(r.After.String()))
 	}
 }
