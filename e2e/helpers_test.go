@@ -58,7 +58,7 @@ func TestRenderCompatEscapes(t *testing.T) {
 
 func TestRenderFamilies(t *testing.T) {
 	rows := []familyOutcome{{
-		Case: "c", What: "w | x", Model: "openai/gpt-5.2",
+		Case: "c", What: "w | x", Model: "openai/gpt-5.2", Predicted: "yes: SF164, the same text",
 		Before:   verdict{State: "rejected", Error: hideIDs("Item 'rs_ef64ef4ed983c61b16a7db5f' of type 'reasoning'")},
 		Recovery: "reasoning_without_following_item", Fix: "dropEncryptedReasoning|excludeMessage",
 		After: verdict{State: "accepted"},
@@ -66,7 +66,7 @@ func TestRenderFamilies(t *testing.T) {
 	doc := string(renderCompat(nil, rows, nil))
 	for _, want := range []string{
 		"## Provider families: recovery from the stored error",
-		"| c | openai/gpt-5.2 | w \\| x | rejected: `` Item 'rs_…' of type 'reasoning' `` | reasoning_without_following_item | `dropEncryptedReasoning\\|excludeMessage` | accepted |",
+		"| c | openai/gpt-5.2 | w \\| x | yes: SF164, the same text | rejected: `` Item 'rs_…' of type 'reasoning' `` | reasoning_without_following_item | `dropEncryptedReasoning\\|excludeMessage` | accepted |",
 	} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("the families section lacks %q:\n%s", want, doc)
