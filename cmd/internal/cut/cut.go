@@ -135,6 +135,12 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 		}
 		return o.Err
 	case fix.SkippedBusy:
+		if !mode.Writes() && o.Changes() {
+			// Shown, marked as skipped, as sessfix fix --dry-run does.
+			if err := show(opts, o); err != nil {
+				return err
+			}
+		}
 		return cli.WithHints(&busyError{fmt.Sprintf("session %s: %s, so OpenCode may still be writing it; nothing was written", o.ID, o.Use.Why)},
 			"let OpenCode finish the turn (or close it), then run the command again; --force cuts it anyway")
 	}

@@ -46,12 +46,19 @@ func session(t *testing.T, reopen bool) (path, id string, now time.Time) {
 // stderr, whether anything was written, and the error.
 func run(t *testing.T, path, id string, now time.Time, force bool) (stderr string, written bool, err error) {
 	t.Helper()
-	ios, _, _, errOut := iostreams.Test()
+	_, stderr, written, err = runOpts(t, path, id, now, func(o *Options) { o.Force = force })
+	return stderr, written, err
+}
+
+// runOpts is run with the options edit changes, returning stdout too.
+func runOpts(t *testing.T, path, id string, now time.Time, edit func(*Options)) (stdout, stderr string, written bool, err error) {
+	t.Helper()
+	ios, _, out, errOut := iostreams.Test()
 	f := cli.New(cli.BuildInfo{Version: "test"})
 	f.IOStreams = ios
 	f.Now = func() time.Time { return now }
 	opts := &Options{
-		Factory: f, Verb: "drop", Session: id, Paths: []string{path}, Yes: true, Force: force,
+		Factory: f, Verb: "drop", Session: id, Paths: []string{path}, Yes: true,
 		Settle: scan.DefaultSettle, Abandon: scan.DefaultAbandon,
 		Apply: func(ctx context.Context, info store.Info, sets []*store.ChangeSet) (string, error) {
 			w, err := shapes.OpenWriter(info, store.WriteOptions{})
@@ -68,11 +75,12 @@ func run(t *testing.T, path, id string, now time.Time, force bool) (stderr strin
 			return "run", nil
 		},
 	}
+	edit(opts)
 	planner := func(s *store.Session, so *scan.Options) (*fix.SessionPlan, error) {
 		return fix.Plan(s, scan.CheckSession(s, so), fix.Options{Now: f.Now, Scan: so})
 	}
 	err = Run(context.Background(), opts, planner)
-	return errOut.String(), written, err
+	return out.String(), errOut.String(), written, err
 }
 
 // TestCutFollowsTheSettlePolicy: a cut asks the settle policy fix asks. A
@@ -85,6 +93,12 @@ func TestCutFollowsTheSettlePolicy(t *testing.T) {
 	const why = "its last assistant message is unfinished and the session changed 1s ago"
 	if !errors.Is(err, store.ErrLocked) || written || !strings.Contains(err.Error(), why+", so OpenCode may still be writing it") {
 		t.Errorf("an open turn changed 1s ago: err %v, written %v\n%s", err, written, stderr)
+	}
+	// A dry run shows the plan, marked as one that would be skipped.
+	var stdout string
+	stdout, stderr, written, err = runOpts(t, path, id, now, func(o *Options) { o.DryRun = true })
+	if !errors.Is(err, store.ErrLocked) || written || !strings.Contains(stdout, "    would be skipped: "+why) || !strings.Contains(stdout, "fix SF") {
+		t.Errorf("--dry-run: err %v, written %v\n%s%s", err, written, stdout, stderr)
 	}
 	stderr, written, err = run(t, path, id, now, true)
 	if err != nil || !written || !strings.Contains(stderr, "may still be in use ("+why+"); cutting it anyway because of --force") {
