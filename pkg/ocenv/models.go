@@ -146,6 +146,8 @@ type Resolver struct {
 	catalog *Catalog
 	catErr  error
 	configs map[string]configResult
+	// projects are the directories resolved so far (Project).
+	projects map[string]Resolution
 }
 
 type configResult struct {
@@ -155,7 +157,21 @@ type configResult struct {
 
 // NewResolver returns a Resolver over the environment.
 func NewResolver(e Env) *Resolver {
-	return &Resolver{env: e, configs: map[string]configResult{}}
+	return &Resolver{env: e, configs: map[string]configResult{}, projects: map[string]Resolution{}}
+}
+
+// Project is the project OpenCode resolves directory to (ResolveProject),
+// resolved once per directory: the sessions of a scan share a few
+// directories.
+func (r *Resolver) Project(directory string) Resolution {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	res, ok := r.projects[directory]
+	if !ok {
+		res = ResolveProject(directory)
+		r.projects[directory] = res
+	}
+	return res
 }
 
 // Models is what OpenCode knows about providers and models for a session

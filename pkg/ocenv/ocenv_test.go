@@ -183,3 +183,21 @@ func TestResolveProject(t *testing.T) {
 		}
 	}
 }
+
+// A Resolver reads a directory's project cache once: a second session of
+// the same directory does not read it again.
+func TestResolverProjectOnce(t *testing.T) {
+	repo := t.TempDir()
+	write(t, filepath.Join(repo, ".git", "opencode"), "1f2e3d\n")
+	r := NewResolver(Env{})
+	if got := r.Project(repo); got.ID != "1f2e3d" {
+		t.Fatalf("first resolution: %+v", got)
+	}
+	write(t, filepath.Join(repo, ".git", "opencode"), "changed\n")
+	if got := r.Project(repo); got.ID != "1f2e3d" {
+		t.Errorf("second resolution read the cache again: %+v", got)
+	}
+	if got := NewResolver(Env{}).Project(repo); got.ID != "changed" {
+		t.Errorf("a new resolver: %+v", got)
+	}
+}

@@ -48,7 +48,7 @@ func checkSessionProject(c *Context) {
 	}
 	var res ocenv.Resolution
 	if c.Opts.OpenCode != nil {
-		res = ocenv.ResolveProject(s.Info.Get("directory").Str)
+		res = c.Opts.OpenCode.Project(s.Info.Get("directory").Str)
 	}
 	f := Finding{Location: s.Info.Loc}
 	switch {
