@@ -10,6 +10,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/sessfix/sessfix/pkg/ocenv"
 	"github.com/sessfix/sessfix/pkg/ocschema"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -331,7 +332,7 @@ func SessionInfoOf(s *store.Session) ocschema.SessionInfo {
 			project = s.Info.Get("projectID").String()
 		}
 	}
-	if project == GlobalProject {
+	if project == ocenv.GlobalProject {
 		si.Worktree = "/"
 	}
 	for _, p := range s.Projects {
@@ -341,10 +342,6 @@ func SessionInfoOf(s *store.Session) ocschema.SessionInfo {
 	}
 	return si
 }
-
-// GlobalProject is the project OpenCode files sessions of directories
-// outside any git repository under (worktree "/").
-const GlobalProject = "global"
 
 // parentPath is a gjson path without its last key.
 func parentPath(path string) string {
@@ -425,6 +422,23 @@ func openCodeMessage(p ocschema.Problem) string {
 		return "Expected " + strings.ReplaceAll(strings.TrimPrefix(p.Want, "one of "), ", ", " | ") + ", got " + p.Got
 	}
 	return "Expected " + p.Want + ", got " + p.Got
+}
+
+// reportKeys reports each record whose problems of one kind (keys picks
+// them: the keys SF206 fills, those SF208 cannot serve) are not empty:
+// "<kind> " + verb + " <keys>, " + why, with OpenCode's error for the
+// first key. SF206 and SF208 differ only in those.
+func reportKeys(c *Context, keys func(*RecordSchema) []ocschema.Problem, verb, why string) {
+	for _, r := range c.SchemaOf() {
+		ps := keys(r)
+		if len(ps) == 0 {
+			continue
+		}
+		f := At(r.Message, r.Part)
+		f.Message = r.Kind() + " " + verb + " " + keyList(ps) + ", " + why
+		f.ProviderError = r.OpenCodeError(ps[0])
+		c.Report(f)
+	}
 }
 
 // keyList names the keys of problems for a finding: "agent, model and

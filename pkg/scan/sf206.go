@@ -1,5 +1,7 @@
 package scan
 
+import "github.com/sessfix/sessfix/pkg/ocschema"
+
 func init() {
 	register(&Rule{
 		Code:     "SF206",
@@ -33,13 +35,6 @@ func init() {
 }
 
 func checkMissingRecordKeys(c *Context) {
-	for _, r := range c.SchemaOf() {
-		if len(r.Filled) == 0 {
-			continue
-		}
-		f := At(r.Message, r.Part)
-		f.Message = r.Kind() + " lacks " + keyList(r.Filled) + ", which opencode 1.18 requires, so it cannot open the session"
-		f.ProviderError = r.OpenCodeError(r.Filled[0])
-		c.Report(f)
-	}
+	reportKeys(c, func(r *RecordSchema) []ocschema.Problem { return r.Filled },
+		"lacks", "which opencode 1.18 requires, so it cannot open the session")
 }

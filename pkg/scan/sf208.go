@@ -37,13 +37,6 @@ func quirkList() string {
 }
 
 func checkUnservableKeys(c *Context) {
-	for _, r := range c.SchemaOf() {
-		if len(r.Unservable) == 0 {
-			continue
-		}
-		f := At(r.Message, r.Part)
-		f.Message = r.Kind() + " has " + keyList(r.Unservable) + ", which opencode 1.18 cannot serve whatever its value, so it cannot open the session"
-		f.ProviderError = r.OpenCodeError(r.Unservable[0])
-		c.Report(f)
-	}
+	reportKeys(c, func(r *RecordSchema) []ocschema.Problem { return r.Unservable },
+		"has", "which opencode 1.18 cannot serve whatever its value, so it cannot open the session")
 }
