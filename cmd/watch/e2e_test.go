@@ -190,8 +190,8 @@ func sessfix(t *testing.T, state string, args ...string) (string, error) {
 }
 
 // runWriter runs this test binary as the writer process and returns the
-// time of its last write.
-func runWriter(t *testing.T, mode string, args ...string) time.Time {
+// time of its last write and the longest pause between two of its writes.
+func runWriter(t *testing.T, mode string, args ...string) (last time.Time, maxGap time.Duration) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$"}, args...)...)
 	cmd.Env = append(os.Environ(), helperEnv+"="+mode)
@@ -201,9 +201,9 @@ func runWriter(t *testing.T, mode string, args ...string) time.Time {
 	if err != nil {
 		t.Fatalf("writer %s: %v\n%s", mode, err, stderr.String())
 	}
-	var ns int64
-	if _, err := fmt.Sscanf(strings.TrimSpace(string(out)), "last-write %d", &ns); err != nil {
+	var ns, gap int64
+	if _, err := fmt.Sscanf(strings.TrimSpace(string(out)), "last-write %d max-gap %d", &ns, &gap); err != nil {
 		t.Fatalf("writer said %q: %v", out, err)
 	}
-	return time.Unix(0, ns)
+	return time.Unix(0, ns), time.Duration(gap)
 }

@@ -25,7 +25,10 @@ const (
 	// brokenPart is the signed reasoning part of preflight-blank-text's
 	// unfinished assistant message: the writer streams it.
 	brokenPart = "prt_cc3e09a66000Jx7Bi7b4qBCpys"
-	settle     = time.Second
+	// settle is 20 times the writer's longest planned pause (streamEvery),
+	// so that a loaded machine's scheduling delays do not make a session
+	// that is still being written look settled.
+	settle = 2 * time.Second
 )
 
 func fixture(t *testing.T, name string) *storetest.Fixture {
@@ -140,7 +143,12 @@ func TestLiveRepair(t *testing.T) {
 			state := t.TempDir()
 			p := startWatch(t, state, "--settle", settle.String(), path)
 
-			lastWrite := runWriter(t, string(tc.shape), staging, path, sid, brokenPart)
+			lastWrite, maxGap := runWriter(t, string(tc.shape), staging, path, sid, brokenPart)
+			if maxGap >= settle {
+				// The session did settle while being written: watch
+				// was right to repair it, and the test proves nothing.
+				t.Fatalf("the writer paused %s between two writes, longer than the %s settle window: the machine is too loaded for this test", maxGap, settle)
+			}
 			rep := p.wait(func(e received) bool { return e.Kind == watch.Repaired && e.Session == sid }, time.Minute, "repaired")
 			if early := rep.Time.Add(5 * time.Millisecond).Before(lastWrite.Add(settle)); early {
 				t.Errorf("repaired at %s, before the writer's last write %s plus the settle window", rep.Time.Format(time.StampMicro), lastWrite.Format(time.StampMicro))
