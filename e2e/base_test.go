@@ -180,6 +180,19 @@ func (b *base) record() error {
 	return e.SaveData(b.dir)
 }
 
+// onBase takes a slot until the test ends and gives the test a fresh
+// OpenCode home of the version holding a copy of the version's base, with a
+// caseRun on the base's loop session as stored.
+func onBase(t *testing.T, version string) (*base, *caseRun) {
+	t.Helper()
+	b := getBase(t, version)
+	acquire(t)
+	e := opencodetest.NewT(t, opencodetest.Options{Version: version})
+	b.adopt(t, e)
+	d := dataDir{t: t, dir: e.DataDir()}
+	return b, &caseRun{t: t, version: version, e: e, d: d, session: b.loop, msgs: d.session(b.loop)}
+}
+
 // adopt gives a fresh OpenCode home a copy of the base's data and runs it
 // in the base's project directory: OpenCode 1.18 runs a resumed session in
 // the directory it recorded, and `opencode run --session` started anywhere

@@ -42,12 +42,8 @@ func yesNo(b bool) string {
 // the event copy of another part, a deleted part row), restarts OpenCode and
 // resumes, and reports what each path shows and sends.
 func probeEventTable(t *testing.T) []eventFinding {
-	b := getBase(t, opencodetest.V1_18)
-	acquire(t)
-	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18})
-	b.adopt(t, e)
-	c := &caseRun{t: t, version: e.Version, e: e, d: dataDir{t: t, dir: e.DataDir()}, session: b.loop}
-	c.msgs = c.d.session(c.session)
+	_, c := onBase(t, opencodetest.V1_18)
+	e := c.e
 	answer := c.assistant(1)
 	rowPart := c.part(answer, "text")
 	evPart := c.part(c.user(1), "text")

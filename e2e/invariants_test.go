@@ -18,12 +18,8 @@ import (
 // accepts.
 func TestRecordsOpenCodeCannotServe(t *testing.T) {
 	t.Parallel()
-	b := getBase(t, opencodetest.V1_18)
-	acquire(t)
-	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18})
-	b.adopt(t, e)
-	d := dataDir{t: t, dir: e.DataDir()}
-	c := &caseRun{t: t, version: opencodetest.V1_18, e: e, d: d, session: b.loop, msgs: d.session(b.loop)}
+	b, c := onBase(t, opencodetest.V1_18)
+	e, d := c.e, c.d
 
 	tool, answer := c.assistant(0), c.assistant(1)
 	d.exec(`UPDATE message SET data = json_remove(data, '$.agent') WHERE id = ?`, c.user(0).ID)

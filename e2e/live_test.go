@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/sessfix/sessfix/internal/mockanthropic"
-	"github.com/sessfix/sessfix/internal/opencodetest"
 	"github.com/sessfix/sessfix/pkg/scan"
 )
 
@@ -33,13 +32,10 @@ func TestLiveTurnLeftAlone(t *testing.T) {
 	for _, v := range versions {
 		t.Run(v, func(t *testing.T) {
 			t.Parallel()
-			b := getBase(t, v)
-			acquire(t)
-			e := opencodetest.NewT(t, opencodetest.Options{Version: v})
-			b.adopt(t, e)
-			c := &caseRun{t: t, version: v, e: e, d: dataDir{t: t, dir: e.DataDir()}, session: b.loop}
+			_, c := onBase(t, v)
+			e := c.e
 			known := map[string]bool{}
-			for _, m := range c.d.session(c.session) {
+			for _, m := range c.msgs {
 				known[m.ID] = true
 			}
 

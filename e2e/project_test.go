@@ -16,11 +16,8 @@ import (
 // sessfix reports nothing.
 func TestMissingProject(t *testing.T) {
 	t.Parallel()
-	b := getBase(t, opencodetest.V1_18)
-	acquire(t)
-	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18})
-	b.adopt(t, e)
-	d := dataDir{t: t, dir: e.DataDir()}
+	b, c := onBase(t, opencodetest.V1_18)
+	e, d := c.e, c.d
 	ctx := testCtx(t, 10*time.Minute)
 	sf212 := func() []finding {
 		t.Helper()

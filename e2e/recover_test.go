@@ -21,12 +21,7 @@ func failedResume(t *testing.T, name, version string) *caseRun {
 	if sc == nil {
 		t.Fatalf("no scenario %s", name)
 	}
-	b := getBase(t, version)
-	acquire(t)
-	e := opencodetest.NewT(t, opencodetest.Options{Version: version})
-	b.adopt(t, e)
-	c := &caseRun{t: t, version: version, e: e, d: dataDir{t: t, dir: e.DataDir()}, session: b.loop}
-	c.msgs = c.d.session(c.session)
+	_, c := onBase(t, version)
 	sc.corrupt(c)
 	if v := c.resume("continue"); v.State != "rejected" {
 		t.Fatalf("the resume of %s was not rejected: %s", name, v)

@@ -414,11 +414,8 @@ func codesWithSeverity(fs []finding) []string {
 
 // runScenario runs one scenario on one version and returns its row.
 func runScenario(t *testing.T, sc *scenario, version string) outcome {
-	b := getBase(t, version)
-	acquire(t)
-	e := opencodetest.NewT(t, opencodetest.Options{Version: version})
-	b.adopt(t, e)
-	c := &caseRun{t: t, version: version, e: e, d: dataDir{t: t, dir: e.DataDir()}, session: b.loop}
+	b, c := onBase(t, version)
+	e := c.e
 	if sc.cut {
 		c.session = b.cut
 	}

@@ -42,12 +42,8 @@ func TestRealSurgery(t *testing.T) {
 		for _, cut := range cuts {
 			t.Run(version+"/"+cut.name, func(t *testing.T) {
 				t.Parallel()
-				b := getBase(t, version)
-				acquire(t)
-				e := opencodetest.NewT(t, opencodetest.Options{Version: version})
-				b.adopt(t, e)
-				d := dataDir{t: t, dir: e.DataDir()}
-				c := &caseRun{t: t, version: version, e: e, d: d, session: b.loop, msgs: d.session(b.loop)}
+				b, c := onBase(t, version)
+				e, d := c.e, c.d
 				if len(c.msgs) != 5 {
 					t.Fatalf("the base session has %d messages, want 5", len(c.msgs))
 				}

@@ -11,8 +11,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-
-	"github.com/sessfix/sessfix/internal/opencodetest"
 )
 
 // TestRealStoreFixAndUndo proves on real OpenCode data (1.18.33's SQLite
@@ -28,11 +26,8 @@ func TestRealStoreFixAndUndo(t *testing.T) {
 	for _, version := range versions {
 		t.Run(version, func(t *testing.T) {
 			t.Parallel()
-			b := getBase(t, version)
-			acquire(t)
-			e := opencodetest.NewT(t, opencodetest.Options{Version: version})
-			b.adopt(t, e)
-			d := dataDir{t: t, dir: e.DataDir()}
+			b, c := onBase(t, version)
+			e, d := c.e, c.d
 
 			// No arguments: discovery finds the real store, healthy.
 			// (The base also holds the `cut` session, killed after a tool
@@ -59,8 +54,6 @@ func TestRealStoreFixAndUndo(t *testing.T) {
 			}
 
 			// Inject two problems users hit into the loop session.
-			msgs := d.session(b.loop)
-			c := &caseRun{t: t, e: e, d: d, session: b.loop, msgs: msgs}
 			first := c.assistant(1)
 			d.setPart(first.ID, c.part(first, "text").ID, "text", " \n ")
 			tool := c.assistant(0)
