@@ -3,7 +3,7 @@ package fix
 import (
 	"fmt"
 
-	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -29,16 +29,16 @@ type MapOptions struct {
 	AsOfError bool
 }
 
-func (o MapOptions) request() scan.RequestOptions {
-	return scan.RequestOptions{Until: o.Until, AsOfError: o.AsOfError}
+func (o MapOptions) request() sent.Options {
+	return sent.Options{Until: o.Until, AsOfError: o.AsOfError}
 }
 
 // ProviderMessages lists the messages array OpenCode sends for the session,
 // entry by entry with the stored messages each came from. It is a view of
-// scan.BuildRequest, the one conversion from stored messages to a
+// sent.Build, the one conversion from stored messages to a
 // provider's messages.N (docs/preflight.md); nothing here re-implements it.
 func ProviderMessages(s *store.Session, opt MapOptions) []ProviderMessage {
-	r := scan.BuildRequest(s, opt.request())
+	r := sent.Build(s, opt.request())
 	out := make([]ProviderMessage, 0, len(r.Messages))
 	for _, pm := range r.Messages {
 		out = append(out, ProviderMessage{Role: pm.Role, Sources: append([]string(nil), pm.Sources...)})
@@ -48,14 +48,14 @@ func ProviderMessages(s *store.Session, opt MapOptions) []ProviderMessage {
 
 // excludedBySessfix reports an assistant message sessfix's excludeMessage
 // closed.
-func excludedBySessfix(m *store.Message) bool { return scan.ExcludedBySessfix(m) }
+func excludedBySessfix(m *store.Message) bool { return sent.ExcludedBySessfix(m) }
 
 // MapProviderIndex maps a provider's messages.N to the one stored message it
-// was built from, through scan.Request.LocateIndex. It fails, changing
+// was built from, through sent.Request.LocateIndex. It fails, changing
 // nothing, when N is out of range or the entry merges several stored
 // messages: error-driven recovery never guesses a neighbour.
 func MapProviderIndex(s *store.Session, n int, opt MapOptions) (string, error) {
-	r := scan.BuildRequest(s, opt.request())
+	r := sent.Build(s, opt.request())
 	id, _, err := r.LocateIndex(fmt.Sprintf("messages.%d", n))
 	return id, err
 }

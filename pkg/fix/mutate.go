@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -334,7 +335,7 @@ func excludeMessage(s *store.Session, m *store.Message, reason string, e env) ([
 		return nil, fmt.Errorf("message %s is a %s message; only assistant messages can be excluded", m.ID, m.Role)
 	}
 	errObj := obj().set("name", "UnknownError").
-		set("data", obj().set("message", scan.ExcludedPrefix+reason))
+		set("data", obj().set("message", sent.ExcludedPrefix+reason))
 	return closeMessage(m, errObj, e, "excludeMessage", "assistant turn excluded from what opencode sends: "+reason)
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -232,7 +233,7 @@ func TestPlanFallsBackWhenStripLeavesFinalToolLoopBroken(t *testing.T) {
 		t.Errorf("strategies %q, want SF107=exclude\nunfixed: %+v\n%s", got, p.Unfixed, editSummary(p))
 	}
 	fixed, _ := ApplyInMemory(b.s, p.Changes)
-	if excl := fixed.Message(msgA1); !excludedBySessfix(excl) {
+	if excl := fixed.Message(msgA1); !sent.ExcludedBySessfix(excl) {
 		t.Errorf("message not excluded:\n%s", excl.Raw)
 	}
 	if left := opts.Check(fixed); len(left) != 0 {

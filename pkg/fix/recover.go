@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -211,7 +212,7 @@ func (w *work) findingErrorStep(f scan.Finding) step {
 // assistant message ("" for none or an abort).
 func providerErrorText(m *store.Message) string {
 	name := scan.ErrorName(m)
-	if name == "" || name == "MessageAbortedError" || excludedBySessfix(m) {
+	if name == "" || name == "MessageAbortedError" || sent.ExcludedBySessfix(m) {
 		return ""
 	}
 	return m.Get("error.data.message").String()

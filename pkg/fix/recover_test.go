@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -218,7 +219,7 @@ func TestErrorDrivenExclusionSaysWhy(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := fixed.Message(msgA1).Get("error.data.message").String()
-	if want := scan.ExcludedPrefix + "the provider rejected it: invalid_signature at messages.1.content.0"; got != want {
+	if want := sent.ExcludedPrefix + "the provider rejected it: invalid_signature at messages.1.content.0"; got != want {
 		t.Errorf("exclusion reads %q, want %q", got, want)
 	}
 	if m := scan.LastFailedAttempt(fixed); m != nil {

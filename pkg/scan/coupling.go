@@ -82,12 +82,12 @@ func couplingOf(c *Context) *Coupling {
 		b.WriteByte('\n')
 	}
 	yes := strconv.FormatBool
-	prov, model := CurrentModel(s)
+	prov, model := sent.CurrentModel(s)
 	open := ""
 	if m := OpenMessage(s); m != nil {
 		open = m.ID
 	}
-	fact("session", string(RequestVersion(s)), prov, model, yes(s.InfoMissing), yes(InUse(c).InUse), open)
+	fact("session", string(sent.VersionOf(s)), prov, model, yes(s.InfoMissing), yes(InUse(c).InUse), open)
 
 	hist := sent.HistoryOrder(s.Messages, sent.VersionOf(s))
 	inHistory := make(map[string]bool, len(hist))
@@ -99,7 +99,7 @@ func couplingOf(c *Context) *Coupling {
 		completed := IsCompleted(m)
 		errName := ErrorName(m)
 		fact("message", m.ID, m.Role, m.Get("parentID").String(), strconv.FormatInt(m.Created, 10), errName,
-			yes(completed), yes(SkippedByOpenCode(m)), yes(ExcludedBySessfix(m)), yes(inHistory[m.ID]))
+			yes(completed), yes(SkippedByOpenCode(m)), yes(sent.ExcludedBySessfix(m)), yes(inHistory[m.ID]))
 		if m.Role != "assistant" {
 			continue
 		}
@@ -138,7 +138,7 @@ func couplingOf(c *Context) *Coupling {
 	sort.Strings(models)
 	fact(append([]string{"thinking"}, models...)...)
 
-	request := func(name string, r *Request) {
+	request := func(name string, r *sent.Request) {
 		fact(name, string(r.Version), r.ProviderID, r.ModelID, string(r.Kind), yes(r.Thinking), yes(r.NextPrompt))
 		for _, pm := range r.Messages {
 			fact(append([]string{"  " + pm.Role}, pm.Sources...)...)
@@ -148,7 +148,7 @@ func couplingOf(c *Context) *Coupling {
 	if failed := LastFailedAttempt(s); failed != nil {
 		fact("failed", failed.ID)
 		if ExtractIndex(failed.Get("error.data.message").String()) != "" {
-			request("as-of-error", BuildRequest(s, RequestOptions{AsOfError: true, Until: failed.ID}))
+			request("as-of-error", sent.Build(s, sent.Options{AsOfError: true, Until: failed.ID}))
 		}
 	}
 	// The requests the preflight checks (none while the session may

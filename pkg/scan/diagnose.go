@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -63,7 +64,7 @@ func FailedAttempt(s *store.Session, text string) *store.Message {
 	}
 	for i := len(s.Messages) - 1; i >= 0; i-- {
 		m := s.Messages[i]
-		if m.Role != "assistant" || ErrorName(m) == "" || ExcludedBySessfix(m) {
+		if m.Role != "assistant" || ErrorName(m) == "" || sent.ExcludedBySessfix(m) {
 			continue
 		}
 		stored := strings.TrimSpace(m.Get("error.data.message").String())

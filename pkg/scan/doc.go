@@ -11,7 +11,7 @@
 // The preflight (preflight*.go, rules SF150–SF169) checks the request
 // OpenCode sends for a session, as pkg/sent builds it for the model's
 // provider family with every block mapped back to its stored message and
-// part (BuildRequest, Request.LocateIndex), against that family's rules.
+// part (sent.Build, sent.Request.LocateIndex), against that family's rules.
 // pkg/sent's mapping is the only one from a provider's index to storage;
 // see docs/preflight.md.
 //

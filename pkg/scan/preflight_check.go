@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -90,26 +91,26 @@ type Violation struct {
 // the first one is the error the request gets. final is the request as OpenCode
 // would send it without a new prompt (nil when it ends with a user message):
 // the rules about the final assistant message are checked on it.
-func CheckRequest(s *store.Session, r, final *Request) []Violation {
+func CheckRequest(s *store.Session, r, final *sent.Request) []Violation {
 	var out []Violation
 	switch r.Kind {
-	case KindAnthropic:
+	case sent.Anthropic:
 		out = append(out, checkBlankText(s, r, false)...)
 		out = append(out, checkEmptyMessages(s, r, false)...)
 		out = append(out, checkToolPairing(s, r)...)
 		out = append(out, checkThinkingBlocks(s, r)...)
 		out = append(out, checkThinkingMode(s, r, final)...)
 		out = append(out, checkFinalAssistant(s, final)...)
-	case KindBedrock:
+	case sent.Bedrock:
 		out = append(out, checkBlankText(s, r, true)...)
 		out = append(out, checkEmptyMessages(s, r, true)...)
 		out = append(out, checkToolPairing(s, r)...)
 		out = append(out, checkThinkingBlocks(s, r)...)
 		out = append(out, checkThinkingMode(s, r, final)...)
-	case KindChat:
+	case sent.Chat:
 		out = append(out, checkOpenAIPairing(s, r)...)
 		out = append(out, checkReasoningContent(s, r, final)...)
-	case KindResponses:
+	case sent.Responses:
 		out = append(out, checkResponsesReasoning(s, r)...)
 		out = append(out, checkOpenAIPairing(s, r)...)
 	}
@@ -118,7 +119,7 @@ func CheckRequest(s *store.Session, r, final *Request) []Violation {
 
 // at maps entry n (block m) of r to a stored message and part; for an
 // entry built from several stored messages, the first of them.
-func at(r *Request, n, m int) (string, string) {
+func at(r *sent.Request, n, m int) (string, string) {
 	id, part, _ := r.Locate(n, m)
 	if m < 0 && id == "" && n < len(r.Messages) && len(r.Messages[n].Sources) > 0 {
 		id = r.Messages[n].Sources[0]
@@ -133,7 +134,7 @@ func idx(n, m int) string {
 	return fmt.Sprintf("messages.%d.content.%d", n, m)
 }
 
-func checkBlankText(s *store.Session, r *Request, bedrock bool) []Violation {
+func checkBlankText(s *store.Session, r *sent.Request, bedrock bool) []Violation {
 	var out []Violation
 	for n, pm := range r.Messages {
 		for m, b := range pm.Blocks {
@@ -180,7 +181,7 @@ func findPart(s *store.Session, msgID, partID string) *store.Part {
 	return nil
 }
 
-func checkEmptyMessages(_ *store.Session, r *Request, bedrock bool) []Violation {
+func checkEmptyMessages(_ *store.Session, r *sent.Request, bedrock bool) []Violation {
 	var out []Violation
 	last := len(r.Messages) - 1
 	for n, pm := range r.Messages {
@@ -205,14 +206,14 @@ func checkEmptyMessages(_ *store.Session, r *Request, bedrock bool) []Violation 
 	return out
 }
 
-func checkToolPairing(_ *store.Session, r *Request) []Violation {
+func checkToolPairing(_ *store.Session, r *sent.Request) []Violation {
 	var out []Violation
 	last := len(r.Messages) - 1
 	for n, pm := range r.Messages {
 		switch pm.Role {
 		case "assistant":
 			var missing []string
-			var first *Block
+			var first *sent.Block
 			for m := range pm.Blocks {
 				b := &pm.Blocks[m]
 				if b.Type != "tool_use" {
@@ -250,7 +251,7 @@ func checkToolPairing(_ *store.Session, r *Request) []Violation {
 	return out
 }
 
-func hasBlock(pm ProviderMessage, typ, id string) bool {
+func hasBlock(pm sent.Message, typ, id string) bool {
 	for _, b := range pm.Blocks {
 		if b.Type == typ && b.ToolUseID == id {
 			return true
@@ -261,7 +262,7 @@ func hasBlock(pm ProviderMessage, typ, id string) bool {
 
 func isThinkingBlock(t string) bool { return t == "thinking" || t == "redacted_thinking" }
 
-func checkThinkingBlocks(s *store.Session, r *Request) []Violation {
+func checkThinkingBlocks(s *store.Session, r *sent.Request) []Violation {
 	var out []Violation
 	for n, pm := range r.Messages {
 		if pm.Role != "assistant" || len(pm.Blocks) == 0 {
@@ -319,7 +320,7 @@ func checkThinkingBlocks(s *store.Session, r *Request) []Violation {
 	return out
 }
 
-func checkThinkingMode(s *store.Session, r, final *Request) []Violation {
+func checkThinkingMode(s *store.Session, r, final *sent.Request) []Violation {
 	if r.Thinking {
 		n := r.FinalToolLoop()
 		if n < 0 || len(r.Messages[n].Blocks) == 0 {
@@ -362,7 +363,7 @@ func checkThinkingMode(s *store.Session, r, final *Request) []Violation {
 	return nil
 }
 
-func checkFinalAssistant(_ *store.Session, final *Request) []Violation {
+func checkFinalAssistant(_ *store.Session, final *sent.Request) []Violation {
 	n, pm, ok := final.LastAssistant()
 	if !ok {
 		return nil
@@ -389,8 +390,8 @@ func checkFinalAssistant(_ *store.Session, final *Request) []Violation {
 	return out
 }
 
-func checkOpenAIPairing(_ *store.Session, r *Request) []Violation {
-	if r.Kind == KindResponses {
+func checkOpenAIPairing(_ *store.Session, r *sent.Request) []Violation {
+	if r.Kind == sent.Responses {
 		return checkResponsesPairing(r)
 	}
 	var out []Violation
@@ -404,7 +405,7 @@ func checkOpenAIPairing(_ *store.Session, r *Request) []Violation {
 				}
 			}
 			var missing []string
-			var first *Block
+			var first *sent.Block
 			for m := range pm.Blocks {
 				b := &pm.Blocks[m]
 				if b.Type == "tool_use" && !answered[b.ToolUseID] {
@@ -442,9 +443,9 @@ func checkOpenAIPairing(_ *store.Session, r *Request) []Violation {
 // checkResponsesPairing is the Responses API's rule: every function_call
 // item has a function_call_output item with its call id after it, and every
 // output a call before it.
-func checkResponsesPairing(r *Request) []Violation {
+func checkResponsesPairing(r *sent.Request) []Violation {
 	var out []Violation
-	has := func(items []ProviderMessage, role, id string) bool {
+	has := func(items []sent.Message, role, id string) bool {
 		for _, pm := range items {
 			if pm.Role == role && len(pm.Blocks) == 1 && pm.Blocks[0].ToolUseID == id {
 				return true

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -51,10 +52,10 @@ func reasoningMissingText(modelID string, n int) string {
 // last user message; whether they check earlier turns is not settled
 // (OBSERVED.md), so those are warnings and the turns OpenCode continues
 // without a new prompt (final) errors.
-func checkReasoningContent(s *store.Session, r, final *Request) []Violation {
+func checkReasoningContent(s *store.Session, r, final *sent.Request) []Violation {
 	// final (the history alone) is only set when it ends with an assistant
 	// message; a Chat Completions tool loop ends with tool messages.
-	if r.Kind != KindChat || !r.Thinking || r.Interleaved {
+	if r.Kind != sent.Chat || !r.Thinking || r.Interleaved {
 		return nil
 	}
 	// The current turn: after the next prompt, or, when OpenCode continues
@@ -68,7 +69,7 @@ func checkReasoningContent(s *store.Session, r, final *Request) []Violation {
 		if pm.Role != "assistant" || pm.SendsReasoning {
 			continue
 		}
-		var call *Block
+		var call *sent.Block
 		for m := range pm.Blocks {
 			if pm.Blocks[m].Type == "tool_use" {
 				call = &pm.Blocks[m]
@@ -103,7 +104,7 @@ func checkReasoningContent(s *store.Session, r, final *Request) []Violation {
 
 // lastUserEntry is the index of the request's last user entry, or of the
 // last one built from a stored message (-1 for none).
-func lastUserEntry(r *Request, stored bool) int {
+func lastUserEntry(r *sent.Request, stored bool) int {
 	for n := len(r.Messages) - 1; n >= 0; n-- {
 		if r.Messages[n].Role == "user" && (!stored || len(r.Messages[n].Sources) > 0) {
 			return n
@@ -118,8 +119,8 @@ func lastUserEntry(r *Request, stored bool) int {
 // message. OpenCode leaves it alone when a kill came after the reasoning
 // item and before the call: the stored turn ends with reasoning that has
 // encrypted content, and the next prompt follows it.
-func checkResponsesReasoning(_ *store.Session, r *Request) []Violation {
-	if r.Kind != KindResponses {
+func checkResponsesReasoning(_ *store.Session, r *sent.Request) []Violation {
+	if r.Kind != sent.Responses {
 		return nil
 	}
 	var out []Violation

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -64,7 +65,7 @@ func TestFamilyPredictions(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			vs := Preflight(c.s, settled())
 			if len(vs) == 0 {
-				t.Fatalf("no violation\n%s", renderRequest(BuildRequest(c.s, RequestOptions{NextPrompt: true})))
+				t.Fatalf("no violation\n%s", renderRequest(sent.Build(c.s, sent.Options{NextPrompt: true})))
 			}
 			v := vs[0]
 			if v.Code != c.code || v.ProviderError != c.text || v.Index != c.index || v.PartID != c.part || v.Severity.orError() != c.sev {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
@@ -16,10 +17,10 @@ import (
 // realStores are the healthy sessions recorded with real OpenCode.
 var realStores = []struct {
 	path    string
-	version ConvVersion
+	version sent.Version
 }{
-	{"../../testdata/real/opencode-1.18.33/opencode.db", Conv118},
-	{"../../testdata/real/opencode-1.1.65/storage", Conv11},
+	{"../../testdata/real/opencode-1.18.33/opencode.db", sent.V118},
+	{"../../testdata/real/opencode-1.1.65/storage", sent.V11},
 }
 
 func loadReal(t *testing.T, path string) []*store.Session {
@@ -43,7 +44,7 @@ var realShapes = []string{
 
 // renderRequest prints a request compactly: one line per message with its
 // blocks' types.
-func renderRequest(r *Request) string {
+func renderRequest(r *sent.Request) string {
 	var b strings.Builder
 	for n, pm := range r.Messages {
 		var types []string
@@ -63,18 +64,18 @@ func TestRealSessionsHaveNoPreflightFindings(t *testing.T) {
 		t.Run(filepath.Base(filepath.Dir(rs.path)), func(t *testing.T) {
 			seen := map[string]bool{}
 			for _, s := range loadReal(t, rs.path) {
-				if v := RequestVersion(s); v != rs.version {
+				if v := sent.VersionOf(s); v != rs.version {
 					t.Errorf("session %s: version %s, want %s", s.ID, v, rs.version)
 				}
 				now := s.LastModified().Add(time.Hour)
 				opts := &Options{Now: func() time.Time { return now }}
 				if vs := Preflight(s, opts); len(vs) > 0 {
-					t.Errorf("session %s: preflight violations %+v\n%s", s.ID, vs, renderRequest(BuildRequest(s, RequestOptions{NextPrompt: true})))
+					t.Errorf("session %s: preflight violations %+v\n%s", s.ID, vs, renderRequest(sent.Build(s, sent.Options{NextPrompt: true})))
 				}
 				for _, f := range CheckSession(s, opts) {
 					t.Errorf("session %s: finding %s %s", s.ID, f.Code, f.Message)
 				}
-				got := renderRequest(BuildRequest(s, RequestOptions{NextPrompt: true}))
+				got := renderRequest(sent.Build(s, sent.Options{NextPrompt: true}))
 				if !seen[got] && !slices.Contains(realShapes, got) {
 					t.Errorf("session %s: request\n%s is none of the recorded shapes", s.ID, got)
 				}
@@ -109,8 +110,8 @@ func TestEveryRealStoreScansClean(t *testing.T) {
 			for _, s := range sessions {
 				now := s.LastModified().Add(time.Hour)
 				opts := &Options{Now: func() time.Time { return now }}
-				r := BuildRequest(s, RequestOptions{NextPrompt: true})
-				if r.Kind == KindOther {
+				r := sent.Build(s, sent.Options{NextPrompt: true})
+				if r.Kind == sent.Other {
 					t.Errorf("session %s: model %s/%s is in no modelled family", s.ID, r.ProviderID, r.ModelID)
 				}
 				for _, v := range Preflight(s, opts) {

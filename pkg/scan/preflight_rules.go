@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -32,10 +33,10 @@ func computePreflight(c *Context) []Violation {
 			return nil
 		}
 	}
-	r := BuildRequest(s, RequestOptions{NextPrompt: true})
-	var final *Request
+	r := sent.Build(s, sent.Options{NextPrompt: true})
+	var final *sent.Request
 	if continuesWithoutPrompt(s) {
-		if f := BuildRequest(s, RequestOptions{}); len(f.Messages) > 0 && f.Messages[len(f.Messages)-1].Role == "assistant" {
+		if f := sent.Build(s, sent.Options{}); len(f.Messages) > 0 && f.Messages[len(f.Messages)-1].Role == "assistant" {
 			final = f
 		}
 	}
@@ -152,8 +153,8 @@ var anthropicRecordRules = []string{"SF101", "SF102", "SF103", "SF104", "SF106",
 // accepted by them, or never sent), and the preflight reports what they
 // reject. Info findings stay: they say what OpenCode never sends.
 func deferToFamily(s *store.Session, fs []Finding) []Finding {
-	switch ProviderKindOf(CurrentModel(s)) {
-	case KindChat, KindResponses, KindGoogle:
+	switch sent.FamilyOf(sent.CurrentModel(s)) {
+	case sent.Chat, sent.Responses, sent.Google:
 	default:
 		return fs
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -49,7 +50,7 @@ func TestBuildRequestSplitsStepsAndMapsBlocks(t *testing.T) {
 			`{"type":"step-start"}`, `{"type":"reasoning","text":"summarise",`+sig+`}`, `{"type":"text","text":"a and b"}`),
 		user("u2", "next"),
 	)
-	r := BuildRequest(s, RequestOptions{NextPrompt: true})
+	r := sent.Build(s, sent.Options{NextPrompt: true})
 	want := "0 user [text]\n1 assistant [thinking tool_use]\n2 user [tool_result]\n3 assistant [thinking text]\n4 user [text text]\n"
 	if got := renderRequest(r); got != want {
 		t.Fatalf("request\n%swant\n%s", got, want)
@@ -99,7 +100,7 @@ func TestBuildRequestSkipsAndMerges(t *testing.T) {
 		user("u3", "again"),
 		user("u4", "and again"),
 	)
-	r := BuildRequest(s, RequestOptions{})
+	r := sent.Build(s, sent.Options{})
 	if got, want := renderRequest(r), "0 user [text]\n1 assistant [text]\n2 user [text text]\n"; got != want {
 		t.Fatalf("request\n%swant\n%s", got, want)
 	}
@@ -113,7 +114,7 @@ func TestBuildRequestSkipsAndMerges(t *testing.T) {
 		t.Errorf("block of a merged entry: %q %q %v", id, part, err)
 	}
 	// As of an error, the request ended before the errored message.
-	r = BuildRequest(s, RequestOptions{Until: "e1"})
+	r = sent.Build(s, sent.Options{Until: "e1"})
 	if got := len(r.Messages); got != 2 {
 		t.Errorf("until e1: %d messages", got)
 	}
@@ -129,31 +130,31 @@ func TestBuildRequestVersions(t *testing.T) {
 	cases := []struct {
 		name  string
 		s     *store.Session
-		v     ConvVersion
+		v     sent.Version
 		req   string
 		codes string
 	}{
 		// 1.18 sends "" as " " next to signed reasoning.
-		{"1.18 mid-text", midText(store.ShapeSQLite), Conv118, "0 user [text]\n1 assistant [thinking text]\n2 user [text]\n", "SF151@messages.1.content.1"},
+		{"1.18 mid-text", midText(store.ShapeSQLite), sent.V118, "0 user [text]\n1 assistant [thinking text]\n2 user [text]\n", "SF151@messages.1.content.1"},
 		// 1.1 drops the empty text: a thinking-only message.
-		{"1.1 mid-text", midText(store.ShapeStorage), Conv11, "0 user [text]\n1 assistant [thinking]\n2 user [text]\n", "SF155@messages.1"},
+		{"1.1 mid-text", midText(store.ShapeStorage), sent.V11, "0 user [text]\n1 assistant [thinking]\n2 user [text]\n", "SF155@messages.1"},
 		// 1.1 killed mid-thinking: unsigned partial reasoning is kept by
 		// OpenCode and dropped by the SDK, an empty assistant message.
 		{"1.1 unsigned partial", session(store.ShapeStorage, user("u1", "hi"),
 			testMessage("a1", "assistant", killed, `{"type":"step-start"}`, `{"type":"reasoning","text":"thin"}`)),
-			Conv11, "0 user [text]\n1 assistant []\n2 user [text]\n", "SF150@messages.1"},
+			sent.V11, "0 user [text]\n1 assistant []\n2 user [text]\n", "SF150@messages.1"},
 		// 1.18 keeps non-blank unsigned reasoning too (only blank unsigned
 		// reasoning is dropped by OpenCode): the same empty message.
 		{"1.18 unsigned partial", session(store.ShapeSQLite, user("u1", "hi"),
 			testMessage("a1", "assistant", killed, `{"type":"step-start"}`, `{"type":"reasoning","text":"thin"}`)),
-			Conv118, "0 user [text]\n1 assistant []\n2 user [text]\n", "SF150@messages.1"},
+			sent.V118, "0 user [text]\n1 assistant []\n2 user [text]\n", "SF150@messages.1"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if v := RequestVersion(c.s); v != c.v {
+			if v := sent.VersionOf(c.s); v != c.v {
 				t.Fatalf("version %s, want %s", v, c.v)
 			}
-			r := BuildRequest(c.s, RequestOptions{NextPrompt: true})
+			r := sent.Build(c.s, sent.Options{NextPrompt: true})
 			if got := renderRequest(r); got != c.req {
 				t.Errorf("request\n%swant\n%s", got, c.req)
 			}
@@ -166,21 +167,21 @@ func TestBuildRequestVersions(t *testing.T) {
 
 func TestRequestVersionFromSessionRecord(t *testing.T) {
 	s := session(store.ShapeSessions)
-	if RequestVersion(s) != Conv118 {
+	if sent.VersionOf(s) != sent.V118 {
 		t.Error("sessions tree without a version should use the 1.18 conversion")
 	}
 	s.Info = &store.Record{Raw: []byte(`{"version":"1.1.65"}`)}
-	if RequestVersion(s) != Conv11 {
+	if sent.VersionOf(s) != sent.V11 {
 		t.Error("a 1.1.65 session record should pick the 1.1 conversion")
 	}
 	s.Store.Shape = store.ShapeStorage
 	s.Info = &store.Record{Raw: []byte(`{"version":"1.14.34"}`)}
-	if RequestVersion(s) != Conv118 {
+	if sent.VersionOf(s) != sent.V118 {
 		t.Error("a 1.14 session in a storage tree should pick the 1.18 conversion")
 	}
 	s.Store.Shape = store.ShapeSQLite
 	s.Info = &store.Record{Raw: []byte(`{"version":"1.1.65"}`)}
-	if RequestVersion(s) != Conv118 {
+	if sent.VersionOf(s) != sent.V118 {
 		t.Error("sqlite stores are always 1.2 or later")
 	}
 }
@@ -195,7 +196,7 @@ func TestBuildRequestToolStatesAndModelSwitch(t *testing.T) {
 		testMessage("a2", "assistant", other, `{"type":"step-start"}`, `{"type":"text","text":"done"}`),
 		user("u2", "more"),
 	)
-	r := BuildRequest(s, RequestOptions{})
+	r := sent.Build(s, sent.Options{})
 	// Reasoning of another model is sent as text by 1.18.
 	if got, want := renderRequest(r), "0 user [text]\n1 assistant [text tool_use tool_use]\n2 user [tool_result tool_result]\n3 assistant [text]\n4 user [text]\n"; got != want {
 		t.Fatalf("request\n%swant\n%s", got, want)
@@ -205,7 +206,7 @@ func TestBuildRequestToolStatesAndModelSwitch(t *testing.T) {
 		t.Errorf("tool results %+v: a running tool and an errored one are sent as errors, ids sanitised for claude", tr)
 	}
 	// 1.1 keeps it as reasoning without its metadata, which the SDK drops.
-	r = BuildRequest(s, RequestOptions{Version: Conv11})
+	r = sent.Build(s, sent.Options{Version: sent.V11})
 	if got := renderRequest(r); !strings.HasPrefix(got, "0 user [text]\n1 assistant [tool_use tool_use]\n") || len(r.Messages[1].Dropped) != 1 {
 		t.Errorf("1.1 request\n%s dropped %d", got, len(r.Messages[1].Dropped))
 	}
@@ -221,7 +222,7 @@ func TestBuildRequestCompactionTail(t *testing.T) {
 		testMessage("sum", "assistant", `{"role":"assistant","parentID":"c","summary":true,"finish":"stop","providerID":"anthropic","modelID":"claude-sonnet-4-5"}`, `{"type":"text","text":"summary"}`),
 		user("u2", "new"),
 	)
-	r := BuildRequest(s, RequestOptions{})
+	r := sent.Build(s, sent.Options{})
 	var got []string
 	for _, pm := range r.Messages {
 		got = append(got, strings.Join(pm.Sources, "+"))
@@ -290,7 +291,7 @@ func TestPreflightRules(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			vs := Preflight(c.s, settled())
 			if got := violationCodes(vs); got != c.codes {
-				t.Fatalf("violations %q, want %q\n%s", got, c.codes, renderRequest(BuildRequest(c.s, RequestOptions{NextPrompt: true})))
+				t.Fatalf("violations %q, want %q\n%s", got, c.codes, renderRequest(sent.Build(c.s, sent.Options{NextPrompt: true})))
 			}
 			if len(vs) == 0 {
 				return
@@ -307,12 +308,12 @@ func TestPreflightRules(t *testing.T) {
 }
 
 func TestPreflightOpenAIPairing(t *testing.T) {
-	r := &Request{Kind: KindChat, Messages: []ProviderMessage{
+	r := &sent.Request{Kind: sent.Chat, Messages: []sent.Message{
 		{Role: "system"},
-		{Role: "user", Blocks: []Block{{Type: "text", Text: "go"}}},
-		{Role: "assistant", Blocks: []Block{{Type: "tool_use", ToolUseID: "c1", MessageID: "a1", PartID: "p1"}, {Type: "tool_use", ToolUseID: "c2", MessageID: "a1", PartID: "p2"}}},
-		{Role: "tool", Blocks: []Block{{Type: "tool_result", ToolUseID: "c1", MessageID: "a1", PartID: "p1"}}},
-		{Role: "tool", Blocks: []Block{{Type: "tool_result", ToolUseID: "c9", MessageID: "a1", PartID: "p9"}}},
+		{Role: "user", Blocks: []sent.Block{{Type: "text", Text: "go"}}},
+		{Role: "assistant", Blocks: []sent.Block{{Type: "tool_use", ToolUseID: "c1", MessageID: "a1", PartID: "p1"}, {Type: "tool_use", ToolUseID: "c2", MessageID: "a1", PartID: "p2"}}},
+		{Role: "tool", Blocks: []sent.Block{{Type: "tool_result", ToolUseID: "c1", MessageID: "a1", PartID: "p1"}}},
+		{Role: "tool", Blocks: []sent.Block{{Type: "tool_result", ToolUseID: "c9", MessageID: "a1", PartID: "p9"}}},
 	}}
 	vs := CheckRequest(nil, r, nil)
 	if got := violationCodes(vs); got != "SF162@messages[2] SF162@messages[4]" {
@@ -324,10 +325,10 @@ func TestPreflightOpenAIPairing(t *testing.T) {
 }
 
 func TestAnthropicToolPairing(t *testing.T) {
-	r := &Request{Kind: KindAnthropic, Thinking: false, Messages: []ProviderMessage{
-		{Role: "user", Blocks: []Block{{Type: "text", Text: "go"}}},
-		{Role: "assistant", Blocks: []Block{{Type: "tool_use", ToolUseID: "c1", MessageID: "a1", PartID: "p1"}}},
-		{Role: "user", Blocks: []Block{{Type: "text", Text: "x"}, {Type: "tool_result", ToolUseID: "c2", MessageID: "a1", PartID: "p2"}}},
+	r := &sent.Request{Kind: sent.Anthropic, Thinking: false, Messages: []sent.Message{
+		{Role: "user", Blocks: []sent.Block{{Type: "text", Text: "go"}}},
+		{Role: "assistant", Blocks: []sent.Block{{Type: "tool_use", ToolUseID: "c1", MessageID: "a1", PartID: "p1"}}},
+		{Role: "user", Blocks: []sent.Block{{Type: "text", Text: "x"}, {Type: "tool_result", ToolUseID: "c2", MessageID: "a1", PartID: "p2"}}},
 	}}
 	vs := CheckRequest(nil, r, nil)
 	if got := violationCodes(vs); got != "SF157@messages.1 SF157@messages.2.content.1" {

@@ -165,7 +165,7 @@ func HasThoughtSignature(p *store.Part) bool {
 // with text, or the message is another model's (its reasoning goes as
 // text).
 func sentWithoutReasoning(s *store.Session, m *store.Message) bool {
-	pid, mid := CurrentModel(s)
+	pid, mid := sent.CurrentModel(s)
 	other := m.Get("providerID").String() != pid || m.Get("modelID").String() != mid
 	for _, st := range StepRanges(m) {
 		tools, reasoning := false, false
@@ -356,7 +356,7 @@ func (r *Recovery) Where() string {
 //
 // An item id (rs_…, fc_…, msg_…, call_…) maps by the id a part stores
 // (LocateItem); an index, in any family's form, through the request
-// OpenCode sent that family (BuildRequest, LocateIndex).
+// OpenCode sent that family (sent.Build, LocateIndex).
 func ReadError(s *store.Session, text string, failed *store.Message) *Recovery {
 	t := DetectErrorType(text)
 	r := &Recovery{Text: text, Type: t, Defect: DefectOf(t, text), Index: ExtractIndex(text),
@@ -384,7 +384,7 @@ func familyOfError(s *store.Session, failed *store.Message) sent.Family {
 			return sent.FamilyOf(p, failed.Get("modelID").String())
 		}
 	}
-	return sent.FamilyOf(CurrentModel(s))
+	return sent.FamilyOf(sent.CurrentModel(s))
 }
 
 // DefaultFix is the repair error-driven recovery applies for the error, in
@@ -424,14 +424,14 @@ func LocateItem(s *store.Session, id string, failed *store.Message) (msgID, part
 
 // request rebuilds the request the error answered, from the records as they
 // are now.
-func (r *Recovery) request(s *store.Session) *Request {
-	ro := RequestOptions{AsOfError: true}
+func (r *Recovery) request(s *store.Session) *sent.Request {
+	ro := sent.Options{AsOfError: true}
 	if r.Failed != nil {
 		ro.Until = r.Failed.ID
 	} else {
 		ro.NextPrompt = true
 	}
-	return BuildRequest(s, ro)
+	return sent.Build(s, ro)
 }
 
 // Resolved reports whether the problem the error describes is gone from the
@@ -488,7 +488,7 @@ func (r *Recovery) Resolved(s *store.Session, found []Finding) (string, bool) {
 			if m.ID == r.Failed.ID {
 				break
 			}
-			if ExcludedBySessfix(m) {
+			if sent.ExcludedBySessfix(m) {
 				return "sessfix has excluded a message from requests since, and the session shows no such problem any more", true
 			}
 			// OpenCode writes synthetic text on user messages itself (file
@@ -507,7 +507,7 @@ func (r *Recovery) Resolved(s *store.Session, found []Finding) (string, bool) {
 	if m == nil {
 		return "", false
 	}
-	if ExcludedBySessfix(m) {
+	if sent.ExcludedBySessfix(m) {
 		return "sessfix has excluded that message from requests since", true
 	}
 	for _, g := range found {
@@ -528,8 +528,8 @@ func (r *Recovery) Resolved(s *store.Session, found []Finding) (string, bool) {
 		return "that message has been changed since (" + how + ") and no longer shows the problem", true
 	}
 	if found := foundType(r.Text); found != "" {
-		if n, k, ok := ParseIndex(r.Index); ok && k >= 0 {
-			req := r.request(s)
+		if ix, ok := sent.ParseIndex(r.Index); ok && ix.M >= 0 {
+			n, k, req := ix.Entry(), ix.M, r.request(s)
 			if n < len(req.Messages) && (k >= len(req.Messages[n].Blocks) || req.Messages[n].Blocks[k].Type != found) {
 				return fmt.Sprintf("%s is no longer the `%s` block the provider found there", r.Index, found), true
 			}
@@ -558,7 +558,7 @@ func (r *Recovery) resolvedInRecords(s *store.Session, found []Finding) (string,
 	switch {
 	case m == nil:
 		return "", false
-	case ExcludedBySessfix(m):
+	case sent.ExcludedBySessfix(m):
 		return "sessfix has excluded that message from requests since", true
 	case r.Defect.Shows(s, m):
 		return "", false

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -54,8 +55,8 @@ type Context struct {
 type sessionCache struct {
 	preDone bool
 	pre     []Violation     // the preflight's violations
-	reqs    []*Request      // the requests the preflight checked; none while a session may stream
-	carried map[string]bool // ids of the stored messages reqs carry (Request.carried), nil until asked
+	reqs    []*sent.Request // the requests the preflight checked; none while a session may stream
+	carried map[string]bool // ids of the stored messages reqs carry (sent.Request.carried), nil until asked
 
 	history map[string]bool // History(Session), nil until asked
 

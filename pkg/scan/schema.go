@@ -12,6 +12,7 @@ import (
 
 	"github.com/sessfix/sessfix/pkg/ocenv"
 	"github.com/sessfix/sessfix/pkg/ocschema"
+	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -317,7 +318,7 @@ func SessionInfoOf(s *store.Session) ocschema.SessionInfo {
 	if si.ProviderID == "" || si.ModelID == "" {
 		// No session row model (JSON shapes, older rows): the row keeps the
 		// last model used, which the messages name.
-		si.ProviderID, si.ModelID = CurrentModel(s)
+		si.ProviderID, si.ModelID = sent.CurrentModel(s)
 	}
 	for _, m := range s.Messages {
 		if root := m.Get("path.root"); m.Role == "assistant" && root.Type == gjson.String && root.Str != "" {

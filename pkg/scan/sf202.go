@@ -3,6 +3,7 @@ package scan
 import (
 	"strings"
 
+	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -31,7 +32,7 @@ func init() {
 
 func checkInvalidID(c *Context) {
 	s := c.Session
-	v := RequestVersion(s)
+	v := sent.VersionOf(s)
 	if s.ID != "" {
 		if f, ok := idFinding(store.KindSession, s.ID, v); ok {
 			if s.Info != nil {
@@ -64,14 +65,14 @@ func checkInvalidID(c *Context) {
 }
 
 // idFinding checks one id of a session that OpenCode version v reads.
-func idFinding(k store.Kind, id string, v ConvVersion) (Finding, bool) {
+func idFinding(k store.Kind, id string, v sent.Version) (Finding, bool) {
 	prefix := store.PrefixFor(k)
 	if store.ValidID(id, prefix) {
 		return Finding{}, false
 	}
 	if !strings.HasPrefix(id, prefix) {
 		what := string(k) + " id " + quote(id) + " does not start with \"" + prefix + "\""
-		if k == store.KindPart && v == Conv11 {
+		if k == store.KindPart && v == sent.V11 {
 			// Seen with real OpenCode 1.1.65 (e2e part-id-without-prefix).
 			return Finding{Severity: Warning, Message: what + "; opencode 1.1 still serves it, later versions reject it"}, true
 		}

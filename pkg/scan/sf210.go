@@ -1,5 +1,7 @@
 package scan
 
+import "github.com/sessfix/sessfix/pkg/sent"
+
 func init() {
 	register(&Rule{
 		Code:     "SF210",
@@ -51,10 +53,10 @@ func checkAssistantFirst(c *Context) {
 		f.Message = "the history opencode sends begins with this assistant message: the prompt it answers comes after it (see SF204)"
 	}
 	switch r.Kind {
-	case KindAnthropic:
+	case sent.Anthropic:
 		f.ProviderError = anthropicFirstUser
 		f.Message += ", which anthropic rejects"
-	case KindBedrock:
+	case sent.Bedrock:
 		f.ProviderError = bedrockFirstUser
 		f.Message += ", which bedrock rejects"
 	default:

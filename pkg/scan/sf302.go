@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -159,7 +160,7 @@ func ShowsNote(d Defect, shown []*store.Message) string {
 func LastFailedAttempt(s *store.Session) *store.Message {
 	for i := len(s.Messages) - 1; i >= 0; i-- {
 		m := s.Messages[i]
-		if m.Role != "assistant" || ExcludedBySessfix(m) {
+		if m.Role != "assistant" || sent.ExcludedBySessfix(m) {
 			continue
 		}
 		if DetectErrorType(m.Get("error.data.message").String()) == ErrorNone {

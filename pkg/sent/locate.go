@@ -68,9 +68,9 @@ func ParseIndex(text string) (Index, bool) {
 	return best, at >= 0
 }
 
-// entry returns the Messages index an index names: N, except Gemini's
-// 1-based position.
-func (ix Index) entry() int {
+// Entry returns the request entry (Request.Messages index) an index names:
+// N, except Gemini's 1-based position.
+func (ix Index) Entry() int {
 	if ix.Form == FormPosition {
 		return ix.N - 1
 	}
@@ -151,7 +151,7 @@ func (r *Request) LocateIndex(index string) (msgID, partID string, err error) {
 
 // LocateAt maps a parsed index; see LocateIndex.
 func (r *Request) LocateAt(ix Index) (msgID, partID string, err error) {
-	n, m := ix.entry(), ix.M
+	n, m := ix.Entry(), ix.M
 	one, many := r.array()
 	if n < 0 || n >= len(r.Messages) {
 		return "", "", fmt.Errorf("%s is outside the %s opencode sends for this session", ix.Text, plural.Count(len(r.Messages), one, many))

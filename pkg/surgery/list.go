@@ -8,6 +8,7 @@ import (
 
 	"github.com/sessfix/sessfix/internal/pool"
 	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -20,7 +21,7 @@ type Summary struct {
 	// ParentID the session a child (subagent) session belongs to.
 	Directory, Project, ParentID string
 	// ProviderID and ModelID are the model the next prompt goes to
-	// (scan.CurrentModel).
+	// (sent.CurrentModel).
 	ProviderID, ModelID string
 	Messages, Parts     int
 	// LastActivity is the newest time OpenCode wrote into the records
@@ -165,7 +166,7 @@ func summarize(s *store.Session, sopts *scan.Options, policy scan.SettlePolicy, 
 		Directory: get(s, fDirectory).String(), Project: get(s, fProject).String(), ParentID: get(s, fParent).String(),
 		Messages: len(s.Messages), Parts: s.PartCount(),
 	}
-	sum.ProviderID, sum.ModelID = scan.CurrentModel(s)
+	sum.ProviderID, sum.ModelID = sent.CurrentModel(s)
 	sum.LastActivity = scan.LastActivity(s)
 	if sum.LastActivity.IsZero() {
 		sum.LastActivity = s.LastModified()

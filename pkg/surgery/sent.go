@@ -1,23 +1,23 @@
 package surgery
 
 import (
-	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
-// sent builds the request OpenCode would send for the session's next
-// prompt: the preflight's request (scan.BuildRequest, the same mapping of
+// nextRequest builds the request OpenCode would send for the session's next
+// prompt: the preflight's request (sent.Build, the same mapping of
 // every provider index to the stored message and part that scan, diagnose
 // and fix --error use), with the user's next prompt, from the history as
 // OpenCode holds it once its revert cleanup has deleted what the pending
 // revert covers.
-func sent(s *store.Session, rv *Revert) *Sent {
+func nextRequest(s *store.Session, rv *Revert) *Sent {
 	from := s
 	applied := false
 	if rs := revertedSet(s, rv); len(rs.messages)+len(rs.parts) > 0 {
 		from, applied = withoutReverted(s, rs), true
 	}
-	req := scan.BuildRequest(from, scan.RequestOptions{NextPrompt: true})
+	req := sent.Build(from, sent.Options{NextPrompt: true})
 	out := &Sent{
 		ProviderID: req.ProviderID, ModelID: req.ModelID, Kind: req.Kind, Conversion: req.Version,
 		Thinking: req.Thinking, RevertApplied: applied,
@@ -38,7 +38,7 @@ func sent(s *store.Session, rv *Revert) *Sent {
 	return out
 }
 
-func sentBlock(i int, b scan.Block) SentBlock {
+func sentBlock(i int, b sent.Block) SentBlock {
 	sb := SentBlock{Index: i, Type: b.Type, ToolUseID: b.ToolUseID, IsError: b.IsError, MessageID: b.MessageID, PartID: b.PartID}
 	if (b.Type == "text" || b.Type == "thinking") && b.MessageID != "" {
 		sb.Size = len(b.Text)

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -79,12 +80,12 @@ type BrokenView struct {
 }
 
 // Sent is the request OpenCode would send for the session's next prompt,
-// as the preflight builds it (scan.BuildRequest with the next prompt).
+// as the preflight builds it (sent.Build with the next prompt).
 type Sent struct {
 	ProviderID, ModelID string
-	Kind                scan.ProviderKind
+	Kind                sent.Family
 	// Conversion is the OpenCode conversion modelled ("1.18", "1.1").
-	Conversion scan.ConvVersion
+	Conversion sent.Version
 	Thinking   bool
 	Messages   []SentMessage
 	// RevertApplied is set when the pending revert's messages were left
@@ -190,7 +191,7 @@ func Show(s *store.Session, opts ShowOptions) *View {
 			Reason: "orphan: its message " + o.MessageID + " does not exist"})
 	}
 	if opts.Sent {
-		v.Sent = sent(s, v.Revert)
+		v.Sent = nextRequest(s, v.Revert)
 	}
 	return v
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
@@ -40,7 +41,7 @@ func TestShowEveryShape(t *testing.T) {
 			// The request: the tool loop splits into assistant, user (tool
 			// result), assistant; the next prompt comes last.
 			r := v.Sent
-			if r.Kind != scan.KindAnthropic || !r.Thinking || len(r.Messages) != 7 {
+			if r.Kind != sent.Anthropic || !r.Thinking || len(r.Messages) != 7 {
 				t.Fatalf("request %+v", r)
 			}
 			if b := r.Messages[2].Blocks[0]; b.Type != "tool_result" || b.MessageID != asst1 || b.PartID != partID(asst1, 3) || b.ToolUseID != "toolu_01" {
