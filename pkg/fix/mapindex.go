@@ -46,10 +46,6 @@ func ProviderMessages(s *store.Session, opt MapOptions) []ProviderMessage {
 	return out
 }
 
-// excludedBySessfix reports an assistant message sessfix's excludeMessage
-// closed.
-func excludedBySessfix(m *store.Message) bool { return sent.ExcludedBySessfix(m) }
-
 // MapProviderIndex maps a provider's messages.N to the one stored message it
 // was built from, through sent.Request.LocateIndex. It fails, changing
 // nothing, when N is out of range or the entry merges several stored
