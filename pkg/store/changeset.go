@@ -44,7 +44,9 @@ type Edit struct {
 	// 2-space JSON for JSON files, compact for SQLite data columns).
 	After []byte
 	// Created is the time_created to give a new SQLite row (epoch ms); zero
-	// means the writer picks a sensible value.
+	// means the writer picks a sensible value: now for a message or part
+	// row, the body's time_created for a session row (which a session body
+	// must then carry).
 	Created int64
 	// Rule is the finding code the edit repairs; Mutation the mutation that
 	// planned it; Reason a lowercase sentence for humans.
@@ -100,9 +102,6 @@ func (cs *ChangeSet) Check() error {
 		}
 		if e.Op == OpAdd && !ValidID(e.ID, PrefixFor(e.Kind)) {
 			return fmt.Errorf("%s: new id %q is not in OpenCode's format", name, e.ID)
-		}
-		if e.Op == OpAdd && e.Kind == KindSession {
-			return fmt.Errorf("%s: sessfix does not create sessions", name)
 		}
 	}
 	return nil

@@ -84,6 +84,26 @@ func IDTime(id string, ref time.Time) (time.Time, bool) {
 	return time.UnixMilli(ms), true
 }
 
+// NewSessionID returns a new session id for a session created at now, as
+// OpenCode mints them: the low 48 bits of the bitwise inverse of
+// ms*4096+1, so newer sessions sort first, and random low digits.
+func NewSessionID(now time.Time) string {
+	v := ^(uint64(now.UnixMilli())*4096 + 1) & (1<<48 - 1)
+	return PrefixSession + "_" + fmt.Sprintf("%012x", v) + randBase62(idRandLen)
+}
+
+// SessionIDTime recovers the creation time of a session id (descending)
+// given a reference time near it, as IDTime does for ascending ids.
+func SessionIDTime(id string, ref time.Time) (time.Time, bool) {
+	if !ValidID(id, PrefixSession) {
+		return time.Time{}, false
+	}
+	var v uint64
+	fmt.Sscanf(id[len(PrefixSession)+1:len(PrefixSession)+1+idHexLen], "%x", &v)
+	inv := fmt.Sprintf("msg_%012x", ^v&(1<<48-1)) + id[len(PrefixSession)+1+idHexLen:]
+	return IDTime(inv, ref)
+}
+
 // ErrNoRoom means no id exists strictly between two neighbours.
 var ErrNoRoom = errors.New("no id fits between the neighbours")
 

@@ -86,3 +86,20 @@ func TestIDTimeAcrossWrap(t *testing.T) {
 		t.Fatalf("after the wrap, new ids must sort before old ones: %s >= %s", wrapID, id)
 	}
 }
+
+func TestSessionIDsDescendAsOpenCodes(t *testing.T) {
+	// A session OpenCode 1.18.33 created at time_created 1795563674535.
+	created := time.UnixMilli(1795563674535)
+	real := "ses_df010a458ffeZMdXwKl0RHzajG"
+	if got, ok := SessionIDTime(real, created.Add(time.Hour)); !ok || !got.Equal(created) {
+		t.Fatalf("SessionIDTime(%s) = %v (ok %v), want %v", real, got, ok, created)
+	}
+	id := NewSessionID(created)
+	if !ValidID(id, PrefixSession) || id[:16] != real[:16] {
+		t.Fatalf("NewSessionID = %s, want the time digits of OpenCode's %s", id, real)
+	}
+	later := NewSessionID(created.Add(time.Millisecond))
+	if later >= id {
+		t.Errorf("a newer session's id %s does not sort before %s", later, id)
+	}
+}
