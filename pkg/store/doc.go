@@ -16,6 +16,11 @@
 //     whose Before bytes still match: JSON files through a temp file,
 //     fsync, rename and directory fsync; SQLite in one transaction per
 //     session. AcquireLock keeps sessfix writers apart.
+//   - Session records are written like messages and parts: a session
+//     file in the JSON shapes, the columns of a session row in SQLite
+//     (mapped from and to the JSON object of its columns the reader
+//     builds; see pkg/store/sqlite). An added session has an id in
+//     OpenCode's descending format (NewSessionID).
 //   - Every record keeps its raw bytes exactly as stored, so later edits can
 //     be byte-surgical, and its location (file path and line, or table and
 //     rowid).

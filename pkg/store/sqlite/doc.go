@@ -8,7 +8,9 @@
 // mode and is writing; a read-only directory is read as immutable, or from
 // a private snapshot copy when its write-ahead log has content. The writer
 // applies one change set per IMMEDIATE transaction, foreign keys deferred
-// to the commit, and restores rows with every column. Both check the
+// to the commit, and restores rows with every column. Session rows have a
+// column per field, not a data column: the writer maps the session body
+// the reader builds back onto those columns (session.go). Both check the
 // schema (checkSchema: an OpenCode 2 database, with session_v2, is
 // ErrUnsupported here: pkg/store/sqlite2 reads it) and classify driver
 // errors (sqlitedb.Error: a busy database is a *store.BusyError) the same

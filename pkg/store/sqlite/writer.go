@@ -20,8 +20,9 @@ import (
 // same as OpenCode's own busy_timeout.
 const DefaultBusyTimeout = sqlitedb.DefaultBusyTimeout
 
-// sqliteWriter writes OpenCode's v1 message and part rows, one transaction
-// per change set (BEGIN IMMEDIATE, foreign keys on).
+// sqliteWriter writes OpenCode's v1 session, message and part rows, one
+// transaction per change set (BEGIN IMMEDIATE, foreign keys on). Session
+// rows are mapped from and to their columns (session.go).
 //
 // The After body of an edit is written to the data column as it is: the
 // planner hands over compact JSON without id/sessionID/messageID, which live
@@ -83,6 +84,8 @@ func tableFor(k store.Kind) (string, error) {
 		return "message", nil
 	case store.KindPart:
 		return "part", nil
+	case store.KindSession:
+		return "session", nil
 	}
 	return "", fmt.Errorf("sessfix does not write %s rows", k)
 }
@@ -105,6 +108,9 @@ func (w *sqliteWriter) Apply(ctx context.Context, cs *store.ChangeSet) error {
 	if err := cs.Check(); err != nil {
 		return err
 	}
+	if err := checkSessionOps(cs); err != nil {
+		return err
+	}
 	if cs.Empty() {
 		return nil
 	}
@@ -118,14 +124,29 @@ func (w *sqliteWriter) Apply(ctx context.Context, cs *store.ChangeSet) error {
 	}
 	now := w.opts.Clock().UnixMilli()
 	locs := map[int]store.Location{}
-	for i := range cs.Edits {
-		e := &cs.Edits[i]
-		loc, err := w.applyEdit(ctx, tx, cs, e, now)
-		if err != nil {
-			return err
-		}
-		if loc != nil {
-			locs[i] = *loc
+	// A session row goes after the messages the change set deletes with it.
+	for _, last := range []bool{false, true} {
+		for i := range cs.Edits {
+			e := &cs.Edits[i]
+			sessionDelete := e.Kind == store.KindSession && e.Op == store.OpDelete
+			if sessionDelete != last {
+				continue
+			}
+			var loc *store.Location
+			switch {
+			case sessionDelete:
+				loc, err = w.deleteSession(ctx, tx, e)
+			case e.Kind == store.KindSession:
+				loc, err = w.applySession(ctx, tx, e)
+			default:
+				loc, err = w.applyEdit(ctx, tx, cs, e, now)
+			}
+			if err != nil {
+				return err
+			}
+			if loc != nil {
+				locs[i] = *loc
+			}
 		}
 	}
 	if err := tx.Commit(); err != nil {
@@ -180,8 +201,13 @@ func (w *sqliteWriter) checkCovered(ctx context.Context, tx *sql.Tx, cs *store.C
 	return nil
 }
 
-// current reads a row's rowid and data inside the transaction.
-func current(ctx context.Context, tx *sql.Tx, table, id string) (rowid int64, data []byte, ok bool, err error) {
+// current reads a row's rowid and data inside the transaction (a session
+// row's body).
+func (w *sqliteWriter) current(ctx context.Context, tx *sql.Tx, table, id string) (rowid int64, data []byte, ok bool, err error) {
+	if table == "session" {
+		im, err := w.readImage(ctx, tx, store.Target{Kind: store.KindSession, ID: id, Path: w.info.Path, Table: table})
+		return rowidOf(im), im.Data, im.Exists, err
+	}
 	var v any
 	err = tx.QueryRowContext(ctx, `SELECT rowid, data FROM `+table+` WHERE id = ?`, id).Scan(&rowid, &v)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -213,7 +239,7 @@ func (w *sqliteWriter) applyEdit(ctx context.Context, tx *sql.Tx, cs *store.Chan
 	fail := func(err error) error {
 		return w.dbError(fmt.Sprintf("%s %s %s in", e.Op, e.Kind, e.ID), err)
 	}
-	rowid, data, exists, err := current(ctx, tx, table, e.ID)
+	rowid, data, exists, err := w.current(ctx, tx, table, e.ID)
 	if err != nil {
 		return nil, fail(err)
 	}
@@ -260,7 +286,7 @@ func (w *sqliteWriter) applyEdit(ctx context.Context, tx *sql.Tx, cs *store.Chan
 		// Deleting a message deletes its parts (ON DELETE CASCADE).
 		_, err = tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE id = ?`, e.ID)
 	case store.OpRekey:
-		if _, _, taken, cerr := current(ctx, tx, table, e.NewID); cerr != nil {
+		if _, _, taken, cerr := w.current(ctx, tx, table, e.NewID); cerr != nil {
 			return nil, fail(cerr)
 		} else if taken {
 			return nil, fmt.Errorf("cannot re-key %s %s in %s: %s already exists; nothing was written", e.Kind, e.ID, w.info.Path, e.NewID)
@@ -284,11 +310,17 @@ func (w *sqliteWriter) applyEdit(ctx context.Context, tx *sql.Tx, cs *store.Chan
 // updated and added rows hold their After body, deleted and quarantined
 // ones (and the parts of a deleted message) are gone, a re-keyed row is
 // gone under its old id and holds its body under the new one. Only the
-// data column is planned; Apply sets the other columns.
-func (w *sqliteWriter) Planned(_ context.Context, cs *store.ChangeSet, before []store.Image) ([]store.Image, error) {
+// data column is planned for message and part rows; Apply sets the other
+// columns. A session row is planned whole: its columns and the body they
+// render.
+func (w *sqliteWriter) Planned(ctx context.Context, cs *store.ChangeSet, before []store.Image) ([]store.Image, error) {
 	if err := cs.Check(); err != nil {
 		return nil, err
 	}
+	if err := checkSessionOps(cs); err != nil {
+		return nil, err
+	}
+	var cols []sessionColumn
 	out := make([]store.Image, len(before))
 	at := map[store.Target]int{}
 	for i, im := range before {
@@ -310,6 +342,24 @@ func (w *sqliteWriter) Planned(_ context.Context, cs *store.ChangeSet, before []
 		im, err := row(e.Kind, e.ID)
 		if err != nil {
 			return nil, err
+		}
+		if e.Kind == store.KindSession && e.Op != store.OpDelete {
+			if cols == nil {
+				if cols, err = sessionColumns(ctx, w.db); err != nil {
+					return nil, w.dbError("read", err)
+				}
+			}
+			var changes []sessionChange
+			if e.Op == store.OpAdd {
+				changes, err = addValues(&e, cols)
+			} else {
+				changes, err = updateChanges(&e, cols)
+			}
+			if err != nil {
+				return nil, err
+			}
+			plannedSession(im, cols, changes)
+			continue
 		}
 		switch e.Op {
 		case store.OpUpdate, store.OpAdd:
@@ -354,6 +404,9 @@ func (w *sqliteWriter) Targets(ctx context.Context, cs *store.ChangeSet) ([]stor
 	if err := cs.Check(); err != nil {
 		return nil, err
 	}
+	if err := checkSessionOps(cs); err != nil {
+		return nil, err
+	}
 	if cs.Empty() {
 		return nil, nil
 	}
@@ -373,6 +426,15 @@ func (w *sqliteWriter) Targets(ctx context.Context, cs *store.ChangeSet) ([]stor
 		add(store.Target{Kind: e.Kind, ID: e.ID, Path: w.info.Path, Table: table})
 		if e.Op == store.OpRekey {
 			add(store.Target{Kind: e.Kind, ID: e.NewID, Path: w.info.Path, Table: table})
+		}
+		if e.Kind == store.KindSession && e.Op == store.OpDelete {
+			why, err := sessionBlockers(ctx, w.db, e.ID, deletedMessages(cs))
+			if err != nil {
+				return nil, w.dbError("read", err)
+			}
+			if why != "" {
+				return nil, fmt.Errorf("cannot delete session %s from %s: %s; nothing was written", e.ID, w.info.Path, why)
+			}
 		}
 		if e.Kind == store.KindMessage && e.Op != store.OpUpdate && e.Op != store.OpAdd {
 			ids, err := w.partIDs(ctx, e.ID)
@@ -411,7 +473,7 @@ func (w *sqliteWriter) partIDs(ctx context.Context, messageID string) ([]string,
 func (w *sqliteWriter) Read(ctx context.Context, targets []store.Target) ([]store.Image, error) {
 	out := make([]store.Image, 0, len(targets))
 	for _, t := range targets {
-		im, err := w.readRow(ctx, t)
+		im, err := w.readImage(ctx, w.db, t)
 		if err != nil {
 			return nil, err
 		}
@@ -421,12 +483,15 @@ func (w *sqliteWriter) Read(ctx context.Context, targets []store.Target) ([]stor
 	return out, nil
 }
 
-func (w *sqliteWriter) readRow(ctx context.Context, t store.Target) (store.Image, error) {
+// readImage reads a row's image through q (the database, or a
+// transaction): its data column, or for a session row the body the reader
+// builds from its columns, and every other column.
+func (w *sqliteWriter) readImage(ctx context.Context, q querier, t store.Target) (store.Image, error) {
 	im := store.Image{Target: t}
 	if _, err := tableFor(store.Kind(t.Table)); err != nil {
 		return im, fmt.Errorf("%s: %w", t, err)
 	}
-	rows, err := w.db.QueryContext(ctx, `SELECT rowid, * FROM `+t.Table+` WHERE id = ?`, t.ID)
+	rows, err := q.QueryContext(ctx, `SELECT rowid, * FROM `+t.Table+` WHERE id = ?`, t.ID)
 	if err != nil {
 		return im, w.dbError("read", err)
 	}
@@ -462,6 +527,9 @@ func (w *sqliteWriter) readRow(ctx context.Context, t store.Target) (store.Image
 		default:
 			im.Columns = append(im.Columns, columnOf(n, vals[i]))
 		}
+	}
+	if t.Table == "session" {
+		im.Data = sqlitedb.SessionBody(names[1:], vals[1:])
 	}
 	return im, w.rowsErr(rows)
 }
@@ -558,7 +626,7 @@ func (w *sqliteWriter) Restore(ctx context.Context, images []store.Image) error 
 			if im.Expect == nil {
 				continue
 			}
-			_, data, ok, err := current(ctx, tx, im.Table, im.ID)
+			_, data, ok, err := w.current(ctx, tx, im.Table, im.ID)
 			if err != nil {
 				return w.dbError("restore rows in", err)
 			}
@@ -571,7 +639,7 @@ func (w *sqliteWriter) Restore(ctx context.Context, images []store.Image) error 
 	order := []struct {
 		table  string
 		exists bool
-	}{{"part", false}, {"message", false}, {"message", true}, {"part", true}}
+	}{{"part", false}, {"message", false}, {"session", false}, {"session", true}, {"message", true}, {"part", true}}
 	for _, o := range order {
 		for _, im := range images {
 			if im.Table != o.table || im.Exists != o.exists {
@@ -594,6 +662,18 @@ func (w *sqliteWriter) Restore(ctx context.Context, images []store.Image) error 
 			return fmt.Errorf("cannot restore %s: message %s, which the run created, now has %d parts that were added later; nothing was restored", w.info.Path, im.ID, n)
 		}
 	}
+	for _, im := range images {
+		if im.Table != "session" || im.Exists {
+			continue
+		}
+		why, err := sessionBlockers(ctx, tx, im.ID, nil)
+		if err != nil {
+			return w.dbError("restore rows in", err)
+		}
+		if why != "" {
+			return fmt.Errorf("cannot restore %s: session %s, which the run created, is in use since: %s; nothing was restored", w.info.Path, im.ID, why)
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		return w.dbError("commit the restore to", err)
 	}
@@ -611,6 +691,10 @@ func restoreRow(ctx context.Context, tx *sql.Tx, im store.Image) error {
 		data = append([]byte{}, im.Data...) // a BLOB again, never NULL
 	}
 	args := []any{im.ID, data}
+	if im.Table == "session" {
+		// Its columns are the row; Data is the body they render.
+		cols, args = cols[:1], args[:1]
+	}
 	for _, c := range im.Columns {
 		if c.Name == "rowid" {
 			var other string

@@ -370,13 +370,37 @@ func SessionRow(rows *sql.Rows, path, table string, sess *store.Session) error {
 		return err
 	}
 	rowid, _ := vals[0].(int64)
-	buf := []byte{'{'}
 	var updated int64
 	for i := 1; i < len(names); i++ {
-		if i > 1 {
+		switch names[i] {
+		case "title":
+			switch v := vals[i].(type) {
+			case string:
+				sess.Title = v
+			case []byte:
+				sess.Title = string(v)
+			}
+		case "time_updated":
+			updated, _ = vals[i].(int64)
+		}
+	}
+	buf := SessionBody(names[1:], vals[1:])
+	sess.Info = &store.Record{Kind: store.KindSession, ID: sess.ID, Raw: buf, Modified: time.UnixMilli(updated),
+		Loc: store.Location{Path: path, Table: table, RowID: rowid}}
+	return nil
+}
+
+// SessionBody is the session record's body for a row whose columns are
+// names, holding vals: a JSON object of the columns in order, each value a
+// JSON null, number or string (text and BLOB columns alike). The writer
+// builds the same body to compare and plan session rows.
+func SessionBody(names []string, vals []any) []byte {
+	buf := []byte{'{'}
+	for i, name := range names {
+		if i > 0 {
 			buf = append(buf, ',')
 		}
-		buf = appendJSONString(buf, names[i])
+		buf = appendJSONString(buf, name)
 		buf = append(buf, ':')
 		switch v := vals[i].(type) {
 		case nil:
@@ -392,22 +416,8 @@ func SessionRow(rows *sql.Rows, path, table string, sess *store.Session) error {
 		default:
 			buf = appendJSONString(buf, fmt.Sprint(v))
 		}
-		switch names[i] {
-		case "title":
-			switch v := vals[i].(type) {
-			case string:
-				sess.Title = v
-			case []byte:
-				sess.Title = string(v)
-			}
-		case "time_updated":
-			updated, _ = vals[i].(int64)
-		}
 	}
-	buf = append(buf, '}')
-	sess.Info = &store.Record{Kind: store.KindSession, ID: sess.ID, Raw: buf, Modified: time.UnixMilli(updated),
-		Loc: store.Location{Path: path, Table: table, RowID: rowid}}
-	return nil
+	return append(buf, '}')
 }
 
 // appendJSONString appends s as a JSON string, without HTML escaping.
