@@ -138,6 +138,9 @@ type ImageEntry struct {
 	Blob bool `json:"blob,omitempty"`
 	// KeepDir marks a file that did not exist in a directory that did.
 	KeepDir bool `json:"keep_dir,omitempty"`
+	// MadeDir is the outermost directory of a file that did not exist
+	// that did not exist either (store.Image.MadeDir).
+	MadeDir string `json:"made_dir,omitempty"`
 	// SHA256Before hashes the file or row before the run; SHA256After what
 	// the run left ("" when absent). ExistsAfter is false when the run
 	// removed it.
@@ -192,14 +195,14 @@ type Planned struct {
 // its bytes, which go to File.
 func imageEntry(im store.Image) ImageEntry {
 	return ImageEntry{Target: im.Target, Existed: im.Exists, Mode: im.Mode, Columns: im.Columns,
-		Blob: im.Blob, KeepDir: im.KeepDir, SHA256Before: im.Hash()}
+		Blob: im.Blob, KeepDir: im.KeepDir, MadeDir: im.MadeDir, SHA256Before: im.Hash()}
 }
 
 // image is the target as it was before the run, without its bytes (the
 // caller reads File): what undo restores.
 func (ie *ImageEntry) image() store.Image {
 	return store.Image{Target: ie.Target, Exists: ie.Existed, Mode: ie.Mode, Columns: ie.Columns,
-		Blob: ie.Blob, KeepDir: ie.KeepDir}
+		Blob: ie.Blob, KeepDir: ie.KeepDir, MadeDir: ie.MadeDir}
 }
 
 // UndoneEntry says when a run was undone.

@@ -156,6 +156,11 @@ type Image struct {
 	// KeepDir is true for a file that did not exist in a directory that
 	// did: restoring its absence leaves the directory, even empty.
 	KeepDir bool `json:"keep_dir,omitempty"`
+	// MadeDir, for a file that did not exist in a directory that did not
+	// either, is the outermost of its directories that did not exist:
+	// restoring its absence removes the directories from the file's up to
+	// this one, each when it is empty.
+	MadeDir string `json:"made_dir,omitempty"`
 	// Columns are a row's other columns (all but id and data), so a deleted
 	// row can be re-inserted exactly.
 	Columns []Column `json:"columns,omitempty"`

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/sessfix/sessfix/internal/atomicfile"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -71,6 +73,31 @@ func (w *jsonWriter) partsDir(sessionID, messageID string) string {
 	}
 }
 
+// sessionPath is where the shape keeps the file of session e adds:
+// storage/session/<projectID>/<id>.json (the project from the body's
+// projectID), the project tree's session/info/<id>.json, or the sessions
+// layout's <id>/session.json.
+func (w *jsonWriter) sessionPath(e *store.Edit) (string, error) {
+	switch w.info.Shape {
+	case store.ShapeStorage:
+		project := gjson.GetBytes(e.After, "projectID")
+		if project.Type != gjson.String || !safeName(project.Str) {
+			return "", fmt.Errorf("cannot add session %s: the storage tree files a session under its project, and the body's projectID (%s) is not a project id; nothing was written", e.ID, project.Raw)
+		}
+		return filepath.Join(w.root, "session", project.Str, e.ID+".json"), nil
+	case store.ShapeProject:
+		return filepath.Join(w.root, "session", "info", e.ID+".json"), nil
+	default:
+		return filepath.Join(w.root, e.ID, "session.json"), nil
+	}
+}
+
+// safeName reports whether s can name one directory of a store: not
+// empty, no separator, not . or .., no leading dot.
+func safeName(s string) bool {
+	return s != "" && !strings.ContainsAny(s, `/\`+"\x00") && s[0] != '.'
+}
+
 // partsDirOf is the parts directory of the message stored at msgPath.
 func (w *jsonWriter) partsDirOf(msgPath, messageID string) string {
 	switch w.info.Shape {
@@ -101,7 +128,14 @@ func (w *jsonWriter) recordPath(cs *store.ChangeSet, e *store.Edit) (string, err
 			}
 			p = filepath.Join(w.partsDir(ses, e.MessageID), e.ID+".json")
 		default:
-			return "", fmt.Errorf("session %s: no file location in the change set", e.ID)
+			if e.Op != store.OpAdd {
+				return "", fmt.Errorf("session %s: no file location in the change set", e.ID)
+			}
+			sp, err := w.sessionPath(e)
+			if err != nil {
+				return "", err
+			}
+			p = sp
 		}
 	}
 	abs, err := filepath.Abs(p)
@@ -261,6 +295,11 @@ func (w *jsonWriter) plan(cs *store.ChangeSet) (*jsonPlan, error) {
 			if exists {
 				return nil, fmt.Errorf("cannot add %s %s: %s already exists; nothing was written", e.Kind, e.ID, path)
 			}
+			if e.Kind == store.KindSession {
+				if err := w.checkNewSession(ov, e, path); err != nil {
+					return nil, err
+				}
+			}
 			write(i, path, e.Kind, e.ID, e.After)
 			p.addLoc[i] = path
 			continue
@@ -375,6 +414,9 @@ func (w *jsonWriter) read(ctx context.Context, targets []store.Target) ([]store.
 		if !exists {
 			_, err := w.ops.Lstat(filepath.Dir(t.Path))
 			im.KeepDir = err == nil
+			if !im.KeepDir {
+				im.MadeDir = w.madeDir(filepath.Dir(t.Path))
+			}
 		}
 		out = append(out, im)
 	}
@@ -395,7 +437,7 @@ func (w *jsonWriter) Planned(_ context.Context, cs *store.ChangeSet, before []st
 	}
 	out := make([]store.Image, len(before))
 	for i, im := range before {
-		out[i] = store.Image{Target: im.Target, Exists: im.Exists, Mode: im.Mode, Data: im.Data, KeepDir: im.KeepDir}
+		out[i] = store.Image{Target: im.Target, Exists: im.Exists, Mode: im.Mode, Data: im.Data, KeepDir: im.KeepDir, MadeDir: im.MadeDir}
 		st, ok := last[im.Path]
 		switch {
 		case !ok:
@@ -491,14 +533,43 @@ func (w *jsonWriter) newFileAttrs(dir string) (fs.FileMode, *atomicfile.Owner) {
 	return 0o644, nil
 }
 
-// removeEmptyDir removes a directory inside the store if it is empty.
-func (w *jsonWriter) removeEmptyDir(dir string) {
+// removeEmptyDir removes a directory inside the store if it is empty, and
+// reports whether it did.
+func (w *jsonWriter) removeEmptyDir(dir string) bool {
 	if dir == w.root || !strings.HasPrefix(dir, w.root+string(filepath.Separator)) {
-		return
+		return false
 	}
 	if ents, err := w.ops.ReadDir(dir); err == nil && len(ents) == 0 {
 		if w.ops.Remove(dir) == nil {
 			_ = w.ops.SyncDir(filepath.Dir(dir))
+			return true
+		}
+	}
+	return false
+}
+
+// madeDir is the outermost directory from dir up that does not exist
+// (dir, which does not exist, when its parent does).
+func (w *jsonWriter) madeDir(dir string) string {
+	made := dir
+	for d := filepath.Dir(dir); d != w.root && strings.HasPrefix(d, w.root+string(filepath.Separator)); d = filepath.Dir(d) {
+		if _, err := w.ops.Lstat(d); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		made = d
+	}
+	return made
+}
+
+// removeMadeDirs removes the empty directories from dir up to made (dir
+// alone when made is not one of its ancestors): those a file's creation
+// made.
+func (w *jsonWriter) removeMadeDirs(dir, made string) {
+	rel, err := filepath.Rel(made, dir)
+	within := made != "" && err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	for d := dir; ; d = filepath.Dir(d) {
+		if !w.removeEmptyDir(d) || !within || d == made {
+			return
 		}
 	}
 }
@@ -539,12 +610,12 @@ func (w *jsonWriter) restore(images []store.Image) error {
 				}
 			case exists:
 				if err = atomicfile.Remove(w.ops, im.Path); err == nil && !im.KeepDir {
-					w.removeEmptyDir(filepath.Dir(im.Path))
+					w.removeMadeDirs(filepath.Dir(im.Path), im.MadeDir)
 				}
 			case !im.KeepDir:
 				// Absent as it was, in a directory that was not there:
-				// one a killed run created is removed if it is empty.
-				w.removeEmptyDir(filepath.Dir(im.Path))
+				// those a killed run created are removed if they are empty.
+				w.removeMadeDirs(filepath.Dir(im.Path), im.MadeDir)
 			}
 		}
 		if err != nil && first == nil {
@@ -552,6 +623,34 @@ func (w *jsonWriter) restore(images []store.Image) error {
 		}
 	}
 	return first
+}
+
+// checkNewSession refuses to add session e at path when its body names
+// another id, or when the store already holds a session with its id (the
+// storage tree under another project).
+func (w *jsonWriter) checkNewSession(ov *overlay, e *store.Edit, path string) error {
+	if id := gjson.GetBytes(e.After, "id"); id.Type != gjson.String || id.Str != e.ID {
+		return fmt.Errorf("cannot add session %s: the body's id is %s, not the session's; nothing was written", e.ID, id.Raw)
+	}
+	if w.info.Shape != store.ShapeStorage {
+		return nil
+	}
+	projects, err := w.ops.ReadDir(filepath.Join(w.root, "session"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("cannot add session %s: %w", e.ID, err)
+	}
+	for _, p := range projects {
+		other := filepath.Join(w.root, "session", p.Name(), e.ID+".json")
+		if other == path {
+			continue
+		}
+		if _, ok, err := ov.get(other); err != nil {
+			return err
+		} else if ok {
+			return fmt.Errorf("cannot add session %s: %s already holds it; nothing was written", e.ID, other)
+		}
+	}
+	return nil
 }
 
 var _ store.Writer = (*jsonWriter)(nil)
