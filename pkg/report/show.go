@@ -63,6 +63,8 @@ type ShowMessage struct {
 	Compaction bool       `json:"compaction"`
 	Reverted   bool       `json:"reverted"`
 	Skipped    bool       `json:"skipped"`
+	Text       string     `json:"text"`
+	TextSize   int        `json:"text_size"`
 	Parts      []ShowPart `json:"parts"`
 }
 
@@ -134,7 +136,8 @@ func NewShowDocument(version string, v *surgery.View) *ShowDocument {
 	for _, m := range v.Messages {
 		sm := ShowMessage{Index: m.Index, ID: m.ID, Role: m.Role, ParentID: m.ParentID, Provider: m.ProviderID, Model: m.ModelID,
 			Agent: m.Agent, Created: jsonTime(m.Created), Completed: jsonTime(m.Completed), Finish: m.Finish, Error: m.Error,
-			Summary: m.Summary, Compaction: m.Compaction, Reverted: m.Reverted, Skipped: m.Skipped, Parts: []ShowPart{}}
+			Summary: m.Summary, Compaction: m.Compaction, Reverted: m.Reverted, Skipped: m.Skipped,
+			Text: m.Text, TextSize: m.TextSize, Parts: []ShowPart{}}
 		for _, p := range m.Parts {
 			sm.Parts = append(sm.Parts, ShowPart{ID: p.ID, Type: p.Type, State: p.State, Tool: p.Tool, Size: p.Size,
 				Excerpt: p.Excerpt, Reverted: p.Reverted})
@@ -213,6 +216,9 @@ func WriteSession(w io.Writer, v *surgery.View, color bool) error {
 		fmt.Fprintln(bw, line)
 		if m.Error != "" {
 			fmt.Fprintf(bw, "    %s %s\n", st.Error.Render("error"), Clean(m.Error))
+		}
+		if m.Text != "" {
+			fmt.Fprintf(bw, "    %s %s %q\n", st.Dim.Render("text"), size(m.TextSize), Clean(m.Text))
 		}
 		for _, p := range m.Parts {
 			fmt.Fprintf(bw, "    %s %s\n", st.Dim.Render(p.ID), partLine(st, p))

@@ -9,6 +9,7 @@ import (
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/tidwall/gjson"
 )
 
 // View is one session as `sessfix show` prints it: the stored history,
@@ -50,9 +51,16 @@ type MessageView struct {
 	// prompt (wholly, or from Revert.PartID on).
 	Reverted bool
 	// Skipped marks a message OpenCode leaves out of every request (an
-	// error other than an abort, no parts).
+	// error other than an abort, no parts). Never set in an OpenCode 2
+	// session: what OpenCode 2 sends is not modelled.
 	Skipped bool
-	Parts   []PartView
+	// Text is the start of the text an OpenCode 2 message keeps in its own
+	// record rather than in parts, on one line (a user, system or synthetic
+	// message's text, a shell command, a compaction's summary); TextSize
+	// its bytes.
+	Text     string
+	TextSize int
+	Parts    []PartView
 }
 
 // PartView is one stored part.
@@ -142,12 +150,13 @@ func Show(s *store.Session, opts ShowOptions) *View {
 		Revert: revertOf(s),
 	}
 	reverted := revertedSet(s, v.Revert)
+	v2 := s.OpenCode2 != nil && s.OpenCode2.V2
 	for i, m := range s.Messages {
 		mv := MessageView{
 			Index: i, ID: m.ID, Role: m.Role, ParentID: m.Get("parentID").String(),
 			Agent: m.Get("agent").String(), Finish: m.Get("finish").String(),
 			Summary: m.Role == "assistant" && m.Get("summary").Bool(), Reverted: reverted.messages[m.ID],
-			Skipped: scan.SkippedByOpenCode(m),
+			Skipped: !v2 && scan.SkippedByOpenCode(m),
 		}
 		if mv.Agent == "" {
 			mv.Agent = m.Get("mode").String()
@@ -168,6 +177,9 @@ func Show(s *store.Session, opts ShowOptions) *View {
 			if msg := m.Get("error.data.message").String(); msg != "" {
 				mv.Error += ": " + oneLine(msg, 200)
 			}
+		}
+		if v2 {
+			describeV2(&mv, m)
 		}
 		for _, p := range m.Parts {
 			if p.Type == "compaction" {
@@ -194,6 +206,27 @@ func Show(s *store.Session, opts ShowOptions) *View {
 		v.Sent = nextRequest(s, v.Revert)
 	}
 	return v
+}
+
+// describeV2 reads what an OpenCode 2 message row keeps in its data
+// (packages/core/src/session/message.ts), where a 1.x message has other
+// keys or parts: the model an assistant message answered with, its error
+// ({type, message}), and the text of the other messages. The 1.x rule
+// that a message without parts is never sent does not hold there.
+func describeV2(mv *MessageView, m *store.Message) {
+	mv.ProviderID, mv.ModelID = m.Get("model.providerID").String(), m.Get("model.id").String()
+	if e := m.Get("error"); e.Exists() {
+		mv.Error = e.Get("type").String()
+		if msg := e.Get("message").String(); msg != "" {
+			mv.Error = strings.TrimPrefix(mv.Error+": "+oneLine(msg, 200), ": ")
+		}
+	}
+	for _, key := range []string{"text", "command", "summary"} {
+		if t := m.Get(key); t.Type == gjson.String {
+			mv.Text, mv.TextSize = oneLine(t.Str, excerptLen), len(t.Str)
+			return
+		}
+	}
 }
 
 func describePart(p *store.Part) PartView {
