@@ -60,6 +60,9 @@ show). Without --store, sessfix looks where OpenCode keeps its data. See docs/su
 			if len(args) == 0 {
 				return cli.WithHints(cli.FlagErrorf("drop needs a session id"), cli.ListSessions)
 			}
+			if err := cli.SessionArg("drop", args[0]); err != nil {
+				return err
+			}
 			if len(args) == 1 && len(opts.Parts) == 0 {
 				return cli.WithHints(cli.FlagErrorf("drop needs messages to remove, or --part PART"), "list the messages with `sessfix show "+args[0]+"`")
 			}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -226,10 +227,28 @@ func OneSession(verb, more string) cobra.PositionalArgs {
 		case len(args) == 0:
 			return WithHints(FlagErrorf("%s needs a session id", verb), ListSessions)
 		case len(args) > 1:
+			if err := SessionArg(verb, args[0]); err != nil {
+				return err
+			}
 			return WithHints(FlagErrorf("%s takes one session id, got %d arguments", verb, len(args)), more)
 		}
-		return nil
+		return SessionArg(verb, args[0])
 	}
+}
+
+// SessionArg refuses a session argument that is a path (an export file, a
+// store): a surgery command names its stores with --store, and a user who
+// passes the file where the session id goes needs to be told how to say
+// it. Session ids and their prefixes hold no path separator and no dot.
+func SessionArg(verb, arg string) error {
+	if !strings.ContainsAny(arg, `/\.`) {
+		if _, err := os.Stat(arg); err != nil {
+			return nil
+		}
+	}
+	return WithHints(FlagErrorf("%s is a path, not a session id: %s takes the store with --store", arg, verb),
+		"list its sessions: sessfix sessions "+arg,
+		"then: sessfix "+verb+" SESSION --store "+arg)
 }
 
 // OneSessionID completes the one session id of a command checked by

@@ -64,14 +64,26 @@ func openError(verb string, discovered bool, err error) error {
 	switch {
 	case errors.Is(err, store.ErrNotFound) && discovered:
 		return WithHints(err,
-			"pass a path: sessfix "+verb+" ~/.local/share/opencode",
+			"pass a path: "+withPath(verb, "~/.local/share/opencode"),
 			"OpenCode keeps its data in $XDG_DATA_HOME/opencode; `opencode debug paths` prints it")
 	case errors.Is(err, store.ErrNotFound):
-		return WithHints(err, "pass an OpenCode data dir, storage/ dir, sessions dir, opencode.db or export file, e.g. sessfix "+verb+" ~/.local/share/opencode")
+		return WithHints(err, "pass an OpenCode data dir, storage/ dir, sessions dir, opencode.db or export file, e.g. "+withPath(verb, "~/.local/share/opencode"))
 	case errors.Is(err, store.ErrUnsupported):
 		return WithHints(err, "this sessfix cannot read that store; check for a newer release")
 	}
 	return err
+}
+
+// surgeryVerbs are the commands whose arguments are ids: they take their
+// stores with --store.
+var surgeryVerbs = map[string]bool{"show": true, "drop": true, "rewind": true, "fork": true}
+
+// withPath is the command line that runs verb on the store at path.
+func withPath(verb, path string) string {
+	if surgeryVerbs[verb] {
+		return "sessfix " + verb + " SESSION --" + StoreFlag + " " + path
+	}
+	return "sessfix " + verb + " " + path
 }
 
 // ListSessions is the hint that says where the user finds session ids.
