@@ -313,7 +313,7 @@ func SessionInfoOf(s *store.Session) ocschema.SessionInfo {
 	var si ocschema.SessionInfo
 	if s.Info != nil {
 		si.Directory = s.Info.Get("directory").String()
-		si.ProviderID, si.ModelID = rowModel(s)
+		si.ProviderID, si.ModelID = sent.SessionModel(s)
 	}
 	if si.ProviderID == "" || si.ModelID == "" {
 		// No session row model (JSON shapes, older rows): the row keeps the

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -62,9 +64,14 @@ func versionFor(v string) (Version, bool) {
 }
 
 // CurrentModel returns the provider and model the session's next request
-// goes to: the last user message's model, else the last assistant message's
-// providerID and modelID.
+// goes to: the session record's model when it names one (OpenCode 1.2+
+// resumes a session with its row's model, observed on 1.18.33), else the
+// last user message's model, else the last assistant message's providerID
+// and modelID.
 func CurrentModel(s *store.Session) (providerID, modelID string) {
+	if p, id := SessionModel(s); p != "" && id != "" {
+		return p, id
+	}
 	for i := len(s.Messages) - 1; i >= 0; i-- {
 		m := s.Messages[i]
 		if m.Role != "user" {
@@ -261,3 +268,21 @@ func partOfType(m *store.Message, t string) *store.Part {
 }
 
 func hasPartType(m *store.Message, t string) bool { return partOfType(m, t) != nil }
+
+// SessionModel is the provider and model id of the session record's model
+// (SQLite: the model column, a JSON text {"id", "providerID", "variant"};
+// exports: an object); empty when it has none.
+func SessionModel(s *store.Session) (providerID, modelID string) {
+	if s.Info == nil {
+		return "", ""
+	}
+	model := s.Info.Get("model")
+	if model.Type == gjson.String {
+		model = gjson.Parse(model.Str)
+	}
+	providerID, modelID = model.Get("providerID").String(), model.Get("id").String()
+	if modelID == "" {
+		modelID = model.Get("modelID").String()
+	}
+	return providerID, modelID
+}

@@ -1,6 +1,7 @@
 package sent_test
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -188,6 +189,32 @@ func TestParseIndex(t *testing.T) {
 		ix, ok := sent.ParseIndex(c.text)
 		if !ok || ix.Form != c.form || ix.N != c.n || ix.M != c.m {
 			t.Errorf("ParseIndex(%q) = %+v %v", c.text, ix, ok)
+		}
+	}
+}
+
+// OpenCode 1.18.33 resumes a session with its row's model (TestUnknownModel
+// in e2e: a retired model in the row fails the resume whatever the
+// messages name), so the next request goes to that model's family.
+func TestCurrentModelIsTheSessionRows(t *testing.T) {
+	path := t.TempDir() + "/opencode.db"
+	b, err := os.ReadFile("../../testdata/real/opencode-1.18.33/opencode.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const id = "ses_e012acd97ffeUavLGQWWTi4jHW"
+	storetest.ExecSQL(t, path, `UPDATE session SET model = '{"id":"gpt-5.2","providerID":"openai","variant":"default"}' WHERE id = '`+id+`'`)
+	for _, s := range storetest.LoadAll(t, storetest.OpenOne(t, path)) {
+		p, m := sent.CurrentModel(s)
+		want := "anthropic/claude-sonnet-4-5" // what the messages name
+		if s.ID == id {
+			want = "openai/gpt-5.2"
+		}
+		if p+"/"+m != want {
+			t.Errorf("%s: CurrentModel = %s/%s, want %s", s.ID, p, m, want)
 		}
 	}
 }
