@@ -51,6 +51,8 @@ var (
 	stFill    = Strategy{Name: "backfill", Mutations: "backfillSchemaFields", Doc: "write the value opencode itself writes into each missing key that has a safe default"}
 	stDropKey = Strategy{Name: "drop", Mutations: "dropUnservableKey", Doc: "remove the key opencode cannot serve (backed up)"}
 	stRepoint = Strategy{Name: "repoint", Mutations: "repointParent", Doc: "point parentID at the closest user message before the assistant message"}
+	stProject = Strategy{Name: "project", Mutations: "setSessionProject", Doc: "point the session row at the project opencode resolves its directory to, when that project has a row"}
+	stModel   = Strategy{Name: "model", Mutations: "setSessionModel", Doc: "give the session row the model your config makes opencode's default, when opencode has it"}
 )
 
 // strategyTable lists every rule's strategies in the order they are tried.
@@ -72,6 +74,8 @@ var strategyTable = map[string][]Strategy{
 	"SF208": {stDropKey},
 	"SF209": {stRepoint},
 	"SF211": {stRekey},
+	"SF212": {stProject},
+	"SF213": {stModel},
 	"SF301": {stClose, stExclude},
 	"SF302": {stMove, stStrip, stInject, stReplace, stAbort, stDropEncrypted, stDropItemIDs, stDropSignatures, stExclude, stPrepend},
 }
@@ -273,6 +277,22 @@ func rulePlanFunc(f scan.Finding, st Strategy) planFunc {
 				return nil, err
 			}
 			return repointParent(w.s, m)
+		}
+	case stProject:
+		return func(w *work) ([]store.Edit, error) {
+			project, ok := scan.ProjectRepair(w.s, w.opts.validation())
+			if !ok {
+				return nil, errNotApplicable
+			}
+			return setSessionProject(w.s, project)
+		}
+	case stModel:
+		return func(w *work) ([]store.Edit, error) {
+			p, m, ok := scan.ModelRepair(w.s, w.opts.validation())
+			if !ok {
+				return nil, errNotApplicable
+			}
+			return setSessionModel(w.s, p, m)
 		}
 	case stFill, stDropKey:
 		mutate := backfillSchemaFields

@@ -2,6 +2,7 @@ package scan
 
 import (
 	"github.com/sessfix/sessfix/pkg/ocenv"
+	"github.com/sessfix/sessfix/pkg/store"
 )
 
 func init() {
@@ -24,31 +25,60 @@ func init() {
 			"fails: OpenCode updates the session row and SQLite answers `FOREIGN KEY constraint failed` (observed " +
 			"on OpenCode 1.18.33).",
 		ProviderError: "OpenCode 1.18.33, opencode run --session: UnknownError: Unexpected server error (log: SQLiteError: FOREIGN KEY constraint failed)",
-		FixDoc: "Report only: sessfix does not write session rows yet. Setting the session's `project_id` to the " +
-			"project the finding names makes OpenCode list it again, and resume it (shown on OpenCode 1.18.33): with " +
+		FixDoc: "`setSessionProject` sets the session row's `project_id` to the project the finding names, the one " +
+			"OpenCode resolves the session's directory to, when that project has a row: OpenCode lists the session " +
+			"again and resumes it (shown on OpenCode 1.18.33). Only that column changes (not `time_updated`), and " +
+			"`sessfix undo` puts the row back. When the resolved project has no row yet, or the directory cannot be " +
+			"resolved here, the finding is report only: sessfix never invents a project row. Running OpenCode once " +
+			"in the session's directory makes the row (then `sessfix fix` repairs the session), or by hand, with " +
 			"OpenCode closed, `sqlite3 ~/.local/share/opencode/opencode.db \"UPDATE session SET project_id = " +
 			"'PROJECT' WHERE id = 'SESSION'\"` after a copy of the database (`opencode db path` prints where it " +
 			"is). OpenCode still serves the session by id meanwhile (`GET /session/:id/message` answers 200).",
-		Check: checkSessionProject,
+		Fixable: true,
+		Fix:     "setSessionProject",
+		Check:   checkSessionProject,
 	})
+}
+
+// sessionProject is what SF212 judges a session by: the project its row
+// names, the project rows of the database, and the project OpenCode
+// resolves its directory to. ok is false when there is nothing to judge.
+func sessionProject(s *store.Session, opts *Options) (project string, rows map[string]bool, res ocenv.Resolution, ok bool) {
+	if s.Info == nil || s.Projects == nil {
+		return "", nil, res, false
+	}
+	project = s.Info.Get("project_id").Str
+	if project == "" {
+		return "", nil, res, false
+	}
+	rows = map[string]bool{}
+	for _, p := range s.Projects {
+		rows[p.ID] = true
+	}
+	if opts != nil && opts.OpenCode != nil {
+		res = opts.OpenCode.Project(s.Info.Get("directory").Str)
+	}
+	return project, rows, res, true
+}
+
+// ProjectRepair is the project SF212's repair gives the session: the one
+// OpenCode resolves its directory to, when the session names another and
+// that project has a row. ok is false when no correct repair exists (the
+// directory cannot be resolved here, or its project has no row yet:
+// sessfix never invents one).
+func ProjectRepair(s *store.Session, opts *Options) (project string, ok bool) {
+	cur, rows, res, judged := sessionProject(s, opts)
+	if !judged || res.ID == "" || res.ID == cur || !rows[res.ID] {
+		return "", false
+	}
+	return res.ID, true
 }
 
 func checkSessionProject(c *Context) {
 	s := c.Session
-	if s.Info == nil || s.Projects == nil {
+	project, rows, res, ok := sessionProject(s, c.Opts)
+	if !ok {
 		return
-	}
-	project := s.Info.Get("project_id").Str
-	if project == "" {
-		return
-	}
-	rows := map[string]bool{}
-	for _, p := range s.Projects {
-		rows[p.ID] = true
-	}
-	var res ocenv.Resolution
-	if c.Opts.OpenCode != nil {
-		res = c.Opts.OpenCode.Project(s.Info.Get("directory").Str)
 	}
 	f := Finding{Location: s.Info.Loc}
 	switch {
@@ -65,6 +95,10 @@ func checkSessionProject(c *Context) {
 		f.Message = "opencode lists the sessions of " + s.Info.Get("directory").Str + " under project " + res.ID +
 			", not under this session's project " + project + ", so its session list leaves this one out"
 	default:
+		return
+	}
+	if _, ok := ProjectRepair(s, c.Opts); !ok {
+		c.reportNoFix(f)
 		return
 	}
 	c.Report(f)

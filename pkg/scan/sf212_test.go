@@ -48,7 +48,7 @@ func TestSessionProject(t *testing.T) {
 
 	// Without reading the filesystem only the missing row is certain.
 	got := check(&Options{})
-	if f, ok := got[gone]; len(got) != 1 || !ok || f.Severity != Error || f.Location.Table != "session" ||
+	if f, ok := got[gone]; len(got) != 1 || !ok || f.Severity != Error || f.Location.Table != "session" || f.Fix != "" ||
 		f.Message != "its project deleted0project has no project row: opencode lists it under no project and cannot resume it" {
 		t.Errorf("without the filesystem: %+v", got)
 	}
@@ -60,8 +60,39 @@ func TestSessionProject(t *testing.T) {
 	if f := got[gone]; !strings.HasSuffix(f.Message, "; its directory resolves to project global") {
 		t.Errorf("missing row: %q", f.Message)
 	}
+	if f := got[gone]; f.Fix != "setSessionProject" {
+		t.Errorf("missing row, global has one: fix %q", f.Fix)
+	}
+	if f := got[shadowed]; f.Fix != "setSessionProject" {
+		t.Errorf("shadowed, the resolved project has a row: fix %q", f.Fix)
+	}
 	if f := got[shadowed]; f.Severity != Warning ||
 		f.Message != "opencode lists the sessions of "+repo+" under project "+first+", not under this session's project b1c2d3e4shadow, so its session list leaves this one out" {
 		t.Errorf("shadowed: %s %q", f.Severity, f.Message)
+	}
+}
+
+// A directory whose project has no row yet gets no repair: sessfix never
+// invents a project row.
+func TestSessionProjectWithoutARowIsReportOnly(t *testing.T) {
+	const id = "ses_e012acd97ffeUavLGQWWTi4jHW"
+	path := realDBCopy(t)
+	repo := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(repo, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(repo, ".git", "opencode"), []byte("8f2c1d0e9b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	storetest.ExecSQL(t, path, "PRAGMA foreign_keys = OFF",
+		`UPDATE session SET project_id = 'deleted0project', directory = '`+repo+`' WHERE id = '`+id+`'`)
+	opts := &Options{Select: []string{"SF212"}, OpenCode: ocenv.NewResolver(ocenv.Env{})}
+	s := storetest.Load(t, storetest.OpenOne(t, path), id)
+	fs := CheckSession(s, opts)
+	if len(fs) != 1 || fs[0].Fix != "" || !strings.HasSuffix(fs[0].Message, "(no row yet: opencode makes it when it next runs there)") {
+		t.Fatalf("findings %+v, want one without a fix", fs)
+	}
+	if p, ok := ProjectRepair(s, opts); ok {
+		t.Errorf("ProjectRepair = %s, want none", p)
 	}
 }

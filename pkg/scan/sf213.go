@@ -4,6 +4,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/sessfix/sessfix/pkg/ocenv"
+	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -29,12 +30,20 @@ func init() {
 			"`UnknownError: Unexpected server error` on screen and `ProviderModelNotFoundError: Model not found` " +
 			"in the log (observed on OpenCode 1.18.33); OpenCode 1.17 exited without a word.",
 		ProviderError: "ProviderModelNotFoundError: Model not found: anthropic/claude-retired-1. Did you mean: …",
-		FixDoc: "Report only. Pick the model yourself when you continue: `opencode run --session ID --model " +
-			"provider/model` (or `-m` in the TUI) resumes the session (observed on OpenCode 1.18.33). The finding " +
-			"names your config's default model when OpenCode has it. Setting the session row's model to a " +
-			"configured one also makes the session resume (shown on OpenCode 1.18.33), but sessfix does not write " +
-			"session rows yet.",
-		Check: checkUnknownModel,
+		FixDoc: "`setSessionModel` gives the session row the model your config makes OpenCode's default (the " +
+			"config's `model` when OpenCode has it, else the one model the config defines when there is exactly " +
+			"one). It is a default repair because it chooses nothing for you: it is the model OpenCode itself " +
+			"starts a new session with, the change is one column, backed up and undone by `sessfix undo`, and it " +
+			"is validated like any plan: the preflight judges the history for the new model's provider family (the " +
+			"session row's model is the one OpenCode resumes with), and a model change that would leave findings " +
+			"for that family is not made (the finding stays, unfixed, saying why). Only the row's `model` column " +
+			"changes (its `id` and `providerID`, and `variant` back to `default`), not `time_updated`; the session " +
+			"then resumes (shown on OpenCode 1.18.33). Without such a default the finding is report only: pick " +
+			"the model yourself when you continue, `opencode run --session ID --model provider/model` (or `-m` in " +
+			"the TUI). Only SQLite session rows are repaired.",
+		Fixable: true,
+		Fix:     "setSessionModel",
+		Check:   checkUnknownModel,
 	})
 }
 
@@ -43,7 +52,7 @@ func checkUnknownModel(c *Context) {
 	if c.Opts.OpenCode == nil || s.Info == nil {
 		return
 	}
-	providerID, modelID := rowModel(s)
+	providerID, modelID := sent.SessionModel(s)
 	if providerID == "" || modelID == "" {
 		return
 	}
@@ -60,23 +69,31 @@ func checkUnknownModel(c *Context) {
 	if p, m, ok := ms.Default(); ok {
 		f.Message += "; your config's model is " + p + "/" + m
 	}
+	if _, _, ok := ModelRepair(s, c.Opts); !ok {
+		c.reportNoFix(f)
+		return
+	}
 	c.Report(f)
 }
 
-// rowModel is the provider and model id of the session record's model
-// (SQLite: a JSON text column {"id", "providerID", "variant"}; exports:
-// an object); empty when it has none.
-func rowModel(s *store.Session) (providerID, modelID string) {
-	if s.Info == nil {
-		return "", ""
+// ModelRepair is the model SF213's repair gives the session: the config's
+// default model (ocenv.Models.Default) when OpenCode has it and the
+// session's row, a SQLite session row whose model column holds JSON text,
+// names a model OpenCode does not have. ok is false otherwise.
+func ModelRepair(s *store.Session, opts *Options) (providerID, modelID string, ok bool) {
+	if opts == nil || opts.OpenCode == nil || s.Info == nil || s.Store.Shape != store.ShapeSQLite {
+		return "", "", false
 	}
-	model := s.Info.Get("model")
-	if model.Type == gjson.String {
-		model = gjson.Parse(model.Str)
+	if col := s.Info.Get("model"); col.Type != gjson.String || !gjson.Valid(col.Str) || !gjson.Parse(col.Str).IsObject() {
+		return "", "", false
 	}
-	providerID, modelID = model.Get("providerID").String(), model.Get("id").String()
-	if modelID == "" {
-		modelID = model.Get("modelID").String()
+	cur, curModel := sent.SessionModel(s)
+	ms, err := opts.OpenCode.Models(s.Info.Get("directory").Str)
+	if err != nil {
+		return "", "", false
 	}
-	return providerID, modelID
+	if v, _ := ms.Lookup(cur, curModel); v != ocenv.Missing {
+		return "", "", false
+	}
+	return ms.Default()
 }

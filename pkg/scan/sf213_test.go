@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sessfix/sessfix/pkg/ocenv"
+	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
 
@@ -64,6 +65,24 @@ func TestUnknownModel(t *testing.T) {
 	if len(got) != 3 || !strings.HasSuffix(got[retired].Message, "; your config's model is anthropic/claude-haiku-4-5") {
 		t.Errorf("with a blacklist and a default: %v", got)
 	}
+	// With a default OpenCode has, fix gives it to every session.
+	for id, f := range got {
+		if f.Fix != "setSessionModel" {
+			t.Errorf("%s: fix %q with a default model, want setSessionModel", id, f.Fix)
+		}
+		if p, m, ok := ModelRepair(sessionByID(sessions, id), &Options{OpenCode: ocenv.NewResolver(env)}); !ok || p+"/"+m != "anthropic/claude-haiku-4-5" {
+			t.Errorf("%s: ModelRepair = %s/%s %v", id, p, m, ok)
+		}
+	}
+}
+
+func sessionByID(ss []*store.Session, id string) *store.Session {
+	for _, s := range ss {
+		if s.ID == id {
+			return s
+		}
+	}
+	return nil
 }
 
 // realDBCopy is a copy of the recorded 1.18.33 database to break.

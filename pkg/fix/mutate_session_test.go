@@ -1,0 +1,155 @@
+package fix
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sessfix/sessfix/pkg/backup"
+	"github.com/sessfix/sessfix/pkg/ocenv"
+	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/storetest"
+)
+
+// dumpRows renders every row of the database's session, project, message
+// and part tables, every column.
+func dumpRows(t *testing.T, path string) string {
+	t.Helper()
+	db, err := sql.Open("sqlite", path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var b strings.Builder
+	for _, tbl := range []string{"project", "session", "message", "part"} {
+		rows, err := db.Query(`SELECT rowid AS "rowid", * FROM ` + tbl + ` ORDER BY rowid`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := rows.Columns()
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&b, "%s %v\n", tbl, vals)
+		}
+		rows.Close()
+	}
+	return b.String()
+}
+
+// The repairs of a session's own row, on the recorded 1.18.33 store:
+// SF212 points a session whose project row is gone at the project its
+// directory resolves to, SF213 gives a session with a retired model the
+// config's default model; a session whose directory resolves to a project
+// without a row is left alone (no row is invented). Undo restores every
+// row.
+func TestSessionRowRepairs(t *testing.T) {
+	const (
+		gone     = "ses_e012acd97ffeUavLGQWWTi4jHW" // its project row deleted
+		retired  = "ses_e012a9fbfffeKtIFkrDCzeMk55" // its model retired
+		unmadeID = "ses_e012a6510ffemP4Gukdz1ZnYpe" // in a repository OpenCode has no row for
+	)
+	b, err := os.ReadFile("../../testdata/real/opencode-1.18.33/opencode.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "opencode.db")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	nogit, repo, home := t.TempDir(), t.TempDir(), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(repo, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(repo, ".git", "opencode"), []byte("8f2c1d0e9b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	storetest.ExecSQL(t, path, "PRAGMA foreign_keys = OFF",
+		`UPDATE session SET directory = '`+nogit+`'`,
+		`UPDATE session SET project_id = 'deleted0project' WHERE id = '`+gone+`'`,
+		`UPDATE session SET model = json_set(model, '$.id', 'claude-retired-1', '$.variant', 'high') WHERE id = '`+retired+`'`,
+		`UPDATE session SET project_id = 'deleted1project', directory = '`+repo+`' WHERE id = '`+unmadeID+`'`,
+	)
+	for rel, text := range map[string]string{
+		".cache/opencode/models.json":    `{"anthropic": {"models": {"claude-sonnet-4-5": {}, "claude-haiku-4-5": {}}}}`,
+		".config/opencode/opencode.json": `{"model": "anthropic/claude-haiku-4-5"}`,
+	} {
+		p := filepath.Join(home, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := dumpRows(t, path)
+
+	p := testPipeline(t)
+	p.Scan.OpenCode = ocenv.NewResolver(ocenv.Env{Home: home, Getenv: func(string) string { return "" }})
+	p.Fix.Scan = p.Scan
+	st := storetest.OpenOne(t, path)
+	targets, err := p.Targets(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := collect(t, p.Plan, targets)
+	plans := map[string]Outcome{}
+	for _, o := range got {
+		plans[o.ID] = o
+	}
+	want := map[string]string{gone: "setSessionProject", retired: "setSessionModel"}
+	for id, mutation := range want {
+		o := plans[id]
+		if !o.Changes() || len(o.Plan.Changes.Edits) != 1 || o.Plan.Changes.Edits[0].Mutation != mutation || o.Plan.Changes.Edits[0].Kind != store.KindSession {
+			t.Fatalf("%s: plan %+v, want one %s edit of the session", id, o.Plan, mutation)
+		}
+	}
+	if o := plans[unmadeID]; o.Changes() || len(o.Plan.Unfixed) != 1 || o.Plan.Unfixed[0].Finding.Code != "SF212" {
+		t.Fatalf("%s: plan %+v, want SF212 unfixed", unmadeID, o.Plan)
+	}
+	var planned []Outcome
+	for _, o := range got {
+		if o.Changes() {
+			planned = append(planned, o)
+		}
+	}
+	run, err := p.Apply(context.Background(), st, planned)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	sessions := map[string]*store.Session{}
+	for _, s := range storetest.LoadAll(t, storetest.OpenOne(t, path)) {
+		sessions[s.ID] = s
+	}
+	if got := sessions[gone].Info.Get("project_id").Str; got != "global" {
+		t.Errorf("the repaired session's project is %q, want global", got)
+	}
+	if got := sessions[retired].Info.Get("model").Str; got != `{"id":"claude-haiku-4-5","providerID":"anthropic","variant":"default"}` {
+		t.Errorf("the repaired session's model is %s", got)
+	}
+	for _, id := range []string{gone, retired} {
+		for _, f := range scan.CheckSession(sessions[id], p.Scan) {
+			if f.Code == "SF212" || f.Code == "SF213" {
+				t.Errorf("%s still has %s: %s", id, f.Code, f.Message)
+			}
+		}
+	}
+	if _, err := backup.Undo(context.Background(), p.Write.Backup, run, false); err != nil {
+		t.Fatal(err)
+	}
+	if after := dumpRows(t, path); after != before {
+		t.Fatalf("after undo:\n%s\nwant:\n%s", after, before)
+	}
+}
