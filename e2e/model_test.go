@@ -15,7 +15,9 @@ import (
 // this OpenCode has (`opencode models`, written as the catalogue OpenCode
 // caches), sessfix reports exactly the sessions OpenCode cannot resume
 // because their row names a model or provider it does not have (#42781),
-// and the remedy the finding names (`--model`) resumes them.
+// the remedy the finding names (`--model`) resumes them, and `sessfix fix`
+// gives the row the config's model, after which OpenCode resumes the
+// session as it is; `sessfix undo` restores the row exactly.
 func TestUnknownModel(t *testing.T) {
 	t.Parallel()
 	b, c := onBase(t, opencodetest.V1_18)
@@ -89,6 +91,41 @@ func TestUnknownModel(t *testing.T) {
 		}
 		if res.ExitCode != 0 || len(e.Mock.ChatRequests()) == 0 {
 			t.Fatalf("%s %s: --model %s did not resume the session:\n%s", c.column, c.value, opencodetest.DefaultModel, res)
+		}
+
+		// sessfix fix gives the row the config's model (the harness's
+		// DefaultModel), undo puts the retired one back byte for byte, and
+		// the repair made again resumes without --model.
+		d.exec(`UPDATE session SET model = json_set(model, '$.`+c.column+`', ?) WHERE id = ?`, c.value, b.loop)
+		before := storeState(t, d)
+		fix := func() {
+			t.Helper()
+			res := sessfixEnv(t, e, env, "fix", "--yes", e.DataDir())
+			if res.ExitCode != 0 || !strings.Contains(res.Stdout+res.Stderr, "setSessionModel") {
+				t.Fatalf("%s %s: fix --yes:\n%s", c.column, c.value, res)
+			}
+			if got := sf213(); len(got) != 0 {
+				t.Fatalf("%s %s: after sessfix fix: SF213 %+v", c.column, c.value, got)
+			}
+		}
+		fix()
+		if res := sessfix(t, e, "undo", "--last"); res.ExitCode != 0 {
+			t.Fatalf("undo --last:\n%s", res)
+		}
+		if storeState(t, d) != before || len(sf213()) != 1 {
+			t.Fatalf("%s %s: undo did not put the session's row back exactly", c.column, c.value)
+		}
+		fix()
+		e.Mock.Reset()
+		res, err = e.Resume(ctx, b.loop, "Please continue.")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.ExitCode != 0 || len(e.Mock.ChatRequests()) == 0 {
+			t.Fatalf("%s %s: the repaired session did not resume:\n%s", c.column, c.value, res)
+		}
+		if got := sf213(); len(got) != 0 {
+			t.Fatalf("%s %s: after the resume: SF213 %+v", c.column, c.value, got)
 		}
 		d.exec(`UPDATE session SET model = json_set(model, '$.id', 'claude-sonnet-4-5', '$.providerID', 'anthropic') WHERE id = ?`, b.loop)
 	}

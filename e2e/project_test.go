@@ -12,8 +12,9 @@ import (
 // TestMissingProject proves SF212 on real OpenCode 1.18.33: a session whose
 // project row is gone is reported with the project its directory resolves
 // to; OpenCode leaves it out of `opencode session list` and cannot resume
-// it; set to the project the finding names, it is listed and resumes, and
-// sessfix reports nothing.
+// it; `sessfix fix` sets it to the project the finding names, OpenCode lists
+// it and resumes it, and sessfix reports nothing; `sessfix undo` restores
+// the row exactly.
 func TestMissingProject(t *testing.T) {
 	t.Parallel()
 	b, c := onBase(t, opencodetest.V1_18)
@@ -59,13 +60,32 @@ func TestMissingProject(t *testing.T) {
 		t.Fatalf("OpenCode resumed the session SF212 reports:\n%s", res)
 	}
 
-	// The repair the finding describes.
-	d.exec(`UPDATE session SET project_id = 'global' WHERE id = ?`, b.loop)
-	if got := sf212(); len(got) != 0 || !listed() {
-		t.Fatalf("after the repair: SF212 %+v, listed %v", got, listed())
+	// sessfix fix repairs it, undo puts the broken row back byte for byte,
+	// and the repair made again resumes.
+	before := storeState(t, d)
+	fix := func() {
+		t.Helper()
+		if res := sessfix(t, e, "fix", "--yes", e.DataDir()); res.ExitCode != 0 ||
+			!strings.Contains(res.Stdout+res.Stderr, "setSessionProject") {
+			t.Fatalf("fix --yes:\n%s", res)
+		}
 	}
+	fix()
+	if got := sf212(); len(got) != 0 || !listed() {
+		t.Fatalf("after sessfix fix: SF212 %+v, listed %v", got, listed())
+	}
+	if res := sessfix(t, e, "undo", "--last"); res.ExitCode != 0 {
+		t.Fatalf("undo --last:\n%s", res)
+	}
+	if storeState(t, d) != before || listed() {
+		t.Fatal("undo did not put the session's row back exactly")
+	}
+	fix()
 	e.Mock.Reset()
 	if res, err := e.Resume(ctx, b.loop, "Please continue."); err != nil || res.ExitCode != 0 || len(e.Mock.ChatRequests()) == 0 {
 		t.Fatalf("resume after the repair: %v\n%s", err, res)
+	}
+	if got := sf212(); len(got) != 0 || !listed() {
+		t.Fatalf("after the resume: SF212 %+v, listed %v", got, listed())
 	}
 }
