@@ -28,7 +28,7 @@ func NewCmdDrop(f *cli.Factory, runF func(context.Context, *DropOptions) error) 
 	opts := &DropOptions{Options: cut.Options{Factory: f, Verb: "drop"}}
 	cmd := &cobra.Command{
 		Use:         "drop SESSION [MSG...] [--part PART]... [--store PATH]...",
-		Annotations: cli.Prints("text"),
+		Annotations: cli.Prints("text", "json"),
 		Short:       "Remove messages or parts from a session",
 		Long: `Remove messages or parts from one session, with everything that depends on them: a dropped message
 takes its parts along, and a dropped user message its assistant replies, unless --keep-replies (then they

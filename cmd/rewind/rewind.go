@@ -26,7 +26,7 @@ func NewCmdRewind(f *cli.Factory, runF func(context.Context, *RewindOptions) err
 	opts := &RewindOptions{Options: cut.Options{Factory: f, Verb: "rewind"}}
 	cmd := &cobra.Command{
 		Use:         "rewind SESSION --to MSG [--store PATH]...",
-		Annotations: cli.Prints("text"),
+		Annotations: cli.Prints("text", "json"),
 		Short:       "Discard every message of a session after one",
 		Long: `Discard every message of one session after MSG, which stays: the cut OpenCode's revert (/undo)
 promises, done now and for good, so nothing reverted is sent again or brought back. The messages go with
@@ -49,7 +49,10 @@ where OpenCode keeps its data. See docs/surgery.md.
   sessfix rewind ses_3a1f --to msg_1fed57c70001 --dry-run --diff
 
   # in a script, on an export file
-  sessfix rewind ses_3a1f --to msg_1fed57c70001 --store session.json --yes`,
+  sessfix rewind ses_3a1f --to msg_1fed57c70001 --store session.json --yes
+
+  # the same, with a JSON document of what was written (docs/json-output.md)
+  sessfix rewind ses_3a1f --to msg_1fed57c70001 --store session.json --yes --format json`,
 		Args:              cli.OneSession("rewind", "name the last message kept with --to MSG"),
 		ValidArgsFunction: f.OneSessionID,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -78,6 +78,9 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 	if opts.Diff && !opts.DryRun {
 		return cli.WithHints(cli.FlagErrorf("--diff needs --dry-run"), "sessfix "+opts.Verb+" --dry-run --diff ...")
 	}
+	if opts.Diff && f.Format() == "json" {
+		return cli.WithHints(cli.FlagErrorf("--diff prints a unified diff, not json"), "with --format json, the document's edits name every record")
+	}
 	disc, err := f.OpenStores(opts.Verb, opts.Paths)
 	if err != nil {
 		return err
@@ -120,6 +123,15 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 	}); err != nil {
 		return err
 	}
+	if f.Format() == "json" {
+		// One document whatever happens next, like sessfix fix's: the
+		// outcome, the edits and, once written, the backup run.
+		defer func() {
+			if jerr := document(opts, o, mode.Writes()); err == nil {
+				err = jerr
+			}
+		}()
+	}
 	switch o.Status {
 	case fix.Failed:
 		var refused *surgery.RefusedError
@@ -135,7 +147,7 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 		}
 		return o.Err
 	case fix.SkippedBusy:
-		if !mode.Writes() && o.Changes() {
+		if !mode.Writes() && o.Changes() && f.Format() != "json" {
 			// Shown, marked as skipped, as sessfix fix --dry-run does.
 			if err := show(opts, o); err != nil {
 				return err
@@ -151,20 +163,29 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 	if o.Forced {
 		ios.Statusf("WARNING: session %s may still be in use (%s); cutting it anyway because of --force", o.ID, o.Use.Why)
 	}
-	if err := show(opts, o); err != nil {
-		return err
+	switch {
+	case f.Format() != "json":
+		if err := show(opts, o); err != nil {
+			return err
+		}
+	case mode == cli.WriteAsk:
+		// The document follows the answer: the question needs the plan.
+		_ = report.WritePlans(ios.ErrOut, []fix.Outcome{o}, ios.ColorEnabled())
 	}
 	edits := len(o.Plan.Changes.Edits)
 	if err := cli.ConfirmWrite(ios, mode, plural.Count(edits, "edit", "edits"), opts.Confirm); err != nil {
 		return err
 	}
 	run, err := pipe.ApplyLocked(ctx, o.Store, []fix.Outcome{o})
+	o.Run = run
 	if err != nil {
+		o.Status, o.Step, o.Err = fix.Failed, fix.StepWrite, err
 		if run != "" {
 			return cli.WithHints(err, "undo what was written with `sessfix undo "+run+"`")
 		}
 		return err
 	}
+	o.Status = fix.Applied
 	ios.Statusf("%s session %s: %s", opts.Verb, o.ID, plural.Count(edits, "edit", "edits"))
 	ios.Statusf("backup run %s; undo with: sessfix undo %s", run, run)
 	return nil
@@ -189,6 +210,28 @@ func show(opts *Options, o fix.Outcome) error {
 		err = cerr
 	}
 	return err
+}
+
+// document prints the `--format json` document of a cut, sessfix fix's
+// (docs/json-output.md): o is the session's outcome, written whether the
+// command was to write.
+func document(opts *Options, o fix.Outcome, written bool) error {
+	f := opts.Factory
+	info := o.Store.Info()
+	doc := report.NewFixDocument(&report.FixRun{
+		Version: f.Build.Version, Written: written && o.Run != "",
+		Stores: []store.Info{info}, Runs: map[string]string{info.Path: o.Run},
+		Sessions: []fix.Outcome{o},
+	})
+	out, err := f.OpenOutput()
+	if err != nil {
+		return err
+	}
+	if err := report.WriteJSON(out.W, doc); err != nil {
+		out.Close()
+		return fmt.Errorf("cannot write the report: %w", err)
+	}
+	return out.Close()
 }
 
 // busyError is a session the settle policy calls busy: exit 4, like a
