@@ -87,10 +87,7 @@ func IDTime(id string, ref time.Time) (time.Time, bool) {
 // NewSessionID returns a new session id for a session created at now, as
 // OpenCode mints them: the low 48 bits of the bitwise inverse of
 // ms*4096+1, so newer sessions sort first, and random low digits.
-func NewSessionID(now time.Time) string {
-	v := ^(uint64(now.UnixMilli())*4096 + 1) & (1<<48 - 1)
-	return PrefixSession + "_" + fmt.Sprintf("%012x", v) + randBase62(idRandLen)
-}
+func NewSessionID(now time.Time) string { return NewIDSeq(now).Descending(PrefixSession) }
 
 // SessionIDTime recovers the creation time of a session id (descending)
 // given a reference time near it, as IDTime does for ascending ids.
@@ -238,4 +235,37 @@ func randBase62(n int) string {
 		b[i] = base62[int(r[i])%62]
 	}
 	return string(b)
+}
+
+// IDSeq mints new ids the way one OpenCode process does: every id, whatever
+// its prefix, takes the next value of one counter within the millisecond,
+// so ids minted in order sort in that order (ascending ids: msg, prt) or in
+// the reverse order (descending ids: ses, whose time digits are the bitwise
+// inverse). The low digits are random, as OpenCode's are. Its zero value
+// is not usable: start one with NewIDSeq.
+type IDSeq struct {
+	next uint64 // ms*4096 + counter of the next id
+}
+
+// NewIDSeq returns a sequence whose first id is OpenCode's first id of the
+// millisecond now.
+func NewIDSeq(now time.Time) *IDSeq {
+	return &IDSeq{next: uint64(now.UnixMilli())*4096 + 1}
+}
+
+// Ascending returns the next id with the prefix, sorting after every id
+// the sequence minted before (msg and prt ids).
+func (q *IDSeq) Ascending(prefix string) string { return q.mint(prefix, false) }
+
+// Descending returns the next id with the prefix in OpenCode's descending
+// format (ses ids): newer sessions sort first.
+func (q *IDSeq) Descending(prefix string) string { return q.mint(prefix, true) }
+
+func (q *IDSeq) mint(prefix string, descending bool) string {
+	v := q.next
+	q.next++
+	if descending {
+		v = ^v
+	}
+	return prefix + "_" + fmt.Sprintf("%012x", v&(1<<48-1)) + randBase62(idRandLen)
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -101,5 +102,41 @@ func TestSessionIDsDescendAsOpenCodes(t *testing.T) {
 	later := NewSessionID(created.Add(time.Millisecond))
 	if later >= id {
 		t.Errorf("a newer session's id %s does not sort before %s", later, id)
+	}
+}
+
+func TestIDSeqMintsInOpenCodesOrder(t *testing.T) {
+	now := time.Date(2026, 11, 25, 4, 0, 0, 0, time.UTC)
+	q := NewIDSeq(now)
+	ses := q.Descending(PrefixSession)
+	var asc []string
+	for i := 0; i < 5000; i++ { // past one millisecond's 4096 values
+		p := PrefixMessage
+		if i%3 != 0 {
+			p = PrefixPart
+		}
+		asc = append(asc, q.Ascending(p))
+	}
+	if !ValidID(ses, PrefixSession) {
+		t.Fatalf("session id %s is not in OpenCode's format", ses)
+	}
+	// OpenCode's first id of the millisecond: ms*4096+1; a session's is its
+	// bitwise inverse.
+	if want := fmt.Sprintf("%012x", ^(uint64(now.UnixMilli())*4096+1)&(1<<48-1)); ses[4:16] != want {
+		t.Errorf("session id time digits %s, want %s", ses[4:16], want)
+	}
+	if later := NewIDSeq(now.Add(time.Second)).Descending(PrefixSession); later >= ses {
+		t.Errorf("a later session id %s does not sort before %s", later, ses)
+	}
+	for i, id := range asc {
+		if !ValidID(id, id[:3]) {
+			t.Fatalf("id %s is not in OpenCode's format", id)
+		}
+		if at, ok := IDTime(id, now); !ok || at.Sub(now) < 0 || at.Sub(now) > 2*time.Millisecond {
+			t.Errorf("id %s says %v, minted at %v", id, at, now)
+		}
+		if i > 0 && id[4:16] <= asc[i-1][4:16] {
+			t.Fatalf("id %d (%s) does not sort after %s", i, id, asc[i-1])
+		}
 	}
 }
