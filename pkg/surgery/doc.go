@@ -2,7 +2,8 @@
 // name, rather than what a rule finds: list the sessions of the stores
 // (List), show one as stored and as OpenCode would send it (Show), and
 // plan precise cuts: drop messages or parts (PlanDrop), discard everything
-// after a message (PlanRewind).
+// after a message (PlanRewind); and copy a session's history into a new
+// session of the same store (PlanFork).
 //
 // A cut is data, like a repair: each planner returns a fix.SessionPlan
 // whose change set holds every edit (store.Edit with the exact Before
@@ -17,8 +18,13 @@
 //     user message is dropped goes too, or points at the closest earlier
 //     user message; a cut that removes where the session's pending revert
 //     or a compaction's kept tail (tail_start_id) starts, or leaves a
-//     message without parts or no message at all, is refused. The session
-//     record is never written.
+//     message without parts or no message at all, is refused. A cut never
+//     writes the session record.
+//   - A fork only adds: a session record, messages and parts with fresh
+//     ids minted as OpenCode mints them (store.IDSeq), every reference to
+//     a copied record rewritten, nothing of the original touched. Its
+//     record drops what belongs to the original alone (parent, share
+//     link, pending revert, change summary, compaction and archive times).
 //   - A plan is checked in memory before it is returned: the edits are
 //     applied to a copy of the session (fix.ApplyInMemory) and every rule
 //     runs on the result. A cut that would leave an error the session did
