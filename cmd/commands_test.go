@@ -152,7 +152,7 @@ func TestHelpDocumentsExitCodes(t *testing.T) {
 			t.Errorf("scan --help does not document exit code %d:\n%s", code, r.stdout)
 		}
 	}
-	for _, cmd := range []string{"scan", "rules", "explain", "version", "sessions", "show", "drop", "rewind"} {
+	for _, cmd := range []string{"scan", "rules", "explain", "version", "sessions", "show", "drop", "rewind", "fork"} {
 		h := run(t, nil, cmd, "--help")
 		if !strings.Contains(h.stdout, "Examples:") {
 			t.Errorf("%s --help has no examples", cmd)

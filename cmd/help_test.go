@@ -173,6 +173,14 @@ func TestCompleteSessionIDs(t *testing.T) {
 	if !strings.Contains(r.stdout, "msg_cc3e095dc000v3A4gIsTjuFHSb\t#0 user") {
 		t.Errorf("rewind --to does not complete the session's messages:\n%s", r.stdout)
 	}
+	r = run(t, nil, "__complete", "fork", "--store", broken, "ses_33c1", "--to", "msg_cc3e095")
+	if !strings.Contains(r.stdout, "msg_cc3e095dc000v3A4gIsTjuFHSb\t#0 user") {
+		t.Errorf("fork --to does not complete the session's messages:\n%s", r.stdout)
+	}
+	r = run(t, nil, "__complete", "fork", "--store", broken, "ses_33")
+	if !strings.Contains(r.stdout, "ses_33c1f6ffffffO8I11AapoBFcd9\tinterrupted at text start") {
+		t.Errorf("fork SESSION does not complete the store's session:\n%s", r.stdout)
+	}
 	// Newest first, as `sessfix sessions` lists them.
 	r = run(t, nil, "__complete", "show", "--store", "../testdata/demo", "")
 	if i, j := strings.Index(r.stdout, "ses_116b2f8bffffsSjTYTHkQXRjCt"), strings.Index(r.stdout, "ses_2b28944fffff85dc4PToKKeEYM"); i < 0 || j < 0 || i > j {

@@ -15,6 +15,7 @@ import (
 	dropcmd "github.com/sessfix/sessfix/cmd/drop"
 	explaincmd "github.com/sessfix/sessfix/cmd/explain"
 	fixcmd "github.com/sessfix/sessfix/cmd/fix"
+	forkcmd "github.com/sessfix/sessfix/cmd/fork"
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/cmd/internal/iostreams"
 	rewindcmd "github.com/sessfix/sessfix/cmd/rewind"
@@ -98,6 +99,7 @@ Start with ` + "`sessfix scan`" + `. Settings can live in .sessfix.yaml or .sess
 		showcmd.NewCmdShow(f, nil),
 		dropcmd.NewCmdDrop(f, nil),
 		rewindcmd.NewCmdRewind(f, nil),
+		forkcmd.NewCmdFork(f, nil),
 		fixcmd.NewCmdFix(f, nil),
 		undocmd.NewCmdUndo(f, nil),
 		backupscmd.NewCmdBackups(f, nil),

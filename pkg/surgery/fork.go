@@ -1,9 +1,14 @@
 package surgery
 
 import (
+	"cmp"
+	"context"
 	"fmt"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -95,7 +100,7 @@ func PlanFork(s *store.Session, opts ForkOptions) (*ForkPlan, error) {
 		last = i
 	}
 	if r := revertOf(s); r != nil {
-		if i := slicesIndex(s, r.MessageID); i >= 0 && i <= last {
+		if i := slices.IndexFunc(s.Messages, func(m *store.Message) bool { return m.ID == r.MessageID }); i >= 0 && i <= last {
 			return nil, &RefusedError{SessionID: s.ID, Reason: fmt.Sprintf(
 				"OpenCode's pending revert (/undo) hides the messages from %s on, which the copy would bring back; name the last message to copy with --to (one before %s), or send a prompt or /redo in OpenCode first",
 				r.MessageID, r.MessageID)}
@@ -112,6 +117,10 @@ func PlanFork(s *store.Session, opts ForkOptions) (*ForkPlan, error) {
 		title = ForkTitle(s.Title)
 	}
 	cs := &store.ChangeSet{Store: s.Store, SessionID: newID}
+	if s.Store.Shape == store.ShapeExport {
+		// An export file holds one session: the fork is a new file.
+		cs.Store = store.Info{Shape: store.ShapeExport, Path: ForkExportPath(s.Store.Path, newID)}
+	}
 	plan := &ForkPlan{
 		SessionPlan: &fix.SessionPlan{Store: s.Store, SessionID: s.ID, Changes: cs},
 		NewID:       newID, Title: title,
@@ -169,13 +178,12 @@ func PlanFork(s *store.Session, opts ForkOptions) (*ForkPlan, error) {
 	return plan, nil
 }
 
-func slicesIndex(s *store.Session, id string) int {
-	for i, m := range s.Messages {
-		if m.ID == id {
-			return i
-		}
-	}
-	return -1
+// ForkExportPath is the export file a fork of the session in the export
+// file path is written to: next to it, named after it and the new session
+// ("session.json" → "session.fork-ses_….json").
+func ForkExportPath(path, newID string) string {
+	ext := filepath.Ext(path)
+	return strings.TrimSuffix(path, ext) + ".fork-" + newID + cmp.Or(ext, ".json")
 }
 
 // checkPrefix refuses a copy up to message last that would hold an error
@@ -315,4 +323,42 @@ func forkInfo(s *store.Session, newID, title string, copied []*store.Message, no
 		}
 	}
 	return raw, nil
+}
+
+// VerifyFork reads a written fork back from st, the store it was written
+// to: the store lists the new session, and it holds exactly the copies the
+// plan made, in order.
+func VerifyFork(ctx context.Context, st store.Store, p *ForkPlan) error {
+	refs, err := st.List(ctx)
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(refs, func(r store.SessionRef) bool { return r.ID == p.NewID })
+	if i < 0 {
+		return fmt.Errorf("verification failed: %s does not list the new session %s", st.Info().Path, p.NewID)
+	}
+	s, err := st.Load(ctx, refs[i])
+	if err != nil {
+		return fmt.Errorf("the new session %s cannot be loaded: %w", p.NewID, err)
+	}
+	var msgs, parts []string
+	for _, m := range s.Messages {
+		msgs = append(msgs, m.ID)
+		for _, q := range m.Parts {
+			parts = append(parts, q.ID)
+		}
+	}
+	if !slices.Equal(msgs, pairTo(p.Messages)) || !slices.Equal(parts, pairTo(p.Parts)) || len(s.Broken) > 0 {
+		return fmt.Errorf("verification failed: the new session %s holds %s and %s, not the %d and %d copied",
+			p.NewID, plural.Count(len(msgs), "message", "messages"), plural.Count(len(parts), "part", "parts"), len(p.Messages), len(p.Parts))
+	}
+	return nil
+}
+
+func pairTo(ps []IDPair) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.To
+	}
+	return out
 }

@@ -1,5 +1,5 @@
-// Package cut runs a session cut of `sessfix drop` and `sessfix rewind`
-// through the repair pipeline (pkg/fix): the writer lock taken before the
+// Package cut runs a session cut of `sessfix drop` and `sessfix rewind`,
+// and the copy of `sessfix fork`, through the repair pipeline (pkg/fix): the writer lock taken before the
 // plan, the settle policy's busy check, the plan or its diff, the question
 // on a terminal (--yes, --dry-run), one backup run, the atomic write and the
 // read-back. The planners are pkg/surgery's.
@@ -41,8 +41,12 @@ type Options struct {
 	// and stdout are terminals. Confirm asks; nil reads a line from stdin.
 	Interactive func() bool
 	Confirm     func(question string) (bool, error)
-	// Apply replaces backup.Apply (tests).
+	// Apply replaces backup.Apply (tests; fork, whose export file is a
+	// new store).
 	Apply func(ctx context.Context, info store.Info, sets []*store.ChangeSet) (string, error)
+	// Written, when set, follows a written change set (run is its backup
+	// run): fork reads its new session back and says how to open it.
+	Written func(ctx context.Context, o fix.Outcome, run string) error
 }
 
 // AddFlags adds the flags every cut command shares.
@@ -187,6 +191,11 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 	}
 	o.Status = fix.Applied
 	ios.Statusf("%s session %s: %s", opts.Verb, o.ID, plural.Count(edits, "edit", "edits"))
+	if opts.Written != nil {
+		if err := opts.Written(ctx, o, run); err != nil {
+			return cli.WithHints(err, "undo what was written with `sessfix undo "+run+"`")
+		}
+	}
 	ios.Statusf("backup run %s; undo with: sessfix undo %s", run, run)
 	return nil
 }

@@ -103,13 +103,13 @@ func (w *exportWriter) Apply(ctx context.Context, cs *store.ChangeSet) error {
 	if err != nil {
 		return err
 	}
-	if !exists {
+	if !exists && !creates(cs) {
 		return store.Changed(w.info.Path, store.KindSession, cs.SessionID, "was removed")
 	}
 	// The whole file is the backup's one image: a message delete takes its
 	// parts along with no Before bytes of their own, so any change since
 	// the backup refuses the change set.
-	if err := w.seen.Changed(cs, []store.Image{{Target: store.Target{Path: w.info.Path}, Exists: true, Data: doc}}); err != nil {
+	if err := w.seen.Changed(cs, []store.Image{{Target: store.Target{Path: w.info.Path}, Exists: exists, Data: doc}}); err != nil {
 		return err
 	}
 	var (
@@ -144,8 +144,12 @@ func (w *exportWriter) Planned(ctx context.Context, cs *store.ChangeSet, before 
 			return nil, fmt.Errorf("cannot plan %s: it is not the export file %s", im.Path, w.info.Path)
 		}
 		out[i] = store.Image{Target: im.Target, Exists: im.Exists, Mode: im.Mode, Data: im.Data}
-		if !im.Exists || cs.Empty() {
+		if cs.Empty() || !im.Exists && !creates(cs) {
 			continue
+		}
+		out[i].Exists = true
+		if !im.Exists {
+			out[i].Mode = 0o644
 		}
 		d, locs, err := w.render(ctx, im.Data, cs)
 		if err != nil {
@@ -259,6 +263,13 @@ func (w *exportWriter) edit(d *document, e *store.Edit) (int, error) {
 	)
 	switch e.Kind {
 	case store.KindSession:
+		if e.Op == store.OpAdd {
+			if len(doc) > 0 {
+				return -1, fmt.Errorf("cannot create session %s in %s: the file exists, and sessfix writes a new session only to a new export file; nothing was written", e.ID, where)
+			}
+			d.b = newDocument(e.After)
+			return 0, nil
+		}
 		if e.Op != store.OpUpdate {
 			return -1, fmt.Errorf("%s session %s: only updates of the session info are supported in export files", e.Op, e.ID)
 		}
@@ -395,6 +406,23 @@ func (w *exportWriter) add(d *document, e *store.Edit, id string, body []byte) (
 		return d.insertElem(msgs, k, elem.Bytes()), nil
 	}
 	return -1, fmt.Errorf("cannot add %s %s to an export file", e.Kind, e.ID)
+}
+
+// creates reports whether cs writes a new export file: its first edit adds
+// the session (sessfix fork), the messages and parts that follow fill it.
+func creates(cs *store.ChangeSet) bool {
+	return !cs.Empty() && cs.Edits[0].Op == store.OpAdd && cs.Edits[0].Kind == store.KindSession
+}
+
+// newDocument is a new export file holding the session record info and no
+// message yet, formatted as `opencode export` writes: 2-space indents, a
+// final newline.
+func newDocument(info []byte) []byte {
+	var b bytes.Buffer
+	b.WriteString("{\n  \"info\": ")
+	b.Write(reindentAt(info, "  ", true))
+	b.WriteString(",\n  \"messages\": []\n}\n")
+	return b.Bytes()
 }
 
 // checkSpan makes sure a gjson result's Index points at its bytes.
