@@ -235,3 +235,27 @@ func TestPlanForkRefuses(t *testing.T) {
 		t.Errorf("an ambiguous --to: %v", err)
 	}
 }
+
+func TestPlanForkRewritesCompactionTail(t *testing.T) {
+	f := conversation("")
+	f.Messages[3].Parts = append(f.Messages[3].Parts, storetest.Part{ID: partID(user2, 2), Body: body(`{"type":"compaction","auto":true,"tail_start_id":%q}`, asst2)})
+	for _, shape := range []store.Shape{store.ShapeSQLite, store.ShapeStorage} {
+		_, s := open(t, shape, f)
+		p, err := PlanFork(s, ForkOptions{Now: forkNow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, e := range p.Changes.Edits {
+			if tail := gjson.GetBytes(e.After, "tail_start_id"); tail.Exists() {
+				found = true
+				if tail.Str != idOf(p, asst2) {
+					t.Errorf("%s: the copied compaction keeps its tail at %s, want the copy of %s (%s)", shape, tail.Str, asst2, idOf(p, asst2))
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no copied compaction", shape)
+		}
+	}
+}
