@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -159,4 +160,142 @@ func listedByServer(ctx context.Context, t *testing.T, e *opencodetest.Env, id s
 		}
 	}
 	return "not listed"
+}
+
+// newSessionRe finds the new session `sessfix fork` names.
+var newSessionRe = regexp.MustCompile(`(?m)^new session (ses_[0-9a-zA-Z]+) `)
+
+// TestRealFork proves `sessfix fork` on real OpenCode data (1.18.33's
+// database, 1.1.65's storage/ tree), on the base's two-turn session, copied
+// whole and up to its first answer:
+//   - `undo --last` restores the whole store (storeState) exactly;
+//   - the original session keeps every byte;
+//   - the new session holds copies of exactly the messages asked for, with
+//     new ids; OpenCode's server lists it, `opencode export` prints it with
+//     those messages, and `opencode run --session NEW` resumes it: the
+//     strict mock accepts the request, which holds exactly what `sessfix
+//     show --sent` said it would (the copied history and the new prompt),
+//     the prompts not copied nowhere.
+func TestRealFork(t *testing.T) {
+	forks := []struct {
+		name string
+		// args are fork's arguments after the session id; kept the messages
+		// copied, by position in the base session.
+		args func(c *caseRun) []string
+		kept []int
+		// gone is a prompt that must not be sent, if any.
+		gone string
+	}{
+		{"whole", func(*caseRun) []string { return nil }, []int{0, 1, 2, 3, 4}, ""},
+		{"to", func(c *caseRun) []string {
+			return []string{"--to", c.assistant(1).ID, "--title", "up to the first answer"}
+		}, []int{0, 1, 2}, promptSecond},
+	}
+	for _, version := range versions {
+		for _, fk := range forks {
+			t.Run(version+"/"+fk.name, func(t *testing.T) {
+				t.Parallel()
+				b, c := onBase(t, version)
+				e, d := c.e, c.d
+				if len(c.msgs) != 5 {
+					t.Fatalf("the base session has %d messages, want 5", len(c.msgs))
+				}
+				var kept []opencodetest.Message
+				for _, i := range fk.kept {
+					kept = append(kept, c.msgs[i])
+				}
+				args := append(append([]string{"fork", b.loop}, fk.args(c)...), "--yes")
+				before, original := storeState(t, d), sessionBytes(t, d, b.loop)
+				fork := func() string {
+					t.Helper()
+					res := sessfix(t, e, args...)
+					m := newSessionRe.FindStringSubmatch(res.Stderr)
+					if res.ExitCode != 0 || m == nil {
+						t.Fatalf("%s", res)
+					}
+					return m[1]
+				}
+				first := fork()
+				if storeState(t, d) == before {
+					t.Fatal("the fork changed nothing")
+				}
+				if res := sessfix(t, e, "undo", "--last"); res.ExitCode != 0 {
+					t.Fatalf("undo --last:\n%s", res)
+				}
+				if got := storeState(t, d); got != before {
+					t.Fatalf("undo did not restore the store exactly:\nbefore %s\nafter  %s", before, got)
+				}
+				if n := len(d.session(first)); n != 0 {
+					t.Fatalf("the undone fork %s still holds %d messages", first, n)
+				}
+				id := fork()
+				if sessionBytes(t, d, b.loop) != original {
+					t.Fatal("the fork changed the original session")
+				}
+				forked := d.session(id)
+				if len(forked) != len(kept) {
+					t.Fatalf("the fork holds %d messages, want %d", len(forked), len(kept))
+				}
+				for i, m := range forked {
+					if m.ID == kept[i].ID || m.Role() != kept[i].Role() || len(m.Parts) != len(kept[i].Parts) {
+						t.Errorf("message %d of the fork: %s %s with %d parts; original %s %s with %d parts",
+							i, m.Role(), m.ID, len(m.Parts), kept[i].Role(), kept[i].ID, len(kept[i].Parts))
+					}
+				}
+				if !slices.Equal(userTexts(forked), userTexts(kept)) {
+					t.Errorf("the fork's user texts %q, want the originals' %q", userTexts(forked), userTexts(kept))
+				}
+				sent := showSent(t, e, id)
+
+				ctx := testCtx(t, 4*time.Minute)
+				if got := listedByServer(ctx, t, e, id); got != "listed" {
+					t.Errorf("OpenCode's GET /session after the fork: %s", got)
+				}
+				doc, res, err := e.Export(ctx, id)
+				if err != nil {
+					t.Fatalf("opencode export of the fork: %v\n%s", err, res)
+				}
+				var exp exportDoc
+				if err := json.Unmarshal(doc, &exp); err != nil || len(exp.Messages) != len(kept) {
+					t.Errorf("opencode export holds %d messages (%v), want %d", len(exp.Messages), err, len(kept))
+				}
+
+				const prompt = "On the fork: what do you remember?"
+				fc := &caseRun{t: t, version: version, e: e, d: d, session: id, msgs: forked}
+				if v := fc.resume(prompt); v.State != "accepted" {
+					t.Fatalf("resume of the fork: %s", v)
+				}
+				chat := e.Mock.ChatRequests()
+				if len(chat) == 0 {
+					t.Fatal("the mock got no request")
+				}
+				r := chat[0].Parsed
+				if len(r.Messages) != len(sent.Request.Messages) {
+					t.Errorf("OpenCode sent %d messages, sessfix show --sent said %d", len(r.Messages), len(sent.Request.Messages))
+				}
+				var texts []string
+				for _, m := range r.Messages {
+					for _, bl := range m.Content {
+						if m.Role == "user" && bl.Type == "text" {
+							texts = append(texts, bl.Text)
+						}
+					}
+				}
+				after := d.session(id)
+				if len(after) <= len(kept) || after[len(kept)].Role() != "user" {
+					t.Fatalf("the resumed fork holds %d messages; the new prompt should follow the %d copied", len(after), len(kept))
+				}
+				wantTexts := append(userTexts(kept), userTexts(after[len(kept):len(kept)+1])...)
+				if !slices.Equal(texts, wantTexts) || !strings.Contains(texts[len(texts)-1], prompt) {
+					t.Errorf("the user texts sent are %q, want exactly the copied ones %q", texts, wantTexts)
+				}
+				if fk.gone != "" && slices.Contains(texts, fk.gone) {
+					t.Errorf("the prompt not copied %q was sent", fk.gone)
+				}
+				if sessionBytes(t, d, b.loop) != original {
+					t.Error("resuming the fork changed the original session")
+				}
+			})
+		}
+	}
 }
