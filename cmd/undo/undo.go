@@ -34,8 +34,9 @@ func NewCmdUndo(f *cli.Factory, runF func(context.Context, *UndoOptions) error) 
 		Annotations: cli.Prints("text", "json"),
 		Use:         "undo [RUN | --last [PATH...]]",
 		Short:       "Undo a sessfix fix run",
-		Long: `Put back, byte for byte, what one ` + "`sessfix fix`" + ` run changed: edited records get their old bytes,
-deleted and quarantined records come back, added parts go away. Runs are listed by ` + "`sessfix backups`" + `.
+		Long: `Put back, byte for byte, what one run of sessfix fix, drop, rewind or fork changed: edited records get
+their old bytes, deleted and quarantined records come back, added records go away (a fork's whole
+session). Runs are listed by ` + "`sessfix backups`" + `.
 
 --last undoes the newest run of any store; with PATHs, the newest run of the stores at or under them (an
 opencode.db, an export file, a data dir).
