@@ -1,6 +1,7 @@
 package surgery
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -27,10 +28,12 @@ type RefusedError struct {
 	SessionID string
 	Reason    string
 	Findings  []scan.Finding
+	// Verb is what was refused ("fork"); empty means a cut.
+	Verb string
 }
 
 func (e *RefusedError) Error() string {
-	msg := fmt.Sprintf("refused to cut session %s: %s", e.SessionID, e.Reason)
+	msg := fmt.Sprintf("refused to %s session %s: %s", cmp.Or(e.Verb, "cut"), e.SessionID, e.Reason)
 	for _, f := range e.Findings {
 		where := f.MessageID
 		if f.PartID != "" {

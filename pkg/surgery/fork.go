@@ -82,13 +82,13 @@ func PlanFork(s *store.Session, opts ForkOptions) (*ForkPlan, error) {
 		now = time.Now()
 	}
 	if len(s.Messages) == 0 {
-		return nil, &RefusedError{SessionID: s.ID, Reason: "it has no message to copy"}
+		return nil, &RefusedError{Verb: "fork", SessionID: s.ID, Reason: "it has no message to copy"}
 	}
 	if s.InfoMissing {
-		return nil, &RefusedError{SessionID: s.ID, Reason: "its session record is missing; sessfix cannot tell which project the copy belongs to"}
+		return nil, &RefusedError{Verb: "fork", SessionID: s.ID, Reason: "its session record is missing; sessfix cannot tell which project the copy belongs to"}
 	}
 	if len(s.Broken) > 0 {
-		return nil, &RefusedError{SessionID: s.ID, Reason: fmt.Sprintf("%s cannot be read, so the copy would lose %s; repair the session with `sessfix fix` first",
+		return nil, &RefusedError{Verb: "fork", SessionID: s.ID, Reason: fmt.Sprintf("%s cannot be read, so the copy would lose %s; repair the session with `sessfix fix` first",
 			plural.Count(len(s.Broken), "record", "records"), plural.Word(len(s.Broken), "it", "them"))}
 	}
 	last := len(s.Messages) - 1
@@ -101,7 +101,7 @@ func PlanFork(s *store.Session, opts ForkOptions) (*ForkPlan, error) {
 	}
 	if r := revertOf(s); r != nil {
 		if i := slices.IndexFunc(s.Messages, func(m *store.Message) bool { return m.ID == r.MessageID }); i >= 0 && i <= last {
-			return nil, &RefusedError{SessionID: s.ID, Reason: fmt.Sprintf(
+			return nil, &RefusedError{Verb: "fork", SessionID: s.ID, Reason: fmt.Sprintf(
 				"OpenCode's pending revert (/undo) hides the messages from %s on, which the copy would bring back; name the last message to copy with --to (one before %s), or send a prompt or /redo in OpenCode first",
 				r.MessageID, r.MessageID)}
 		}
@@ -170,7 +170,11 @@ func PlanFork(s *store.Session, opts ForkOptions) (*ForkPlan, error) {
 	plan.Notes = append(plan.Notes, fmt.Sprintf("new session %s %q: a copy of %s and %s of session %s, up to message %s",
 		newID, title, plural.Count(len(copied), "message", "messages"), plural.Count(parts, "part", "parts"), s.ID, copied[last].ID))
 	if n := len(s.Messages) - len(copied); n > 0 {
-		plan.Notes = append(plan.Notes, fmt.Sprintf("not copied: the %s after %s", plural.Count(n, "message", "messages"), copied[last].ID))
+		what := "the message"
+		if n > 1 {
+			what = fmt.Sprintf("the %d messages", n)
+		}
+		plan.Notes = append(plan.Notes, fmt.Sprintf("not copied: %s after %s", what, copied[last].ID))
 	}
 	if len(s.Orphans) > 0 {
 		plan.Notes = append(plan.Notes, fmt.Sprintf("not copied: %s whose message does not exist", plural.Count(len(s.Orphans), "part", "parts")))
@@ -200,7 +204,7 @@ func checkPrefix(s *store.Session, last int, so *scan.Options) error {
 	}
 	if err := c.validate(cs); err != nil {
 		if r, ok := err.(*RefusedError); ok {
-			r.Reason = "the copy would be broken:"
+			r.Verb, r.Reason = "fork", "the copy would be broken:"
 		}
 		return err
 	}
