@@ -138,9 +138,6 @@ func RunFork(ctx context.Context, opts *ForkOptions) error {
 		if err := shapes.CheckWritable(p.Changes.Store); err != nil {
 			return nil, err
 		}
-		if err := p.Changes.Check(); err != nil {
-			return nil, fmt.Errorf("cannot fork session %s: sessfix cannot write a new session into a %s store yet (%w); nothing was written", s.ID, s.Store.Shape, err)
-		}
 		plan = p
 		return p.SessionPlan, nil
 	})
