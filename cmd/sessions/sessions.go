@@ -38,7 +38,7 @@ func NewCmdSessions(f *cli.Factory, runF func(context.Context, *SessionsOptions)
 messages it has, its health, the model its next prompt goes to, its directory and its title.
 
 Health is "clean", the findings of ` + "`sessfix scan`" + ` by severity ("errors 2E 1W"), "busy" when a record changed
-within the --settle window (OpenCode may still be writing it: drop and rewind leave it alone), or
+within the --settle window (OpenCode may still be writing it: drop, rewind and fork leave it alone), or
 "unreadable". With no PATH, sessfix looks where OpenCode keeps its data, as scan does.
 
 On a terminal the list is a table; piped, each session is one tab-separated line: id, last activity (RFC

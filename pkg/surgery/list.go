@@ -38,7 +38,7 @@ type Health struct {
 	// writing the session (scan.SettlePolicy.Check: its newest assistant
 	// message is unfinished and it changed within the settle window, or
 	// another program has the store open within the abandon window), and
-	// drop and rewind leave it alone unless forced.
+	// drop, rewind and fork leave it alone unless forced.
 	Busy bool
 	// Errors, Warnings and Infos count the findings.
 	Errors, Warnings, Infos int

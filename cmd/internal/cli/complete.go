@@ -89,7 +89,7 @@ func StrategyPairs(_ *cobra.Command, _ []string, toComplete string) ([]string, c
 const completionTimeout = 2 * time.Second
 
 // SessionIDs completes a session id (--session, or the SESSION argument
-// of show, drop and rewind) with the ids of the sessions in the
+// of show, drop, rewind and fork) with the ids of the sessions in the
 // stores named on the command line, or the discovered stores: newest
 // first (by id, which OpenCode counts down), each with its title as
 // description. It reads the store listings only, never the sessions, and

@@ -120,7 +120,7 @@ func SessionError(err error) error {
 	return err
 }
 
-// StoreFlag is the flag the surgery commands (show, drop, rewind)
+// StoreFlag is the flag the surgery commands (show, drop, rewind, fork)
 // name stores with: their arguments are the session and record ids.
 const StoreFlag = "store"
 
