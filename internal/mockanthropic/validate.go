@@ -90,6 +90,15 @@ const (
 	TextTrailingWhitespace   = "messages: final assistant content cannot end with trailing whitespace"
 	TextNoPrefill            = "This model does not support assistant message prefill. The conversation must end with a user message."
 	TextThinkingDisabled     = "When thinking is disabled, an `assistant` message in the final position cannot contain `thinking`. To use thinking blocks, enable `thinking` in your request."
+	// TextFirstNotUser is the answer to a conversation whose first message
+	// is not a user message, as users report it from api.anthropic.com
+	// (HTTP 400, invalid_request_error, no index): lobehub/lobehub#1601
+	// (March 2024, endpoint https://api.anthropic.com), CherryHQ/cherry-studio#39
+	// and tonyljx/TextWordExplain#2 (September 2024), and Bedrock's
+	// InvokeModel (anthropics/anthropic-sdk-typescript#622, December 2024).
+	// That last thread also reports the first-party API answering such a
+	// request once; the mock follows the rule every other report shows.
+	TextFirstNotUser = `messages: first message must use the "user" role`
 )
 
 // MsgEmptyContent is the error for an empty message at index n.
@@ -154,7 +163,7 @@ type Validator struct {
 func isThinking(t string) bool { return t == "thinking" || t == "redacted_thinking" }
 
 // Validate returns the error the API would answer r with, or nil. Checks run
-// in a fixed order (schema, text blocks, empty messages, tool pairing,
+// in a fixed order (schema, the first message's role, text blocks, empty messages, tool pairing,
 // thinking order and signatures, thinking-mode rules, final assistant
 // content) and the first violation wins.
 func (v Validator) Validate(r *MessagesRequest) *APIError {
@@ -182,6 +191,12 @@ func (v Validator) Validate(r *MessagesRequest) *APIError {
 				}
 			}
 		}
+	}
+	// Role order. Consecutive messages of one role are not checked: the
+	// API combines them into one turn, and @ai-sdk/anthropic merges them
+	// before it sends anything.
+	if len(msgs) > 0 && msgs[0].Role != "user" {
+		return invalid("%s", TextFirstNotUser)
 	}
 	// Text blocks.
 	for _, m := range msgs {

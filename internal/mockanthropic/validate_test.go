@@ -51,6 +51,11 @@ func TestValidator(t *testing.T) {
 		{"empty content", body(false, user, `{"role":"assistant","content":[]}`, user), MsgEmptyContent(1)},
 		{"empty string content", body(false, `{"role":"user","content":""}`), MsgEmptyContent(0)},
 
+		{"first message assistant", body(false, asst(text), user), TextFirstNotUser},
+		{"first message assistant, thinking on", body(true, asst(think("a"), text), user), TextFirstNotUser},
+		{"first role checked before text blocks", body(false, asst(`{"type":"text","text":""}`), user), TextFirstNotUser},
+		{"consecutive user messages", body(false, user, user), ""},
+
 		{"text non-empty", body(false, user, asst(text), user), ""},
 		{"text empty", body(false, user, asst(`{"type":"text","text":""}`), user), TextEmptyTextBlock},
 		{"text whitespace", body(false, user, asst(`{"type":"text","text":" \n"}`), user), TextWhitespaceTextBlock},
@@ -119,6 +124,7 @@ func TestRejectPrefill(t *testing.T) {
 func TestExactTexts(t *testing.T) {
 	// The strings users report from the real API; see provider-rules.md.
 	for got, want := range map[string]string{
+		TextFirstNotUser:                               `messages: first message must use the "user" role`,
 		MsgEmptyContent(3):                             "messages.3: all messages must have non-empty content except for the optional final assistant message",
 		MsgExpectedThinking(1, "tool_use"):             "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`. When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking",
 		MsgThinkingNotFirst(5, "text"):                 "messages.5.content.0: If an assistant message contains any thinking blocks, the first block must be `thinking` or `redacted_thinking`. Found `text`.",
