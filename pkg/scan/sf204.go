@@ -33,9 +33,13 @@ const wrapPeriodMS = int64(1) << 36
 
 func checkMessageOrder(c *Context) {
 	ms := c.Session.Messages
+	// A message id twice in an export (SF211) counts where its first copy
+	// is: opencode import keeps the first record with an id.
 	pos := map[string]int{}
 	for i, m := range ms {
-		pos[m.ID] = i
+		if _, dup := pos[m.ID]; !dup {
+			pos[m.ID] = i
+		}
 	}
 	for i, m := range ms {
 		if m.Role != "assistant" {
