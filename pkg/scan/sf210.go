@@ -13,9 +13,11 @@ func init() {
 			"issue #31048), or sorts after its answer (SF204). Assistant messages OpenCode never sends (an error other than an abort) do not count.",
 		Why: "Anthropic's Messages API and Bedrock's Converse API reject a conversation that does not start with a " +
 			"user message, so every prompt in the session fails the same way. Other providers accept it, but the " +
-			"model sees answers without the question. Real OpenCode 1.18.33 loads, exports and resumes such a " +
-			"session and sends the history as it is (observed); the finding is an error for Anthropic and " +
-			"Bedrock models and a warning otherwise.",
+			"model sees answers without the question. Real OpenCode 1.18.33 loads and exports such a session, " +
+			"also one imported from an export that lost its first prompt, and sends the history as it is; " +
+			"against a mock that answers like Anthropic (the error text users report from the API) the resume " +
+			"fails at once, not retried, and OpenCode stores the error below on the failed turn (observed). The " +
+			"finding is an error for Anthropic and Bedrock models and a warning otherwise.",
 		ProviderError: "Anthropic: messages: first message must use the \"user\" role; Bedrock: A conversation " +
 			"must start with a user message. Try again with a conversation that starts with a user message.",
 		FixDoc: "Report only. The missing prompt cannot be recovered, and inventing one would put words in the " +
