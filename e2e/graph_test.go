@@ -113,7 +113,8 @@ func withCode(fs []finding, code string) []finding {
 // assistant message. `sessfix scan` reports SF210 with Anthropic's error on
 // the export file and on the store, `sessfix fix` invents nothing, and the
 // resume is rejected by the strict mock with exactly the predicted error,
-// which OpenCode stores as the turn's error.
+// which OpenCode stores as the turn's error and `sessfix diagnose` maps
+// back to SF210.
 func TestAssistantFirst(t *testing.T) {
 	t.Parallel()
 	g := newGraphRun(t)
@@ -166,6 +167,24 @@ func TestAssistantFirst(t *testing.T) {
 	}
 	fs, _ = scanStore(t, g.e, g.session)
 	check("scan after the failed resume", fs)
+
+	// The stored error leads back to SF210, with nothing to repair.
+	res := sessfix(t, g.e, "diagnose", "--format", "json", "--error", stored)
+	var diag struct {
+		SessionID string    `json:"session"`
+		ErrorType string    `json:"error_type"`
+		Causes    []finding `json:"causes"`
+		Fix       struct {
+			Edits []string `json:"edits"`
+		} `json:"fix"`
+	}
+	if err := json.Unmarshal([]byte(res.Stdout), &diag); err != nil || res.ExitCode != 1 {
+		t.Fatalf("diagnose: %v\n%s", err, res)
+	}
+	if diag.SessionID != g.session || diag.ErrorType != "first_message_not_user" || len(diag.Causes) != 1 ||
+		diag.Causes[0].Code != "SF210" || diag.Causes[0].MessageID != answer || len(diag.Fix.Edits) != 0 {
+		t.Fatalf("diagnose maps the stored error to %+v, want SF210 on %s and no edit\n%s", diag, answer, res)
+	}
 }
 
 // TestDuplicateIDs proves SF211 on real OpenCode 1.18.33: an export holding

@@ -223,3 +223,24 @@ func TestDiagnoseIndexlessErrorNamesItsCauses(t *testing.T) {
 		})
 	}
 }
+
+// Anthropic's answer to a history that begins with an assistant message
+// names no message: diagnose names SF210's finding as its cause, and fix
+// --error has nothing to repair (the lost prompt is not invented).
+func TestDiagnoseAssistantFirst(t *testing.T) {
+	const fixture = "../../testdata/sessions/sf204-clock-jump/session.json"
+	out, err := run(t, "text", &DiagnoseOptions{Paths: []string{fixture}, Session: "ses_323e0297ffff9mmU9hLiUzgd66",
+		Error: `messages: first message must use the "user" role`})
+	if !errors.Is(err, cli.ErrFindings) {
+		t.Fatalf("err = %v, want findings remain\n%s", err, out)
+	}
+	for _, want := range []string{
+		"error type: first_message_not_user\n",
+		"the preflight finds 1 place that causes it:\n  error SF210 msg_cdbe8e800000IytBZvJGTzJ6G9: ",
+		"sessfix fix --error would change nothing\n  sessfix has no storage repair for first_message_not_user errors",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -20,6 +20,9 @@ const (
 	ErrorThinkingModified          ErrorType = "thinking_modified"
 	ErrorPrefillUnsupported        ErrorType = "prefill_unsupported"
 	ErrorInvalidSignature          ErrorType = "invalid_signature"
+	// ErrorFirstMessageNotUser: Anthropic or Bedrock got a conversation
+	// whose first message is not a user message (SF210).
+	ErrorFirstMessageNotUser ErrorType = "first_message_not_user"
 
 	// ErrorReasoningContentMissing: an OpenAI-compatible API in thinking
 	// mode (DeepSeek, Kimi/Moonshot) got an assistant tool-call message
@@ -97,6 +100,8 @@ func (t ErrorType) Example() string {
 		return "This model does not support assistant message prefill. The conversation must end with a user message."
 	case ErrorInvalidSignature:
 		return "messages.1.content.0: Invalid `signature` in `thinking` block"
+	case ErrorFirstMessageNotUser:
+		return `messages: first message must use the "user" role`
 	case ErrorReasoningContentMissing:
 		return "thinking is enabled but reasoning_content is missing in assistant tool call message at index 2"
 	case ErrorReasoningWithoutFollowing:
@@ -171,6 +176,9 @@ func DetectErrorType(text string) ErrorType {
 	}
 	if strings.Contains(t, "assistant message prefill") {
 		return ErrorPrefillUnsupported
+	}
+	if has(`first message must use the "user" role`, "conversation must start with a user message") {
+		return ErrorFirstMessageNotUser
 	}
 	return ErrorNone
 }
@@ -281,5 +289,6 @@ func ErrorTypes() []ErrorType {
 		ErrorThoughtSignatureMissing, ErrorThoughtSignatureCorrupted, ErrorTurnOrder,
 		ErrorThinkingBlockOrder, ErrorThinkingDisabledViolation, ErrorThinkingModified,
 		ErrorInvalidSignature, ErrorToolResultMissing, ErrorEmptyContent, ErrorPrefillUnsupported,
+		ErrorFirstMessageNotUser,
 	}
 }

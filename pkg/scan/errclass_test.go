@@ -50,6 +50,9 @@ func TestDetectErrorType(t *testing.T) {
 		{"undefined: The text field in the ContentBlock object at messages.1.content.1 is blank. Add text to the text field, and try again.", ErrorEmptyContent},
 		{"undefined: messages.1: The final block in an assistant message cannot be `thinking`.", ErrorThinkingBlockOrder},
 		{"undefined: messages.1.content.0: Invalid `signature` in `thinking` block", ErrorInvalidSignature},
+		// A history that begins with an assistant message (SF210).
+		{`messages: first message must use the "user" role`, ErrorFirstMessageNotUser},
+		{"undefined: A conversation must start with a user message. Try again with a conversation that starts with a user message.", ErrorFirstMessageNotUser},
 		{"Overloaded", ErrorNone},
 		{"rate_limit_error: Number of request tokens has exceeded your per-minute rate limit", ErrorNone},
 		{"", ErrorNone},
@@ -110,7 +113,8 @@ func TestExtractItemID(t *testing.T) {
 
 func TestErrorTypeFixes(t *testing.T) {
 	noFix := map[ErrorType]bool{ErrorThinkingModified: true, ErrorPrefillUnsupported: true,
-		ErrorReasoningItemMissing: true, ErrorInvalidItemID: true, ErrorThoughtSignatureMissing: true, ErrorTurnOrder: true}
+		ErrorReasoningItemMissing: true, ErrorInvalidItemID: true, ErrorThoughtSignatureMissing: true, ErrorTurnOrder: true,
+		ErrorFirstMessageNotUser: true}
 	for _, typ := range ErrorTypes() {
 		if fix := typ.DefaultFix(); noFix[typ] != (fix == "") {
 			t.Errorf("%s: DefaultFix %q", typ, fix)

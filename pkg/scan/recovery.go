@@ -643,7 +643,7 @@ func foundType(text string) string {
 }
 
 // ErrorCauses returns the findings of fs that produce a provider error
-// naming no message: the preflight findings at error level whose predicted
+// naming no message: the preflight findings (and SF210's) at error level whose predicted
 // text is the error's (backticks, case and a trailing documentation link
 // aside), else those predicting its error type.
 func ErrorCauses(fs []Finding, text string) []Finding {
@@ -654,7 +654,7 @@ func ErrorCauses(fs []Finding, text string) []Finding {
 	want := normErrorText(text)
 	var exact, typed []Finding
 	for _, f := range fs {
-		if f.Severity != Error || !IsPreflightCode(f.Code) || f.ErrorType != string(t) {
+		if f.Severity != Error || !predictsError(f.Code) || f.ErrorType != string(t) {
 			continue
 		}
 		typed = append(typed, f)
@@ -667,6 +667,11 @@ func ErrorCauses(fs []Finding, text string) []Finding {
 	}
 	return typed
 }
+
+// predictsError reports a rule whose findings predict the provider's error
+// from the request OpenCode would send: the preflight rules, and SF210
+// (a history that begins with an assistant message).
+func predictsError(code string) bool { return IsPreflightCode(code) || code == "SF210" }
 
 // IsPreflightCode reports a preflight rule's code (SF150–SF169).
 func IsPreflightCode(code string) bool {

@@ -56,10 +56,10 @@ func checkAssistantFirst(c *Context) {
 	}
 	switch r.Kind {
 	case sent.Anthropic:
-		f.ProviderError = anthropicFirstUser
+		f.ProviderError, f.ErrorType = anthropicFirstUser, string(ErrorFirstMessageNotUser)
 		f.Message += ", which anthropic rejects"
 	case sent.Bedrock:
-		f.ProviderError = bedrockFirstUser
+		f.ProviderError, f.ErrorType = bedrockFirstUser, string(ErrorFirstMessageNotUser)
 		f.Message += ", which bedrock rejects"
 	default:
 		f.Severity = Warning

@@ -20,8 +20,8 @@ func init() {
 			"tool_result_missing, empty_content, invalid_signature), DeepSeek and Kimi (reasoning_content_missing), " +
 			"the OpenAI Responses API (reasoning_without_following_item, encrypted_content_invalid, " +
 			"item_not_persisted) and Gemini (thought_signature_corrupted), or one of the recognised types without a " +
-			"storage fix (thinking_modified, prefill_unsupported, reasoning_item_missing, invalid_item_id, " +
-			"thought_signature_missing, turn_order). The finding names the type, the provider's text and the place " +
+			"storage fix (thinking_modified, prefill_unsupported, first_message_not_user, reasoning_item_missing, " +
+			"invalid_item_id, thought_signature_missing, turn_order). The finding names the type, the provider's text and the place " +
 			"it points at: a `messages.N` index mapped to the stored message (and part), or an item id (`rs_…`, " +
 			"`msg_…`, `fc_…`, `call_…`) mapped to the part that stores it (`metadata.openai.itemId`, a tool part's " +
 			"`callID`). An error that names no message (\"messages: text content blocks must contain " +
