@@ -185,6 +185,10 @@ func TestAssistantFirst(t *testing.T) {
 		diag.Causes[0].Code != "SF210" || diag.Causes[0].MessageID != answer || len(diag.Fix.Edits) != 0 {
 		t.Fatalf("diagnose maps the stored error to %+v, want SF210 on %s and no edit\n%s", diag, answer, res)
 	}
+	before = storeState(t, g.d)
+	if res := sessfix(t, g.e, "fix", "--yes", "--session", g.session); res.ExitCode != 1 || storeState(t, g.d) != before {
+		t.Fatalf("fix --yes after the failed resume: want exit 1 and nothing changed\n%s", res)
+	}
 }
 
 // TestDuplicateIDs proves SF211 on real OpenCode 1.18.33: an export holding
