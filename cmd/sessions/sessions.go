@@ -39,7 +39,8 @@ messages it has, its health, the model its next prompt goes to, its directory an
 
 Health is "clean", the findings of ` + "`sessfix scan`" + ` by severity ("errors 2E 1W"), "busy" when a record changed
 within the --settle window (OpenCode may still be writing it: drop, rewind and fork leave it alone), or
-"unreadable". With no PATH, sessfix looks where OpenCode keeps its data, as scan does.
+"unreadable". Stores are named as PATH arguments or with --store PATH, as in show, drop, rewind and fork.
+With no PATH, sessfix looks where OpenCode keeps its data, as scan does.
 
 On a terminal the list is a table; piped, each session is one tab-separated line: id, last activity (RFC
 3339), messages, health, provider/model, directory, title. --format json prints one document
@@ -61,7 +62,9 @@ Exit codes:
   # ids of the sessions with errors, for a script
   sessfix sessions --format json | jq -r '.sessions[] | select(.health.errors > 0) | .id'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Paths = args
+			// --store is show's, drop's and rewind's way to name a
+			// store; taken here too, so the habit works.
+			opts.Paths = append(opts.Paths, args...)
 			if opts.Limit < 0 {
 				return cli.FlagErrorf("invalid --limit %d: must not be negative", opts.Limit)
 			}
@@ -74,6 +77,7 @@ Exit codes:
 	fl := cmd.Flags()
 	cli.AddSettleFlags(cmd, &opts.Settle, &opts.Abandon)
 	fl.IntVarP(&opts.Limit, "limit", "L", 0, "list only the `N` newest sessions")
+	cli.AddStoreFlag(cmd, &opts.Paths)
 	return cmd
 }
 
