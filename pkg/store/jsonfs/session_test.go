@@ -38,6 +38,7 @@ func sessionStoreCase(shape store.Shape) writertest.SessionCase {
 			return st, w
 		},
 		Snapshot: func(t *testing.T) string { return writertest.DirSnapshot(t, root) },
+		Deletes:  true,
 		NewBody: func(id string) []byte {
 			return []byte("{\n  \"id\": \"" + id + "\",\n  \"projectID\": \"global\",\n  \"title\": \"Forked session\",\n  \"time\": {\n    \"created\": 1795276747368\n  }\n}")
 		},

@@ -380,6 +380,35 @@ func (w *jsonWriter) plan(cs *store.ChangeSet) (*jsonPlan, error) {
 			}
 		}
 	}
+	// A session file goes only with every message of the session, as the
+	// SQLite writer requires: a session record deleted alone would leave
+	// its messages orphaned.
+	for i := range cs.Edits {
+		e := &cs.Edits[i]
+		if e.Kind != store.KindSession || e.Op != store.OpDelete {
+			continue
+		}
+		dir := filepath.Dir(w.messagePath(e.ID, "x"))
+		if err := w.realDirs(dir); err != nil {
+			return nil, err
+		}
+		left, err := ov.list(dir)
+		if err != nil {
+			return nil, err
+		}
+		if len(left) > 0 {
+			return nil, fmt.Errorf("cannot %s session %s: its message %s stays (sessfix removes a session record only with every message of it); nothing was written",
+				e.Op, e.ID, strings.TrimSuffix(filepath.Base(left[0]), ".json"))
+		}
+		p.emptied = append(p.emptied, dir)
+		// And the directories that would still list it.
+		switch w.info.Shape {
+		case store.ShapeSessions:
+			p.emptied = append(p.emptied, filepath.Join(w.root, e.ID, "parts"), filepath.Join(w.root, e.ID))
+		case store.ShapeProject:
+			p.emptied = append(p.emptied, filepath.Join(w.root, "session", "part", e.ID))
+		}
+	}
 	return p, nil
 }
 

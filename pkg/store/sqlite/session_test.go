@@ -129,6 +129,7 @@ func TestSQLiteWriterSessionContract(t *testing.T) {
 		},
 		Created:    func(rec *store.Record) int64 { return rec.Get("time_created").Int() },
 		Unstorable: "tokens",
+		Deletes:    true,
 	})
 }
 
@@ -318,5 +319,56 @@ func storeExec(t *testing.T, path, q string, args ...any) {
 	defer db.Close()
 	if _, err := db.Exec(q, args...); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A new session with its messages and parts in one change set, as a fork
+// writes one: the rows land as planned, in one transaction, and undo
+// removes every one of them.
+func TestSQLiteWriterAddsASessionWithItsHistory(t *testing.T) {
+	ctx := context.Background()
+	path, st, w := openReal(t)
+	before := dumpAll(t, path)
+	src := writertest.LoadSession(t, st, realSession)
+	created := time.Date(2026, 11, 24, 9, 30, 0, 0, time.UTC)
+	id := store.NewSessionID(created)
+	body := set("id", id)(src.Info.Raw)
+	// The messages first: the session row's foreign key is checked at the
+	// commit, so a planner may list the session last.
+	var edits []store.Edit
+	var msgID, prtID string
+	mint := func(prefix, after string) string {
+		id, err := store.MintBetween(prefix, after, "", created)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	for i, m := range src.Messages {
+		msgID = mint(store.PrefixMessage, msgID)
+		edits = append(edits, store.Edit{Op: store.OpAdd, Kind: store.KindMessage, ID: msgID, SessionID: id, After: m.Raw, Created: created.UnixMilli() + int64(i)})
+		for _, p := range m.Parts {
+			prtID = mint(store.PrefixPart, prtID)
+			edits = append(edits, store.Edit{Op: store.OpAdd, Kind: store.KindPart, ID: prtID, SessionID: id, MessageID: msgID, After: p.Raw, Created: created.UnixMilli() + int64(i)})
+		}
+	}
+	edits = append(edits, store.Edit{Op: store.OpAdd, Kind: store.KindSession, ID: id, SessionID: id, After: body, Created: created.UnixMilli()})
+	cs := &store.ChangeSet{SessionID: id, Edits: edits}
+	targets, images := writertest.ApplyBackedUp(t, w, cs)
+	fork := writertest.LoadSession(t, st, id)
+	if len(fork.Messages) != len(src.Messages) || fork.Info.Get("time_created").Int() != created.UnixMilli() {
+		t.Fatalf("the new session has %d messages (want %d), created %d", len(fork.Messages), len(src.Messages), fork.Info.Get("time_created").Int())
+	}
+	for i, m := range fork.Messages {
+		if len(m.Parts) != len(src.Messages[i].Parts) || string(m.Raw) != string(src.Messages[i].Raw) {
+			t.Errorf("message %d of the new session differs from its source", i)
+		}
+	}
+	writertest.ExpectNow(t, w, targets, images)
+	if err := w.Restore(ctx, images); err != nil {
+		t.Fatal(err)
+	}
+	if after := dumpAll(t, path); after != before {
+		t.Fatalf("after undoing the new session:\n%s\nwant:\n%s", after, before)
 	}
 }

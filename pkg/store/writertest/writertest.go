@@ -96,14 +96,18 @@ type SessionCase struct {
 	// Unstorable is a field a session record of the store has no place
 	// for ("" when a record can hold any field).
 	Unstorable string
+	// Deletes is true for a writer that removes a session record together
+	// with every message of it (false: it refuses to remove one at all).
+	Deletes bool
 }
 
 // SessionContract holds a writer to what every writer does with session
 // records: an update is applied exactly as planned and undone byte for
 // byte, a stale one is refused; a new session is written where the shape
 // keeps sessions and undone byte for byte (directories included), or
-// refused with a clear error by a writer that cannot add one; nothing is
-// written by a refused change set.
+// refused with a clear error by a writer that cannot add one; a session
+// record is removed only with every message of it, and undone byte for
+// byte; nothing is written by a refused change set.
 func SessionContract(t *testing.T, c SessionCase) {
 	t.Run("update", func(t *testing.T) {
 		st, w := c.Open(t)
@@ -198,6 +202,45 @@ func SessionContract(t *testing.T, c SessionCase) {
 		}
 		if got := c.Snapshot(t); got != initial {
 			t.Fatalf("after undoing the add the store differs:\n%s\nwant:\n%s", got, initial)
+		}
+	})
+	t.Run("delete", func(t *testing.T) {
+		st, w := c.Open(t)
+		initial := c.Snapshot(t)
+		sess := LoadSession(t, st, c.Session)
+		del := store.Edit{Op: store.OpDelete, Kind: store.KindSession, ID: c.Session, SessionID: c.Session, Loc: sess.Info.Loc, Before: sess.Info.Raw}
+		alone := &store.ChangeSet{Store: st.Info(), SessionID: c.Session, Edits: []store.Edit{del}}
+		if err := applyBackedUpErr(w, alone); err == nil {
+			t.Fatal("a session record was deleted while its messages stay")
+		}
+		if got := c.Snapshot(t); got != initial {
+			t.Fatalf("a refused delete changed the store:\n%s\nwant:\n%s", got, initial)
+		}
+		if !c.Deletes || len(sess.Messages) == 0 {
+			return
+		}
+		// Messages first, then the session, as a planner lists them.
+		var edits []store.Edit
+		for _, m := range sess.Messages {
+			edits = append(edits, store.Edit{Op: store.OpDelete, Kind: store.KindMessage, ID: m.ID, SessionID: c.Session, Loc: m.Loc, Before: m.Raw})
+		}
+		cs := &store.ChangeSet{Store: st.Info(), SessionID: c.Session, Edits: append(edits, del)}
+		targets, images := applyAsPlanned(t, w, cs)
+		refs, err := st.List(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ref := range refs {
+			if ref.ID == c.Session {
+				t.Fatalf("the deleted session is still listed")
+			}
+		}
+		ExpectNow(t, w, targets, images)
+		if err := w.Restore(context.Background(), images); err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Snapshot(t); got != initial {
+			t.Fatalf("after undoing the delete the store differs:\n%s\nwant:\n%s", got, initial)
 		}
 	})
 	t.Run("add needs a session id", func(t *testing.T) {
