@@ -10,8 +10,10 @@ import (
 	"github.com/sessfix/sessfix/pkg/store/writertest"
 )
 
-// An export file holds one session: its info updates like any record, and
-// adding a session is refused (NewBody nil).
+// An export file holds one session: its info updates like any record,
+// adding a session to it is refused (NewBody nil: the export writer adds a
+// session only as a new file, for sessfix fork, and refuses an existing
+// one), and so is deleting its session.
 func TestExportWriterSessionContract(t *testing.T) {
 	var dir string
 	writertest.SessionContract(t, writertest.SessionCase{
