@@ -69,3 +69,38 @@ func TestForkEveryShape(t *testing.T) {
 		})
 	}
 }
+
+// A sessions layout without session.json has no session record to copy:
+// the fork is its messages and parts, under the new id, and undo removes
+// every directory the run made.
+func TestForkSessionsLayoutWithoutRecord(t *testing.T) {
+	f := conversation("")
+	f.Info, f.Title = nil, ""
+	st, s := open(t, store.ShapeSessions, f)
+	if s.Info != nil {
+		t.Fatal("the fixture has a session record")
+	}
+	before := storetest.State(t, st.Info().Path, store.ShapeSessions)
+	p, err := PlanFork(s, ForkOptions{Now: forkNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Changes.Edits[0].Kind != store.KindMessage {
+		t.Fatalf("the first edit adds a %s", p.Changes.Edits[0].Kind)
+	}
+	opts := backup.Options{Dir: t.TempDir()}
+	pipe := &fix.Pipeline{Write: fix.WriteOptions{Backup: opts}}
+	run, err := pipe.Apply(context.Background(), st, []fix.Outcome{{Target: fix.Target{Store: st, Ref: store.SessionRef{ID: sesID}}, Status: fix.Planned, Plan: p.SessionPlan}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := VerifyFork(context.Background(), st, p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := backup.Undo(context.Background(), opts, run, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := storetest.State(t, st.Info().Path, store.ShapeSessions); got != before {
+		t.Errorf("undo left the store different:\n%s\nwant\n%s", got, before)
+	}
+}
