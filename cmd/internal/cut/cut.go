@@ -55,7 +55,7 @@ func AddFlags(cmd *cobra.Command, opts *Options) {
 	fl.BoolVarP(&opts.DryRun, "dry-run", "n", false, "plan and print, write nothing")
 	fl.BoolVar(&opts.Diff, "diff", false, "print a unified diff of every record that would change (with --dry-run)")
 	fl.BoolVarP(&opts.Yes, "yes", "y", false, "write without asking")
-	fl.BoolVar(&opts.Force, "force", false, "cut the session even if OpenCode may still be writing it (see --settle and --abandon)")
+	fl.BoolVar(&opts.Force, "force", false, "write even if OpenCode may still be writing the session (see --settle and --abandon)")
 	cli.AddSettleFlags(cmd, &opts.Settle, &opts.Abandon)
 	cli.AddStoreFlag(cmd, &opts.Paths)
 }
@@ -63,9 +63,9 @@ func AddFlags(cmd *cobra.Command, opts *Options) {
 // ExitCodes is the exit code section of a cut command's help.
 const ExitCodes = `Exit codes:
   0    written, or nothing to change
-  1    a dry run printed the cut, or it was not written (the question was declined, no terminal to ask on)
+  1    a dry run printed the plan, or it was not written (the question was declined, no terminal to ask on)
   2    usage error, or a prefix that names several sessions or messages
-  3    no store found; the session is not in the stores; the cut was refused (it would leave the session broken)
+  3    no store found; the session is not in the stores; the change was refused (it would leave a session broken)
   4    the store is locked, or OpenCode may still be writing the session (docs/fixing.md, "Sessions in use")
   129  stopped by SIGHUP
   130  interrupted (Ctrl-C)
