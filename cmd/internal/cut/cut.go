@@ -158,14 +158,14 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 			}
 		}
 		return cli.WithHints(&busyError{fmt.Sprintf("session %s: %s, so OpenCode may still be writing it; nothing was written", o.ID, o.Use.Why)},
-			"let OpenCode finish the turn (or close it), then run the command again; --force cuts it anyway")
+			"let OpenCode finish the turn (or close it), then run the command again; --force writes anyway")
 	}
 	if !o.Changes() {
 		ios.Statusf("nothing to change")
 		return nil
 	}
 	if o.Forced {
-		ios.Statusf("WARNING: session %s may still be in use (%s); cutting it anyway because of --force", o.ID, o.Use.Why)
+		ios.Statusf("WARNING: session %s may still be in use (%s); writing anyway because of --force", o.ID, o.Use.Why)
 	}
 	switch {
 	case f.Format() != "json":

@@ -101,7 +101,7 @@ func TestCutFollowsTheSettlePolicy(t *testing.T) {
 		t.Errorf("--dry-run: err %v, written %v\n%s%s", err, written, stdout, stderr)
 	}
 	stderr, written, err = run(t, path, id, now, true)
-	if err != nil || !written || !strings.Contains(stderr, "may still be in use ("+why+"); cutting it anyway because of --force") {
+	if err != nil || !written || !strings.Contains(stderr, "may still be in use ("+why+"); writing anyway because of --force") {
 		t.Errorf("--force: err %v, written %v\n%s", err, written, stderr)
 	}
 
