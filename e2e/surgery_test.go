@@ -183,13 +183,14 @@ func TestRealFork(t *testing.T) {
 		// copied, by position in the base session.
 		args func(c *caseRun) []string
 		kept []int
-		// gone is a prompt that must not be sent, if any.
-		gone string
+		// gone is a prompt that must not be sent, if any; title the fork's
+		// title (empty: the original's with " (fork #1)").
+		gone, title string
 	}{
-		{"whole", func(*caseRun) []string { return nil }, []int{0, 1, 2, 3, 4}, ""},
+		{"whole", func(*caseRun) []string { return nil }, []int{0, 1, 2, 3, 4}, "", ""},
 		{"to", func(c *caseRun) []string {
 			return []string{"--to", c.assistant(1).ID, "--title", "up to the first answer"}
-		}, []int{0, 1, 2}, promptSecond},
+		}, []int{0, 1, 2}, promptSecond, "up to the first answer"},
 	}
 	for _, version := range versions {
 		for _, fk := range forks {
@@ -258,6 +259,28 @@ func TestRealFork(t *testing.T) {
 				var exp exportDoc
 				if err := json.Unmarshal(doc, &exp); err != nil || len(exp.Messages) != len(kept) {
 					t.Errorf("opencode export holds %d messages (%v), want %d", len(exp.Messages), err, len(kept))
+				}
+				// OpenCode's own view of the fork: its title, and every
+				// reference inside it.
+				if title := gjson.GetBytes(doc, "info.title").Str; title != fk.title && !(fk.title == "" && strings.HasSuffix(title, " (fork #1)")) {
+					t.Errorf("opencode export titles the fork %q", title)
+				}
+				ids := map[string]bool{}
+				for _, m := range gjson.GetBytes(doc, "messages.#.info").Array() {
+					ids[m.Get("id").Str] = true
+				}
+				for _, m := range gjson.GetBytes(doc, "messages").Array() {
+					if ses := m.Get("info.sessionID").Str; ses != id {
+						t.Errorf("message %s of the fork names session %s", m.Get("info.id").Str, ses)
+					}
+					if parent := m.Get("info.parentID").Str; parent != "" && !ids[parent] {
+						t.Errorf("message %s of the fork answers %s, not a message of the fork", m.Get("info.id").Str, parent)
+					}
+					for _, p := range m.Get("parts").Array() {
+						if p.Get("sessionID").Str != id || p.Get("messageID").Str != m.Get("info.id").Str {
+							t.Errorf("part %s of the fork names session %s and message %s", p.Get("id").Str, p.Get("sessionID").Str, p.Get("messageID").Str)
+						}
+					}
 				}
 
 				const prompt = "On the fork: what do you remember?"
