@@ -6,7 +6,8 @@
 // edit comes from a named mutation (the brief's prependThinkingPart,
 // replaceEmptyTextParts, stripThinkingParts and injectTextPart, and sessfix's
 // markToolAborted, moveThinkingFirst, markMessageAborted, excludeMessage,
-// deletePart, quarantine and rekey), each a pure function of the session.
+// deletePart, quarantine and rekey, and the session row's setSessionProject
+// and setSessionModel), each a pure function of the session.
 //
 // Pipeline is the one repair pipeline `sessfix fix` and `sessfix watch` run
 // on: list a store's sessions (Targets), load, check, drop suppressed

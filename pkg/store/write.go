@@ -129,7 +129,7 @@ type Target struct {
 	ID   string `json:"id,omitempty"`
 	// Path is the file, or the database for rows.
 	Path string `json:"path"`
-	// Table is "message" or "part" for SQLite rows.
+	// Table is "session", "message" or "part" for SQLite rows.
 	Table string `json:"table,omitempty"`
 }
 
@@ -148,7 +148,9 @@ type Image struct {
 	Exists bool `json:"exists"`
 	// Mode is a file's permission bits.
 	Mode fs.FileMode `json:"mode,omitempty"`
-	// Data is the file's bytes or the row's data column.
+	// Data is the file's bytes or the row's data column; for a session
+	// row, which has none, the JSON object of its columns the reader
+	// builds (Restore writes Columns).
 	Data []byte `json:"-"`
 	// Blob is true when a row's data column holds a BLOB, not TEXT (which
 	// OpenCode writes): restored, it is a BLOB again.
@@ -161,8 +163,8 @@ type Image struct {
 	// restoring its absence removes the directories from the file's up to
 	// this one, each when it is empty.
 	MadeDir string `json:"made_dir,omitempty"`
-	// Columns are a row's other columns (all but id and data), so a deleted
-	// row can be re-inserted exactly.
+	// Columns are a row's other columns (all but id and data; rowid
+	// included), so a deleted row can be re-inserted exactly.
 	Columns []Column `json:"columns,omitempty"`
 	// Spans, on an image Planned returns, locate every byte range in which
 	// it differs from the image it was planned from (in order, not
