@@ -122,7 +122,7 @@ func Build(s *store.Session, opts Options) *Request {
 		}
 	}
 	var model []modelMsg
-	for _, m := range HistoryOrder(msgs, c.v) {
+	for _, m := range HistoryOrder(firstCopies(msgs), c.v) {
 		model = append(model, c.toModel(m)...)
 	}
 	model = c.normalize(model)
@@ -149,6 +149,24 @@ func Build(s *store.Session, opts Options) *Request {
 		r.Messages = c.groupedMessages(model)
 	}
 	return r
+}
+
+// firstCopies leaves out every copy of a message after its first: an
+// export can hold a message id twice (SF211), and opencode import keeps the
+// first record with an id, so OpenCode never sends the others.
+func firstCopies(msgs []*store.Message) []*store.Message {
+	seen := make(map[string]bool, len(msgs))
+	out := msgs[:0:0]
+	for _, m := range msgs {
+		if !seen[m.ID] {
+			seen[m.ID] = true
+			out = append(out, m)
+		}
+	}
+	if len(out) == len(msgs) {
+		return msgs
+	}
+	return out
 }
 
 // Carried adds to ids every stored message the request carries: a block of

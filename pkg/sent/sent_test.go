@@ -218,3 +218,28 @@ func TestCurrentModelIsTheSessionRows(t *testing.T) {
 		}
 	}
 }
+
+// An export holding a prompt twice (the copy appended at its end, as when
+// two exports are merged) is sent as opencode import leaves it: with the
+// first copy only.
+func TestDuplicateMessageSentOnce(t *testing.T) {
+	const dup = "msg_cb391ded4000uFTrF3usp5IgwN"
+	sessions := storetest.LoadAll(t, storetest.OpenOne(t, "../../testdata/sessions/sf204-duplicate-export-negative/session.json"))
+	if len(sessions) != 1 {
+		t.Fatalf("%d sessions", len(sessions))
+	}
+	r := sent.Build(sessions[0], sent.Options{})
+	var entries []string
+	n := 0
+	for _, pm := range r.Messages {
+		entries = append(entries, pm.Role+" "+strings.Join(pm.Sources, "+"))
+		for _, src := range pm.Sources {
+			if src == dup {
+				n++
+			}
+		}
+	}
+	if n != 1 || r.Messages[len(r.Messages)-1].Role != "assistant" {
+		t.Errorf("the request carries %s %d times, want once, ending with its answer:\n%s", dup, n, strings.Join(entries, "\n"))
+	}
+}
