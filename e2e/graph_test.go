@@ -198,7 +198,8 @@ func TestAssistantFirst(t *testing.T) {
 // second message loses its text and the resume is rejected. `sessfix fix`
 // with its defaults re-keys the part in the file; the fixed file imports
 // with every part, loads, exports, and resumes with a request the strict
-// mock accepts holding every answer; `sessfix undo` puts the file back
+// mock accepts holding every answer, as long as `sessfix show --sent` said
+// on the file; `sessfix undo` puts the file back
 // byte for byte.
 func TestDuplicateIDs(t *testing.T) {
 	t.Parallel()
@@ -278,6 +279,7 @@ func TestDuplicateIDs(t *testing.T) {
 		t.Fatalf("the duplicate part's id after the fix: %q", rekeyed)
 	}
 
+	predicted := showSentIn(t, g.e, file, g.session)
 	msgs, parts = g.importFile(file)
 	if msgs != healthyMsgs || parts != healthyParts {
 		t.Fatalf("opencode import of the fixed file kept %d messages and %d parts, want %d and %d", msgs, parts, healthyMsgs, healthyParts)
@@ -290,13 +292,33 @@ func TestDuplicateIDs(t *testing.T) {
 	if v := g.resume("Please continue."); v.State != "accepted" {
 		t.Fatalf("resume after the fix: %s", v)
 	}
+	req := g.e.Mock.ChatRequests()[0].Parsed
+	if len(req.Messages) != len(predicted.Request.Messages) {
+		t.Errorf("OpenCode sent %d messages, sessfix show --sent on the fixed file said %d", len(req.Messages), len(predicted.Request.Messages))
+	}
+	// The prompt the file holds twice is sent once, as show --sent said.
+	promptPart := prompt[1].Get(`parts.#(type=="text")`)
 	var sent []string
-	for _, m := range g.e.Mock.ChatRequests()[0].Parsed.Messages {
+	var promptSent, promptPredicted int
+	for _, m := range req.Messages {
 		for _, b := range m.Content {
 			if m.Role == "assistant" && b.Type == "text" {
 				sent = append(sent, b.Text)
 			}
+			if m.Role == "user" && b.Type == "text" && b.Text == promptPart.Get("text").Str {
+				promptSent++
+			}
 		}
+	}
+	for _, m := range predicted.Request.Messages {
+		for _, b := range m.Blocks {
+			if b.PartID == promptPart.Get("id").Str {
+				promptPredicted++
+			}
+		}
+	}
+	if promptSent != 1 || promptPredicted != 1 {
+		t.Errorf("the prompt held twice: sent %d times, predicted %d times, want once", promptSent, promptPredicted)
 	}
 	for _, x := range []text{first, second} {
 		if !slices.Contains(sent, x.text) {

@@ -635,7 +635,13 @@ type sentDoc struct {
 // showSent runs `sessfix show --format json` on the session.
 func showSent(t *testing.T, e *opencodetest.Env, session string) *sentDoc {
 	t.Helper()
-	res := sessfix(t, e, "show", "--format", "json", session, "--store", e.DataDir())
+	return showSentIn(t, e, e.DataDir(), session)
+}
+
+// showSentIn is showSent on any store path (an export file).
+func showSentIn(t *testing.T, e *opencodetest.Env, path, session string) *sentDoc {
+	t.Helper()
+	res := sessfix(t, e, "show", "--format", "json", session, "--store", path)
 	if res.ExitCode != 0 {
 		t.Fatalf("show:\n%s", res)
 	}
