@@ -153,3 +153,48 @@ func TestSessionRowRepairs(t *testing.T) {
 		t.Fatalf("after undo:\n%s\nwant:\n%s", after, before)
 	}
 }
+
+// The model SF213's repair gives a session is judged like any plan, for the
+// family of the new model: a history the Responses API takes (a blank text
+// part) but Anthropic rejects keeps its retired OpenAI model, the finding
+// unfixed with the reason, rather than be switched to a model that fails.
+func TestSessionModelRepairIsCheckedForTheNewFamily(t *testing.T) {
+	const id = "ses_e012acd97ffeUavLGQWWTi4jHW"
+	b, err := os.ReadFile("../../testdata/real/opencode-1.18.33/opencode.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "opencode.db")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	storetest.ExecSQL(t, path,
+		`UPDATE session SET model = '{"id":"gpt-retired","providerID":"openai","variant":"default"}' WHERE id = '`+id+`'`,
+		`UPDATE part SET data = json_set(data, '$.text', ' ') WHERE id = 'prt_1fed54cb3001lWExXDaIbvfo1U'`)
+	home := t.TempDir()
+	for rel, text := range map[string]string{
+		".cache/opencode/models.json":    `{"anthropic": {"models": {"claude-sonnet-4-5": {}}}, "openai": {"models": {"gpt-5.2": {}}}}`,
+		".config/opencode/opencode.json": `{"model": "anthropic/claude-sonnet-4-5"}`,
+	} {
+		p := filepath.Join(home, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := storetest.Load(t, storetest.OpenOne(t, path), id)
+	so := &scan.Options{Now: testPipeline(t).Scan.Now, OpenCode: ocenv.NewResolver(ocenv.Env{Home: home, Getenv: func(string) string { return "" }})}
+	fs := scan.CheckSession(s, so)
+	if len(fs) != 1 || fs[0].Code != "SF213" || fs[0].Fix != "setSessionModel" {
+		t.Fatalf("findings %+v, want SF213 alone (the blank text is no defect for the Responses API)", fs)
+	}
+	plan, err := Plan(s, fs, Options{Scan: so, Now: so.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !plan.Changes.Empty() || len(plan.Unfixed) != 1 || !strings.Contains(plan.Unfixed[0].Reason, "model would cause SF151") {
+		t.Fatalf("plan %+v, want SF213 unfixed because Anthropic rejects the blank text", plan)
+	}
+}
