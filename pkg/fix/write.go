@@ -58,9 +58,9 @@ func verify(ctx context.Context, st store.Store, plans []Outcome, opts WriteOpti
 		info := st.Info()
 		if strings.Contains(err.Error(), info.Path) {
 			// A database's errors name it already: once is enough.
-			return runID, fmt.Errorf("cannot fix %s store: %w", info.Shape, err)
+			return runID, fmt.Errorf("cannot write %s store: %w", info.Shape, err)
 		}
-		return runID, fmt.Errorf("cannot fix %s store %s: %w", info.Shape, info.Path, err)
+		return runID, fmt.Errorf("cannot write %s store %s: %w", info.Shape, info.Path, err)
 	}
 	for _, p := range plans {
 		if !p.Changes() {
