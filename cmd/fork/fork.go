@@ -34,7 +34,7 @@ func NewCmdFork(f *cli.Factory, runF func(context.Context, *ForkOptions) error) 
 	opts := &ForkOptions{Options: cut.Options{Factory: f, Verb: "fork"}}
 	cmd := &cobra.Command{
 		Use:         "fork SESSION [--to MSG] [--title TITLE] [--store PATH]...",
-		Annotations: cli.Prints("text"),
+		Annotations: cli.Prints("text", "json"),
 		Short:       "Copy a session's history into a new session",
 		Long: `Copy the history of one session, up to and including MSG (all of it without --to), into a new
 session of the same store and project, which OpenCode lists with the others: a clean copy to go on from,

@@ -227,6 +227,11 @@ func show(opts *Options, o fix.Outcome) error {
 func document(opts *Options, o fix.Outcome, written bool) error {
 	f := opts.Factory
 	info := o.Store.Info()
+	if o.Plan != nil && o.Plan.Changes != nil && o.Plan.Changes.Store.Path != "" {
+		// Where the change is written: a fork of an export file is a
+		// new file, and its backup run is that file's.
+		info = o.Plan.Changes.Store
+	}
 	doc := report.NewFixDocument(&report.FixRun{
 		Version: f.Build.Version, Written: written && o.Run != "",
 		Stores: []store.Info{info}, Runs: map[string]string{info.Path: o.Run},
