@@ -94,41 +94,10 @@ func TestRealStoreFixAndUndo(t *testing.T) {
 // storage/ with its path.
 func storeState(t *testing.T, d dataDir) string {
 	t.Helper()
-	h := sha256.New()
 	if d.sqlite() {
-		db := d.db()
-		defer db.Close()
-		for _, table := range []string{"session", "message", "part"} {
-			rows, err := db.Query("SELECT * FROM " + table + " ORDER BY id")
-			if err != nil {
-				t.Fatal(err)
-			}
-			cols, _ := rows.Columns()
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			for rows.Next() {
-				if err := rows.Scan(ptrs...); err != nil {
-					t.Fatal(err)
-				}
-				fmt.Fprintf(h, "%s", table)
-				for i, v := range vals {
-					if b, ok := v.([]byte); ok {
-						v = string(b)
-					}
-					fmt.Fprintf(h, "|%s=%v", cols[i], v)
-				}
-				fmt.Fprintln(h)
-			}
-			if err := rows.Err(); err != nil {
-				t.Fatal(err)
-			}
-			rows.Close()
-		}
-		return hex.EncodeToString(h.Sum(nil))
+		return tablesState(t, d, "session", "message", "part")
 	}
+	h := sha256.New()
 	root := filepath.Join(d.dir, "storage")
 	var files []string
 	err := filepath.WalkDir(root, func(p string, de fs.DirEntry, err error) error {
@@ -151,6 +120,45 @@ func storeState(t *testing.T, d dataDir) string {
 		}
 		rel, _ := filepath.Rel(root, p)
 		fmt.Fprintf(h, "%s %x\n", rel, sha256.Sum256(b))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// tablesState hashes every column of every row of the named tables of the
+// data dir's database.
+func tablesState(t *testing.T, d dataDir, tables ...string) string {
+	t.Helper()
+	h := sha256.New()
+	db := d.db()
+	defer db.Close()
+	for _, table := range tables {
+		rows, err := db.Query("SELECT * FROM " + table + " ORDER BY id")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := rows.Columns()
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		for rows.Next() {
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(h, "%s", table)
+			for i, v := range vals {
+				if b, ok := v.([]byte); ok {
+					v = string(b)
+				}
+				fmt.Fprintf(h, "|%s=%v", cols[i], v)
+			}
+			fmt.Fprintln(h)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		rows.Close()
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
