@@ -104,10 +104,11 @@ func TestMissingProject(t *testing.T) {
 // real one under another id (what a second OpenCode install, a copied
 // database or a rewritten repository leaves), holds the session. OpenCode
 // lists the sessions of the project it resolves the directory to, so it
-// leaves the session out of `opencode session list`; sessfix reports it as
-// a warning naming that project; `sessfix fix` points the session back,
-// OpenCode lists and resumes it; `sessfix undo` restores the store exactly;
-// and the duplicate project row stays: sessfix never deletes project rows.
+// leaves the session out of `opencode session list`, though it still
+// resumes it; sessfix reports it as a warning naming that project; `sessfix
+// fix` points the session back, OpenCode lists and resumes it; `sessfix
+// undo` restores the store exactly; and the duplicate project row stays:
+// sessfix never deletes project rows.
 func TestShadowedProject(t *testing.T) {
 	t.Parallel()
 	b, c := onBase(t, opencodetest.V1_18)
@@ -157,6 +158,12 @@ func TestShadowedProject(t *testing.T) {
 		}
 	}
 	shadowed("the session on the duplicate row")
+	// It still loads and resumes there: only the lists leave it out, and
+	// the resume does not move it back.
+	if v := c.resume("Please continue."); v.State != "accepted" {
+		t.Fatalf("resume on the duplicate row: %s", v)
+	}
+	shadowed("after a resume on the duplicate row")
 
 	// sessfix fix points it at the resolved project and leaves the project
 	// rows alone; undo puts the session row back exactly.

@@ -21,14 +21,18 @@ func init() {
 			"exist on this machine, is not judged.",
 		Why: "OpenCode lists the sessions of the project it resolves for the current directory, so the session is " +
 			"missing from `opencode session list`, the TUI's session list and the server's `GET /session`, and users " +
-			"take it for lost; it still loads by id. With no project row at all, `opencode run --session` also " +
+			"take it for lost; it still loads by id. On a duplicate row it also still resumes: only the lists " +
+			"leave it out (observed on OpenCode 1.18.33, whose runs update the resolved project's row and leave " +
+			"the duplicate as it is). With no project row at all, `opencode run --session` also " +
 			"fails: OpenCode updates the session row and SQLite answers `FOREIGN KEY constraint failed` (observed " +
 			"on OpenCode 1.18.33).",
 		ProviderError: "OpenCode 1.18.33, opencode run --session: UnknownError: Unexpected server error (log: SQLiteError: FOREIGN KEY constraint failed)",
 		FixDoc: "`setSessionProject` sets the session row's `project_id` to the project the finding names, the one " +
 			"OpenCode resolves the session's directory to, when that project has a row: OpenCode lists the session " +
-			"again and resumes it (shown on OpenCode 1.18.33). Only that column changes (not `time_updated`), and " +
-			"`sessfix undo` puts the row back. When the resolved project has no row yet, or the directory cannot be " +
+			"again and resumes it (shown on OpenCode 1.18.33, for a missing row and for a duplicate one). Only that " +
+			"column changes (not `time_updated`), and `sessfix undo` puts the row back. Project rows are never " +
+			"changed or deleted: a duplicate row stays, and OpenCode leaves it alone (remove it by hand if you " +
+			"want it gone, after checking no session names it). When the resolved project has no row yet, or the directory cannot be " +
 			"resolved here, the finding is report only: sessfix never invents a project row. Running OpenCode once " +
 			"in the session's directory makes the row (then `sessfix fix` repairs the session), or by hand, with " +
 			"OpenCode closed, `sqlite3 ~/.local/share/opencode/opencode.db \"UPDATE session SET project_id = " +
