@@ -2,8 +2,6 @@ package fix
 
 import (
 	"context"
-	"database/sql"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,38 +13,6 @@ import (
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
-
-// dumpRows renders every row of the database's session, project, message
-// and part tables, every column.
-func dumpRows(t *testing.T, path string) string {
-	t.Helper()
-	db, err := sql.Open("sqlite", path+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var b strings.Builder
-	for _, tbl := range []string{"project", "session", "message", "part"} {
-		rows, err := db.Query(`SELECT rowid AS "rowid", * FROM ` + tbl + ` ORDER BY rowid`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cols, _ := rows.Columns()
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				t.Fatal(err)
-			}
-			fmt.Fprintf(&b, "%s %v\n", tbl, vals)
-		}
-		rows.Close()
-	}
-	return b.String()
-}
 
 // The repairs of a session's own row, on the recorded 1.18.33 store:
 // SF212 points a session whose project row is gone at the project its
@@ -93,7 +59,7 @@ func TestSessionRowRepairs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	before := dumpRows(t, path)
+	before := storetest.State(t, path, store.ShapeSQLite)
 
 	p := testPipeline(t)
 	p.Scan.OpenCode = ocenv.NewResolver(ocenv.Env{Home: home, Getenv: func(string) string { return "" }})
@@ -149,7 +115,7 @@ func TestSessionRowRepairs(t *testing.T) {
 	if _, err := backup.Undo(context.Background(), p.Write.Backup, run, false); err != nil {
 		t.Fatal(err)
 	}
-	if after := dumpRows(t, path); after != before {
+	if after := storetest.State(t, path, store.ShapeSQLite); after != before {
 		t.Fatalf("after undo:\n%s\nwant:\n%s", after, before)
 	}
 }
