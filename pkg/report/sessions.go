@@ -6,8 +6,9 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
+
+	"github.com/charmbracelet/lipgloss"
 
 	"github.com/sessfix/sessfix/pkg/surgery"
 )
@@ -107,21 +108,43 @@ func WriteSessions(w io.Writer, list []surgery.Summary, tty, color bool, now tim
 		}
 		return bw.Flush()
 	}
-	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, st.Header.Render("ID")+"\t"+st.Header.Render("ACTIVE")+"\t"+st.Header.Render("MSGS")+"\t"+
-		st.Header.Render("HEALTH")+"\t"+st.Header.Render("MODEL")+"\t"+st.Header.Render("DIRECTORY")+"\t"+st.Header.Render("TITLE"))
+	rows := [][]string{{st.Header.Render("ID"), st.Header.Render("ACTIVE"), st.Header.Render("MSGS"),
+		st.Header.Render("HEALTH"), st.Header.Render("MODEL"), st.Header.Render("DIRECTORY"), st.Header.Render("TITLE")}}
 	for _, s := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", s.ID, ago(s.LastActivity, now), s.Messages, healthCell(st, s.Health),
-			model(s.ProviderID, s.ModelID), Clean(shorten(s.Directory, 32, true)), Clean(shorten(s.Title, 40, false)))
+		rows = append(rows, []string{s.ID, ago(s.LastActivity, now), strconv.Itoa(s.Messages), healthCell(st, s.Health),
+			model(s.ProviderID, s.ModelID), Clean(shorten(s.Directory, 32, true)), Clean(shorten(s.Title, 40, false))})
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
+	writeColumns(bw, rows)
 	return bw.Flush()
 }
 
+// writeColumns writes rows as columns two spaces apart, each as wide as its
+// widest cell on screen: colour codes take no room (text/tabwriter counts
+// their bytes and misaligns a coloured table).
+func writeColumns(w io.Writer, rows [][]string) {
+	var widths []int
+	for _, r := range rows {
+		for i, c := range r {
+			if i == len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], lipgloss.Width(c))
+		}
+	}
+	for _, r := range rows {
+		var b strings.Builder
+		for i, c := range r {
+			b.WriteString(c)
+			if i < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", widths[i]-lipgloss.Width(c)+2))
+			}
+		}
+		b.WriteByte('\n')
+		io.WriteString(w, b.String())
+	}
+}
+
 // healthCell is the health column: the state, with the finding counts.
-// Styles pad nothing, so the table stays aligned when coloured.
 func healthCell(st *Styles, h surgery.Health) string {
 	state := h.State()
 	var parts []string
