@@ -14,6 +14,7 @@ import (
 	"github.com/sessfix/sessfix/pkg/fix"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/surgery"
 )
 
 // DiagnoseOptions are the parsed inputs of `sessfix diagnose`.
@@ -75,7 +76,7 @@ Exit codes:
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Error, "error", "", "the provider error `TEXT` to diagnose")
-	fl.StringVar(&opts.Session, "session", "", "the session `ID` the error came from")
+	fl.StringVar(&opts.Session, "session", "", "the session `ID` the error came from (or a prefix naming one)")
 	cli.AddSettleFlags(cmd, &opts.Settle, &opts.Abandon)
 	_ = cmd.RegisterFlagCompletionFunc("session", f.SessionIDs)
 	return cmd
@@ -128,7 +129,13 @@ func RunDiagnose(ctx context.Context, opts *DiagnoseOptions) error {
 	if err != nil {
 		return fmt.Errorf("session %s in %s: %w", s.ID, info.Path, err)
 	}
-	res.Fix = preview(s.ID, opts.Error, plan)
+	var where []string
+	if len(opts.Paths) > 0 {
+		// The command must fix the store diagnose read, not the
+		// user's own: name it when the user named stores.
+		where = []string{info.Path}
+	}
+	res.Fix = preview(s.ID, opts.Error, where, plan)
 
 	out, err := f.OpenOutput()
 	if err != nil {
@@ -160,6 +167,19 @@ func findSession(ctx context.Context, stores []store.Store, opts *DiagnoseOption
 		s    *store.Session
 		info store.Info
 	}
+	if opts.Session != "" {
+		// An id or a prefix naming one session, as show, drop and
+		// rewind take it.
+		found, err := surgery.Find(ctx, stores, opts.Session)
+		if err != nil {
+			return nil, store.Info{}, cli.SessionError(err)
+		}
+		s, err := found.Store.Load(ctx, found.Ref)
+		if err != nil {
+			return nil, store.Info{}, fmt.Errorf("session %s in %s cannot be loaded: %w", found.Ref.ID, found.Store.Info().Path, err)
+		}
+		return s, found.Store.Info(), nil
+	}
 	var hits []hit
 	for _, st := range stores {
 		refs, err := st.List(ctx)
@@ -167,18 +187,9 @@ func findSession(ctx context.Context, stores []store.Store, opts *DiagnoseOption
 			return nil, store.Info{}, fmt.Errorf("cannot list the sessions of %s store %s: %w", st.Info().Shape, st.Info().Path, err)
 		}
 		for _, ref := range refs {
-			if opts.Session != "" && ref.ID != opts.Session {
-				continue
-			}
 			s, err := st.Load(ctx, ref)
 			if err != nil {
-				if opts.Session != "" {
-					return nil, store.Info{}, fmt.Errorf("session %s in %s cannot be loaded: %w", ref.ID, st.Info().Path, err)
-				}
 				continue
-			}
-			if opts.Session != "" {
-				return s, st.Info(), nil
 			}
 			if scan.FailedAttempt(s, opts.Error) != nil {
 				hits = append(hits, hit{s, st.Info()})
@@ -186,8 +197,6 @@ func findSession(ctx context.Context, stores []store.Store, opts *DiagnoseOption
 		}
 	}
 	switch {
-	case opts.Session != "":
-		return nil, store.Info{}, cli.SessionNotFound(opts.Session)
 	case len(hits) == 1:
 		return hits[0].s, hits[0].info, nil
 	case len(hits) == 0:

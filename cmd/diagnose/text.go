@@ -10,10 +10,18 @@ import (
 	"github.com/sessfix/sessfix/pkg/scan"
 )
 
-// preview is what `sessfix fix --error` would do, as diagnose shows it.
-func preview(sessionID, text string, p *fix.SessionPlan) FixPreview {
+// preview is what `sessfix fix --error` would do, as diagnose shows it;
+// paths are the stores its command names (none: discovered).
+func preview(sessionID, text string, paths []string, p *fix.SessionPlan) FixPreview {
+	cmd := fmt.Sprintf("sessfix fix --session %s --error %s", sessionID, shellQuote(text))
+	for _, path := range paths {
+		if strings.Trim(path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-~") != "" {
+			path = shellQuote(path)
+		}
+		cmd += " " + path
+	}
 	fp := FixPreview{
-		Command: fmt.Sprintf("sessfix fix --session %s --error %s", sessionID, shellQuote(text)),
+		Command: cmd,
 		Edits:   []string{}, Notes: append([]string{}, p.Notes...), Unfixed: []string{},
 	}
 	for _, e := range p.Changes.Edits {
