@@ -96,7 +96,7 @@ func TestScanExitCodes(t *testing.T) {
 		stderr []string // substrings
 	}{
 		{"clean", nil, []string{"scan", healthy}, ExitOK, []string{"scanning export store " + healthy + " (1 session)", "no findings in 1 session"}},
-		{"findings", nil, []string{"scan", broken}, ExitFindings, []string{"hint: run `sessfix fix`"}},
+		{"findings", nil, []string{"scan", broken}, ExitFindings, []string{"hint: run `sessfix fix " + broken + "` to repair"}},
 		{"findings below fail-on", nil, []string{"scan", broken, "--select", "SF301", "--fail-on", "error"}, ExitOK, nil},
 		{"warning at fail-on info", nil, []string{"scan", broken, "--select", "SF301", "--fail-on", "info"}, ExitFindings, nil},
 		{"ignored away", nil, []string{"scan", broken, "--ignore", "SF1,SF3"}, ExitOK, nil},
@@ -247,7 +247,7 @@ func TestScanStderr(t *testing.T) {
 		"scanning export store " + broken + " (1 session)\n",
 		"scanning export store " + healthy + " (1 session)\n",
 		"3 findings in 1 of 2 sessions\n",
-		"hint: run `sessfix fix` to repair 3 of them\n",
+		"hint: run `sessfix fix " + broken + " " + healthy + "` to repair 3 of them\n",
 		"hint: run `sessfix explain SF151` to read about the most frequent finding\n",
 	} {
 		if !strings.Contains(r.stderr, want) {
@@ -263,7 +263,7 @@ func TestScanStderr(t *testing.T) {
 	}
 	// On a terminal the summary and hints are part of the report, not stderr.
 	tr := run(t, tty, "scan", "--color=never", broken)
-	if strings.Contains(tr.stderr, "hint:") || !strings.Contains(tr.stdout, "hint: run `sessfix fix`") {
+	if strings.Contains(tr.stderr, "hint:") || !strings.Contains(tr.stdout, "hint: run `sessfix fix "+broken+"` to repair") {
 		t.Errorf("terminal hints misplaced:\nstdout:\n%s\nstderr:\n%s", tr.stdout, tr.stderr)
 	}
 }

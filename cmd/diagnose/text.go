@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/pkg/fix"
 	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/scan"
@@ -13,13 +14,7 @@ import (
 // preview is what `sessfix fix --error` would do, as diagnose shows it;
 // paths are the stores its command names (none: discovered).
 func preview(sessionID, text string, paths []string, p *fix.SessionPlan) FixPreview {
-	cmd := fmt.Sprintf("sessfix fix --session %s --error %s", sessionID, shellQuote(text))
-	for _, path := range paths {
-		if strings.Trim(path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-~") != "" {
-			path = shellQuote(path)
-		}
-		cmd += " " + path
-	}
+	cmd := cli.CommandLine(append([]string{"fix", "--session", sessionID, "--error", text}, paths...)...)
 	fp := FixPreview{
 		Command: cmd,
 		Edits:   []string{}, Notes: append([]string{}, p.Notes...), Unfixed: []string{},
@@ -38,10 +33,6 @@ func preview(sessionID, text string, paths []string, p *fix.SessionPlan) FixPrev
 		fp.Unfixed = append(fp.Unfixed, u.Reason)
 	}
 	return fp
-}
-
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // printText writes the diagnosis for people.

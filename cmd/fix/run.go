@@ -34,6 +34,10 @@ func RunFix(ctx context.Context, opts *FixOptions) (err error) {
 		return err
 	}
 	defer disc.Close()
+	if opts.Sessions, err = cli.ResolveSessions(ctx, disc.Stores, opts.Sessions); err != nil {
+		return err
+	}
+	pipe.Sessions, pipe.Scan.Sessions = opts.Sessions, opts.Sessions
 	// The settle policy sees the stores: whether another program has one
 	// open is evidence that a session is being written.
 	pipe.Scan.Activity = opts.Activity

@@ -150,6 +150,10 @@ func RunScan(ctx context.Context, opts *ScanOptions) error {
 		return err
 	}
 	defer disc.Close()
+	if opts.Sessions, err = cli.ResolveSessions(ctx, disc.Stores, opts.Sessions); err != nil {
+		return err
+	}
+	sopts.Sessions = opts.Sessions
 
 	res, err := scanStores(ctx, opts, sopts, disc.Stores)
 	if err != nil {
@@ -170,7 +174,12 @@ func RunScan(ctx context.Context, opts *ScanOptions) error {
 			f.WarnUnusedSuppressions(opts.Config, unused)
 		}
 	}
-	rep := &report.Report{Result: res, Version: f.Build.Version, FailPolicy: failPolicy}
+	fixArgs := []string{"fix"}
+	for _, id := range opts.Sessions {
+		fixArgs = append(fixArgs, "--session", id)
+	}
+	rep := &report.Report{Result: res, Version: f.Build.Version, FailPolicy: failPolicy,
+		FixCommand: cli.CommandLine(append(fixArgs, opts.Paths...)...)}
 	if err := printReport(f, rep); err != nil {
 		return err
 	}

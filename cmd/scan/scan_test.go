@@ -53,19 +53,22 @@ func TestRunScanPassesOptionsToTheScan(t *testing.T) {
 		Open:      openFixture,
 	}
 	var seen *scan.Options
+	// A whole id is passed on as it is; prefixes are resolved against the
+	// stores (testdata/script/scan.txtar).
+	const sid = "ses_33c1f6ffffffO8I11AapoBFcd9"
 	opts := &ScanOptions{
 		Factory: f, Paths: []string{"x"}, FailOn: "info", Select: []string{"sf1"}, Ignore: []string{"SF104"},
-		Sessions: []string{"ses_1"}, Settle: time.Minute,
+		Sessions: []string{sid}, Settle: time.Minute,
 		Scan: func(_ context.Context, _ []store.Store, o *scan.Options) (*scan.Result, error) {
 			seen = o
-			return &scan.Result{Stores: []scan.StoreResult{{Sessions: []scan.SessionSummary{{ID: "ses_1"}}}}}, nil
+			return &scan.Result{Stores: []scan.StoreResult{{Sessions: []scan.SessionSummary{{ID: sid}}}}}, nil
 		},
 	}
 	if err := RunScan(context.Background(), opts); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(seen.Select, []string{"SF1"}) || !reflect.DeepEqual(seen.Ignore, []string{"SF104"}) ||
-		!reflect.DeepEqual(seen.Sessions, []string{"ses_1"}) || seen.Settle != time.Minute || !seen.Now().Equal(now) ||
+		!reflect.DeepEqual(seen.Sessions, []string{sid}) || seen.Settle != time.Minute || !seen.Now().Equal(now) ||
 		seen.Progress == nil {
 		t.Errorf("scan options = %+v", seen)
 	}

@@ -21,6 +21,10 @@ type Report struct {
 	Result *scan.Result
 	// Version is the sessfix version that produced the report.
 	Version string
+	// FixCommand is the command line that repairs the report's findings,
+	// naming the stores and sessions the scan read ("sessfix fix" when
+	// empty).
+	FixCommand string
 	// FailPolicy decides which findings fail the run.
 	FailPolicy
 }
@@ -329,7 +333,11 @@ func Hints(r *Report) []string {
 	}
 	var out []string
 	if s.Fixable > 0 {
-		out = append(out, fmt.Sprintf("run `sessfix fix` to repair %d of them", s.Fixable))
+		cmd := r.FixCommand
+		if cmd == "" {
+			cmd = "sessfix fix"
+		}
+		out = append(out, fmt.Sprintf("run `%s` to repair %d of them", cmd, s.Fixable))
 	}
 	// Point at the most frequent finding that fails the run: an info
 	// finding (history, facts) is not where a reader should start.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"github.com/spf13/cobra"
@@ -93,6 +94,27 @@ const ListSessions = "list the sessions with `sessfix sessions`"
 // a mistyped id must not pass as a clean run.
 func SessionNotFound(id string) error {
 	return WithHints(fmt.Errorf("session %s not found in the stores", id), ListSessions)
+}
+
+// ResolveSessions returns ids with each prefix replaced by the whole id of
+// the one session of stores it names (an error when it names none or
+// several), as show, drop and rewind resolve theirs. A whole session id is
+// kept as it is: a session missing from the stores is reported once they
+// are read (CheckSessionsFound).
+func ResolveSessions(ctx context.Context, stores []store.Store, ids []string) ([]string, error) {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = id
+		if store.ValidID(id, store.PrefixFor(store.KindSession)) {
+			continue
+		}
+		found, err := surgery.Find(ctx, stores, id)
+		if err != nil {
+			return nil, SessionError(err)
+		}
+		out[i] = found.Ref.ID
+	}
+	return out, nil
 }
 
 // CheckSessionsFound returns SessionNotFound for the first of ids that
