@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sessfix/sessfix/internal/opencodetest"
+	"github.com/sessfix/sessfix/internal/realstore"
 	"github.com/sessfix/sessfix/pkg/ocenv"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
@@ -86,15 +88,4 @@ func sessionByID(ss []*store.Session, id string) *store.Session {
 }
 
 // realDBCopy is a copy of the recorded 1.18.33 database to break.
-func realDBCopy(t *testing.T) string {
-	t.Helper()
-	b, err := os.ReadFile("../../testdata/real/opencode-1.18.33/opencode.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "opencode.db")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
+func realDBCopy(t *testing.T) string { return realstore.Copy(t, opencodetest.V1_18).Path }

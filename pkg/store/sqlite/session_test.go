@@ -4,11 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sessfix/sessfix/internal/opencodetest"
+	"github.com/sessfix/sessfix/internal/realstore"
 
 	"github.com/tidwall/sjson"
 
@@ -22,18 +23,7 @@ import (
 const realSession = "ses_e012acd97ffeUavLGQWWTi4jHW"
 
 // realDB copies the recorded 1.18.33 database into a temporary directory.
-func realDB(t testing.TB) string {
-	t.Helper()
-	b, err := os.ReadFile("../../../testdata/real/opencode-1.18.33/opencode.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "opencode.db")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
+func realDB(t testing.TB) string { return realstore.Copy(t, opencodetest.V1_18).Path }
 
 // openReal opens the reader and the writer of a copy of the recorded
 // database.
