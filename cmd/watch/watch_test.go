@@ -121,6 +121,17 @@ func TestRunWatchPrintsJSONLines(t *testing.T) {
 	if e.Kind != watch.Repaired || e.Backup != repaired.Backup || e.Store == nil || filepath.Base(e.Store.Path) != "sessions" {
 		t.Errorf("printed %+v, want the repair %+v", e, repaired)
 	}
+	// docs/watch.md: store has shape, path and notes (an array, as in
+	// every other JSON document of sessfix).
+	var raw struct {
+		Store map[string]json.RawMessage `json:"store"`
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &raw); err != nil {
+		t.Fatal(err)
+	}
+	if notes, ok := raw.Store["notes"]; !ok || string(notes) != "[]" {
+		t.Errorf("store.notes is %q (present %v), want [] in %s", notes, ok, lines[0])
+	}
 }
 
 func TestTextLine(t *testing.T) {
@@ -132,8 +143,8 @@ func TestTextLine(t *testing.T) {
 	if got != want {
 		t.Errorf("text line\ngot  %q\nwant %q", got, want)
 	}
-	info := store.Info{Shape: store.ShapeSQLite, Path: "/d/opencode.db"}
-	got = p.text(watch.Event{Time: at, Kind: watch.Warning, Store: &info, Message: "cannot watch /d", Error: "no space"})
+	info := &watch.StoreRef{Shape: store.ShapeSQLite, Path: "/d/opencode.db"}
+	got = p.text(watch.Event{Time: at, Kind: watch.Warning, Store: info, Message: "cannot watch /d", Error: "no space"})
 	if want := "16:08:54 warning: cannot watch /d: no space (sqlite store /d/opencode.db)"; got != want {
 		t.Errorf("warning line\ngot  %q\nwant %q", got, want)
 	}
@@ -145,7 +156,7 @@ func TestTextLine(t *testing.T) {
 
 func TestQuietAndVerbose(t *testing.T) {
 	all := []watch.Kind{watch.Repaired, watch.WouldRepair, watch.SkippedBusy, watch.Unfixed, watch.Failed,
-		watch.Warning, watch.Started, watch.Stopped, watch.Rescan, watch.Checked, watch.Waiting}
+		watch.Warning, watch.StoreFound, watch.Started, watch.Stopped, watch.Rescan, watch.Checked, watch.Waiting}
 	count := func(p *printer) (n int) {
 		for _, k := range all {
 			if p.shows(k) {
@@ -157,8 +168,8 @@ func TestQuietAndVerbose(t *testing.T) {
 	if n := count(&printer{verbose: true}); n != len(all) {
 		t.Errorf("--verbose shows %d of %d kinds", n, len(all))
 	}
-	if n := count(&printer{}); n != 6 {
-		t.Errorf("default shows %d kinds, want 6 (the ones that matter)", n)
+	if n := count(&printer{}); n != 7 {
+		t.Errorf("default shows %d kinds, want 7 (the ones that matter)", n)
 	}
 	q := &printer{quiet: true}
 	if n := count(q); n != 3 || !q.shows(watch.Failed) || q.shows(watch.SkippedBusy) {

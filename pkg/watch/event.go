@@ -39,15 +39,21 @@ const (
 	// changed while the repair was written; the session is retried.
 	Waiting Kind = "waiting"
 	// Warning: something the user should know that concerns no session
-	// (a directory that cannot be watched, a watcher error).
+	// (a directory that cannot be watched, a watcher error, a store that
+	// was replaced or is gone, no store yet to watch).
 	Warning Kind = "warning"
+	// StoreFound: a store appeared after watch started (OpenCode's first
+	// run, a migration creating its database, a store that was gone and
+	// came back) and is followed from now on; every session of it is
+	// examined.
+	StoreFound Kind = "store-found"
 )
 
 // Matters reports whether the event is one of those printed without
 // --verbose.
 func (k Kind) Matters() bool {
 	switch k {
-	case Repaired, WouldRepair, SkippedBusy, Unfixed, Failed, Warning:
+	case Repaired, WouldRepair, SkippedBusy, Unfixed, Failed, Warning, StoreFound:
 		return true
 	}
 	return false
@@ -56,9 +62,9 @@ func (k Kind) Matters() bool {
 // Event is one thing the watcher reports. Field names are the JSON Lines
 // contract of `sessfix watch --format json`.
 type Event struct {
-	Time  time.Time   `json:"time"`
-	Kind  Kind        `json:"event"`
-	Store *store.Info `json:"store,omitempty"`
+	Time  time.Time `json:"time"`
+	Kind  Kind      `json:"event"`
+	Store *StoreRef `json:"store,omitempty"`
 	// Session and Title name the session (empty for store-wide events).
 	Session string `json:"session,omitempty"`
 	Title   string `json:"title,omitempty"`
@@ -73,4 +79,19 @@ type Event struct {
 	Message string `json:"message,omitempty"`
 	// Error is set on Failed and Warning events.
 	Error string `json:"error,omitempty"`
+}
+
+// StoreRef names the store an event concerns: the `store` object of the
+// JSON Lines.
+type StoreRef struct {
+	Shape store.Shape `json:"shape"`
+	Path  string      `json:"path"`
+	// Notes are facts about the store worth telling the user (read from a
+	// snapshot copy, ...): always an array, empty when there are none.
+	Notes []string `json:"notes"`
+}
+
+// refOf is the StoreRef of a store.
+func refOf(info store.Info) *StoreRef {
+	return &StoreRef{Shape: info.Shape, Path: info.Path, Notes: append([]string{}, info.Notes...)}
 }

@@ -42,8 +42,7 @@ func (w *Watcher) later(ss *storeState, id string, at time.Time, lastEvent time.
 
 // event starts the report of what happened to a session.
 func (w *Watcher) event(ss *storeState, kind Kind, o fix.Outcome) Event {
-	info := ss.info
-	e := Event{Kind: kind, Store: &info, Session: o.Ref.ID, Title: o.Title}
+	e := Event{Kind: kind, Store: refOf(ss.info), Session: o.Ref.ID, Title: o.Title}
 	if e.Title == "" {
 		e.Title = o.Ref.Title
 	}

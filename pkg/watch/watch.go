@@ -242,8 +242,7 @@ func (w *Watcher) report(e Event) {
 func (w *Watcher) warn(ss *storeState, msg string, err error) {
 	e := Event{Kind: Warning, Message: msg}
 	if ss != nil {
-		info := ss.info
-		e.Store = &info
+		e.Store = refOf(ss.info)
 	}
 	if err != nil {
 		e.Error = err.Error()
