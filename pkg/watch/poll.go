@@ -80,11 +80,22 @@ func changed(old, cur map[string]fileStamp) []string {
 	return out
 }
 
-// poll compares each store with its last snapshot and marks what changed.
+// poll compares each store with its last snapshot and marks what changed,
+// and the places with theirs: a store replaced, gone or new is looked for
+// again.
 func (w *Watcher) poll(ctx context.Context) {
+	if w.opts.Rediscover != nil {
+		if cur := w.placeStamps(); !sameStamps(w.placeSnap, cur) {
+			w.placeSnap = cur
+			w.scheduleRediscover()
+		}
+	}
 	for _, ss := range w.stores {
 		if ctx.Err() != nil {
 			return
+		}
+		if ss.gone || w.checkIdentity(ss) {
+			continue
 		}
 		switch ss.info.Shape {
 		case store.ShapeSQLite:

@@ -3,11 +3,14 @@ package watch
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
+	"hash/fnv"
 	"path/filepath"
+	"sort"
 	"strings"
 
-	_ "modernc.org/sqlite" // database/sql driver "sqlite"
+	"modernc.org/sqlite" // and the database/sql driver "sqlite"
 )
 
 // sqliteSlackMS is how far before the newest time_updated seen a change
@@ -24,6 +27,7 @@ type changes struct {
 	db   *sql.DB
 	mark int64            // newest time_updated seen
 	seen map[string]int64 // per session
+	sums map[string]sum   // per session, by the last content check
 }
 
 func openChanges(path string) (*changes, error) {
@@ -79,4 +83,85 @@ func (c *changes) since(ctx context.Context, first bool) ([]string, error) {
 		}
 	}
 	return out, rows.Err()
+}
+
+// contentKey is the pending entry of a database's content check.
+const contentKey = "\x00content"
+
+// digestFunc is the SQL function that sums a row for the content check:
+// FNV-1a (32 bits, so that sums of millions of rows stay far from int64
+// overflow) over every argument.
+const digestFunc = "sessfix_watch_digest"
+
+func init() {
+	sqlite.MustRegisterDeterministicScalarFunction(digestFunc, -1, func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+		h := fnv.New32a()
+		for _, a := range args {
+			switch v := a.(type) {
+			case string:
+				h.Write([]byte(v))
+			case []byte:
+				h.Write(v)
+			case nil:
+			default:
+				fmt.Fprint(h, v)
+			}
+			h.Write([]byte{0})
+		}
+		return int64(h.Sum32()), nil
+	})
+}
+
+// sum is what the content check knows of a session: how many rows it has
+// and the sum of their digests.
+type sum struct{ rows, digest int64 }
+
+const digestQuery = `SELECT sid, SUM(n), SUM(d) FROM (
+	SELECT id AS sid, 1 AS n, ` + digestFunc + `(id, title) AS d FROM session
+	UNION ALL SELECT session_id, 1, ` + digestFunc + `(id, data) FROM message
+	UNION ALL SELECT session_id, 1, ` + digestFunc + `(id, data) FROM part
+) GROUP BY sid`
+
+// digest reads the content of every session (a checksum of the id and
+// data of each row, summed per session, computed inside SQLite) and
+// returns the sessions whose content differs from the previous call's:
+// rows edited without a newer time_updated, rows deleted, a database
+// copied in place over the file. The first call only records where the
+// database stands.
+func (c *changes) digest(ctx context.Context, first bool) ([]string, error) {
+	rows, err := c.db.QueryContext(ctx, digestQuery)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cur := map[string]sum{}
+	for rows.Next() {
+		var sid sql.NullString
+		var s sum
+		if err := rows.Scan(&sid, &s.rows, &s.digest); err != nil {
+			return nil, err
+		}
+		if sid.Valid {
+			cur[sid.String] = s
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	var out []string
+	if !first {
+		for id, s := range cur {
+			if old, ok := c.sums[id]; !ok || old != s {
+				out = append(out, id)
+			}
+		}
+		for id := range c.sums {
+			if _, ok := cur[id]; !ok {
+				out = append(out, id)
+			}
+		}
+		sort.Strings(out)
+	}
+	c.sums = cur
+	return out, nil
 }

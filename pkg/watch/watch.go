@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -43,9 +45,28 @@ const batch = 32
 
 // Options configure a Watcher.
 type Options struct {
-	// Stores are the opened stores to watch (shapes.Discover or shapes.Open).
-	// The watcher does not close them.
+	// Stores are the opened stores to watch (shapes.Discover or shapes.Open);
+	// none when no store exists yet and Rediscover is set. The watcher
+	// closes a store it stops following (replaced, gone) and, when Run
+	// returns, every store it follows; closing a store twice is harmless,
+	// so the caller may close those it passed as well.
 	Stores []store.Store
+	// Rediscover opens the stores again, as they were found at the start
+	// (shapes.Discover, or shapes.Open over the same paths); an error
+	// wrapping store.ErrNotFound means there is none (yet). The watcher
+	// calls it when something changed at Places or a store's path names
+	// another file or directory than the one opened, and follows what it
+	// returns: a store at a new path is added, a store whose path names
+	// another file replaces the one opened there, a store no longer
+	// returned is dropped until it comes back. Nil: the watcher follows
+	// the stores it was given and only warns when one is replaced.
+	Rediscover func(ctx context.Context) ([]store.Store, error)
+	// Places are where stores are found: data dirs, the paths named. An
+	// entry of a place created, renamed or removed, or the place itself
+	// (or a parent of it) appearing, being replaced or vanishing, makes
+	// the watcher call Rediscover. A place that does not exist yet is
+	// watched from its nearest existing parent.
+	Places []string
 	// Settle is the settle window (scan.SettlePolicy): the quiet period
 	// before a session is examined; zero means DefaultSettle, scan.NoSettle
 	// (any negative value) none.
@@ -116,6 +137,22 @@ type storeState struct {
 	// by the last poll.
 	dirs map[string]bool
 	snap map[string]fileStamp
+	// ident is the file or directory opened at root (identity); gone is
+	// set while the store is not found; warned once the user was told it
+	// was replaced (without Options.Rediscover).
+	ident  os.FileInfo
+	gone   bool
+	warned bool
+	// lastDBEvent is when the database last changed (SQLite).
+	lastDBEvent time.Time
+}
+
+func newStoreState(st store.Store, root string) *storeState {
+	return &storeState{
+		st: st, info: st.Info(), root: root,
+		refs: map[string]store.SessionRef{}, fps: map[string]string{}, busy: map[string]string{},
+		msgSession: map[string]string{}, dirs: map[string]bool{},
+	}
 }
 
 type fileStamp struct {
@@ -149,11 +186,17 @@ type Watcher struct {
 	timer        Timer
 	armed        bool
 	activity     func(store.Info) store.Activity
+	// places are Options.Places, absolute; anchored the directories
+	// watched for them; placeSnap what the last poll saw there.
+	places       []string
+	anchored     map[string]bool
+	anchorWarned map[string]bool
+	placeSnap    map[string]os.FileInfo
 }
 
 // New checks the options and prepares a watcher.
 func New(opts Options) (*Watcher, error) {
-	if len(opts.Stores) == 0 {
+	if len(opts.Stores) == 0 && opts.Rediscover == nil {
 		return nil, errors.New("no store to watch")
 	}
 	if opts.Poll < 0 {
@@ -171,18 +214,26 @@ func New(opts Options) (*Watcher, error) {
 	if opts.Clock == nil {
 		opts.Clock = RealClock{}
 	}
-	w := &Watcher{opts: opts, clock: opts.Clock, pending: map[key]*pending{}, activity: opts.Activity}
+	w := &Watcher{opts: opts, clock: opts.Clock, pending: map[key]*pending{}, activity: opts.Activity,
+		anchored: map[string]bool{}, anchorWarned: map[string]bool{}}
 	if w.activity == nil {
-		byPath := map[string]store.Store{}
-		for _, st := range opts.Stores {
-			byPath[st.Info().Path] = st
-		}
+		// The store followed now at that path: a replaced one is asked
+		// no more.
 		w.activity = func(info store.Info) store.Activity {
-			if st := byPath[info.Path]; st != nil {
-				return st.Activity()
+			for _, ss := range w.stores {
+				if !ss.gone && ss.info.Path == info.Path {
+					return ss.st.Activity()
+				}
 			}
 			return store.Activity{State: store.ActivityUnknown}
 		}
+	}
+	for _, p := range opts.Places {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, fmt.Errorf("cannot resolve %s: %w", p, err)
+		}
+		w.places = append(w.places, filepath.Clean(abs))
 	}
 	w.settlePolicy = scan.SettlePolicy{Settle: opts.Settle, Abandon: opts.Abandon, Activity: w.activity}
 	w.pipe = newPipeline(opts, w.activity)
@@ -192,11 +243,7 @@ func New(opts Options) (*Watcher, error) {
 		if err != nil {
 			return nil, fmt.Errorf("cannot resolve %s: %w", info.Path, err)
 		}
-		w.stores = append(w.stores, &storeState{
-			st: st, info: info, root: filepath.Clean(root),
-			refs: map[string]store.SessionRef{}, fps: map[string]string{}, busy: map[string]string{},
-			msgSession: map[string]string{}, dirs: map[string]bool{},
-		})
+		w.stores = append(w.stores, newStoreState(st, filepath.Clean(root)))
 	}
 	return w, nil
 }
@@ -275,6 +322,18 @@ func (w *Watcher) start(ctx context.Context) error {
 		if err := w.setup(ctx, ss); err != nil {
 			return err
 		}
+	}
+	// Places are watched after the stores were found: a look for stores
+	// again, at once, covers what appeared in between.
+	w.anchorPlaces()
+	if w.opts.Poll > 0 {
+		w.placeSnap = w.placeStamps()
+	}
+	if w.opts.Rediscover != nil {
+		w.pending[rediscoverKey] = &pending{due: w.clock.Now()}
+	}
+	if len(w.stores) == 0 {
+		w.warn(nil, "no store found yet; waiting for one to appear in "+strings.Join(w.places, ", "), nil)
 	}
 	now := w.clock.Now()
 	for i, ss := range w.stores {
@@ -355,6 +414,9 @@ func (w *Watcher) close() {
 		if ss.db != nil {
 			ss.db.Close()
 		}
+		if ss.st != nil {
+			ss.st.Close()
+		}
 	}
 	if w.timer != nil {
 		w.timer.Stop()
@@ -363,6 +425,9 @@ func (w *Watcher) close() {
 
 // setup lists a store's sessions and starts following it.
 func (w *Watcher) setup(ctx context.Context, ss *storeState) error {
+	if fi, err := identity(ss.root); err == nil {
+		ss.ident = fi
+	}
 	if err := w.list(ctx, ss); err != nil {
 		return err
 	}
@@ -374,6 +439,9 @@ func (w *Watcher) setup(ctx context.Context, ss *storeState) error {
 		}
 		ss.db = db
 		if _, err := db.since(ctx, true); err != nil {
+			return fmt.Errorf("cannot read the changes of %s: %w", ss.root, err)
+		}
+		if _, err := db.digest(ctx, true); err != nil {
 			return fmt.Errorf("cannot read the changes of %s: %w", ss.root, err)
 		}
 		if w.opts.Poll > 0 {
@@ -476,19 +544,34 @@ func (w *Watcher) mark(ss *storeState, id string) {
 	p.due = now.Add(w.settlePolicy.Window())
 }
 
-// markDB schedules a database check unless one is already due.
+// markDB schedules a database check unless one is already due, and puts
+// off the check of the database's content (checkContent) until the
+// database has been quiet for the settle window.
 func (w *Watcher) markDB(ss *storeState) {
-	k := key{w.storeIndex(ss), ""}
+	now := w.clock.Now()
+	i := w.storeIndex(ss)
+	ss.lastDBEvent = now
+	w.pending[key{i, contentKey}] = &pending{due: now.Add(max(w.settlePolicy.Window(), w.opts.Coalesce))}
+	k := key{i, ""}
 	if w.pending[k] != nil {
 		return
 	}
-	w.pending[k] = &pending{due: w.clock.Now().Add(w.opts.Coalesce)}
+	w.pending[k] = &pending{due: now.Add(w.opts.Coalesce)}
 }
 
 // handle maps one file event to the sessions it changes.
 func (w *Watcher) handle(ctx context.Context, ev fsnotify.Event) {
 	path := filepath.Clean(ev.Name)
+	if w.placeEvent(ev, path) {
+		w.scheduleRediscover()
+	}
 	for _, ss := range w.stores {
+		if ss.gone {
+			continue
+		}
+		if path == ss.root && !ev.Has(fsnotify.Write) && !ev.Has(fsnotify.Chmod) && w.checkIdentity(ss) {
+			continue
+		}
 		switch ss.info.Shape {
 		case store.ShapeSQLite:
 			if ss.sqliteName(path) {
@@ -540,7 +623,11 @@ func startsDotDot(rel string) bool {
 // rescanAll re-lists every store and marks every session; JSON trees get
 // their missing watches back.
 func (w *Watcher) rescanAll(ctx context.Context) {
+	w.scheduleRediscover()
 	for _, ss := range w.stores {
+		if ss.gone || w.checkIdentity(ss) {
+			continue
+		}
 		if err := w.list(ctx, ss); err != nil {
 			w.warn(ss, "cannot list the sessions again", err)
 			continue
@@ -613,17 +700,29 @@ func (w *Watcher) runDue(ctx context.Context) {
 		}
 		p := w.pending[k]
 		delete(w.pending, k)
-		ss := w.stores[k.store]
-		if k.id == "" {
-			w.checkDB(ctx, ss)
+		if k == rediscoverKey {
+			w.rediscover(ctx)
 			continue
 		}
-		w.examine(ctx, ss, k.id, p.lastEvent)
+		ss := w.stores[k.store]
+		switch {
+		case ss.gone:
+		case k.id == "":
+			w.checkDB(ctx, ss)
+		case k.id == contentKey:
+			w.checkContent(ctx, ss)
+		default:
+			w.examine(ctx, ss, k.id, p.lastEvent)
+		}
 	}
 }
 
-// checkDB asks a database which sessions changed.
+// checkDB asks a database which sessions changed. A database replaced
+// by another file is not asked: the stores are looked for again.
 func (w *Watcher) checkDB(ctx context.Context, ss *storeState) {
+	if w.checkIdentity(ss) {
+		return
+	}
 	ids, err := ss.db.since(ctx, false)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -635,5 +734,79 @@ func (w *Watcher) checkDB(ctx context.Context, ss *storeState) {
 	}
 	for _, id := range ids {
 		w.mark(ss, id)
+	}
+}
+
+// checkContent compares every session's content in a database with the
+// last check (changes.digest), once the database has been quiet for the
+// settle window: what changed without a newer time_updated (an edit by
+// hand or by another tool, a deleted row, a database copied in place over
+// the file) is examined now. Sessions whose content is what was last
+// examined are skipped there by their fingerprint.
+//
+// The check reads through a new connection, which then replaces the old
+// one: a connection keeps the pages it read while the database's
+// write-ahead log says nothing changed, so a file written over in place
+// (cp other.db opencode.db) is invisible to it. For the same reason the
+// store's reader is opened again when the check finds a change.
+func (w *Watcher) checkContent(ctx context.Context, ss *storeState) {
+	if w.checkIdentity(ss) {
+		return
+	}
+	ids, err := w.freshDigest(ctx, ss)
+	if err != nil {
+		if ctx.Err() == nil {
+			w.warn(ss, "cannot read the database's content; retrying", err)
+			w.pending[key{w.storeIndex(ss), contentKey}] = &pending{due: w.clock.Now().Add(w.retry())}
+		}
+		return
+	}
+	if len(ids) == 0 {
+		return
+	}
+	w.reopen(ctx, ss)
+	now := w.clock.Now()
+	for _, id := range ids {
+		if w.selected(id) {
+			w.later(ss, id, now, ss.lastDBEvent)
+		}
+	}
+}
+
+// freshDigest runs the content check on a new connection to the database
+// and keeps that connection for the store's change queries.
+func (w *Watcher) freshDigest(ctx context.Context, ss *storeState) ([]string, error) {
+	fresh, err := openChanges(ss.root)
+	if err != nil {
+		return nil, err
+	}
+	fresh.mark, fresh.seen, fresh.sums = ss.db.mark, ss.db.seen, ss.db.sums
+	ids, err := fresh.digest(ctx, false)
+	if err != nil {
+		fresh.Close()
+		return nil, err
+	}
+	ss.db.Close()
+	ss.db = fresh
+	return ids, nil
+}
+
+// reopen replaces a store's reader by a new one of the same store
+// (Options.Rediscover), keeping everything the watcher knows of it. The
+// other stores Rediscover opens are closed: changes among them are
+// noticed by their own events.
+func (w *Watcher) reopen(ctx context.Context, ss *storeState) {
+	if w.opts.Rediscover == nil {
+		return
+	}
+	fresh, _ := w.opts.Rediscover(ctx)
+	for _, st := range fresh {
+		p, err := filepath.Abs(st.Info().Path)
+		if err == nil && filepath.Clean(p) == ss.root && st.Info().Shape == ss.info.Shape {
+			ss.st.Close()
+			ss.st, ss.info = st, st.Info()
+			continue
+		}
+		st.Close()
 	}
 }

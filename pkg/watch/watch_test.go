@@ -108,6 +108,13 @@ type harness struct {
 	mu     sync.Mutex
 	events []Event
 	inUse  bool
+	syncs  int
+}
+
+func (h *harness) record(e Event) {
+	h.mu.Lock()
+	h.events = append(h.events, e)
+	h.mu.Unlock()
 }
 
 func newHarness(t *testing.T, shape store.Shape, configure func(*Options), fixtures ...*storetest.Fixture) *harness {
@@ -125,11 +132,7 @@ func newHarness(t *testing.T, shape store.Shape, configure func(*Options), fixtu
 		Poll:   time.Hour, // the test calls poll itself
 		Clock:  h.clock,
 		Write:  fix.WriteOptions{Backup: backup.Options{Dir: h.state}},
-		Report: func(e Event) {
-			h.mu.Lock()
-			h.events = append(h.events, e)
-			h.mu.Unlock()
-		},
+		Report: h.record,
 		Activity: func(store.Info) store.Activity {
 			if h.inUse {
 				return store.Activity{State: store.ActivityOpen, PID: 42, Command: "opencode"}
@@ -640,7 +643,7 @@ func TestRunFollowsRenameReplace(t *testing.T) {
 func runHarness(t *testing.T, shape store.Shape, fixtures ...*storetest.Fixture) *harness {
 	t.Helper()
 	h := newHarness(t, shape, func(o *Options) { o.Poll = 0 }, fixtures...)
-	h.w.close() // the harness started it by hand; Run starts it again
+	h.w.fsw.Close() // the harness started it by hand; Run starts it again (on the same stores)
 	w, err := New(h.w.opts)
 	if err != nil {
 		t.Fatal(err)

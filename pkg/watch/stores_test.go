@@ -1,0 +1,363 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/shapes"
+	"github.com/sessfix/sessfix/pkg/store/storetest"
+)
+
+// rediscoverIn opens the stores of a data dir as `sessfix watch DIR` does,
+// and makes DIR the watcher's place.
+func rediscoverIn(dir string) func(*Options) {
+	return func(o *Options) {
+		o.Poll = 0
+		o.Places = []string{dir}
+		o.Rediscover = func(context.Context) ([]store.Store, error) {
+			d, err := shapes.Open([]string{dir})
+			if err != nil {
+				return nil, err
+			}
+			return d.Stores, nil
+		}
+	}
+}
+
+// sync hands the watcher every file event up to now, in order: it creates
+// a hidden file in dir (a directory the watcher watches) and reads the
+// real fsnotify events, handling each, until that file's own event
+// arrives. inotify queues the events of one watcher in order, so nothing
+// that happened before is left behind.
+func (h *harness) sync(dir string) {
+	h.t.Helper()
+	h.syncs++
+	mark := filepath.Join(dir, ".sync-"+strconv.Itoa(h.syncs))
+	f, err := os.Create(mark)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	f.Close()
+	guard := time.NewTimer(30 * time.Second) // a failure guard, not a synchronisation
+	defer guard.Stop()
+	for {
+		select {
+		case ev := <-h.w.fsw.Events:
+			h.w.handle(context.Background(), ev)
+			if filepath.Clean(ev.Name) == mark {
+				return
+			}
+		case err := <-h.w.fsw.Errors:
+			h.w.watchError(context.Background(), err)
+		case <-guard.C:
+			h.t.Fatalf("the watcher never saw %s: %s is not watched", mark, dir)
+		}
+	}
+}
+
+func (h *harness) warnings(substr string) []Event {
+	var out []Event
+	for _, e := range h.kinds(Warning) {
+		if strings.Contains(e.Message, substr) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// heldDeleted lists the files this process holds open that were deleted
+// (Linux: /proc/self/fd links ending in " (deleted)") under dir.
+func heldDeleted(t *testing.T, dir string) []string {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		return nil // nothing to look at elsewhere; the repair assertions still hold
+	}
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, fd := range fds {
+		l, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name()))
+		if err == nil && strings.HasPrefix(l, dir) && strings.HasSuffix(l, " (deleted)") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// TestReplacedDatabaseIsReopened: `mv other.db opencode.db` while watch
+// runs. The new database's broken session is repaired (in the new file),
+// the user is told the store was replaced, and the deleted file is not
+// held open.
+func TestReplacedDatabaseIsReopened(t *testing.T) {
+	healthy, broken := loadFixture(t, "tool-loop-negative"), loadFixture(t, "preflight-blank-text")
+	var dir string
+	h := newHarness(t, store.ShapeSQLite, func(o *Options) {
+		dir = filepath.Dir(o.Stores[0].Info().Path)
+		rediscoverIn(dir)(o)
+	}, healthy)
+	h.step(0)
+	other := storetest.Materialize(t, store.ShapeSQLite, t.TempDir(), healthy, broken)
+	if err := os.Rename(other, h.path); err != nil {
+		t.Fatal(err)
+	}
+	h.sync(dir)
+	h.step(DefaultCoalesce)
+	rep := h.kinds(Repaired)
+	if len(rep) != 1 || rep[0].Session != broken.ID {
+		t.Fatalf("repaired %+v, want the broken session of the new database", rep)
+	}
+	if n := len(h.warnings("replaced")); n != 1 {
+		t.Errorf("%d warnings that the store was replaced, want 1", n)
+	}
+	if left := fixable(sessionFindings(t, h.path, broken.ID, h.clock.Now())); len(left) > 0 {
+		t.Errorf("the new database still has %v", left)
+	}
+	if held := heldDeleted(t, dir); len(held) > 0 {
+		t.Errorf("the replaced database is still open: %v", held)
+	}
+	// A second change to the new database is followed too.
+	h.step(time.Minute)
+	storetest.ExecSQL(t, h.path, blankFirstText(healthy.ID, true))
+	h.sync(dir)
+	h.step(DefaultCoalesce)
+	h.step(2 * time.Second)
+	if rep := h.kinds(Repaired); len(rep) != 2 || rep[1].Session != healthy.ID {
+		t.Fatalf("repaired %+v, want the session broken in the new database afterwards", rep)
+	}
+}
+
+// TestReplacedDatabaseIsReopenedWhenPolling: the same with --poll, where
+// no event names the file: the poll sees another file at the path.
+func TestReplacedDatabaseIsReopenedWhenPolling(t *testing.T) {
+	healthy, broken := loadFixture(t, "tool-loop-negative"), loadFixture(t, "preflight-blank-text")
+	h := newHarness(t, store.ShapeSQLite, func(o *Options) {
+		dir := filepath.Dir(o.Stores[0].Info().Path)
+		rediscoverIn(dir)(o)
+		o.Poll = time.Hour // the test polls by hand
+	}, healthy)
+	h.step(0)
+	other := storetest.Materialize(t, store.ShapeSQLite, t.TempDir(), broken)
+	if err := os.Rename(other, h.path); err != nil {
+		t.Fatal(err)
+	}
+	h.w.poll(context.Background())
+	h.step(DefaultCoalesce)
+	if rep := h.kinds(Repaired); len(rep) != 1 || rep[0].Session != broken.ID {
+		t.Fatalf("repaired %+v, want the broken session of the new database", rep)
+	}
+}
+
+// TestSwappedStorageDirIsFollowed: a JSON store's storage/ directory is
+// moved away and another put in its place.
+func TestSwappedStorageDirIsFollowed(t *testing.T) {
+	healthy, broken := loadFixture(t, "tool-loop-negative"), loadFixture(t, "preflight-blank-text")
+	var dir string
+	h := newHarness(t, store.ShapeStorage, func(o *Options) {
+		dir = filepath.Dir(o.Stores[0].Info().Path)
+		rediscoverIn(dir)(o)
+	}, healthy)
+	h.step(0)
+	other := storetest.Materialize(t, store.ShapeStorage, t.TempDir(), healthy, broken)
+	if err := os.Rename(h.path, h.path+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(other, h.path); err != nil {
+		t.Fatal(err)
+	}
+	h.sync(dir)
+	h.step(DefaultCoalesce)
+	if rep := h.kinds(Repaired); len(rep) != 1 || rep[0].Session != broken.ID {
+		t.Fatalf("repaired %+v, want the broken session of the new storage/", rep)
+	}
+	if n := len(h.warnings("replaced")); n != 1 {
+		t.Errorf("%d warnings that the store was replaced, want 1", n)
+	}
+	// The new tree is watched: a session written into it later is seen.
+	late := loadFixture(t, "sf105-pending-after-abort")
+	staging := storetest.Materialize(t, store.ShapeStorage, t.TempDir(), late)
+	if err := os.CopyFS(h.path, os.DirFS(staging)); err != nil {
+		t.Fatal(err)
+	}
+	h.sync(dir)
+	h.step(time.Minute)
+	if rep := h.kinds(Repaired); len(rep) != 2 || rep[1].Session != late.ID {
+		t.Fatalf("repaired %+v, want %s written into the new tree", rep, late.ID)
+	}
+}
+
+// TestStoreAppearsAfterStart: watch starts on a data dir that does not
+// exist yet, says once that it waits, and repairs the database OpenCode's
+// first run creates there.
+func TestStoreAppearsAfterStart(t *testing.T) {
+	broken := loadFixture(t, "preflight-blank-text")
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "opencode")
+	h := &harness{t: t, state: t.TempDir(), path: filepath.Join(dir, "opencode.db")}
+	h.clock = newFakeClock(time.Now().Add(time.Hour).Truncate(time.Millisecond))
+	opts := Options{Settle: 2 * time.Second, Clock: h.clock, Report: h.record,
+		Activity: func(store.Info) store.Activity { return store.Activity{State: store.ActivityNone} }}
+	opts.Write.Backup.Dir = h.state
+	rediscoverIn(dir)(&opts)
+	w, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.w = w
+	if err := w.start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.close)
+	h.step(0)
+	if n := len(h.warnings("no store found yet")); n != 1 {
+		t.Fatalf("%d warnings that no store exists yet, want 1", n)
+	}
+	// The data dir appears, then something that is no store: still
+	// waiting, and not said again.
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "auth.json"), []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.sync(parent)
+	h.step(DefaultCoalesce)
+	h.sync(dir) // the data dir is watched now
+	h.step(DefaultCoalesce)
+	if n := len(h.warnings("no store found yet")); n != 1 {
+		t.Errorf("%d warnings that no store exists yet, want 1", n)
+	}
+	// OpenCode's first run: the database appears.
+	other := storetest.Materialize(t, store.ShapeSQLite, t.TempDir(), broken)
+	if err := os.Rename(other, h.path); err != nil {
+		t.Fatal(err)
+	}
+	h.sync(dir)
+	h.step(DefaultCoalesce)
+	if found := h.kinds(StoreFound); len(found) != 1 || found[0].Store == nil || found[0].Store.Path != h.path {
+		t.Fatalf("store-found events %+v, want one for %s", found, h.path)
+	}
+	if rep := h.kinds(Repaired); len(rep) != 1 || rep[0].Session != broken.ID {
+		t.Fatalf("repaired %+v, want the session of the new database", rep)
+	}
+}
+
+// TestMigrationSwitchesToTheDatabase: a 1.1 data dir (storage/) gets its
+// opencode.db (the 1.2 migration): the database is followed, storage/ is
+// a stale copy from then on and is dropped, with a warning.
+func TestMigrationSwitchesToTheDatabase(t *testing.T) {
+	healthy, broken := loadFixture(t, "tool-loop-negative"), loadFixture(t, "preflight-blank-text")
+	var dir string
+	h := newHarness(t, store.ShapeStorage, func(o *Options) {
+		dir = filepath.Dir(o.Stores[0].Info().Path)
+		rediscoverIn(dir)(o)
+	}, healthy)
+	h.step(0)
+	db := storetest.Materialize(t, store.ShapeSQLite, t.TempDir(), healthy, broken)
+	if err := os.Rename(db, filepath.Join(dir, "opencode.db")); err != nil {
+		t.Fatal(err)
+	}
+	h.sync(dir)
+	h.step(DefaultCoalesce)
+	rep := h.kinds(Repaired)
+	if len(rep) != 1 || rep[0].Session != broken.ID || rep[0].Store.Shape != store.ShapeSQLite {
+		t.Fatalf("repaired %+v, want %s in the new database", rep, broken.ID)
+	}
+	if n := len(h.warnings("is gone")); n != 1 {
+		t.Errorf("%d warnings that storage/ is no longer followed, want 1", n)
+	}
+}
+
+// blankFirstText is an UPDATE that blanks a session's first text part,
+// keeping time_updated as it is when keep is set.
+func blankFirstText(sid string, keep bool) string {
+	set := "data = json_set(data, '$.text', '   ')"
+	if !keep {
+		set += ", time_updated = time_updated + 1"
+	}
+	return "UPDATE part SET " + set + " WHERE id = (SELECT id FROM part WHERE session_id = '" + sid +
+		"' AND json_extract(data, '$.type') = 'text' ORDER BY id LIMIT 1)"
+}
+
+// sessionFindings scans a session of the store at path, read afresh, as
+// `sessfix scan` would long after.
+func sessionFindings(t *testing.T, path, id string, now time.Time) []scan.Finding {
+	t.Helper()
+	st := storetest.OpenOne(t, path)
+	defer st.Close()
+	s := storetest.Load(t, st, id)
+	return scan.CheckSession(s, &scan.Options{Now: func() time.Time { return now.Add(time.Hour) }})
+}
+
+// TestEditKeepingTimeUpdatedIsNoticed: a row edited without a newer
+// time_updated (by hand, by another tool) is seen once the database has
+// been quiet for the settle window.
+func TestEditKeepingTimeUpdatedIsNoticed(t *testing.T) {
+	healthy := loadFixture(t, "tool-loop-negative")
+	var dir string
+	h := newHarness(t, store.ShapeSQLite, func(o *Options) {
+		dir = filepath.Dir(o.Stores[0].Info().Path)
+		o.Poll = 0
+	}, healthy)
+	h.step(0)
+	storetest.ExecSQL(t, h.path, blankFirstText(healthy.ID, true))
+	h.sync(dir)
+	h.step(DefaultCoalesce)
+	if n := len(h.kinds(Repaired)); n != 0 {
+		t.Fatalf("repaired before the database was quiet for the settle window")
+	}
+	h.step(2 * time.Second)
+	if rep := h.kinds(Repaired); len(rep) != 1 || rep[0].Session != healthy.ID {
+		t.Fatalf("repaired %+v, want the session edited without a newer time_updated", rep)
+	}
+}
+
+// TestCopyInPlaceIsNoticed: `cp other.db opencode.db` writes over the
+// file (same inode); the copy's sessions carry no newer time_updated.
+func TestCopyInPlaceIsNoticed(t *testing.T) {
+	healthy := loadFixture(t, "tool-loop-negative")
+	var dir string
+	h := newHarness(t, store.ShapeSQLite, func(o *Options) {
+		dir = filepath.Dir(o.Stores[0].Info().Path)
+		rediscoverIn(dir)(o)
+	}, healthy)
+	h.step(0)
+	other := storetest.Materialize(t, store.ShapeSQLite, t.TempDir(), healthy)
+	storetest.ExecSQL(t, other, blankFirstText(healthy.ID, true))
+	b, err := os.ReadFile(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(other + "-wal"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the copy has a write-ahead log (%v): copying the file alone would lose it", err)
+	}
+	f, err := os.OpenFile(h.path, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h.sync(dir)
+	h.step(DefaultCoalesce)
+	h.step(2 * time.Second)
+	if rep := h.kinds(Repaired); len(rep) != 1 || rep[0].Session != healthy.ID {
+		t.Fatalf("repaired %+v, want the session the copy broke", rep)
+	}
+	if n := len(h.warnings("replaced")); n != 0 {
+		t.Errorf("a copy in place was reported as a replaced store")
+	}
+}
