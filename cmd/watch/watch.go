@@ -60,9 +60,12 @@ One line per event that matters (repaired, skipped-busy, unfixed, failed) on std
 prints JSON Lines. --verbose adds every examination, --quiet keeps only repairs and failures.
 SIGINT, SIGTERM or SIGHUP stops watch; a repair being written is finished first. See docs/watch.md.
 
+A store that does not exist yet (OpenCode has not run, a path named that does not exist) is waited
+for; a store that is replaced (mv, a restore, a sync tool), appears later or goes away is followed.
+
 Exit codes:
   2    usage error
-  3    no store found, or a store cannot be watched
+  3    a store cannot be read or watched
   129  stopped by SIGHUP
   130  stopped by SIGINT (Ctrl-C)
   143  stopped by SIGTERM (kill, systemctl stop)`,
@@ -117,14 +120,12 @@ func RunWatch(ctx context.Context, opts *WatchOptions) error {
 	if err != nil {
 		return err
 	}
-	disc, err := f.OpenStores("watch", opts.Paths)
+	ws, err := openWatched(f, opts.Paths)
 	if err != nil {
 		return err
 	}
+	disc := ws.disc
 	defer disc.Close()
-	if err := cli.InputsFailed("watch", disc); err != nil {
-		return err // a watcher runs unattended: every path it was given, or none
-	}
 	out, err := f.OpenOutput()
 	if err != nil {
 		return err
@@ -132,10 +133,16 @@ func RunWatch(ctx context.Context, opts *WatchOptions) error {
 	defer out.Close()
 	p := &printer{w: out.W, json: f.Format() == "json", styles: report.NewStyles(out.Color), verbose: opts.Verbose, quiet: ios.Quiet()}
 	wo.Stores, wo.Report = disc.Stores, p.print
+	wo.Places, wo.Rediscover = ws.places, ws.rediscover
 
 	for _, st := range disc.Stores {
 		info := st.Info()
 		ios.Statusf("watching %s store %s", info.Shape, info.Path)
+	}
+	if len(disc.Stores) > 0 { // with none, the watcher says it waits
+		for _, path := range ws.waiting {
+			ios.Statusf("no store at %s yet; watching for one to appear", path)
+		}
 	}
 	if !opts.DryRun {
 		ios.Statusf("repairs are backed up; list them with `sessfix backups`, revert one with `sessfix undo RUN`")

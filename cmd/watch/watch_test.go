@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -174,5 +175,42 @@ func TestQuietAndVerbose(t *testing.T) {
 	q := &printer{quiet: true}
 	if n := count(q); n != 3 || !q.shows(watch.Failed) || q.shows(watch.SkippedBusy) {
 		t.Errorf("--quiet shows %d kinds, want repaired, would-repair and failed", n)
+	}
+}
+
+// TestAStoreThatDoesNotExistYetIsWaitedFor: with no store yet watch does
+// not fail (exit 3 would tell a service manager not to restart it); what
+// exists but is no store still does.
+func TestAStoreThatDoesNotExistYetIsWaitedFor(t *testing.T) {
+	ios, _, _, _ := iostreams.Test()
+	xdg := t.TempDir()
+	f := &cli.Factory{IOStreams: ios, Globals: &cli.Globals{Format: "text"}, Open: shapes.Open, Discover: shapes.Discover,
+		Env: func() shapes.Env { return shapes.Env{XDGDataHome: xdg} }, Now: time.Now}
+	run := func(paths ...string) (watch.Options, error) {
+		var got watch.Options
+		err := RunWatch(context.Background(), &WatchOptions{Factory: f, Paths: paths, Placeholder: "[x]",
+			Watch: func(_ context.Context, o watch.Options) error { got = o; return nil }})
+		return got, err
+	}
+	// No path, and OpenCode never ran: the data dir is waited for.
+	o, err := run()
+	if err != nil {
+		t.Fatalf("no store yet: %v", err)
+	}
+	if len(o.Stores) != 0 || o.Rediscover == nil || len(o.Places) == 0 || o.Places[0] != filepath.Join(xdg, "opencode") {
+		t.Errorf("stores %d, places %v, rediscover set %v; want none, the data dir, set", len(o.Stores), o.Places, o.Rediscover != nil)
+	}
+	// A path that does not exist, and an empty directory.
+	missing, empty := filepath.Join(t.TempDir(), "opencode"), t.TempDir()
+	if o, err = run(missing, empty); err != nil || len(o.Stores) != 0 || strings.Join(o.Places, ",") != missing+","+empty {
+		t.Errorf("missing path: err %v, %d stores, places %v", err, len(o.Stores), o.Places)
+	}
+	// A file that is no store is an operational error, as before.
+	notStore := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.WriteFile(notStore, []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(notStore); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a file that is no store: %v, want the not-found error", err)
 	}
 }

@@ -64,18 +64,30 @@ func (w *Watcher) scheduleRediscover() {
 
 // placeEvent reports whether a file event may mean a store appeared, was
 // replaced or vanished: a place itself, one of its parents, or an entry
-// of a place created, renamed or removed. Journals (-wal, -shm,
-// -journal) and hidden files (sessfix's lock and temp files) come and go
-// with every writer and are left out.
+// of a place created, renamed or removed, or written while it is no store
+// followed (a database being copied into a data dir). Journals (-wal,
+// -shm, -journal) and hidden files (sessfix's lock and temp files) come
+// and go with every writer and are left out.
 func (w *Watcher) placeEvent(ev fsnotify.Event, path string) bool {
-	if !ev.Has(fsnotify.Create) && !ev.Has(fsnotify.Remove) && !ev.Has(fsnotify.Rename) {
+	moved := ev.Has(fsnotify.Create) || ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename)
+	if !moved && !ev.Has(fsnotify.Write) {
 		return false
 	}
 	for _, p := range w.places {
-		if path == p || within(path, p) {
+		if moved && (path == p || within(path, p)) {
 			return true
 		}
-		if filepath.Dir(path) == p && !journalOrHidden(filepath.Base(path)) {
+		if filepath.Dir(path) == p && !journalOrHidden(filepath.Base(path)) && (moved || !w.followed(path)) {
+			return true
+		}
+	}
+	return false
+}
+
+// followed reports whether path is the root of a store the watcher follows.
+func (w *Watcher) followed(path string) bool {
+	for _, ss := range w.stores {
+		if !ss.gone && ss.root == path {
 			return true
 		}
 	}
@@ -190,11 +202,18 @@ func (w *Watcher) rediscover(ctx context.Context) {
 	fresh, err := w.opts.Rediscover(ctx)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		closeStores(fresh)
-		if ctx.Err() == nil {
+		if ctx.Err() == nil && err.Error() != w.rediscoverErr {
+			// Said once per cause, and tried once more after the
+			// settle window: a store caught while it is being copied is
+			// complete by then; one that stays broken waits for its
+			// next change.
+			w.rediscoverErr = err.Error()
 			w.warn(nil, "cannot look for the stores again; keeping the ones watched", err)
+			w.pending[rediscoverKey] = &pending{due: w.clock.Now().Add(w.retry())}
 		}
 		return
 	}
+	w.rediscoverErr = ""
 	byPath := map[string]store.Store{}
 	for _, st := range fresh {
 		p, err := filepath.Abs(st.Info().Path)

@@ -203,21 +203,7 @@ func TestStoreAppearsAfterStart(t *testing.T) {
 	broken := loadFixture(t, "preflight-blank-text")
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "opencode")
-	h := &harness{t: t, state: t.TempDir(), path: filepath.Join(dir, "opencode.db")}
-	h.clock = newFakeClock(time.Now().Add(time.Hour).Truncate(time.Millisecond))
-	opts := Options{Settle: 2 * time.Second, Clock: h.clock, Report: h.record,
-		Activity: func(store.Info) store.Activity { return store.Activity{State: store.ActivityNone} }}
-	opts.Write.Backup.Dir = h.state
-	rediscoverIn(dir)(&opts)
-	w, err := New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.w = w
-	if err := w.start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.close)
+	h := emptyHarness(t, dir, nil)
 	h.step(0)
 	if n := len(h.warnings("no store found yet")); n != 1 {
 		t.Fatalf("%d warnings that no store exists yet, want 1", n)
@@ -249,6 +235,99 @@ func TestStoreAppearsAfterStart(t *testing.T) {
 	}
 	if rep := h.kinds(Repaired); len(rep) != 1 || rep[0].Session != broken.ID {
 		t.Fatalf("repaired %+v, want the session of the new database", rep)
+	}
+}
+
+// emptyHarness starts a watcher (fsnotify, fake clock) on a data dir with
+// no store yet, as `sessfix watch DIR` does.
+func emptyHarness(t *testing.T, dir string, configure func(*Options)) *harness {
+	t.Helper()
+	h := &harness{t: t, state: t.TempDir(), path: filepath.Join(dir, "opencode.db")}
+	h.clock = newFakeClock(time.Now().Add(time.Hour).Truncate(time.Millisecond))
+	opts := Options{Settle: 2 * time.Second, Clock: h.clock, Report: h.record,
+		Activity: func(store.Info) store.Activity { return store.Activity{State: store.ActivityNone} }}
+	opts.Write.Backup.Dir = h.state
+	rediscoverIn(dir)(&opts)
+	if configure != nil {
+		configure(&opts)
+	}
+	w, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.w = w
+	if err := w.start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.close)
+	return h
+}
+
+// TestFailedLookIsTriedAgain: a database caught in the middle of being
+// copied cannot be opened; the look for stores is said to have failed
+// once and tried again after the settle window, which finds it.
+func TestFailedLookIsTriedAgain(t *testing.T) {
+	broken := loadFixture(t, "preflight-blank-text")
+	dir := t.TempDir()
+	fail := false
+	h := emptyHarness(t, dir, func(o *Options) {
+		open := o.Rediscover
+		o.Rediscover = func(ctx context.Context) ([]store.Store, error) {
+			if fail {
+				fail = false
+				return nil, errors.New("file is not a database")
+			}
+			return open(ctx)
+		}
+	})
+	h.step(0)
+	fail = true
+	other := storetest.Materialize(t, store.ShapeSQLite, t.TempDir(), broken)
+	if err := os.Rename(other, h.path); err != nil {
+		t.Fatal(err)
+	}
+	h.sync(dir)
+	h.step(DefaultCoalesce)
+	if n := len(h.warnings("cannot look for the stores again")); n != 1 || len(h.kinds(StoreFound)) != 0 {
+		t.Fatalf("%d warnings of a failed look, %d stores found; want 1 and none", n, len(h.kinds(StoreFound)))
+	}
+	h.step(2 * time.Second)
+	if rep := h.kinds(Repaired); len(h.kinds(StoreFound)) != 1 || len(rep) != 1 || rep[0].Session != broken.ID {
+		t.Fatalf("after the retry: %d stores found, repaired %+v", len(h.kinds(StoreFound)), rep)
+	}
+}
+
+// TestDatabaseCopiedIntoTheDataDir: `cp backup.db DIR/opencode.db`
+// creates the file empty, then writes it; the look for stores made when
+// it was created finds no store, the writes that follow make another.
+func TestDatabaseCopiedIntoTheDataDir(t *testing.T) {
+	broken := loadFixture(t, "preflight-blank-text")
+	dir := t.TempDir()
+	h := emptyHarness(t, dir, nil)
+	h.step(0)
+	f, err := os.Create(h.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.sync(dir)
+	h.step(DefaultCoalesce)
+	if n := len(h.kinds(StoreFound)); n != 0 {
+		t.Fatalf("an empty file was taken for a store")
+	}
+	b, err := os.ReadFile(storetest.Materialize(t, store.ShapeSQLite, t.TempDir(), broken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h.sync(dir)
+	h.step(DefaultCoalesce)
+	if rep := h.kinds(Repaired); len(h.kinds(StoreFound)) != 1 || len(rep) != 1 || rep[0].Session != broken.ID {
+		t.Fatalf("%d stores found, repaired %+v; want the copied database and its broken session", len(h.kinds(StoreFound)), rep)
 	}
 }
 

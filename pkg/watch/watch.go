@@ -192,6 +192,8 @@ type Watcher struct {
 	anchored     map[string]bool
 	anchorWarned map[string]bool
 	placeSnap    map[string]os.FileInfo
+	// rediscoverErr is the last Rediscover error reported.
+	rediscoverErr string
 }
 
 // New checks the options and prepares a watcher.
@@ -332,9 +334,6 @@ func (w *Watcher) start(ctx context.Context) error {
 	if w.opts.Rediscover != nil {
 		w.pending[rediscoverKey] = &pending{due: w.clock.Now()}
 	}
-	if len(w.stores) == 0 {
-		w.warn(nil, "no store found yet; waiting for one to appear in "+strings.Join(w.places, ", "), nil)
-	}
 	now := w.clock.Now()
 	for i, ss := range w.stores {
 		for id := range ss.refs {
@@ -349,6 +348,9 @@ func (w *Watcher) start(ctx context.Context) error {
 		mode = "polling every " + w.opts.Poll.String()
 	}
 	w.report(Event{Kind: Started, Message: fmt.Sprintf("watching %s (%s), settle %s", plural.Count(len(w.stores), "store", "stores"), mode, w.settlePolicy.Window())})
+	if len(w.stores) == 0 {
+		w.warn(nil, "no store found yet; waiting for one to appear in "+strings.Join(w.places, ", "), nil)
+	}
 	return nil
 }
 
