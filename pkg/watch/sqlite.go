@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"modernc.org/sqlite" // and the database/sql driver "sqlite"
 )
@@ -87,6 +88,13 @@ func (c *changes) since(ctx context.Context, first bool) ([]string, error) {
 
 // contentKey is the pending entry of a database's content check.
 const contentKey = "\x00content"
+
+// contentEvery is the least time between two content checks of a
+// database: each reads the whole database, so while OpenCode works (with
+// pauses longer than the settle window between its writes) the checks
+// are spread out; OpenCode's own writes are followed by time_updated
+// meanwhile.
+const contentEvery = time.Minute
 
 // digestFunc is the SQL function that sums a row for the content check:
 // FNV-1a (32 bits, so that sums of millions of rows stay far from int64

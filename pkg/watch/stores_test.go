@@ -380,24 +380,36 @@ func sessionFindings(t *testing.T, path, id string, now time.Time) []scan.Findin
 
 // TestEditKeepingTimeUpdatedIsNoticed: a row edited without a newer
 // time_updated (by hand, by another tool) is seen once the database has
-// been quiet for the settle window.
+// been quiet for the settle window, and at most once every contentEvery.
 func TestEditKeepingTimeUpdatedIsNoticed(t *testing.T) {
-	healthy := loadFixture(t, "tool-loop-negative")
+	a, b := loadFixture(t, "tool-loop-negative"), loadFixture(t, "sf103-negative")
 	var dir string
 	h := newHarness(t, store.ShapeSQLite, func(o *Options) {
 		dir = filepath.Dir(o.Stores[0].Info().Path)
 		o.Poll = 0
-	}, healthy)
-	h.step(0)
-	storetest.ExecSQL(t, h.path, blankFirstText(healthy.ID, true))
+	}, a, b)
+	h.step(contentEvery) // the check made at the start is long past
+	storetest.ExecSQL(t, h.path, blankFirstText(a.ID, true))
 	h.sync(dir)
 	h.step(DefaultCoalesce)
 	if n := len(h.kinds(Repaired)); n != 0 {
 		t.Fatalf("repaired before the database was quiet for the settle window")
 	}
 	h.step(2 * time.Second)
-	if rep := h.kinds(Repaired); len(rep) != 1 || rep[0].Session != healthy.ID {
+	if rep := h.kinds(Repaired); len(rep) != 1 || rep[0].Session != a.ID {
 		t.Fatalf("repaired %+v, want the session edited without a newer time_updated", rep)
+	}
+	// A second such edit right after: the next check waits for
+	// contentEvery after the last one.
+	storetest.ExecSQL(t, h.path, blankFirstText(b.ID, true))
+	h.sync(dir)
+	h.step(2 * time.Second)
+	if n := len(h.kinds(Repaired)); n != 1 {
+		t.Fatalf("the database's content was read again %s after the last check", 2*time.Second)
+	}
+	h.step(contentEvery)
+	if rep := h.kinds(Repaired); len(rep) != 2 || rep[1].Session != b.ID {
+		t.Fatalf("repaired %+v, want the second session edited without a newer time_updated", rep)
 	}
 }
 
@@ -410,7 +422,7 @@ func TestCopyInPlaceIsNoticed(t *testing.T) {
 		dir = filepath.Dir(o.Stores[0].Info().Path)
 		rediscoverIn(dir)(o)
 	}, healthy)
-	h.step(0)
+	h.step(contentEvery)
 	other := storetest.Materialize(t, store.ShapeSQLite, t.TempDir(), healthy)
 	storetest.ExecSQL(t, other, blankFirstText(healthy.ID, true))
 	b, err := os.ReadFile(other)

@@ -143,8 +143,9 @@ type storeState struct {
 	ident  os.FileInfo
 	gone   bool
 	warned bool
-	// lastDBEvent is when the database last changed (SQLite).
-	lastDBEvent time.Time
+	// lastDBEvent is when the database last changed, lastContent when its
+	// content was last checked (SQLite).
+	lastDBEvent, lastContent time.Time
 }
 
 func newStoreState(st store.Store, root string) *storeState {
@@ -446,6 +447,7 @@ func (w *Watcher) setup(ctx context.Context, ss *storeState) error {
 		if _, err := db.digest(ctx, true); err != nil {
 			return fmt.Errorf("cannot read the changes of %s: %w", ss.root, err)
 		}
+		ss.lastContent = w.clock.Now()
 		if w.opts.Poll > 0 {
 			ss.snap = stampFiles(ss.root, ss.root+"-wal")
 			return nil
@@ -548,12 +550,17 @@ func (w *Watcher) mark(ss *storeState, id string) {
 
 // markDB schedules a database check unless one is already due, and puts
 // off the check of the database's content (checkContent) until the
-// database has been quiet for the settle window.
+// database has been quiet for the settle window, and at least
+// contentEvery after the last one.
 func (w *Watcher) markDB(ss *storeState) {
 	now := w.clock.Now()
 	i := w.storeIndex(ss)
 	ss.lastDBEvent = now
-	w.pending[key{i, contentKey}] = &pending{due: now.Add(max(w.settlePolicy.Window(), w.opts.Coalesce))}
+	due := now.Add(max(w.settlePolicy.Window(), w.opts.Coalesce))
+	if next := ss.lastContent.Add(contentEvery); due.Before(next) {
+		due = next
+	}
+	w.pending[key{i, contentKey}] = &pending{due: due}
 	k := key{i, ""}
 	if w.pending[k] != nil {
 		return
@@ -755,6 +762,7 @@ func (w *Watcher) checkContent(ctx context.Context, ss *storeState) {
 	if w.checkIdentity(ss) {
 		return
 	}
+	ss.lastContent = w.clock.Now()
 	ids, err := w.freshDigest(ctx, ss)
 	if err != nil {
 		if ctx.Err() == nil {
