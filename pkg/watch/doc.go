@@ -8,7 +8,16 @@
 // database and its -wal file (each change asks the database which sessions
 // have a newer time_updated than the last pass), and the directory of an
 // export file. With Options.Poll set it polls instead, for filesystems
-// without inotify.
+// without inotify. Once a database has been quiet for the settle window
+// (at most once a minute) a checksum of every session's rows, computed
+// inside SQLite, finds what changed without a newer time_updated.
+//
+// Stores come and go: each store's path is remembered with the file or
+// directory opened there, and the places stores are found in (a data
+// dir, the paths named) are watched from their nearest existing parent.
+// A store replaced by another file, a new store and a store gone make the
+// watcher look for the stores again (Options.Rediscover) and follow what
+// it finds; with none at the start it waits.
 //
 // Guarantees:
 //   - Events are debounced per session in one goroutine, on an injected
@@ -29,5 +38,8 @@
 //     repair wrote is remembered, so its own writes never trigger work.
 //   - Cancelling the context stops the watcher between sessions: a repair
 //     that has started writing is finished, never left half applied.
+//   - A store that was replaced or is gone is not held open: its reader,
+//     its database connection and its directory watches are closed before
+//     the new one is followed.
 //   - Idle costs nothing: no timer runs while no session is pending.
 package watch
