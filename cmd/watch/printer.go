@@ -57,7 +57,7 @@ func (p *printer) text(e watch.Event) string {
 	st := p.styles
 	kind := string(e.Kind)
 	switch e.Kind {
-	case watch.Repaired, watch.WouldRepair:
+	case watch.Repaired, watch.WouldRepair, watch.StoreFound:
 		kind = st.OK.Render(kind)
 	case watch.Failed:
 		kind = st.Error.Render(kind)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 
@@ -55,33 +56,57 @@ func (w *Watcher) checkIdentity(ss *storeState) bool {
 
 // scheduleRediscover looks for the stores again once file events have
 // been gathered for a moment, unless a look is already due.
-func (w *Watcher) scheduleRediscover() {
+func (w *Watcher) scheduleRediscover() { w.scheduleRediscoverIn(w.opts.Coalesce) }
+
+func (w *Watcher) scheduleRediscoverIn(d time.Duration) {
 	if w.opts.Rediscover == nil || w.pending[rediscoverKey] != nil {
 		return
 	}
-	w.pending[rediscoverKey] = &pending{due: w.clock.Now().Add(w.opts.Coalesce)}
+	w.pending[rediscoverKey] = &pending{due: w.clock.Now().Add(d)}
 }
 
 // placeEvent reports whether a file event may mean a store appeared, was
-// replaced or vanished: a place itself, one of its parents, or an entry
-// of a place created, renamed or removed, or written while it is no store
-// followed (a database being copied into a data dir). Journals (-wal,
-// -shm, -journal) and hidden files (sessfix's lock and temp files) come
-// and go with every writer and are left out.
-func (w *Watcher) placeEvent(ev fsnotify.Event, path string) bool {
+// replaced or vanished, and how soon to look for the stores again: at
+// once (after Coalesce) when a place itself or one of its parents, or an
+// entry of a place, was created, renamed or removed; after the settle
+// window when an entry that is no store followed was written (a database
+// being copied into a data dir, or created by OpenCode and filled through
+// its write-ahead log). Hidden files (sessfix's lock and temp files) and
+// the journals (-wal, -shm, -journal) of the stores followed come and go
+// with every writer and are left out.
+func (w *Watcher) placeEvent(ev fsnotify.Event, path string) (time.Duration, bool) {
 	moved := ev.Has(fsnotify.Create) || ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename)
 	if !moved && !ev.Has(fsnotify.Write) {
-		return false
+		return 0, false
 	}
 	for _, p := range w.places {
 		if moved && (path == p || within(path, p)) {
-			return true
+			return w.opts.Coalesce, true
 		}
-		if filepath.Dir(path) == p && !journalOrHidden(filepath.Base(path)) && (moved || !w.followed(path)) {
-			return true
+		if filepath.Dir(path) != p || strings.HasPrefix(filepath.Base(path), ".") {
+			continue
+		}
+		base, journal := journalOf(path)
+		switch {
+		case w.followed(base) && (journal || !moved):
+		case moved:
+			return w.opts.Coalesce, true
+		default:
+			return max(w.opts.Coalesce, w.settlePolicy.Window()), true
 		}
 	}
-	return false
+	return 0, false
+}
+
+// journalOf returns the database a journal file belongs to, and whether
+// path is one; path itself otherwise.
+func journalOf(path string) (string, bool) {
+	for _, suffix := range []string{"-wal", "-shm", "-journal"} {
+		if base, ok := strings.CutSuffix(path, suffix); ok {
+			return base, true
+		}
+	}
+	return path, false
 }
 
 // followed reports whether path is the root of a store the watcher follows.
@@ -92,11 +117,6 @@ func (w *Watcher) followed(path string) bool {
 		}
 	}
 	return false
-}
-
-func journalOrHidden(name string) bool {
-	return strings.HasPrefix(name, ".") || strings.HasSuffix(name, "-wal") ||
-		strings.HasSuffix(name, "-shm") || strings.HasSuffix(name, "-journal")
 }
 
 // existingDir returns p's nearest directory that exists (p itself
@@ -164,7 +184,7 @@ func (w *Watcher) placeStamps() map[string]os.FileInfo {
 			continue
 		}
 		for _, e := range entries {
-			if journalOrHidden(e.Name()) {
+			if _, journal := journalOf(e.Name()); journal || strings.HasPrefix(e.Name(), ".") {
 				continue
 			}
 			if efi, err := os.Stat(filepath.Join(p, e.Name())); err == nil {

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
+
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/shapes"
@@ -325,7 +327,7 @@ func TestDatabaseCopiedIntoTheDataDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.sync(dir)
-	h.step(DefaultCoalesce)
+	h.step(2 * time.Second) // a write makes a look after the settle window
 	if rep := h.kinds(Repaired); len(h.kinds(StoreFound)) != 1 || len(rep) != 1 || rep[0].Session != broken.ID {
 		t.Fatalf("%d stores found, repaired %+v; want the copied database and its broken session", len(h.kinds(StoreFound)), rep)
 	}
@@ -450,5 +452,48 @@ func TestCopyInPlaceIsNoticed(t *testing.T) {
 	}
 	if n := len(h.warnings("replaced")); n != 0 {
 		t.Errorf("a copy in place was reported as a replaced store")
+	}
+}
+
+// TestPlaceEvents: which file events make the watcher look for stores
+// again, and how soon.
+func TestPlaceEvents(t *testing.T) {
+	dir := filepath.FromSlash("/data/opencode")
+	db := filepath.Join(dir, "opencode.db")
+	w := &Watcher{places: []string{dir}, opts: Options{Coalesce: DefaultCoalesce, Rediscover: func(context.Context) ([]store.Store, error) { return nil, nil }}}
+	w.settlePolicy.Settle = 5 * time.Second
+	cases := []struct {
+		followed bool
+		path     string
+		op       fsnotify.Op
+		want     time.Duration // 0: no look
+	}{
+		{false, db, fsnotify.Create, DefaultCoalesce},                           // OpenCode's first run
+		{false, db, fsnotify.Write, 5 * time.Second},                            // being copied in
+		{false, db + "-wal", fsnotify.Write, 5 * time.Second},                   // created, filled through its log
+		{true, db, fsnotify.Write, 0},                                           // the store followed: its own events
+		{true, db + "-wal", fsnotify.Create, 0},                                 // every OpenCode start
+		{true, db + "-shm", fsnotify.Remove, 0},                                 // every OpenCode stop
+		{true, db, fsnotify.Create, DefaultCoalesce},                            // mv other.db opencode.db
+		{true, filepath.Join(dir, "storage"), fsnotify.Rename, DefaultCoalesce}, // storage/ swapped
+		{true, filepath.Join(dir, ".sessfix.lock"), fsnotify.Create, 0},
+		{true, filepath.Join(dir, "log", "x.log"), fsnotify.Create, 0}, // deeper: no entry of the place
+		{true, dir, fsnotify.Create, DefaultCoalesce},                  // the data dir appears
+		{true, filepath.Dir(dir), fsnotify.Create, DefaultCoalesce},    // or a parent of it
+		{true, filepath.Join(filepath.Dir(dir), "other"), fsnotify.Create, 0},
+		{true, db, fsnotify.Chmod, 0},
+	}
+	for _, c := range cases {
+		w.stores = nil
+		if c.followed {
+			w.stores = []*storeState{{root: db}}
+		}
+		d, ok := w.placeEvent(fsnotify.Event{Name: c.path, Op: c.op}, c.path)
+		if !ok {
+			d = 0
+		}
+		if d != c.want {
+			t.Errorf("%s %s (followed %v): look after %s, want %s", c.op, c.path, c.followed, d, c.want)
+		}
 	}
 }

@@ -571,8 +571,8 @@ func (w *Watcher) markDB(ss *storeState) {
 // handle maps one file event to the sessions it changes.
 func (w *Watcher) handle(ctx context.Context, ev fsnotify.Event) {
 	path := filepath.Clean(ev.Name)
-	if w.placeEvent(ev, path) {
-		w.scheduleRediscover()
+	if d, ok := w.placeEvent(ev, path); ok {
+		w.scheduleRediscoverIn(d)
 	}
 	for _, ss := range w.stores {
 		if ss.gone {
