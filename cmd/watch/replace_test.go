@@ -50,7 +50,7 @@ func TestWatchFollowsAReplacedDatabase(t *testing.T) {
 	healthy, broken := fixture(t, "tool-loop-negative"), fixture(t, "preflight-blank-text")
 	dir := t.TempDir()
 	db := storetest.Materialize(t, store.ShapeSQLite, dir, healthy)
-	p := startWatch(t, t.TempDir(), "--settle", "0s", dir)
+	p := startWatch(t, t.TempDir(), dir)
 	p.wait(func(e received) bool { return e.Kind == watch.Checked && e.Session == healthy.ID }, time.Minute, "checked")
 
 	other := storetest.Materialize(t, store.ShapeSQLite, t.TempDir(), healthy, broken)
@@ -77,7 +77,7 @@ func TestWatchWaitsForTheFirstStore(t *testing.T) {
 	t.Parallel()
 	broken := fixture(t, "preflight-blank-text")
 	dir := filepath.Join(t.TempDir(), "opencode")
-	p := startWatch(t, t.TempDir(), "--settle", "0s", dir)
+	p := startWatch(t, t.TempDir(), dir)
 	p.wait(warned(p, "no store found yet"), time.Minute, "waiting warning")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -90,6 +90,35 @@ func TestWatchWaitsForTheFirstStore(t *testing.T) {
 	p.wait(func(e received) bool { return e.Kind == watch.Repaired && e.Session == broken.ID }, time.Minute, "repaired")
 	if n := len(p.all(watch.Warning, "")); n != 1 {
 		t.Errorf("%d warnings, want the one that watch waits", n)
+	}
+	if err := p.stop(syscall.SIGTERM); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestWatchFollowsASwappedStorageDir: the same for a JSON data dir whose
+// storage/ directory is moved away and another put in its place.
+func TestWatchFollowsASwappedStorageDir(t *testing.T) {
+	t.Parallel()
+	healthy, broken := fixture(t, "tool-loop-negative"), fixture(t, "preflight-blank-text")
+	dir := t.TempDir()
+	storage := storetest.Materialize(t, store.ShapeStorage, dir, healthy)
+	p := startWatch(t, t.TempDir(), dir)
+	p.wait(func(e received) bool { return e.Kind == watch.Checked && e.Session == healthy.ID }, time.Minute, "checked")
+
+	other := storetest.Materialize(t, store.ShapeStorage, t.TempDir(), healthy, broken)
+	if err := os.Rename(storage, storage+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(other, storage); err != nil {
+		t.Fatal(err)
+	}
+	p.wait(func(e received) bool { return e.Kind == watch.Repaired && e.Session == broken.ID }, time.Minute, "repaired")
+	if left := fixableNow(t, storage, broken.ID); len(left) > 0 {
+		t.Errorf("the new storage/ still has %v", left)
+	}
+	if n := len(p.all(watch.Repaired, "")); n != 1 {
+		t.Errorf("%d repairs, want the one in the new storage/", n)
 	}
 	if err := p.stop(syscall.SIGTERM); err != nil {
 		t.Error(err)
