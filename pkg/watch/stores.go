@@ -145,7 +145,7 @@ func (w *Watcher) anchorPlaces() {
 	}
 	for _, p := range w.places {
 		for _, d := range []string{existingDir(p), existingDir(filepath.Dir(p))} {
-			if d == "" || (d == p && !isDirFollow(p)) {
+			if d == "" {
 				continue
 			}
 			if err := w.fsw.Add(d); err != nil {
@@ -158,11 +158,6 @@ func (w *Watcher) anchorPlaces() {
 			w.anchored[d] = true
 		}
 	}
-}
-
-func isDirFollow(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
 }
 
 // placeStamps is what polling compares to notice a store appearing,
@@ -333,7 +328,7 @@ func (w *Watcher) replace(ctx context.Context, ss *storeState, st store.Store) {
 }
 
 // follow sets a store up (found after the start, or replaced), reports
-// it and examines every session of it.
+// it and examines every session of it once the settle window has passed.
 func (w *Watcher) follow(ctx context.Context, ss *storeState, replaced bool) {
 	if err := w.setup(ctx, ss); err != nil {
 		w.release(ss)
@@ -341,17 +336,20 @@ func (w *Watcher) follow(ctx context.Context, ss *storeState, replaced bool) {
 		w.warn(ss, "cannot watch the store found; watching for it to change", err)
 		return
 	}
-	if replaced {
+	switch {
+	case replaced && ss.info.Shape == store.ShapeExport:
+		// An export file is one file: editors save it by writing another
+		// and renaming it over the old one.
+		w.report(Event{Kind: Rescan, Store: refOf(ss.info), Message: "the file was replaced (an editor's save); examining it again"})
+	case replaced:
 		w.warn(ss, "the store was replaced (another file or directory at its path); watching the new one and examining every session again", nil)
-	} else {
+	default:
 		e := Event{Kind: StoreFound, Store: refOf(ss.info), Message: "found a store; watching it and examining every session"}
 		w.report(e)
 	}
-	now := w.clock.Now()
-	i := w.storeIndex(ss)
+	// The store changed now: its sessions are examined once the settle
+	// window has passed, as any change.
 	for id := range ss.refs {
-		if w.selected(id) {
-			w.pending[key{i, id}] = &pending{due: now}
-		}
+		w.mark(ss, id)
 	}
 }

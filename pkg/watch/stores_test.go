@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -115,6 +116,10 @@ func TestReplacedDatabaseIsReopened(t *testing.T) {
 	}
 	h.sync(dir)
 	h.step(DefaultCoalesce)
+	if n := len(h.kinds(Repaired)); n != 0 {
+		t.Fatalf("repaired before the settle window passed after the replacement")
+	}
+	h.step(2 * time.Second)
 	rep := h.kinds(Repaired)
 	if len(rep) != 1 || rep[0].Session != broken.ID {
 		t.Fatalf("repaired %+v, want the broken session of the new database", rep)
@@ -155,6 +160,7 @@ func TestReplacedDatabaseIsReopenedWhenPolling(t *testing.T) {
 	}
 	h.w.poll(context.Background())
 	h.step(DefaultCoalesce)
+	h.step(2 * time.Second) // the store changed now: its sessions settle first
 	if rep := h.kinds(Repaired); len(rep) != 1 || rep[0].Session != broken.ID {
 		t.Fatalf("repaired %+v, want the broken session of the new database", rep)
 	}
@@ -179,6 +185,7 @@ func TestSwappedStorageDirIsFollowed(t *testing.T) {
 	}
 	h.sync(dir)
 	h.step(DefaultCoalesce)
+	h.step(2 * time.Second) // the store changed now: its sessions settle first
 	if rep := h.kinds(Repaired); len(rep) != 1 || rep[0].Session != broken.ID {
 		t.Fatalf("repaired %+v, want the broken session of the new storage/", rep)
 	}
@@ -232,6 +239,7 @@ func TestStoreAppearsAfterStart(t *testing.T) {
 	}
 	h.sync(dir)
 	h.step(DefaultCoalesce)
+	h.step(2 * time.Second) // the store changed now: its sessions settle first
 	if found := h.kinds(StoreFound); len(found) != 1 || found[0].Store == nil || found[0].Store.Path != h.path {
 		t.Fatalf("store-found events %+v, want one for %s", found, h.path)
 	}
@@ -294,6 +302,7 @@ func TestFailedLookIsTriedAgain(t *testing.T) {
 		t.Fatalf("%d warnings of a failed look, %d stores found; want 1 and none", n, len(h.kinds(StoreFound)))
 	}
 	h.step(2 * time.Second)
+	h.step(2 * time.Second) // the store changed now: its sessions settle first
 	if rep := h.kinds(Repaired); len(h.kinds(StoreFound)) != 1 || len(rep) != 1 || rep[0].Session != broken.ID {
 		t.Fatalf("after the retry: %d stores found, repaired %+v", len(h.kinds(StoreFound)), rep)
 	}
@@ -328,6 +337,7 @@ func TestDatabaseCopiedIntoTheDataDir(t *testing.T) {
 	}
 	h.sync(dir)
 	h.step(2 * time.Second) // a write makes a look after the settle window
+	h.step(2 * time.Second) // the store changed now: its sessions settle first
 	if rep := h.kinds(Repaired); len(h.kinds(StoreFound)) != 1 || len(rep) != 1 || rep[0].Session != broken.ID {
 		t.Fatalf("%d stores found, repaired %+v; want the copied database and its broken session", len(h.kinds(StoreFound)), rep)
 	}
@@ -350,6 +360,7 @@ func TestMigrationSwitchesToTheDatabase(t *testing.T) {
 	}
 	h.sync(dir)
 	h.step(DefaultCoalesce)
+	h.step(2 * time.Second) // the store changed now: its sessions settle first
 	rep := h.kinds(Repaired)
 	if len(rep) != 1 || rep[0].Session != broken.ID || rep[0].Store.Shape != store.ShapeSQLite {
 		t.Fatalf("repaired %+v, want %s in the new database", rep, broken.ID)
@@ -495,5 +506,39 @@ func TestPlaceEvents(t *testing.T) {
 		if d != c.want {
 			t.Errorf("%s %s (followed %v): look after %s, want %s", c.op, c.path, c.followed, d, c.want)
 		}
+	}
+}
+
+// TestExportFileSavedByRename: an editor saves an export file by renaming
+// a new file over it. That is how the file changes, not news: no
+// warning, and the edit is repaired once it has settled.
+func TestExportFileSavedByRename(t *testing.T) {
+	healthy := loadFixture(t, "tool-loop-negative")
+	var dir string
+	h := newHarness(t, store.ShapeExport, func(o *Options) {
+		dir = filepath.Dir(o.Stores[0].Info().Path)
+		rediscoverIn(o.Stores[0].Info().Path)(o)
+	}, healthy)
+	h.step(0)
+	b, err := os.ReadFile(h.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := regexp.MustCompile(`"text": "[^"]+"`).ReplaceAll(b, []byte(`"text": "   "`))
+	tmp := filepath.Join(dir, ".save.tmp")
+	if err := os.WriteFile(tmp, edited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, h.path); err != nil {
+		t.Fatal(err)
+	}
+	h.sync(dir)
+	h.step(DefaultCoalesce)
+	h.step(2 * time.Second)
+	if rep := h.kinds(Repaired); len(rep) != 1 || rep[0].Session != healthy.ID {
+		t.Fatalf("repaired %+v, want the edited session", rep)
+	}
+	if w := h.kinds(Warning); len(w) != 0 {
+		t.Errorf("warnings for an editor's save: %+v", w)
 	}
 }
