@@ -2,6 +2,7 @@ package watch_test
 
 import (
 	"context"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -117,4 +118,32 @@ func toolStatus(e *opencodetest.Env, sid string) string {
 		return status
 	}
 	return ""
+}
+
+// TestRealOpenCodeFirstRunIsWatched starts watch on the data dir of an
+// OpenCode that has never run: watch waits instead of exiting, and the
+// database OpenCode's first run creates is found and its session
+// examined.
+func TestRealOpenCodeFirstRunIsWatched(t *testing.T) {
+	t.Parallel()
+	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18})
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	p := startWatch(t, t.TempDir(), e.DataDir())
+	p.wait(func(r received) bool {
+		return r.Kind == watch.Warning && strings.Contains(r.Message, "no store found yet")
+	}, time.Minute, "waiting warning")
+
+	first, err := e.Prompt(ctx, "hello")
+	if err != nil || first.ExitCode != 0 {
+		t.Fatalf("first prompt: %v\n%s", err, first)
+	}
+	found := p.wait(func(r received) bool { return r.Kind == watch.StoreFound }, time.Minute, "store-found")
+	if found.Store == nil || found.Store.Path != e.DBPath() {
+		t.Errorf("found %+v, want the database %s", found.Store, e.DBPath())
+	}
+	p.wait(func(r received) bool { return r.Kind == watch.Checked && r.Session == first.SessionID }, time.Minute, "checked")
+	if err := p.stop(syscall.SIGTERM); err != nil {
+		t.Errorf("watch exit after SIGTERM: %v", err)
+	}
 }
