@@ -45,7 +45,7 @@ var ExitCodes = []ExitCodeDoc{
 		"`sessfix scan` on healthy sessions; `sessfix rules`"},
 	{ExitFindings, "findings remain at or above `--fail-on` (default `warning`), or a dry run printed a diff",
 		"`sessfix scan` finding an empty text part"},
-	{ExitUsage, "usage error: unknown command or flag, bad or missing flag value, too many arguments, a format the command does not print, unknown rule code or prefix, invalid config file",
+	{ExitUsage, "usage error: unknown command or flag, bad or missing flag value, too many arguments, a format the command does not print, unknown rule code or prefix, a rule selection that leaves no rule, invalid config file",
 		"`sessfix scan --select SF999`; `sessfix explain NOPE`; `--format xml`; a suppression without a reason"},
 	{ExitFailure, "operational failure: no store found, a store or named path unreadable or unsupported (the others are still scanned or fixed), an output file that cannot be written",
 		"`sessfix scan /no/such/dir`; `sessfix fix` on an OpenCode 2 database (read only)"},

@@ -53,7 +53,8 @@ func (o *Options) Policy() SettlePolicy {
 	return SettlePolicy{Settle: o.Settle, Abandon: o.Abandon, Activity: o.Activity}
 }
 
-// ValidateFilters reports unknown codes or prefixes in Select/Ignore.
+// ValidateFilters reports unknown codes or prefixes in Select/Ignore, and
+// a selection that leaves no rule to run (every selected rule ignored).
 func (o *Options) ValidateFilters() error {
 	for _, list := range [][]string{o.Select, o.Ignore} {
 		for _, sel := range list {
@@ -62,7 +63,24 @@ func (o *Options) ValidateFilters() error {
 			}
 		}
 	}
-	return nil
+	for _, r := range registry {
+		if o.Enabled(r.Code) {
+			return nil
+		}
+	}
+	return fmt.Errorf("the rule selection (%s) leaves no rule to run", o.describeFilters())
+}
+
+// describeFilters names the filters as flags: "--select SF1 --ignore SF1".
+func (o *Options) describeFilters() string {
+	var parts []string
+	if len(o.Select) > 0 {
+		parts = append(parts, "--select "+strings.Join(o.Select, ","))
+	}
+	if len(o.Ignore) > 0 {
+		parts = append(parts, "--ignore "+strings.Join(o.Ignore, ","))
+	}
+	return strings.Join(parts, " ")
 }
 
 func matchesAny(sel string) bool {
