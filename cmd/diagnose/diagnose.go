@@ -68,6 +68,9 @@ Exit codes:
 				return cli.WithHints(cli.FlagErrorf("diagnose needs the provider's error text in --error"),
 					"copy the error OpenCode shows, then: sessfix diagnose --error 'TEXT'")
 			}
+			if _, err := f.ApplyConfig(cmd, cli.ConfigTargets{Settle: &opts.Settle}); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}

@@ -76,6 +76,9 @@ show). Without --store, sessfix looks where OpenCode keeps its data. See docs/su
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Session, opts.Messages = args[0], args[1:]
+			if _, err := f.ApplyConfig(cmd, cli.ConfigTargets{Settle: &opts.Settle}); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}

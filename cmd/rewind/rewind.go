@@ -57,6 +57,9 @@ where OpenCode keeps its data. See docs/surgery.md.
 		ValidArgsFunction: f.OneSessionID,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Session = args[0]
+			if _, err := f.ApplyConfig(cmd, cli.ConfigTargets{Settle: &opts.Settle}); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}

@@ -68,6 +68,9 @@ Exit codes:
 			if opts.Limit < 0 {
 				return cli.FlagErrorf("invalid --limit %d: must not be negative", opts.Limit)
 			}
+			if _, err := f.ApplyConfig(cmd, cli.ConfigTargets{Settle: &opts.Settle}); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
