@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
-	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/report"
 )
@@ -22,6 +21,12 @@ type BackupsOptions struct {
 	Factory *cli.Factory
 	// OlderThan is prune's --older-than.
 	OlderThan string
+	// DryRun, Yes and Force are prune's --dry-run, --yes and --force.
+	DryRun, Yes, Force bool
+	// Interactive reports whether prune can ask; nil means stdin and
+	// stdout are terminals. Confirm asks; nil reads a line from stdin.
+	Interactive func() bool
+	Confirm     func(question string) (bool, error)
 	// Backup locates the journal; its zero value uses the state directory.
 	Backup backup.Options
 }
@@ -38,7 +43,7 @@ incomplete), how many sessions and edits it holds, and the store it changed. Und
 Backups live in $SESSFIX_STATE_DIR, else $XDG_STATE_HOME/sessfix, else ~/.local/state/sessfix.`,
 		Example: `  sessfix backups
   sessfix backups --format json
-  sessfix backups prune --older-than 30d`,
+  sessfix backups prune --older-than 30d --dry-run`,
 		Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
@@ -47,23 +52,7 @@ Backups live in $SESSFIX_STATE_DIR, else $XDG_STATE_HOME/sessfix, else ~/.local/
 			return RunList(cmd.Context(), opts)
 		},
 	}
-	prune := &cobra.Command{
-		Use:   "prune --older-than AGE",
-		Short: "Delete backup runs older than an age",
-		Long: `Delete backup runs older than --older-than (a Go duration such as 72h, or days: 30d). A pruned run
-can no longer be undone.`,
-		Example: `  sessfix backups prune --older-than 30d`,
-		Args:    cli.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return RunPrune(cmd.Context(), opts)
-		},
-	}
-	prune.Flags().StringVar(&opts.OlderThan, "older-than", "", "delete runs older than `AGE` (e.g. 30d, 72h)")
-	_ = prune.MarkFlagRequired("older-than")
-	cmd.AddCommand(prune)
+	cmd.AddCommand(newCmdPrune(opts, runF))
 	return cmd
 }
 
@@ -115,27 +104,6 @@ func printRuns(out io.Writer, format string, runs []backup.RunInfo) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s %s\n", r.ID, r.Time.Local().Format(time.DateTime), state, r.Sessions, r.Edits, r.Store.Shape, r.Store.Path)
 	}
 	return tw.Flush()
-}
-
-// RunPrune does the work of `sessfix backups prune`.
-func RunPrune(ctx context.Context, opts *BackupsOptions) error {
-	age, err := ParseAge(opts.OlderThan)
-	if err != nil {
-		return &cli.FlagError{Err: err}
-	}
-	removed, err := backup.Prune(opts.backupOptions(), age)
-	for _, r := range removed {
-		opts.Factory.IOStreams.Statusf("removed %s (%s)", r.ID, r.Time.Local().Format(time.DateTime))
-	}
-	if err != nil {
-		return err
-	}
-	if len(removed) == 0 {
-		opts.Factory.IOStreams.Statusf("no backup run is older than %s", opts.OlderThan)
-		return nil
-	}
-	opts.Factory.IOStreams.Statusf("pruned %s older than %s", plural.Count(len(removed), "backup run", "backup runs"), opts.OlderThan)
-	return nil
 }
 
 // ParseAge parses a Go duration or a whole number of days ("30d").

@@ -445,16 +445,35 @@ func List(opts Options) ([]RunInfo, error) {
 
 // Prune removes runs older than olderThan and returns them.
 func Prune(opts Options, olderThan time.Duration) ([]RunInfo, error) {
+	old, err := Older(opts, olderThan)
+	if err != nil {
+		return nil, err
+	}
+	return Remove(old)
+}
+
+// Older returns the runs begun more than olderThan ago, newest first: what
+// Prune would remove.
+func Older(opts Options, olderThan time.Duration) ([]RunInfo, error) {
 	runs, err := List(opts)
 	if err != nil {
 		return nil, err
 	}
 	cutoff := opts.now().Add(-olderThan)
+	var old []RunInfo
+	for _, r := range runs {
+		if r.Time.Before(cutoff) {
+			old = append(old, r)
+		}
+	}
+	return old, nil
+}
+
+// Remove deletes the folders of runs (as List or Older returned them) and
+// returns those removed, stopping at the first that cannot be.
+func Remove(runs []RunInfo) ([]RunInfo, error) {
 	var removed []RunInfo
 	for _, r := range runs {
-		if !r.Time.Before(cutoff) {
-			continue
-		}
 		if err := os.RemoveAll(r.Dir); err != nil {
 			return removed, fmt.Errorf("cannot remove backup run %s: %w", r.Dir, err)
 		}
