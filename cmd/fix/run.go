@@ -125,7 +125,8 @@ func newPipeline(opts *FixOptions) (*fix.Pipeline, report.FailPolicy, error) {
 		Sessions: opts.Sessions,
 		Error:    opts.Error,
 		Force:    opts.Force,
-		Write:    fix.WriteOptions{Backup: backup.Options{Now: opts.Factory.Now}, Apply: opts.Apply},
+		// One fix is one operation: undo --last reverts every run it writes.
+		Write: fix.WriteOptions{Backup: backup.Options{Now: opts.Factory.Now, Operation: backup.NewOperationID(now())}, Apply: opts.Apply},
 	}
 	if opts.Config != nil {
 		pipe.Suppressed = opts.Config.Suppressed

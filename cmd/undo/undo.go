@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -38,8 +37,10 @@ func NewCmdUndo(f *cli.Factory, runF func(context.Context, *UndoOptions) error) 
 their old bytes, deleted and quarantined records come back, added records go away (a fork's whole
 session). Runs are listed by ` + "`sessfix backups`" + `.
 
---last undoes the newest run of any store; with PATHs, the newest run of the stores at or under them (an
-opencode.db, an export file, a data dir).
+--last undoes the last operation: every run the newest sessfix command that wrote (one fix over many
+stores) made and that is not undone yet. A second --last steps back to the command before. With PATHs,
+only runs of the stores at or under them count, and only those are undone (an opencode.db, an export
+file, a data dir).
 
 undo refuses, and changes nothing, when a record no longer holds the bytes the fix wrote (OpenCode or
 someone changed the session since); --force restores anyway and overwrites those changes. Undoing a run
@@ -75,7 +76,7 @@ Exit codes:
 			return RunUndo(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.Last, "last", false, "undo the newest run (of the stores at the PATHs, when given)")
+	cmd.Flags().BoolVar(&opts.Last, "last", false, "undo every run of the newest command not undone yet (of the stores at the PATHs, when given)")
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "restore even records that changed since the fix")
 	return cmd
 }
@@ -94,13 +95,10 @@ func RunUndo(ctx context.Context, opts *UndoOptions) error {
 	if bopts.Now == nil {
 		bopts.Now = f.Now
 	}
-	run := opts.RunID
 	if opts.Last {
-		var err error
-		if run, err = lastRun(bopts, opts.Paths); err != nil {
-			return err
-		}
+		return undoLast(ctx, opts, bopts)
 	}
+	run := opts.RunID
 	res, err := backup.Undo(ctx, bopts, run, opts.Force)
 	if f.Format() == "json" {
 		if perr := printJSON(f, run, res, opts.Force, err); perr != nil {
@@ -128,36 +126,6 @@ func RunUndo(ctx context.Context, opts *UndoOptions) error {
 	return nil
 }
 
-// lastRun is the id of the newest run: of any store, or of the stores at
-// or under paths. "last" (the newest run, found by backup.Undo) when no
-// path is given.
-func lastRun(opts backup.Options, paths []string) (string, error) {
-	if len(paths) == 0 {
-		return "last", nil
-	}
-	roots := make([]string, len(paths))
-	for i, p := range paths {
-		roots[i] = canonical(p)
-	}
-	runs, err := backup.List(opts)
-	if err != nil {
-		return "", err
-	}
-	for _, r := range runs { // newest first
-		if r.Store.Path == "" {
-			continue // damaged: its store is unknown
-		}
-		sp := canonical(r.Store.Path)
-		for _, root := range roots {
-			if sp == root || strings.HasPrefix(sp, root+string(filepath.Separator)) {
-				return r.ID, nil
-			}
-		}
-	}
-	return "", cli.WithHints(fmt.Errorf("no backup run changed a store at %s: %w", strings.Join(paths, " or "), backup.ErrNoRun),
-		"list runs and the stores they changed with `sessfix backups`")
-}
-
 // canonical is p absolute, cleaned, with symbolic links resolved when it
 // exists: two names of one store compare equal.
 func canonical(p string) string {
@@ -170,16 +138,18 @@ func canonical(p string) string {
 	return filepath.Clean(p)
 }
 
-// printJSON writes the undo document to stdout or --output.
+// printJSON writes the undo document of one run to stdout or --output.
 func printJSON(f *cli.Factory, run string, res *backup.UndoResult, force bool, err error) error {
-	if run == "last" {
-		run = "" // the document names the run found, or none
-	}
+	return printDocument(f, report.NewUndoDocument(f.Build.Version, run, res, force, err))
+}
+
+// printDocument writes an undo document to stdout or --output.
+func printDocument(f *cli.Factory, doc *report.UndoDocument) error {
 	out, oerr := f.OpenOutput()
 	if oerr != nil {
 		return oerr
 	}
-	if werr := report.WriteJSON(out.W, report.NewUndoDocument(f.Build.Version, run, res, force, err)); werr != nil {
+	if werr := report.WriteJSON(out.W, doc); werr != nil {
 		out.Close()
 		return fmt.Errorf("cannot write the report: %w", werr)
 	}

@@ -27,6 +27,11 @@ type Options struct {
 	Now func() time.Time
 	// Write tunes the store writers Apply and Undo open.
 	Write store.WriteOptions
+	// Operation is the id of the sessfix command whose runs these are
+	// (NewOperationID): every run Begin makes with it records it, so
+	// that undo --last reverts all the runs of one command together.
+	// Empty: each run is an operation of its own.
+	Operation string
 }
 
 func (o Options) now() time.Time {
@@ -80,6 +85,10 @@ type Manifest struct {
 	Time    time.Time  `json:"time"`
 	Version string     `json:"sessfix_version"`
 	Store   store.Info `json:"store"`
+	// Operation is the command the run belongs to (Options.Operation);
+	// empty in a run that is an operation of its own, and in runs
+	// written before operations were recorded.
+	Operation string `json:"operation,omitempty"`
 	// Sessions are the change sets of the run, in the order applied.
 	Sessions []*SessionEntry `json:"sessions"`
 	// Undone is set once the run has been undone.
@@ -242,6 +251,11 @@ func NewRunID(now time.Time) string {
 	return now.UTC().Format("20060102T150405Z") + "-" + string(b)
 }
 
+// NewOperationID returns the id of one sessfix command that writes (one
+// fix over many stores): the same form as a run id, so that it sorts by
+// time. Pass it as Options.Operation to every Apply of the command.
+func NewOperationID(now time.Time) string { return NewRunID(now) }
+
 // Begin starts a backup run for a store: it creates the run folder and an
 // empty manifest.
 func Begin(opts Options, info store.Info) (*Journal, error) {
@@ -275,6 +289,7 @@ func Begin(opts Options, info store.Info) (*Journal, error) {
 		}
 		j := &Journal{opts: opts, dir: tmp, m: &Manifest{
 			Format: ManifestFormat, RunID: id, Time: now.UTC(), Version: store.SessfixVersion(), Store: info,
+			Operation: opts.Operation,
 		}}
 		err := mkdirPrivate(filepath.Join(tmp, "before"))
 		if err == nil {

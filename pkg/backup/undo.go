@@ -29,6 +29,8 @@ type Refusal struct {
 type UndoResult struct {
 	RunID string
 	Store store.Info
+	// Operation is the sessfix command the run belongs to (RunInfo's).
+	Operation string
 	// Restored are the files or rows put back.
 	Restored []store.Target
 	// Unchanged counts targets that already held their old bytes.
@@ -56,7 +58,10 @@ func Undo(ctx context.Context, opts Options, runID string, force bool) (*UndoRes
 	if err != nil {
 		return nil, err
 	}
-	res := &UndoResult{RunID: m.RunID, Store: m.Store}
+	res := &UndoResult{RunID: m.RunID, Store: m.Store, Operation: m.Operation}
+	if res.Operation == "" {
+		res.Operation = m.RunID
+	}
 	if m.Undone != nil {
 		res.AlreadyUndone = true
 		res.Message = fmt.Sprintf("run %s was already undone on %s; nothing to do", m.RunID, m.Undone.Time.Local().Format(time.DateTime))
@@ -379,7 +384,12 @@ type RunInfo struct {
 	// "failed" (a change set failed and was put back).
 	State  string     `json:"state"`
 	Undone *time.Time `json:"undone,omitempty"`
-	Dir    string     `json:"dir"`
+	// Operation is the sessfix command the run belongs to: the runs one
+	// fix wrote over several stores share it. A run recorded without one
+	// is its own operation (its run id). Empty when the manifest cannot
+	// be read.
+	Operation string `json:"operation,omitempty"`
+	Dir       string `json:"dir"`
 	// Problem is set when the manifest cannot be read.
 	Problem string `json:"problem,omitempty"`
 }
@@ -414,7 +424,10 @@ func List(opts Options) ([]RunInfo, error) {
 			out = append(out, ri)
 			continue
 		}
-		ri.Time, ri.Store, ri.Sessions = m.Time, m.Store, len(m.Sessions)
+		ri.Time, ri.Store, ri.Sessions, ri.Operation = m.Time, m.Store, len(m.Sessions), m.Operation
+		if ri.Operation == "" {
+			ri.Operation = m.RunID
+		}
 		ri.State = StateApplied
 		for _, s := range m.Sessions {
 			ri.Edits += len(s.Edits)
@@ -441,6 +454,49 @@ func List(opts Options) ([]RunInfo, error) {
 		return out[i].ID > out[j].ID
 	})
 	return out, nil
+}
+
+// ErrAllUndone means every run undo --last could pick is undone already.
+var ErrAllUndone = errors.New("every backup run is already undone")
+
+// LastOperation finds what undo --last reverts: among the runs match
+// accepts (nil: every run), the newest one not yet undone names an
+// operation, and LastOperation returns that operation and its runs that
+// match accepts and are not undone, newest first. Runs whose manifest
+// cannot be read are left out. The error wraps ErrNoRuns when match
+// accepts no run, ErrAllUndone when each one it accepts is undone.
+func LastOperation(opts Options, match func(RunInfo) bool) (string, []RunInfo, error) {
+	runs, err := List(opts)
+	if err != nil {
+		return "", nil, err
+	}
+	var candidates []RunInfo
+	for _, r := range runs {
+		if r.Problem == "" && (match == nil || match(r)) {
+			candidates = append(candidates, r)
+		}
+	}
+	op := ""
+	var out []RunInfo
+	for _, r := range candidates { // newest first
+		if r.Undone != nil {
+			continue
+		}
+		if op == "" {
+			op = r.Operation
+		}
+		if r.Operation == op {
+			out = append(out, r)
+		}
+	}
+	switch {
+	case len(candidates) == 0:
+		base, _ := opts.backupsDir()
+		return "", nil, fmt.Errorf("%w in %s; nothing to undo", ErrNoRuns, base)
+	case op == "":
+		return "", nil, ErrAllUndone
+	}
+	return op, out, nil
 }
 
 // Prune removes runs older than olderThan and returns them.

@@ -2,6 +2,7 @@ package report
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/store"
@@ -17,6 +18,26 @@ type UndoDocument struct {
 	Outcome       string    `json:"outcome"`
 	Error         string    `json:"error"`
 	// Forced is true when --force put records back over later changes.
+	Forced    bool          `json:"forced"`
+	Restored  []UndoRecord  `json:"restored"`
+	Unchanged int           `json:"unchanged"`
+	Refused   []UndoRefusal `json:"refused"`
+	// Operation is the sessfix command whose runs were undone (every run
+	// one fix wrote over several stores shares it); "" when no run was
+	// found.
+	Operation string `json:"operation"`
+	// Runs are the runs undone, newest first, each with what it put
+	// back: one for `undo RUN`, every run of the operation for --last.
+	// The fields above sum them up.
+	Runs []UndoRun `json:"runs"`
+}
+
+// UndoRun is what undo did to one run.
+type UndoRun struct {
+	Run       string        `json:"run"`
+	Store     UndoStore     `json:"store"`
+	Outcome   string        `json:"outcome"`
+	Error     string        `json:"error"`
 	Forced    bool          `json:"forced"`
 	Restored  []UndoRecord  `json:"restored"`
 	Unchanged int           `json:"unchanged"`
@@ -51,38 +72,96 @@ const (
 	// OutcomeFailed ("failed"): the undo could not be done; see error.
 )
 
-// NewUndoDocument converts what `sessfix undo` did to its JSON document:
-// res may be nil when err says why there is nothing to report but the
-// error; run names the run asked for.
+// NewUndoDocument converts what `sessfix undo RUN` did to its JSON
+// document: res may be nil when err says why there is nothing to report
+// but the error; run names the run asked for.
 func NewUndoDocument(version, run string, res *backup.UndoResult, force bool, err error) *UndoDocument {
-	doc := &UndoDocument{Version: version, SchemaVersion: SchemaVersion, Run: run, Restored: []UndoRecord{}, Refused: []UndoRefusal{}}
 	if res != nil {
-		doc.Run = res.RunID
-		doc.Store.Shape, doc.Store.Path = string(res.Store.Shape), res.Store.Path
-		for _, t := range res.Restored {
-			doc.Restored = append(doc.Restored, undoRecord(t))
-		}
-		doc.Unchanged = res.Unchanged
-		for _, r := range res.Refused {
-			doc.Refused = append(doc.Refused, UndoRefusal{Record: undoRecord(r.Target), Reason: r.Reason})
-		}
-		doc.Forced = force && len(res.Refused) > 0
+		run = res.RunID
 	}
-	var refused *backup.RefusedError
-	switch {
-	case errors.As(err, &refused):
-		doc.Outcome = OutcomeRefused
-	case err != nil:
-		doc.Outcome = OutcomeFailed
-	case res != nil && res.AlreadyUndone:
+	op := ""
+	if run != "" && res != nil {
+		op = res.Operation
+	}
+	return NewUndoOperationDocument(version, op, []UndoneRun{{Run: run, Result: res, Err: err}}, force)
+}
+
+// UndoneRun is one run undo tried, with its result and error.
+type UndoneRun struct {
+	Run    string
+	Result *backup.UndoResult
+	Err    error
+}
+
+// NewUndoOperationDocument converts what `sessfix undo --last` did to the
+// runs of operation op (newest first) to the undo document: the top-level
+// fields name the newest run and sum up every run; the worst outcome wins.
+// A run entry with neither Run nor Result (nothing was found to undo)
+// gives its error and outcome to the document but no entry in runs.
+func NewUndoOperationDocument(version, op string, runs []UndoneRun, force bool) *UndoDocument {
+	doc := &UndoDocument{Version: version, SchemaVersion: SchemaVersion, Restored: []UndoRecord{}, Refused: []UndoRefusal{},
+		Operation: op, Runs: []UndoRun{}}
+	var errs []string
+	for i, u := range runs {
+		r := newUndoRun(u, force)
+		if i == 0 {
+			doc.Run, doc.Store, doc.Outcome = r.Run, r.Store, r.Outcome
+		}
+		if outcomeRank[r.Outcome] > outcomeRank[doc.Outcome] {
+			doc.Outcome = r.Outcome
+		}
+		doc.Restored = append(doc.Restored, r.Restored...)
+		doc.Refused = append(doc.Refused, r.Refused...)
+		doc.Unchanged += r.Unchanged
+		doc.Forced = doc.Forced || r.Forced
+		if r.Error != "" {
+			errs = append(errs, r.Error)
+		}
+		if u.Run != "" || u.Result != nil {
+			doc.Runs = append(doc.Runs, r)
+		}
+	}
+	doc.Error = strings.Join(errs, "\n")
+	if doc.Outcome == "" {
 		doc.Outcome = OutcomeAlreadyUndone
-	default:
-		doc.Outcome = OutcomeUndone
-	}
-	if err != nil {
-		doc.Error = err.Error()
 	}
 	return doc
+}
+
+// outcomeRank orders outcomes: the document's is its runs' worst.
+var outcomeRank = map[string]int{OutcomeAlreadyUndone: 1, OutcomeUndone: 2, OutcomeRefused: 3, OutcomeFailed: 4}
+
+func newUndoRun(u UndoneRun, force bool) UndoRun {
+	r := UndoRun{Run: u.Run, Restored: []UndoRecord{}, Refused: []UndoRefusal{}}
+	if res := u.Result; res != nil {
+		r.Run = res.RunID
+		r.Store.Shape, r.Store.Path = string(res.Store.Shape), res.Store.Path
+		for _, t := range res.Restored {
+			r.Restored = append(r.Restored, undoRecord(t))
+		}
+		r.Unchanged = res.Unchanged
+		for _, rf := range res.Refused {
+			r.Refused = append(r.Refused, UndoRefusal{Record: undoRecord(rf.Target), Reason: rf.Reason})
+		}
+		r.Forced = force && len(res.Refused) > 0
+	}
+	var refused *backup.RefusedError
+	switch err := u.Err; {
+	case errors.As(err, &refused):
+		r.Outcome = OutcomeRefused
+	case errors.Is(err, backup.ErrAllUndone):
+		r.Outcome = OutcomeAlreadyUndone
+	case err != nil:
+		r.Outcome = OutcomeFailed
+	case u.Result != nil && u.Result.AlreadyUndone:
+		r.Outcome = OutcomeAlreadyUndone
+	default:
+		r.Outcome = OutcomeUndone
+	}
+	if u.Err != nil && !errors.Is(u.Err, backup.ErrAllUndone) {
+		r.Error = u.Err.Error()
+	}
+	return r
 }
 
 func undoRecord(t store.Target) UndoRecord {

@@ -1,0 +1,99 @@
+package undo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/sessfix/sessfix/cmd/internal/cli"
+	"github.com/sessfix/sessfix/internal/plural"
+	"github.com/sessfix/sessfix/pkg/backup"
+	"github.com/sessfix/sessfix/pkg/report"
+)
+
+// undoLast undoes the last operation: every run, not undone yet, of the
+// newest sessfix command that wrote (of the stores at or under
+// opts.Paths, when given), newest run first. A run that cannot be undone
+// does not stop the others; the next undo --last retries it.
+func undoLast(ctx context.Context, opts *UndoOptions, bopts backup.Options) error {
+	f := opts.Factory
+	ios := f.IOStreams
+	op, runs, err := backup.LastOperation(bopts, underPaths(opts.Paths))
+	var done []report.UndoneRun
+	switch {
+	case errors.Is(err, backup.ErrAllUndone):
+		err = nil
+		msg := "nothing to undo: every backup run is already undone"
+		if len(opts.Paths) > 0 {
+			msg = "nothing to undo: every backup run of a store at " + strings.Join(opts.Paths, " or ") + " is already undone"
+		}
+		ios.Statusf("%s", msg)
+		done = append(done, report.UndoneRun{Err: backup.ErrAllUndone})
+	case errors.Is(err, backup.ErrNoRuns) && len(opts.Paths) > 0:
+		err = cli.WithHints(fmt.Errorf("no backup run changed a store at %s: %w", strings.Join(opts.Paths, " or "), backup.ErrNoRun),
+			"list runs and the stores they changed with `sessfix backups`")
+		done = append(done, report.UndoneRun{Err: err})
+	case errors.Is(err, backup.ErrNoRuns):
+		done = append(done, report.UndoneRun{Err: err})
+		err = cli.WithHints(err, "list runs with `sessfix backups`")
+	case err != nil:
+		done = append(done, report.UndoneRun{Err: err})
+	}
+	var errs []error
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, r := range runs {
+		if ctx.Err() != nil {
+			errs = append(errs, context.Cause(ctx))
+			break
+		}
+		res, uerr := backup.Undo(ctx, bopts, r.ID, opts.Force)
+		done = append(done, report.UndoneRun{Run: r.ID, Result: res, Err: uerr})
+		if res != nil && opts.Force {
+			for _, rf := range res.Refused {
+				ios.Statusf("overwrote %s: %s", rf.Target, rf.Reason)
+			}
+		}
+		if uerr != nil {
+			errs = append(errs, uerr)
+			continue
+		}
+		ios.Statusf("%s", res.Message)
+	}
+	if len(runs) > 1 {
+		ios.Statusf("undid %d of the %s of operation %s", len(runs)-len(errs), plural.Count(len(runs), "run", "runs"), op)
+	}
+	if f.Format() == "json" {
+		if perr := printDocument(f, report.NewUndoOperationDocument(f.Build.Version, op, done, opts.Force)); perr != nil {
+			errs = append(errs, perr)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// underPaths accepts the runs of the stores at or under paths; nil (every
+// run) when no path is given.
+func underPaths(paths []string) func(backup.RunInfo) bool {
+	if len(paths) == 0 {
+		return nil
+	}
+	roots := make([]string, len(paths))
+	for i, p := range paths {
+		roots[i] = canonical(p)
+	}
+	return func(r backup.RunInfo) bool {
+		if r.Store.Path == "" {
+			return false
+		}
+		sp := canonical(r.Store.Path)
+		for _, root := range roots {
+			if sp == root || strings.HasPrefix(sp, root+string(filepath.Separator)) {
+				return true
+			}
+		}
+		return false
+	}
+}

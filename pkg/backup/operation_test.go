@@ -1,0 +1,84 @@
+package backup_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sessfix/sessfix/pkg/backup"
+)
+
+// writeRun puts a run folder with a manifest into dir's journal.
+func writeRun(t *testing.T, dir, id, op, storePath string, at time.Time, undone bool) {
+	t.Helper()
+	run := filepath.Join(dir, "backups", id)
+	if err := os.MkdirAll(run, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	u := ""
+	if undone {
+		u = fmt.Sprintf(`, "undone": {"time": %q, "sessfix_version": "test", "restored": 1}`, at.Add(time.Minute).Format(time.RFC3339))
+	}
+	m := fmt.Sprintf(`{"format": 2, "run": %q, "time": %q, "store": {"shape": "export", "path": %q}, "operation": %q, "sessions": []%s}`,
+		id, at.Format(time.RFC3339), storePath, op, u)
+	if err := os.WriteFile(filepath.Join(run, "manifest.json"), []byte(m), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func ids(runs []backup.RunInfo) string {
+	var s []string
+	for _, r := range runs {
+		s = append(s, r.ID)
+	}
+	return strings.Join(s, " ")
+}
+
+// TestLastOperationGroupsTheRunsOfOneCommand: the newest run not undone
+// names the operation, and every run of it not undone comes back, newest
+// first; runs without an operation are operations of their own.
+func TestLastOperationGroupsTheRunsOfOneCommand(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	writeRun(t, dir, "20261121T120000Z-old000", "", "/s/old.json", t0, false)                                         // before operations
+	writeRun(t, dir, "20261121T120100Z-aaaaaa", "20261121T120100Z-op1op1", "/s/a.json", t0.Add(1*time.Minute), false) // op1
+	writeRun(t, dir, "20261121T120101Z-bbbbbb", "20261121T120100Z-op1op1", "/s/b.json", t0.Add(61*time.Second), false)
+	writeRun(t, dir, "20261121T120200Z-cccccc", "20261121T120200Z-op2op2", "/s/a.json", t0.Add(2*time.Minute), false) // op2
+	writeRun(t, dir, "20261121T120201Z-dddddd", "20261121T120200Z-op2op2", "/t/c.json", t0.Add(121*time.Second), false)
+	writeRun(t, dir, "20261121T120202Z-eeeeee", "20261121T120200Z-op2op2", "/s/e.json", t0.Add(122*time.Second), true) // undone alone
+	opts := backup.Options{Dir: dir}
+
+	op, runs, err := backup.LastOperation(opts, nil)
+	if err != nil || op != "20261121T120200Z-op2op2" || ids(runs) != "20261121T120201Z-dddddd 20261121T120200Z-cccccc" {
+		t.Fatalf("LastOperation = %s [%s] %v; want op2's two runs not undone, newest first", op, ids(runs), err)
+	}
+	under := func(root string) func(backup.RunInfo) bool {
+		return func(r backup.RunInfo) bool { return strings.HasPrefix(r.Store.Path, root) }
+	}
+	if op, runs, err := backup.LastOperation(opts, under("/s/")); err != nil || ids(runs) != "20261121T120200Z-cccccc" {
+		t.Fatalf("LastOperation(/s/) = %s [%s] %v; want op2's run of /s/a.json only", op, ids(runs), err)
+	}
+	for _, id := range []string{"20261121T120201Z-dddddd", "20261121T120200Z-cccccc"} {
+		writeRun(t, dir, id, "20261121T120200Z-op2op2", "/s/x.json", t0.Add(2*time.Minute), true)
+	}
+	if op, runs, err := backup.LastOperation(opts, nil); err != nil || op != "20261121T120100Z-op1op1" || ids(runs) != "20261121T120101Z-bbbbbb 20261121T120100Z-aaaaaa" {
+		t.Fatalf("after op2 is undone, LastOperation = %s [%s] %v; want op1's two runs", op, ids(runs), err)
+	}
+	for _, id := range []string{"20261121T120101Z-bbbbbb", "20261121T120100Z-aaaaaa"} {
+		writeRun(t, dir, id, "20261121T120100Z-op1op1", "/s/x.json", t0.Add(time.Minute), true)
+	}
+	if op, runs, err := backup.LastOperation(opts, nil); err != nil || op != "20261121T120000Z-old000" || len(runs) != 1 {
+		t.Fatalf("a run without an operation: LastOperation = %s [%s] %v; want it alone", op, ids(runs), err)
+	}
+	writeRun(t, dir, "20261121T120000Z-old000", "", "/s/old.json", t0, true)
+	if _, _, err := backup.LastOperation(opts, nil); !errors.Is(err, backup.ErrAllUndone) {
+		t.Fatalf("every run undone: err = %v, want ErrAllUndone", err)
+	}
+	if _, _, err := backup.LastOperation(opts, under("/nowhere/")); !errors.Is(err, backup.ErrNoRuns) {
+		t.Fatalf("no run matches: err = %v, want ErrNoRuns", err)
+	}
+}
