@@ -31,8 +31,8 @@ Exit codes:
   1    nothing deleted: the question was declined, or there is no terminal to ask on (add --yes)
   2    usage error, or an age under a day without --force
   3    a run could not be read or deleted`,
-		Example: `  sessfix backups prune --older-than 30d --dry-run
-  sessfix backups prune --older-than 30d
+		Example: `  sessfix backups prune --older-than 30d
+  sessfix backups prune --older-than 30d --dry-run
   sessfix backups prune --older-than 90d --yes`,
 		Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
