@@ -31,7 +31,7 @@ func RunFix(ctx context.Context, opts *FixOptions) (err error) {
 	cli.BatchGC()
 	disc, err := f.OpenStores("fix", opts.Paths)
 	if err != nil {
-		return err
+		return noInputs(f, fails, err)
 	}
 	defer disc.Close()
 	if opts.Sessions, err = cli.ResolveSessions(ctx, disc.Stores, opts.Sessions); err != nil {

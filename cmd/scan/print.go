@@ -2,6 +2,7 @@ package scan
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
@@ -15,23 +16,11 @@ import (
 // stores' notes, the summary and the hints to stderr.
 func printReport(f *cli.Factory, rep *report.Report) error {
 	ios := f.IOStreams
-	out, err := f.OpenOutput()
+	tty, err := writeReport(f, rep)
 	if err != nil {
 		return err
 	}
-	p, err := f.Printer(out)
-	if err != nil {
-		out.Close()
-		return err
-	}
-	if err := p.Print(out.W, rep); err != nil {
-		out.Close()
-		return fmt.Errorf("cannot write the report: %w", err)
-	}
-	if err := out.Close(); err != nil {
-		return err
-	}
-	if out.TTY && f.Format() == "text" {
+	if tty && f.Format() == "text" {
 		return nil // the terminal layout already has the summary and hints
 	}
 	if rep.Result != nil {
@@ -47,6 +36,45 @@ func printReport(f *cli.Factory, rep *report.Report) error {
 		ios.Statusf("hint: %s", h)
 	}
 	return nil
+}
+
+// writeReport writes the report in the --format format to stdout or
+// --output, and says whether that is a terminal.
+func writeReport(f *cli.Factory, rep *report.Report) (tty bool, err error) {
+	out, err := f.OpenOutput()
+	if err != nil {
+		return false, err
+	}
+	p, err := f.Printer(out)
+	if err != nil {
+		out.Close()
+		return false, err
+	}
+	if err := p.Print(out.W, rep); err != nil {
+		out.Close()
+		return false, fmt.Errorf("cannot write the report: %w", err)
+	}
+	return out.TTY, out.Close()
+}
+
+// noInputs ends a scan none of whose inputs could be opened (err says
+// why): a CI job still gets its document, in every format but text,
+// naming each input with its error where the format has a place for it.
+// The text output has none: the errors on stderr are all of it.
+func noInputs(f *cli.Factory, opts *ScanOptions, policy report.FailPolicy, err error) error {
+	if f.Format() == "text" {
+		return err
+	}
+	res := &scan.Result{}
+	for _, in := range cli.FailedInputs(err) {
+		res.Stores = append(res.Stores, scan.StoreResult{Info: store.Info{Path: in.Path}, Err: in.Err})
+	}
+	rep := &report.Report{Result: res, Version: f.Build.Version, FailPolicy: policy,
+		FixCommand: cli.CommandLine(append([]string{"fix"}, opts.Paths...)...)}
+	if _, perr := writeReport(f, rep); perr != nil {
+		return errors.Join(err, perr)
+	}
+	return err
 }
 
 // announcing tells the user about a store once scan.Run has listed it, so

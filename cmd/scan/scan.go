@@ -147,7 +147,7 @@ func RunScan(ctx context.Context, opts *ScanOptions) error {
 	cli.BatchGC()
 	disc, err := f.OpenStores("scan", opts.Paths)
 	if err != nil {
-		return err
+		return noInputs(f, opts, failPolicy, err)
 	}
 	defer disc.Close()
 	if opts.Sessions, err = cli.ResolveSessions(ctx, disc.Stores, opts.Sessions); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/surgery"
 )
 
@@ -49,7 +50,8 @@ On a terminal the list is a table; piped, each session is one tab-separated line
 Exit codes:
   0    the sessions were listed
   2    usage error
-  3    no store found, or a store could not be listed (the others are still listed)
+  3    no store found, or a named path or a store could not be read (the others are still listed; with
+       --format json the document names each, with its error, even when none could be read)
   129  stopped by SIGHUP
   130  interrupted (Ctrl-C)
   143  stopped by SIGTERM`,
@@ -88,19 +90,27 @@ Exit codes:
 func RunSessions(ctx context.Context, opts *SessionsOptions) error {
 	f := opts.Factory
 	format := f.Format()
+	now := f.Now
+	if now == nil {
+		now = time.Now
+	}
 	sopts := &scan.Options{}
 	if err := cli.SetSettle(sopts, opts.Settle, opts.Abandon); err != nil {
 		return err
 	}
 	disc, err := f.OpenStores("sessions", opts.Paths)
 	if err != nil {
-		return err
+		if format != "json" {
+			return err
+		}
+		// No input could be opened: the document still names each.
+		l := &surgery.Listing{}
+		for _, in := range cli.FailedInputs(err) {
+			l.Stores = append(l.Stores, surgery.StoreStatus{Info: store.Info{Path: in.Path}, Err: in.Err})
+		}
+		return errors.Join(err, printList(f, l, now))
 	}
 	defer disc.Close()
-	now := f.Now
-	if now == nil {
-		now = time.Now
-	}
 	prog := f.IOStreams.StartProgress("reading", "sessions")
 	sopts.Now, sopts.Progress = now, prog.Update
 	l, err := surgery.List(ctx, disc.Stores, surgery.ListOptions{Scan: sopts})
@@ -111,24 +121,20 @@ func RunSessions(ctx context.Context, opts *SessionsOptions) error {
 	if opts.Limit > 0 && len(l.Sessions) > opts.Limit {
 		l.Sessions = l.Sessions[:opts.Limit]
 	}
-	out, err := f.OpenOutput()
-	if err != nil {
-		return err
+	for _, in := range disc.Failed {
+		// Named inputs that could not be opened while others could: in
+		// the document too, never dropped.
+		l.Stores = append(l.Stores, surgery.StoreStatus{Info: store.Info{Path: in.Path}, Err: in.Err})
 	}
-	if format == "json" {
-		err = report.WriteJSON(out.W, report.NewSessionsDocument(f.Build.Version, l))
-	} else {
-		err = report.WriteSessions(out.W, l.Sessions, out.TTY, out.Color, now())
-	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := printList(f, l, now); err != nil {
 		return err
 	}
 	var errs []error
+	if err := cli.InputsFailed("sessions", disc); err != nil {
+		errs = append(errs, err)
+	}
 	for _, st := range l.Stores {
-		if st.Err != nil {
+		if st.Err != nil && st.Info.Shape != "" {
 			errs = append(errs, fmt.Errorf("cannot list the sessions of %s store %s: %w", st.Info.Shape, st.Info.Path, st.Err))
 		}
 	}
@@ -136,6 +142,24 @@ func RunSessions(ctx context.Context, opts *SessionsOptions) error {
 		f.IOStreams.Statusf("no sessions in %s", storeNames(l))
 	}
 	return errors.Join(errs...)
+}
+
+// printList writes the list, as a table or lines or its JSON document, to
+// stdout or --output.
+func printList(f *cli.Factory, l *surgery.Listing, now func() time.Time) error {
+	out, err := f.OpenOutput()
+	if err != nil {
+		return err
+	}
+	if f.Format() == "json" {
+		err = report.WriteJSON(out.W, report.NewSessionsDocument(f.Build.Version, l))
+	} else {
+		err = report.WriteSessions(out.W, l.Sessions, out.TTY, out.Color, now())
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func storeNames(l *surgery.Listing) string {

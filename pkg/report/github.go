@@ -39,8 +39,12 @@ func (p githubPrinter) Print(w io.Writer, r *Report) error {
 	for _, sr := range r.stores() {
 		if sr.Err != nil {
 			// Not a finding: an error of the run, on the store's file.
-			bw.WriteString("::error file=" + escapeGitHubProperty(Clean(relPath(p.base, sr.Info.Path))) + ",title=sessfix::" +
-				escapeGitHubData(CleanLines(StoreErrorf(sr).Error())) + "\n")
+			// No path: no store was found where sessfix looked.
+			file := ""
+			if sr.Info.Path != "" {
+				file = "file=" + escapeGitHubProperty(Clean(relPath(p.base, sr.Info.Path))) + ","
+			}
+			bw.WriteString("::error " + file + "title=sessfix::" + escapeGitHubData(CleanLines(StoreErrorf(sr).Error())) + "\n")
 		}
 	}
 	for _, f := range r.findings() {

@@ -88,7 +88,9 @@ func (p sarifPrinter) Print(w io.Writer, r *Report) error {
 	for _, sr := range r.stores() {
 		if sr.Err != nil {
 			n := sarif.NewNotification().WithLevel("error").WithTextMessage(StoreErrorf(sr).Error())
-			n.AddLocation(sarif.NewLocationWithPhysicalLocation(sarif.NewPhysicalLocation().WithArtifactLocation(p.artifact(sr.Info.Path))))
+			if sr.Info.Path != "" { // "": no store found where sessfix looked
+				n.AddLocation(sarif.NewLocationWithPhysicalLocation(sarif.NewPhysicalLocation().WithArtifactLocation(p.artifact(sr.Info.Path))))
+			}
 			failed = append(failed, n)
 		}
 	}

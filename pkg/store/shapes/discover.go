@@ -39,6 +39,22 @@ type Failure struct {
 	Err  error
 }
 
+// InputsError is the error of Open and Discover when not one input could
+// be opened: every input with its error, so that a report can name each.
+// Its message is FailedErr's, and errors.Is and errors.As see every
+// input's error.
+type InputsError struct{ Failed []Failure }
+
+func (e *InputsError) Error() string { return (&Discovery{Failed: e.Failed}).FailedErr().Error() }
+
+func (e *InputsError) Unwrap() []error {
+	errs := make([]error, len(e.Failed))
+	for i, f := range e.Failed {
+		errs[i] = f.Err
+	}
+	return errs
+}
+
 // FailedErr joins the errors of d's failed inputs; nil when there are none.
 func (d *Discovery) FailedErr() error {
 	if d == nil || len(d.Failed) == 0 {
@@ -138,7 +154,7 @@ func (r Registry) Discover(env Env) (*Discovery, error) {
 	if len(d.Stores) == 0 {
 		switch {
 		case len(d.Failed) > 0:
-			return nil, d.FailedErr()
+			return nil, &InputsError{Failed: d.Failed}
 		case len(unsupported) > 0:
 			return nil, unsupported[0]
 		}
@@ -271,7 +287,7 @@ func (r Registry) Open(paths []string) (*Discovery, error) {
 		return nil, store.NotFoundf("no store path given")
 	}
 	if len(d.Stores) == 0 && len(d.Failed) > 0 {
-		return nil, d.FailedErr()
+		return nil, &InputsError{Failed: d.Failed}
 	}
 	return d, nil
 }
