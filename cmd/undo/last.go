@@ -45,6 +45,7 @@ func undoLast(ctx context.Context, opts *UndoOptions, bopts backup.Options) erro
 	if err != nil {
 		errs = append(errs, err)
 	}
+	undone := 0
 	for _, r := range runs {
 		if ctx.Err() != nil {
 			errs = append(errs, context.Cause(ctx))
@@ -61,10 +62,11 @@ func undoLast(ctx context.Context, opts *UndoOptions, bopts backup.Options) erro
 			errs = append(errs, uerr)
 			continue
 		}
+		undone++
 		ios.Statusf("%s", res.Message)
 	}
 	if len(runs) > 1 {
-		ios.Statusf("undid %d of the %s of operation %s", len(runs)-len(errs), plural.Count(len(runs), "run", "runs"), op)
+		ios.Statusf("undid %d of the %s of operation %s", undone, plural.Count(len(runs), "run", "runs"), op)
 	}
 	if f.Format() == "json" {
 		if perr := printDocument(f, report.NewUndoOperationDocument(f.Build.Version, op, done, opts.Force)); perr != nil {
