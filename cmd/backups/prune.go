@@ -24,7 +24,7 @@ can no longer be undone.
 
 prune lists the runs it would delete and asks on a terminal; --yes deletes without asking, --dry-run only
 lists. Without a terminal and without --yes it deletes nothing. An age under a day (1d, 24h) would delete
-runs that may still need undoing: it is refused unless --force.
+runs that may still need undoing: it is refused unless --force (--dry-run lists them anyway).
 
 Exit codes:
   0    the runs were deleted, or listed by --dry-run, or none is that old
