@@ -151,9 +151,18 @@ func writeNotes(w io.Writer, cs *store.ChangeSet, t store.Target, existed, exist
 }
 
 // relPath is a file's path relative to the store, with slashes; an export
-// file (the store itself) by its name.
+// file (the store itself) by its name. The writers name files by absolute
+// path, and the store may be named relative to the working directory: both
+// are made absolute first.
 func relPath(info store.Info, path string) string {
-	rel, err := filepath.Rel(info.Path, path)
+	root, err := filepath.Abs(info.Path)
+	if err != nil {
+		return filepath.Base(path)
+	}
+	if path, err = filepath.Abs(path); err != nil {
+		return filepath.Base(path)
+	}
+	rel, err := filepath.Rel(root, path)
 	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
 		return filepath.Base(path)
 	}

@@ -159,12 +159,35 @@ func applyWithWriter(t *testing.T, info store.Info, cs *store.ChangeSet, now fun
 	}
 }
 
+// relativeDiff is the diff of cs with its store named relative to the
+// working directory, as `sessfix fix --dry-run --diff fo/a` names it: the
+// test changes to the directory above the store's parent. The file names
+// in the diff are relative to the store either way.
+func relativeDiff(t *testing.T, cs *store.ChangeSet) string {
+	t.Helper()
+	abs := cs.Store.Path
+	up := filepath.Dir(filepath.Dir(abs))
+	rel, err := filepath.Rel(up, abs)
+	if err != nil || filepath.IsAbs(rel) {
+		t.Fatalf("no relative path to %s: %q %v", abs, rel, err)
+	}
+	t.Chdir(up)
+	relCS := *cs
+	relCS.Store.Path = rel
+	var diff bytes.Buffer
+	if err := Diff(&diff, &relCS); err != nil {
+		t.Fatalf("diff through %s: %v", rel, err)
+	}
+	return diff.String()
+}
+
 // TestDiffIsWhatFixWrites: for every rule fixture in every shape, the dry
 // run's diff of each session's plan, applied with GNU patch to a copy of
 // the store, gives exactly the files fix writes (JSON records and export
 // files), and for a database every record's data column as written
 // (indented, as the diff shows it). The writers' plan (Planned) is what
-// they then write.
+// they then write. The store named by a relative path gives the same diff
+// (its file names relative to the store, not bare file names).
 func TestDiffIsWhatFixWrites(t *testing.T) {
 	patch := gnuPatch(t)
 	fixtureStores(t, func(t *testing.T, st store.Store, idle time.Duration) {
@@ -181,6 +204,9 @@ func TestDiffIsWhatFixWrites(t *testing.T) {
 			var diff bytes.Buffer
 			if err := Diff(&diff, p.Changes); err != nil {
 				t.Fatalf("diff: %v", err)
+			}
+			if rel := relativeDiff(t, p.Changes); rel != diff.String() {
+				t.Fatalf("the store named by a relative path gives another diff:\n%s\nwant:\n%s", rel, diff.String())
 			}
 			if info.Shape == store.ShapeSQLite {
 				checkRowDiff(t, patch, info, p.Changes, diff.String(), opts.Now)
