@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -124,28 +123,19 @@ func quote(s string) string { return "\"" + s + "\"" }
 // same way: its context is cancelled with a *SignalError, it finishes or
 // rolls back what it is writing and releases its locks, and sessfix exits
 // with 128 + the signal's number (130, 143, 129). A second signal ends the
-// process at once.
+// process at once, its writer locks released first (watchSignals).
 func Main() int {
 	f := cli.New(Build())
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	sigs := make(chan os.Signal, 1)
+	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, stopSignals...)
 	defer signal.Stop(sigs)
-	go func() {
-		select {
-		case s := <-sigs:
-			// Restore the default first: a second signal ends the process.
-			signal.Stop(sigs)
-			cancel(&SignalError{Signal: s})
-		case <-ctx.Done():
-		}
-	}()
+	done := make(chan struct{})
+	defer close(done)
+	go watchSignals(sigs, cancel, done, f.IOStreams.ErrOut, os.Exit)
 	return Run(ctx, f, os.Args[1:])
 }
-
-// stopSignals are the signals that stop a command cleanly.
-var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 
 // Run executes the command line args on f and returns the exit code,
 // printing any error on f's stderr. When ctx ended before the command

@@ -80,7 +80,7 @@ func RunFix(ctx context.Context, opts *FixOptions) (err error) {
 		}
 		return run.left()
 	}
-	if err := run.confirm(changing, edits); err != nil {
+	if err := run.confirm(ctx, changing, edits); err != nil {
 		return err
 	}
 	return run.apply(ctx)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -98,6 +99,7 @@ func acquireLock(info Info, now time.Time) (*Lock, error) {
 			if replaced {
 				l.Swept = sweepTemps(info)
 			}
+			held.add(l)
 			return l, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
@@ -215,7 +217,18 @@ func processAlive(pid int) bool {
 
 // Release removes the lock file if it is still this lock's.
 func (l *Lock) Release() error {
-	if l == nil || l.path == "" {
+	if l == nil {
+		return nil
+	}
+	// Under the registry's mutex: ReleaseHeld may release it meanwhile.
+	held.mu.Lock()
+	defer held.mu.Unlock()
+	delete(held.locks, l)
+	return l.release()
+}
+
+func (l *Lock) release() error {
+	if l.path == "" {
 		return nil
 	}
 	cur, err := os.ReadFile(l.path)
@@ -236,4 +249,41 @@ func (l *Lock) Release() error {
 		return fmt.Errorf("release the sessfix lock: %w", err)
 	}
 	return nil
+}
+
+// heldLocks are the writer locks this process holds, for ReleaseHeld.
+type heldLocks struct {
+	mu    sync.Mutex
+	locks map[*Lock]bool
+}
+
+var held heldLocks
+
+func (h *heldLocks) add(l *Lock) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.locks == nil {
+		h.locks = map[*Lock]bool{}
+	}
+	h.locks[l] = true
+}
+
+// ReleaseHeld releases every writer lock this process holds, for a process
+// about to end at once (a second Ctrl-C) without returning through the
+// code that took them: the locks go, whatever a store was being written
+// (a database's open transaction is rolled back by SQLite when the next
+// program opens it; undo reverts a backup run cut short). It returns the
+// lock files removed, in no particular order.
+func ReleaseHeld() []string {
+	held.mu.Lock()
+	defer held.mu.Unlock()
+	var out []string
+	for l := range held.locks {
+		path := l.path
+		if l.release() == nil && path != "" {
+			out = append(out, path)
+		}
+		delete(held.locks, l)
+	}
+	return out
 }

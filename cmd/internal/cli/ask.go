@@ -2,36 +2,46 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
-
-	"github.com/mattn/go-isatty"
 
 	"github.com/sessfix/sessfix/cmd/internal/iostreams"
 )
 
 // AskLine asks a yes/no question on out and reads the answer from in: only
-// "y" or "yes" is yes; end of input is no.
-func AskLine(in io.Reader, out io.Writer, q string) (bool, error) {
+// "y" or "yes" is yes; end of input is no. When ctx ends first (Ctrl-C at
+// the question) the answer is no, at once, and the error is ctx's cause:
+// the line being read is abandoned, so a command never waits for Enter
+// while it holds a store's writer lock.
+func AskLine(ctx context.Context, in io.Reader, out io.Writer, q string) (bool, error) {
 	fmt.Fprintf(out, "%s [y/N] ", q)
-	line, err := bufio.NewReader(in).ReadString('\n')
-	if err != nil && line == "" {
-		if errors.Is(err, io.EOF) {
+	type answer struct {
+		line string
+		err  error
+	}
+	read := make(chan answer, 1)
+	go func() {
+		line, err := bufio.NewReader(in).ReadString('\n')
+		read <- answer{line, err}
+	}()
+	var a answer
+	select {
+	case a = <-read:
+	case <-ctx.Done():
+		fmt.Fprintln(out) // the next line starts on its own
+		return false, context.Cause(ctx)
+	}
+	if a.err != nil && a.line == "" {
+		if errors.Is(a.err, io.EOF) {
 			return false, nil
 		}
-		return false, err
+		return false, a.err
 	}
-	a := strings.ToLower(strings.TrimSpace(line))
-	return a == "y" || a == "yes", nil
-}
-
-// IsTTY reports whether r is a terminal.
-func IsTTY(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+	line := strings.ToLower(strings.TrimSpace(a.line))
+	return line == "y" || line == "yes", nil
 }
 
 // WriteMode is how a command that writes decides to.
@@ -51,7 +61,7 @@ func (m WriteMode) Writes() bool { return m == WriteAsk || m == WriteYes }
 
 // DecideWrite decides, before planning, whether a run may write.
 // interactive reports whether the user can be asked; nil means stdin and
-// stdout are terminals.
+// stdout are terminals (ios.CanPrompt).
 func DecideWrite(ios *iostreams.IOStreams, dryRun, yes bool, interactive func() bool) WriteMode {
 	switch {
 	case dryRun:
@@ -60,7 +70,7 @@ func DecideWrite(ios *iostreams.IOStreams, dryRun, yes bool, interactive func() 
 		return WriteYes
 	}
 	if interactive == nil {
-		interactive = func() bool { return IsTTY(ios.In) && ios.IsStdoutTTY() }
+		interactive = ios.CanPrompt
 	}
 	if interactive() {
 		return WriteAsk
@@ -70,18 +80,23 @@ func DecideWrite(ios *iostreams.IOStreams, dryRun, yes bool, interactive func() 
 
 // ConfirmWrite decides whether to write what ("3 edits to 1 session"):
 // --dry-run never does, --yes always does, otherwise the user is asked on
-// a terminal (confirm, or a line read from stdin). It returns ErrFindings
-// (exit 1) when nothing is to be written.
-func ConfirmWrite(ios *iostreams.IOStreams, mode WriteMode, what string, confirm func(q string) (bool, error)) error {
+// a terminal (confirm, or a line read from stdin until ctx ends). It
+// returns ErrFindings (exit 1) when nothing is to be written, and ctx's
+// cause when the question was interrupted (Ctrl-C: exit 130), which
+// writes nothing either.
+func ConfirmWrite(ctx context.Context, ios *iostreams.IOStreams, mode WriteMode, what string, confirm func(q string) (bool, error)) error {
 	switch mode {
 	case WriteYes:
 		return nil
 	case WriteAsk:
 		if confirm == nil {
-			confirm = func(q string) (bool, error) { return AskLine(ios.In, ios.ErrOut, q) }
+			confirm = func(q string) (bool, error) { return AskLine(ctx, ios.In, ios.ErrOut, q) }
 		}
 		ok, err := confirm("write " + what + "?")
 		if err != nil {
+			if ctx.Err() != nil {
+				ios.Statusf("nothing written")
+			}
 			return err
 		}
 		if !ok {

@@ -177,7 +177,7 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 		_ = report.WritePlans(ios.ErrOut, []fix.Outcome{o}, ios.ColorEnabled())
 	}
 	edits := len(o.Plan.Changes.Edits)
-	if err := cli.ConfirmWrite(ios, mode, plural.Count(edits, "edit", "edits"), opts.Confirm); err != nil {
+	if err := cli.ConfirmWrite(ctx, ios, mode, plural.Count(edits, "edit", "edits"), opts.Confirm); err != nil {
 		return err
 	}
 	run, err := pipe.ApplyLocked(ctx, o.Store, []fix.Outcome{o})

@@ -28,6 +28,7 @@ type IOStreams struct {
 	Out    io.Writer
 	ErrOut io.Writer
 
+	stdinTTY  bool
 	stdoutTTY bool
 	stderrTTY bool
 	getenv    func(string) string
@@ -45,6 +46,7 @@ func System() *IOStreams {
 		In:        os.Stdin,
 		Out:       os.Stdout,
 		ErrOut:    os.Stderr,
+		stdinTTY:  isTerminal(os.Stdin),
 		stdoutTTY: isTerminal(os.Stdout),
 		stderrTTY: isTerminal(os.Stderr),
 		getenv:    os.Getenv,
@@ -69,6 +71,13 @@ func Test() (ios *IOStreams, in, out, errOut *bytes.Buffer) {
 	}
 	return ios, in, out, errOut
 }
+
+// SetStdinTTY overrides whether stdin counts as a terminal.
+func (s *IOStreams) SetStdinTTY(v bool) { s.stdinTTY = v }
+
+// CanPrompt reports whether the user can be asked a question: stdin and
+// stdout are terminals.
+func (s *IOStreams) CanPrompt() bool { return s.stdinTTY && s.stdoutTTY }
 
 // SetStdoutTTY overrides whether stdout counts as a terminal.
 func (s *IOStreams) SetStdoutTTY(v bool) { s.stdoutTTY = v }
