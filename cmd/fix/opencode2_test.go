@@ -3,22 +3,24 @@ package fix
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
 
-// TestFixRefusesOpenCode2Databases: a repair the 1.x rules plan in an
-// OpenCode 2 database (here a blank text part in a session only the 1.x
-// tables hold) is refused with a *store.ReadOnlyError, which says why and
-// exits 3; not a byte of the database changes and no backup run is left.
+// TestFixRefusesOpenCode2Databases: a repair the 1.x rules would plan in
+// an OpenCode 2 database (here a blank text part in a session only the 1.x
+// tables hold) is never planned: fix, --dry-run and --yes alike, says up
+// front that the store is read only (*store.ReadOnlyError, exit 3) with
+// what to do instead, and shows no plan and no edit count it would not
+// write. Not a byte of the database changes and no backup run is left.
 func TestFixRefusesOpenCode2Databases(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "opencode2", "after-import", "opencode.db"))
 	if err != nil {
@@ -31,24 +33,29 @@ func TestFixRefusesOpenCode2Databases(t *testing.T) {
 	storetest.ExecSQL(t, path, `UPDATE part SET data = json_set(data, '$.text', ' ') WHERE id = 'prt_20958dcb6001AfterImport29N'`)
 	before := storetest.Hash(t, path, store.ShapeSQLite2)
 
-	dry := newEnv(path)
-	dry.opts.Force = true
-	// The plan is shown: the refusal comes from the writer, for every table.
-	err = dry.run(t)
-	if said := fmt.Sprint(err) + dry.errOut.String(); !strings.Contains(said, "1 edit") || !strings.Contains(said, "1 session") {
-		t.Fatalf("dry run: %v\n%s", err, dry.errOut)
-	}
-
 	journal := backup.Options{Dir: t.TempDir(), Now: func() time.Time { return clock }}
-	e := newEnv(path)
-	e.opts.Yes, e.opts.Force = true, true
-	e.opts.Apply = func(ctx context.Context, info store.Info, sets []*store.ChangeSet) (string, error) {
-		return backup.Apply(ctx, journal, info, sets)
-	}
-	err = e.run(t)
-	var ro *store.ReadOnlyError
-	if !errors.As(err, &ro) || !errors.Is(err, store.ErrUnsupported) || !strings.Contains(err.Error(), "no OpenCode 2 build can be installed") {
-		t.Fatalf("fix --yes on an OpenCode 2 database: %v\n%s", err, e.errOut)
+	for _, mode := range []string{"ask", "dry run", "yes"} {
+		e := newEnv(path)
+		e.opts.Force = true
+		e.opts.Interactive = func() bool { return true }
+		e.opts.Confirm = func(string) (bool, error) { t.Errorf("%s: asked to write a read-only store", mode); return true, nil }
+		e.opts.DryRun, e.opts.Yes = mode == "dry run", mode == "yes"
+		e.opts.Apply = func(ctx context.Context, info store.Info, sets []*store.ChangeSet) (string, error) {
+			t.Errorf("%s: a write was attempted", mode)
+			return backup.Apply(ctx, journal, info, sets)
+		}
+		err := e.run(t)
+		var ro *store.ReadOnlyError
+		if !errors.As(err, &ro) || !errors.Is(err, store.ErrUnsupported) || !strings.Contains(err.Error(), "never writes it") {
+			t.Fatalf("%s: %v\n%s", mode, err, e.errOut)
+		}
+		said := e.out.String() + e.errOut.String()
+		if strings.Contains(said, "edit") || strings.Contains(said, "SF151") || strings.Contains(said, "nothing to change") {
+			t.Errorf("%s: a plan for a store fix never writes:\n%s", mode, said)
+		}
+		if h := cli.Hints(err); len(h) != 1 || !strings.Contains(h[0], "opencode export") {
+			t.Errorf("%s: hints %q, want what to do instead", mode, h)
+		}
 	}
 	if storetest.Hash(t, path, store.ShapeSQLite2) != before {
 		t.Error("the OpenCode 2 database changed")

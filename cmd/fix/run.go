@@ -53,9 +53,10 @@ func RunFix(ctx context.Context, opts *FixOptions) (err error) {
 		run.stores = append(run.stores, store.Info{Path: in.Path})
 		run.storeErrs[in.Path] = in.Err
 	}
+	writable := run.refuseReadOnly(disc.Stores)
 	run.mode = cli.DecideWrite(ios, opts.DryRun, opts.Yes, opts.Interactive)
 	if run.mode.Writes() {
-		if err := run.lock(disc.Stores); err != nil {
+		if err := run.lock(writable); err != nil {
 			return err
 		}
 		defer func() {
@@ -64,8 +65,10 @@ func RunFix(ctx context.Context, opts *FixOptions) (err error) {
 			}
 		}()
 	}
-	if err := run.plan(ctx, disc.Stores); err != nil {
-		return err
+	if len(writable) > 0 {
+		if err := run.plan(ctx, writable); err != nil {
+			return err
+		}
 	}
 	defer func() { err = run.finish(err, cli.InputsFailed("fix", disc)) }()
 	if err := run.show(); err != nil {
@@ -73,6 +76,9 @@ func RunFix(ctx context.Context, opts *FixOptions) (err error) {
 	}
 	changing, edits := run.size()
 	if changing == 0 {
+		if len(writable) == 0 {
+			return nil // every store is read only: its error says so
+		}
 		if r := run.busy; r > 0 {
 			ios.Statusf("nothing to change but the %s skipped above", plural.Count(r, "session", "sessions"))
 		} else {

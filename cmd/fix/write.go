@@ -11,6 +11,7 @@ import (
 	"github.com/sessfix/sessfix/pkg/fix"
 	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/shapes"
 )
 
 // lock takes the writer lock of every store, in order, before anything is
@@ -34,6 +35,22 @@ func (r *fixRun) lock(stores []store.Store) error {
 		}
 	}
 	return nil
+}
+
+// refuseReadOnly returns the stores fix may write. A store sessfix never
+// writes (an OpenCode 2 database) is not planned at all, dry run or not:
+// a plan would promise a repair the writer then refuses. Its refusal, with
+// what to do instead, makes the run fail (exit 3) once the others are done.
+func (r *fixRun) refuseReadOnly(stores []store.Store) []store.Store {
+	var out []store.Store
+	for _, st := range stores {
+		if err := shapes.CheckWritable(st.Info()); err != nil {
+			r.storeErrs[st.Info().Path] = err
+			continue
+		}
+		out = append(out, st)
+	}
+	return out
 }
 
 // unlock releases the locks lock took.

@@ -51,6 +51,13 @@ func libraryHint(err error, within *backup.ApplyError) []string {
 		case errors.Is(e, fs.ErrPermission):
 			return []string{permissionHint(e) + " (" + state + ")"}
 		}
+	case *store.ReadOnlyError:
+		if e.Shape == store.ShapeSQLite2 {
+			return []string{"sessfix scans OpenCode 2 databases and repairs nothing in them; to repair a session " +
+				"OpenCode 1.x still reads, export it with OpenCode 1.x (opencode export), run sessfix fix on the " +
+				"file and import it (docs/storage-shapes.md)"}
+		}
+		return []string{"sessfix scans this store and repairs nothing in it (docs/storage-shapes.md)"}
 	case *backup.StateDirError:
 		return []string{"set SESSFIX_STATE_DIR or XDG_STATE_HOME"}
 	case *backup.JournalError:
