@@ -113,12 +113,14 @@ func RunDiagnose(ctx context.Context, opts *DiagnoseOptions) error {
 	if err := cli.SetSettle(sopts, opts.Settle, opts.Abandon); err != nil {
 		return err
 	}
-	disc, err := f.OpenStores("diagnose", opts.Paths)
+	// A command the hints suggest repeats --error: diagnose needs it.
+	verb := "diagnose --error " + cli.ShellArg(opts.Error)
+	disc, err := f.OpenStores(verb, opts.Paths)
 	if err != nil {
 		return err
 	}
 	defer disc.Close()
-	if err := cli.InputsFailed("diagnose", disc); err != nil {
+	if err := cli.InputsFailed(verb, disc); err != nil {
 		return err
 	}
 

@@ -64,7 +64,7 @@ show). Without --store, sessfix looks where OpenCode keeps its data. See docs/su
 				return err
 			}
 			if len(args) == 1 && len(opts.Parts) == 0 {
-				return cli.WithHints(cli.FlagErrorf("drop needs messages to remove, or --part PART"), "list the messages with `sessfix show "+args[0]+"`")
+				return cli.WithHints(cli.FlagErrorf("drop needs messages to remove, or --part PART"), "list the messages with `"+cli.ShowCommand(args[0], opts.Paths)+"`")
 			}
 			return nil
 		},

@@ -13,6 +13,7 @@ import (
 	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/shapes"
 )
 
 // ScanOptions are the parsed inputs of `sessfix scan`.
@@ -179,7 +180,8 @@ func RunScan(ctx context.Context, opts *ScanOptions) error {
 		fixArgs = append(fixArgs, "--session", id)
 	}
 	rep := &report.Report{Result: res, Version: f.Build.Version, FailPolicy: failPolicy,
-		FixCommand: cli.CommandLine(append(fixArgs, opts.Paths...)...)}
+		FixCommand: cli.CommandLine(append(fixArgs, fixPaths(opts.Paths, disc)...)...),
+		ReadOnly:   func(info store.Info) bool { return shapes.CheckWritable(info) != nil }}
 	if err := printReport(f, rep); err != nil {
 		return err
 	}

@@ -25,6 +25,10 @@ type Report struct {
 	// naming the stores and sessions the scan read ("sessfix fix" when
 	// empty).
 	FixCommand string
+	// ReadOnly, when set, reports a store sessfix reads but never writes
+	// (an OpenCode 2 database): its findings are not counted in the hint
+	// to run FixCommand, which would refuse them.
+	ReadOnly func(store.Info) bool
 	// FailPolicy decides which findings fail the run.
 	FailPolicy
 }
@@ -323,6 +327,18 @@ func (r *Report) Failing() int {
 // fixable reports whether `sessfix fix` has a default repair for f.
 func fixable(f scan.Finding) bool { return f.Fix != "" }
 
+// repairable counts the fixable findings `sessfix fix` will repair: those
+// of stores it writes (ReadOnly).
+func (r *Report) repairable() int {
+	n := 0
+	for _, f := range r.findings() {
+		if fixable(f) && (r.ReadOnly == nil || !r.ReadOnly(f.Store)) {
+			n++
+		}
+	}
+	return n
+}
+
 // Hints returns the next steps for a report, one sentence each without a
 // "hint:" prefix: how many findings `sessfix fix` repairs, and which code to
 // read about first. None when there are no findings.
@@ -332,12 +348,12 @@ func Hints(r *Report) []string {
 		return nil
 	}
 	var out []string
-	if s.Fixable > 0 {
+	if n := r.repairable(); n > 0 {
 		cmd := r.FixCommand
 		if cmd == "" {
 			cmd = "sessfix fix"
 		}
-		out = append(out, fmt.Sprintf("run `%s` to repair %d of them", cmd, s.Fixable))
+		out = append(out, fmt.Sprintf("run `%s` to repair %d of them", cmd, n))
 	}
 	// Point at the most frequent finding that fails the run: an info
 	// finding (history, facts) is not where a reader should start.

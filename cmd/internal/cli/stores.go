@@ -13,7 +13,9 @@ import (
 )
 
 // OpenStores discovers the user's stores (no paths) or opens the named
-// paths, for the command verb ("scan", "fix", ...), and prints discovery's
+// paths, for the command verb ("scan", "fix", ...; with the flags the
+// command cannot run without, as shell words: "diagnose --error 'TEXT'",
+// so that a suggested command runs as printed), and prints discovery's
 // notes on stderr. "Nothing there" becomes an error that says where sessfix
 // looked, with hints naming the verb. When some inputs cannot be opened
 // and others can, disc.Failed lists them: scan and fix go on with the
@@ -85,6 +87,16 @@ func withPath(verb, path string) string {
 		return "sessfix " + verb + " SESSION --" + StoreFlag + " " + path
 	}
 	return "sessfix " + verb + " " + path
+}
+
+// ShowCommand is the command that shows session id in the stores named
+// with --store (none: the discovered ones), as a hint prints it.
+func ShowCommand(id string, stores []string) string {
+	args := []string{"show", id}
+	for _, p := range stores {
+		args = append(args, "--"+StoreFlag, p)
+	}
+	return CommandLine(args...)
 }
 
 // ListSessions is the hint that says where the user finds session ids.

@@ -141,10 +141,10 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 		var refused *surgery.RefusedError
 		var amb *surgery.AmbiguousError
 		if errors.As(o.Err, &amb) {
-			return cli.WithHints(&cli.FlagError{Err: o.Err}, "list the messages and parts with `sessfix show "+o.ID+"`")
+			return cli.WithHints(&cli.FlagError{Err: o.Err}, "list the messages and parts with `"+cli.ShowCommand(o.ID, opts.Paths)+"`")
 		}
 		if errors.As(o.Err, &refused) {
-			return cli.WithHints(o.Err, "see the session with `sessfix show "+o.ID+"`")
+			return cli.WithHints(o.Err, "see the session with `"+cli.ShowCommand(o.ID, opts.Paths)+"`")
 		}
 		if o.Step == fix.StepLoad {
 			return fmt.Errorf("session %s cannot be loaded: %w", o.ID, o.Err)
