@@ -3,6 +3,9 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
+	"syscall"
 
 	"github.com/sessfix/sessfix/pkg/backup"
 )
@@ -75,8 +78,16 @@ func Hints(err error) []string {
 			add(h.Hints)
 		}
 	})
+	if errors.Is(err, syscall.ENOSPC) && !slices.ContainsFunc(out, func(h string) bool { return strings.HasPrefix(h, diskFull) }) {
+		// A read or an open (SQLite growing its -shm file) met the full
+		// disk, not a write's typed error: the advice is the same.
+		out = append([]string{diskFull + "; free some space and run sessfix again"}, out...)
+	}
 	return out
 }
+
+// diskFull begins the hint for a full disk.
+const diskFull = "the disk is full"
 
 // walk calls visit for err and every error it wraps, depth first, joined
 // errors included.

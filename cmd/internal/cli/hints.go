@@ -45,7 +45,7 @@ func libraryHint(err error, within *backup.ApplyError) []string {
 		}
 		switch {
 		case errors.Is(e, syscall.ENOSPC):
-			return []string{"the disk is full; free some space and run sessfix again (" + state + ")"}
+			return []string{diskFull + "; free some space and run sessfix again (" + state + ")"}
 		case errors.Is(e, syscall.EROFS):
 			return []string{"the store is on a read-only filesystem; remount it read-write or copy the store elsewhere (" + state + ")"}
 		case errors.Is(e, fs.ErrPermission):
@@ -101,6 +101,9 @@ func permissionHint(err error) string {
 	owner, ok := fileOwner(fi)
 	me := geteuid()
 	switch {
+	case (me == 0 || ok && owner == me) && immutable(p):
+		// What `lsattr` shows as the i flag: a permission would not help.
+		return p + " is immutable (lsattr shows its i flag), so no one may write it; lift the flag with `chattr -i " + ShellArg(p) + "`, or copy the store elsewhere"
 	case !ok:
 		return "sessfix cannot write " + p + "; run it as the user who owns it, or give that user write access"
 	case me == 0:

@@ -122,3 +122,53 @@ func TestPermissionHintKnowsTheOwner(t *testing.T) {
 		}
 	}
 }
+
+// TestImmutableFileHint: a write refused to root, or to the file's owner,
+// on a file with the immutable flag (chattr +i; the flag is read through
+// immutable, replaced here) says so and how to lift it, instead of
+// sending the user to the files' owner or to chmod.
+func TestImmutableFileHint(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "opencode.db")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, _ := fileOwner(fi)
+	defer func(g func() int, i func(string) bool) { geteuid, immutable = g, i }(geteuid, immutable)
+	immutable = func(p string) bool { return p == file }
+	refused := &store.WriteError{Err: fmt.Errorf("cannot write %s: attempt to write a readonly database (8) (%w)", file,
+		&fs.PathError{Op: "write", Path: file, Err: syscall.EPERM}), Unchanged: true}
+	for _, me := range []int{0, owner} {
+		geteuid = func() int { return me }
+		got := Hints(refused)
+		want := file + " is immutable (lsattr shows its i flag), so no one may write it; lift the flag with `chattr -i " + file + "`"
+		if len(got) != 1 || !strings.HasPrefix(got[0], want) || strings.Contains(got[0], "owns") {
+			t.Errorf("uid %d: Hints = %q, want %q", me, got, want)
+		}
+	}
+	immutable = func(string) bool { return false }
+	geteuid = func() int { return owner }
+	if got := Hints(refused); len(got) != 1 || strings.Contains(got[0], "lsattr shows its i flag") {
+		t.Errorf("a file without the flag: %q", got)
+	}
+}
+
+// TestFullDiskHintOnARead: a full disk met while reading (SQLite growing
+// the -shm file of a WAL database as it reads the schema: the driver's
+// error carries ENOSPC, not a *store.WriteError) gets the disk-full hint,
+// once, first.
+func TestFullDiskHintOnARead(t *testing.T) {
+	read := WithHints(fmt.Errorf("cannot read the schema of /d/opencode.db: disk I/O error (4874) (%w)",
+		&fs.PathError{Op: "read the schema of", Path: "/d/opencode.db", Err: syscall.ENOSPC}), "check that you can read the store's files")
+	got := Hints(read)
+	if len(got) != 2 || got[0] != "the disk is full; free some space and run sessfix again" {
+		t.Errorf("Hints = %q", got)
+	}
+	write := &store.WriteError{Err: fmt.Errorf("write: %w", syscall.ENOSPC), Unchanged: true}
+	if got := Hints(write); len(got) != 1 || !strings.HasPrefix(got[0], "the disk is full") {
+		t.Errorf("a write's full disk: Hints = %q", got)
+	}
+}

@@ -36,22 +36,39 @@ func Error(path, doing string, err error) error {
 	case sqlite3.SQLITE_CORRUPT:
 		return fmt.Errorf("%s is corrupt (%v); run `sqlite3 %s \"PRAGMA integrity_check\"` to see the damage", path, err, path)
 	}
-	if sys := sysErr(se.Code()); sys != nil {
-		// SQLite reports its own codes; the command's hints know the system's.
-		return fmt.Errorf("cannot %s %s: %w (%w)", doing, path, err, sys)
+	if sys := sysErr(path, se.Code()); sys != nil {
+		// SQLite reports its own codes; the command's hints know the
+		// system's, and the file it is about.
+		return fmt.Errorf("cannot %s %s: %w (%w)", doing, path, err, &sysCause{&fs.PathError{Op: doing, Path: path, Err: sys}})
 	}
 	return fmt.Errorf("cannot %s %s: %w", doing, path, err)
 }
 
-// sysErr is the system error a SQLite result code stands for, when the
-// user can act on it: a full disk, a read-only database or filesystem, a
-// permission refused. Nil otherwise.
-func sysErr(code int) error {
+// sysErr is the system error a SQLite result code for the database at path
+// stands for, when the user can act on it: a full disk, a read-only
+// database or filesystem, a permission refused. SQLite reports a full disk
+// met while growing a file it maps or syncs (the -shm file of a WAL
+// database, while reading the schema) as an I/O error (SQLITE_IOERR_SHMSIZE,
+// 4874, "disk I/O error"): an I/O error on a filesystem with no space left
+// is taken for the full disk it is. Nil otherwise.
+func sysErr(path string, code int) error {
 	switch code & 0xff {
 	case sqlite3.SQLITE_FULL:
 		return syscall.ENOSPC
 	case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM, sqlite3.SQLITE_AUTH:
 		return fs.ErrPermission
+	case sqlite3.SQLITE_IOERR:
+		if diskFull(path) {
+			return syscall.ENOSPC
+		}
 	}
 	return nil
 }
+
+// sysCause is the system error behind a driver error, about the database
+// file: it prints as the system error alone (the message names the file
+// already) and unwraps to the *fs.PathError, so a hint can look at the file.
+type sysCause struct{ pe *fs.PathError }
+
+func (e *sysCause) Error() string { return e.pe.Err.Error() }
+func (e *sysCause) Unwrap() error { return e.pe }

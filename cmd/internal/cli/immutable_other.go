@@ -1,0 +1,6 @@
+//go:build !linux
+
+package cli
+
+// immutable cannot be told here.
+var immutable = func(string) bool { return false }
