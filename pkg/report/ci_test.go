@@ -299,7 +299,7 @@ func TestGitHubEscaping(t *testing.T) {
 	}
 	f := scan.Finding{Code: "SF104", Rule: "empty-text-part", Severity: scan.Warning, Message: "text part is empty",
 		Shape: store.ShapeSessions, Location: store.Location{Path: "/w/odd, name:1.json", Line: 1}}
-	got := githubPrinter{base: "/w"}.annotation(f)
+	got := githubPrinter{base: "/w"}.annotation(&Report{}, f)
 	if want := "::warning file=odd%2C name%3A1.json,line=1,title=SF104 empty-text-part::text part is empty"; got != want {
 		t.Errorf("annotation = %q, want %q", got, want)
 	}
@@ -484,5 +484,34 @@ func TestStoreErrorsInEveryFormat(t *testing.T) {
 	tty := render(t, "text", Options{TTY: true}, r)
 	if !strings.Contains(tty, "\nnotes.txt\n  error: notes.txt is not an sqlite database") {
 		t.Errorf("terminal output:\n%s", tty)
+	}
+}
+
+// TestCIFormatsPromiseOnlyRepairsFixWrites: the github and junit formats
+// tell a finding's reader to run `sessfix fix` only when fix repairs it:
+// not for a finding of a store fix never writes (Report.ReadOnly: an
+// OpenCode 2 database), though the rule has a repair.
+func TestCIFormatsPromiseOnlyRepairsFixWrites(t *testing.T) {
+	f := scan.Finding{Code: "SF151", Rule: "blank-text", Severity: scan.Error, Message: "user message sends a whitespace-only text block",
+		Fix: "replaceEmptyTextParts", Shape: store.ShapeSQLite2, Store: store.Info{Shape: store.ShapeSQLite2, Path: "/w/opencode.db"},
+		StorePath: "/w/opencode.db", Location: store.Location{Path: "/w/opencode.db", Table: "part", RowID: 3}}
+	for _, readOnly := range []bool{false, true} {
+		r := &Report{Result: &scan.Result{Findings: []scan.Finding{f}}}
+		if readOnly {
+			r.ReadOnly = func(info store.Info) bool { return info.Shape == store.ShapeSQLite2 }
+		}
+		for _, format := range []string{"github", "junit"} {
+			var b bytes.Buffer
+			p, err := New(format, Options{BaseDir: "/w"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Print(&b, r); err != nil {
+				t.Fatal(err)
+			}
+			if promised := strings.Contains(b.String(), "sessfix fix"); promised == readOnly {
+				t.Errorf("%s, read only %v: promises a fix %v:\n%s", format, readOnly, promised, b.String())
+			}
+		}
 	}
 }

@@ -48,14 +48,14 @@ func (p githubPrinter) Print(w io.Writer, r *Report) error {
 		}
 	}
 	for _, f := range r.findings() {
-		bw.WriteString(p.annotation(f))
+		bw.WriteString(p.annotation(r, f))
 		bw.WriteByte('\n')
 	}
 	return bw.Flush()
 }
 
 // annotation renders one finding as a workflow command.
-func (p githubPrinter) annotation(f scan.Finding) string {
+func (p githubPrinter) annotation(r *Report, f scan.Finding) string {
 	path := f.Location.Path
 	if path == "" {
 		path = f.StorePath
@@ -65,14 +65,14 @@ func (p githubPrinter) annotation(f scan.Finding) string {
 		props = append(props, "line="+strconv.Itoa(f.Location.Line))
 	}
 	props = append(props, "title="+escapeGitHubProperty(f.Code+" "+f.Rule))
-	return "::" + GitHubCommand(f.Severity) + " " + strings.Join(props, ",") + "::" + escapeGitHubData(CleanLines(findingDetail(f, true)))
+	return "::" + GitHubCommand(f.Severity) + " " + strings.Join(props, ",") + "::" + escapeGitHubData(CleanLines(findingDetail(f, true, r.repairs(f))))
 }
 
 // findingDetail is a finding's message with what a reader of a CI report
 // needs beside the file and line: the record's ids when the location does
 // not name it (SQLite rows and their table and rowid, export files), the
 // provider's error, and the repair.
-func findingDetail(f scan.Finding, withRow bool) string {
+func findingDetail(f scan.Finding, withRow, repairs bool) string {
 	msg := f.Message
 	if f.Location.Table != "" || f.Location.Path == "" || f.Shape == store.ShapeExport {
 		ids := idPath(f.SessionID, f.MessageID, f.PartID)
@@ -86,10 +86,16 @@ func findingDetail(f scan.Finding, withRow bool) string {
 	if f.ProviderError != "" {
 		msg += "\nprovider error: " + f.ProviderError
 	}
-	if f.Fix != "" {
+	if repairs {
 		msg += "\nrun `sessfix fix` to repair it (" + f.Fix + ")"
 	}
 	return msg
+}
+
+// repairs reports whether `sessfix fix` repairs f: it has a repair, in a
+// store fix writes (ReadOnly).
+func (r *Report) repairs(f scan.Finding) bool {
+	return fixable(f) && (r.ReadOnly == nil || !r.ReadOnly(f.Store))
 }
 
 // escapeGitHubData escapes a workflow command's message: %, CR and LF.

@@ -154,7 +154,7 @@ func (p junitPrinter) testcase(r *Report, storePath, id, title string, fs []scan
 			where = storePath
 		}
 		loc := store.Location{Path: where, Line: f.Location.Line, Table: f.Location.Table, RowID: f.Location.RowID}
-		line := fmt.Sprintf("%s: %s %s %s", loc.String(), f.Severity, f.Code, findingDetail(f, false))
+		line := fmt.Sprintf("%s: %s %s %s", loc.String(), f.Severity, f.Code, findingDetail(f, false, r.repairs(f)))
 		switch {
 		case f.Suppressed():
 			out = append(out, "suppressed: "+line+"\n  reason: "+f.Suppression.Reason)

@@ -332,7 +332,7 @@ func fixable(f scan.Finding) bool { return f.Fix != "" }
 func (r *Report) repairable() int {
 	n := 0
 	for _, f := range r.findings() {
-		if fixable(f) && (r.ReadOnly == nil || !r.ReadOnly(f.Store)) {
+		if r.repairs(f) {
 			n++
 		}
 	}
