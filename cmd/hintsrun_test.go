@@ -96,6 +96,10 @@ func TestSuggestedCommandsRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	copyFile(t, db, filepath.Join(data, "opencode.db"))
+	st := storetest.OpenOne(t, db)
+	s := storetest.LoadAll(t, st)[0]
+	st.Close()
+	first, last := s.Messages[0].ID, s.Messages[len(s.Messages)-1].ID
 	oc2, err := os.ReadFile(filepath.Join("..", "testdata", "opencode2", "after-import", "opencode.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -121,6 +125,12 @@ func TestSuggestedCommandsRun(t *testing.T) {
 		{[]string{"scan"}, 0, 1},
 		{[]string{"fix", "/no/such"}, 1, 1},
 		{[]string{"drop", "ses_33c1", "--store", "good/broken.json"}, 0, 1},
+		// No store found: the surgery commands repeat their arguments
+		// with --store.
+		{[]string{"show", s.ID[:12]}, 0, 1},
+		{[]string{"drop", s.ID, last}, 0, 1},
+		{[]string{"rewind", s.ID, "--to", first}, 0, 1},
+		{[]string{"fork", s.ID}, 0, 1},
 	} {
 		line := "sessfix"
 		for _, a := range c.args {

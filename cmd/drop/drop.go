@@ -79,6 +79,13 @@ show). Without --store, sessfix looks where OpenCode keeps its data. See docs/su
 			if _, err := f.ApplyConfig(cmd, cli.ConfigTargets{Settle: &opts.Settle}); err != nil {
 				return err
 			}
+			opts.Command = append([]string{"drop"}, args...)
+			for _, p := range opts.Parts {
+				opts.Command = append(opts.Command, "--part", p)
+			}
+			if opts.KeepReplies {
+				opts.Command = append(opts.Command, "--keep-replies")
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}

@@ -79,6 +79,10 @@ looks where OpenCode keeps its data. See docs/surgery.md.
 			if _, err := f.ApplyConfig(cmd, cli.ConfigTargets{Settle: &opts.Settle}); err != nil {
 				return err
 			}
+			opts.Command = []string{"fork", opts.Session}
+			if opts.To != "" {
+				opts.Command = append(opts.Command, "--to", opts.To)
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}

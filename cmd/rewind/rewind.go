@@ -60,6 +60,7 @@ where OpenCode keeps its data. See docs/surgery.md.
 			if _, err := f.ApplyConfig(cmd, cli.ConfigTargets{Settle: &opts.Settle}); err != nil {
 				return err
 			}
+			opts.Command = []string{"rewind", opts.Session, "--to", opts.To}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}

@@ -81,7 +81,7 @@ Exit codes:
 func RunShow(ctx context.Context, opts *ShowOptions) error {
 	f := opts.Factory
 	format := f.Format()
-	disc, err := f.OpenStores("show", opts.Paths)
+	disc, err := f.OpenStores(cli.Verb("show", opts.Session), opts.Paths)
 	if err != nil {
 		return err
 	}

@@ -81,13 +81,23 @@ func openError(verb string, discovered bool, err error) error {
 // stores with --store.
 var surgeryVerbs = map[string]bool{"show": true, "drop": true, "rewind": true, "fork": true}
 
-// withPath is the command line that runs verb on the store at path.
+// withPath is the command line that runs verb on the store at path. verb
+// may carry the arguments and flags the command was given ("show ses_1");
+// a surgery verb without them gets a SESSION to fill in.
 func withPath(verb, path string) string {
-	if surgeryVerbs[verb] {
-		return "sessfix " + verb + " SESSION --" + StoreFlag + " " + path
+	name, args, _ := strings.Cut(verb, " ")
+	if surgeryVerbs[name] {
+		if args == "" {
+			args = "SESSION"
+		}
+		return "sessfix " + name + " " + args + " --" + StoreFlag + " " + path
 	}
 	return "sessfix " + verb + " " + path
 }
+
+// Verb is a command with its arguments, each a shell word, as OpenStores
+// takes it: what a hint repeats with the store added.
+func Verb(words ...string) string { return strings.TrimPrefix(CommandLine(words...), "sessfix ") }
 
 // ShowCommand is the command that shows session id in the stores named
 // with --store (none: the discovered ones), as a hint prints it.

@@ -30,6 +30,10 @@ type Options struct {
 	Verb string
 	// Session is the session id, or a prefix naming one session.
 	Session string
+	// Command is the command's words, arguments and flags but --store
+	// (drop ses_1 msg_2), which a hint naming a store repeats; nil means
+	// Verb and Session.
+	Command []string
 	// Paths are the stores named with --store; empty means discover.
 	Paths []string
 
@@ -85,7 +89,11 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 	if opts.Diff && f.Format() == "json" {
 		return cli.WithHints(cli.FlagErrorf("--diff prints a unified diff, not json"), "with --format json, the document's edits name every record")
 	}
-	disc, err := f.OpenStores(opts.Verb, opts.Paths)
+	command := opts.Command
+	if command == nil {
+		command = []string{opts.Verb, opts.Session}
+	}
+	disc, err := f.OpenStores(cli.Verb(command...), opts.Paths)
 	if err != nil {
 		return err
 	}
