@@ -29,6 +29,7 @@ func TestExitCode(t *testing.T) {
 		{"usage with hints", cli.WithHints(cli.FlagErrorf("bad"), "h"), ExitUsage},
 		{"not found", fmt.Errorf("x: %w", store.ErrNotFound), ExitFailure},
 		{"unsupported", fmt.Errorf("x: %w", store.ErrUnsupported), ExitFailure},
+		{"damaged database", fmt.Errorf("fix: %w", &store.DamagedError{Path: "/d/opencode.db", Check: "quick_check"}), ExitFailure},
 		{"anything else", storeErr, ExitFailure},
 		{"failure beats findings", errors.Join(cli.ErrFindings, storeErr), ExitFailure},
 		{"locked", fmt.Errorf("x: %w", store.ErrLocked), ExitLocked},

@@ -167,3 +167,27 @@ func (e *ReadOnlyError) Error() string {
 }
 
 func (e *ReadOnlyError) Unwrap() error { return ErrUnsupported }
+
+// DamagedError is the refusal to write a database that fails SQLite's own
+// integrity check (a torn write, a bad sector, a page overwritten): writing
+// into it can spread the damage, so nothing was written and the file is as
+// it was.
+type DamagedError struct {
+	// Path is the database.
+	Path string
+	// Check is the check that failed ("integrity_check" or "quick_check").
+	Check string
+	// Problems are the first lines the check reported.
+	Problems []string
+}
+
+func (e *DamagedError) Error() string {
+	what := "the check could not read it"
+	if len(e.Problems) > 0 {
+		what = e.Problems[0]
+		if n := len(e.Problems) - 1; n > 0 {
+			what += fmt.Sprintf(" (and %d more)", n)
+		}
+	}
+	return fmt.Sprintf("%s is damaged: sqlite's %s fails (%s); sessfix does not write into a damaged database", e.Path, e.Check, what)
+}

@@ -38,6 +38,12 @@ func libraryHint(err error, within *backup.ApplyError) []string {
 		return []string{"wait for it to finish; if no sessfix is running, remove " + e.LockFile}
 	case *store.BusyError:
 		return []string{"close OpenCode or retry; " + nothing("changed")}
+	case *store.DamagedError:
+		return []string{
+			"the database is damaged; sessfix wrote nothing and left it untouched",
+			"keep a copy of it before anything else writes to it: cp -- " + ShellArg(e.Path) + " " + ShellArg(e.Path+".damaged"),
+			"see the damage: sqlite3 " + ShellArg(e.Path) + " 'PRAGMA integrity_check'",
+		}
 	case *store.WriteError:
 		state := nothing("changed")
 		if !e.Unchanged {

@@ -61,6 +61,11 @@ func openSQLiteWriter(info store.Info, opts store.WriteOptions) (*sqliteWriter, 
 		db.Close()
 		return nil, err
 	}
+	// Never write into a damaged database: the write could spread the damage.
+	if err := sqlitedb.CheckIntegrity(context.Background(), db, info.Path); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return w, nil
 }
 

@@ -1,0 +1,77 @@
+package realstore
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/binary"
+	"os"
+	"testing"
+
+	_ "modernc.org/sqlite" // the driver of the root page query
+)
+
+// Torn is what DamagePage writes over a page: no valid b-tree page starts
+// with it.
+var Torn = bytes.Repeat([]byte("torn write "), 4096)
+
+// DamagePage overwrites one leaf page of table's data in the recorded
+// database with Torn, as a torn write or a bad sector would: the first
+// leaf (in key order) that holds none of the strings in keep (record ids
+// whose rows must stay readable). It returns the page number. The table's
+// root must be an interior page (the table spans several pages).
+func (s *Store) DamagePage(t testing.TB, table string, keep ...string) int {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+s.Path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root int
+	err = db.QueryRow(`SELECT rootpage FROM sqlite_schema WHERE type = 'table' AND name = ?`, table).Scan(&root)
+	db.Close()
+	if err != nil {
+		t.Fatalf("root page of %s: %v", table, err)
+	}
+	if _, err := os.Stat(s.Path + "-wal"); err == nil {
+		t.Fatalf("%s has a write-ahead log: the pages in the file are not the whole database", s.Path)
+	}
+	b, err := os.ReadFile(s.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := int(binary.BigEndian.Uint16(b[16:18]))
+	if size == 1 {
+		size = 65536
+	}
+	page := func(n int) []byte { return b[(n-1)*size : n*size] }
+	interior := page(root)
+	if interior[0] != 0x05 {
+		t.Fatalf("the root page %d of %s is not an interior table page (type %#x)", root, table, interior[0])
+	}
+	cells := int(binary.BigEndian.Uint16(interior[3:5]))
+	var leaves []int
+	for i := range cells {
+		off := int(binary.BigEndian.Uint16(interior[12+2*i:]))
+		leaves = append(leaves, int(binary.BigEndian.Uint32(interior[off:])))
+	}
+	leaves = append(leaves, int(binary.BigEndian.Uint32(interior[8:12])))
+	for _, n := range leaves {
+		p := page(n)
+		if p[0] != 0x0d {
+			continue
+		}
+		kept := false
+		for _, k := range keep {
+			kept = kept || bytes.Contains(p, []byte(k))
+		}
+		if kept {
+			continue
+		}
+		copy(p, Torn)
+		if err := os.WriteFile(s.Path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	t.Fatalf("every leaf page of %s holds one of %v", table, keep)
+	return 0
+}
