@@ -270,6 +270,10 @@ func (a *applier) remove(ed store.Edit) error {
 	return fmt.Errorf("record does not exist")
 }
 
+// dropOrphansOf removes from s what removing a message takes along besides
+// its loaded parts: its orphaned parts and its unreadable ones (their
+// Broken records name it as their Parent). A plan then holds no edit of a
+// record an earlier edit of it removed.
 func dropOrphansOf(s *store.Session, messageID string) {
 	keep := s.Orphans[:0:0]
 	for _, o := range s.Orphans {
@@ -278,4 +282,11 @@ func dropOrphansOf(s *store.Session, messageID string) {
 		}
 	}
 	s.Orphans = keep
+	broken := s.Broken[:0:0]
+	for _, b := range s.Broken {
+		if b.Kind != store.KindPart || b.Parent != messageID {
+			broken = append(broken, b)
+		}
+	}
+	s.Broken = broken
 }

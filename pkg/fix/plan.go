@@ -590,7 +590,8 @@ func (w *work) alone(r *stepRun) {
 // collapse merges edits of the same record into one, in order: later
 // updates replace the body; a re-key keeps the original Before; a delete or
 // quarantine after updates wins (the updates are reported as skipped); an
-// add followed by a delete vanishes.
+// add followed by a delete vanishes; an edit of a part whose message an
+// earlier edit removes is dropped (the message took it along).
 func collapse(in []store.Edit) ([]store.Edit, []Skipped) {
 	// A record is its kind, id and location: two parts of different
 	// messages may share an id (SF211) and are still two records.
@@ -602,10 +603,19 @@ func collapse(in []store.Edit) ([]store.Edit, []Skipped) {
 	var out []*store.Edit
 	idx := map[key]int{}
 	var skipped []Skipped
+	removed := map[string]string{} // message id → the rule that removes it
 	for _, e := range in {
 		e := e
 		k := key{e.Kind, e.ID, e.Loc}
 		j, ok := idx[k]
+		if by, gone := removed[e.MessageID]; gone && e.Kind == store.KindPart && e.MessageID != "" && e.Op != store.OpAdd {
+			// Its message's removal, earlier in the plan, took it along.
+			skipped = append(skipped, Skipped{e, "removed with its message by " + by})
+			continue
+		}
+		if e.Kind == store.KindMessage && (e.Op == store.OpDelete || e.Op == store.OpQuarantine) {
+			removed[e.ID] = e.Rule
+		}
 		if e.Op == store.OpAdd || !ok || out[j] == nil {
 			out = append(out, &e)
 			idx[k] = len(out) - 1

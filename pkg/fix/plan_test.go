@@ -304,6 +304,12 @@ func TestCollapse(t *testing.T) {
 	if len(out) != 1 || out[0].Op != store.OpAdd || string(out[0].After) != "n2" {
 		t.Errorf("add then update: %+v", out)
 	}
+	quarMsg := store.Edit{Op: store.OpQuarantine, Kind: store.KindMessage, ID: "msg_gone", Before: []byte("x"), Rule: "SF201"}
+	quarPart := store.Edit{Op: store.OpQuarantine, Kind: store.KindPart, ID: prt1, MessageID: "msg_gone", Before: []byte("y"), Rule: "SF201"}
+	out, sk = collapse([]store.Edit{quarMsg, quarPart})
+	if len(out) != 1 || out[0].Kind != store.KindMessage || len(sk) != 1 || !strings.Contains(sk[0].Reason, "removed with its message") {
+		t.Errorf("a part its message's removal takes along: %+v skipped %+v", out, sk)
+	}
 	out, _ = collapse([]store.Edit{rk, rkUp})
 	if len(out) != 1 || out[0].Op != store.OpRekey || out[0].ID != prt3 || out[0].NewID != prt4 || string(out[0].Before) != "r" || string(out[0].After) != "r3" {
 		t.Errorf("rekey then update: %+v", out)

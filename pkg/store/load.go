@@ -38,12 +38,13 @@ func (s *Session) AddMessage(rec *Record, sessionID string) *Message {
 // or among the Orphans.
 func (s *Session) MakePart(rec *Record, messageID, sessionID string) *Part {
 	if rec.Err != nil {
+		rec.Parent = messageID
 		s.Broken = append(s.Broken, rec)
 		return nil
 	}
 	p, err := loadedPart(*rec, messageID, sessionID)
 	if err != nil {
-		rec.Err = err
+		rec.Err, rec.Parent = err, messageID
 		s.Broken = append(s.Broken, rec)
 		return nil
 	}

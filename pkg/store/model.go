@@ -78,6 +78,10 @@ type Record struct {
 	Modified time.Time
 	// Err is set on Broken records: why the body could not be used.
 	Err error
+	// Parent is, for a Broken part, the message whose directory or row
+	// holds it (removing that message removes the part too); "" when
+	// unknown or not a part.
+	Parent string
 
 	// idx locates the body's top-level keys (messages and parts; see
 	// internal/bodyindex). It only speeds Get up and is ignored once Raw
