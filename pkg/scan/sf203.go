@@ -1,6 +1,7 @@
 package scan
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/sessfix/sessfix/internal/plural"
@@ -16,7 +17,9 @@ func init() {
 		What: "A part whose message does not exist; messages whose session record is missing; a part whose " +
 			"session (path or `session_id` column) differs from its message's session; a record body whose " +
 			"`id`, `sessionID` or `messageID` differs from the id its path or columns give. Ids inside the body " +
-			"are only checked when the body carries them (SQLite rows normally do not).",
+			"are only checked when the body carries them (SQLite rows normally do not). The parts of a message entry " +
+			"sessfix does not read (a symlink out of the store, a special file) are not orphans: SF201 reports the " +
+			"message and both are left alone.",
 		Why: "OpenCode never shows an orphan, so the data is silently lost, and a session without its record is " +
 			"missing from the session list. A body whose ids disagree with its place makes JSON-era OpenCode file " +
 			"the record under the wrong message or session, and confuses queries that go by `session_id`.",
@@ -35,13 +38,21 @@ func checkOrphans(c *Context) {
 		f.Message = "session record is missing, so opencode does not list this session or its " + plural.Count(len(s.Messages), "message", "messages")
 		c.Report(f)
 	}
-	unreadable := map[string]bool{}
+	unreadable, leftAlone := map[string]bool{}, map[string]bool{}
 	for _, b := range s.Broken {
 		if b.Kind == store.KindMessage && b.ID != "" {
 			unreadable[b.ID] = true
+			// A message entry sessfix does not read (a symlink out of the
+			// store, a special file, one it may not read) still exists:
+			// SF201 reports it, left alone, and its parts are not orphans.
+			var pe *store.ParseError
+			leftAlone[b.ID] = errors.As(b.Err, &pe) && pe.Entry
 		}
 	}
 	for _, p := range s.Orphans {
+		if leftAlone[p.MessageID] {
+			continue
+		}
 		f := At(nil, p)
 		f.Fix = "quarantine"
 		if unreadable[p.MessageID] {
