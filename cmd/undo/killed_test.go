@@ -6,14 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
-	"time"
 
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/store"
@@ -37,8 +37,9 @@ var (
 	buildErr  error
 )
 
-// sessfixBinary builds sessfix (the module's main package) once, into a
-// directory removed when the test binary exits.
+// sessfixBinary builds sessfix (the module's main package) once, with
+// fault injection (internal/faultpoint), into a directory removed when the
+// test binary exits.
 func sessfixBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -48,7 +49,7 @@ func sessfixBinary(t *testing.T) string {
 			return
 		}
 		builtBin = filepath.Join(dir, "sessfix")
-		out, err := exec.Command("go", "build", "-o", builtBin, "github.com/sessfix/sessfix").CombinedOutput()
+		out, err := exec.Command("go", "build", "-tags", "sessfix_faults", "-o", builtBin, "github.com/sessfix/sessfix").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
@@ -117,13 +118,18 @@ func runDir(state string) string {
 	return runs[len(runs)-1]
 }
 
-// TestUndoOfAKilledFix kills a real `sessfix fix --yes` process (the built
-// binary) with SIGKILL at random points of its run, many times, on a
-// database and on a storage/ tree. Whatever the run had written, `sessfix
-// undo RUN`, without --force, must put the store back exactly (every row
-// and column of every table; every file, directory and mode), leaving no
-// lock and none of sessfix's temporary files; a run that wrote nothing
-// leaves the store as it was.
+// TestUndoOfAKilledFix kills a real `sessfix fix --yes` process (the
+// binary built with fault injection, internal/faultpoint) with SIGKILL
+// right after one of its write steps, chosen by number, on a database and
+// on a storage/ tree. A whole run is logged first to number its steps;
+// then 30 steps spread over the run (the first and last included) are each
+// killed at. Whatever the run had written, `sessfix undo RUN`, without
+// --force, must put the store back exactly (every row and column of every
+// table; every file, directory and mode), leaving no lock and none of
+// sessfix's temporary files; a kill after a step that wrote the store
+// leaves an incomplete run, and one before any backup run leaves the store
+// as it was. The kill points do not depend on how fast the machine is;
+// random kills at random times are scripts/stress-kill.sh.
 func TestUndoOfAKilledFix(t *testing.T) {
 	bin := sessfixBinary(t)
 	const rounds = 30
@@ -131,98 +137,115 @@ func TestUndoOfAKilledFix(t *testing.T) {
 		t.Run(string(shape), func(t *testing.T) {
 			pristine := materialize(t, shape, killCases...)
 			before := storetest.State(t, pristine, shape)
-			rng := rand.New(rand.NewPCG(uint64(len(shape)), 42))
 
-			// One whole run first: how long it takes, when it starts
-			// writing, and that it does write.
+			// One whole run first, numbering its write steps.
 			full := copyStore(t, pristine, t.TempDir())
-			state := t.TempDir()
-			cmd := sessfixCmd(bin, state, "fix", "--yes", "-q", full)
-			var out strings.Builder
-			cmd.Stdout, cmd.Stderr = &out, &out
-			start := time.Now()
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			var begun time.Duration
-		calibrate:
-			for {
-				select {
-				case err := <-done:
-					if err != nil && !isExit(err, 1) {
-						t.Fatalf("fix: %v\n%s", err, out.String())
-					}
-					break calibrate
-				default:
-				}
-				if begun == 0 && runDir(state) != "" {
-					begun = time.Since(start)
-				}
-				time.Sleep(200 * time.Microsecond)
-			}
-			total := time.Since(start)
-			writing := max(total-begun, time.Millisecond)
-			if begun == 0 || storetest.State(t, full, shape) == before {
+			steps := stepsOf(t, bin, full)
+			if storetest.State(t, full, shape) == before {
 				t.Fatal("fix changed nothing: the test needs a store it repairs")
 			}
-
-			var incomplete, temps, untouched int
-			for round := range rounds {
+			onStore := func(step string) bool {
+				return strings.HasPrefix(step, "statement ") || strings.HasPrefix(step, "commit ") || strings.Contains(step, full)
+			}
+			points := killPoints(len(steps), rounds)
+			var wrote int
+			for _, n := range points {
+				step := steps[n-1]
 				dir := t.TempDir()
 				path, state := copyStore(t, pristine, dir), filepath.Join(dir, "state")
 				cmd := sessfixCmd(bin, state, "fix", "--yes", "-q", path)
-				if err := cmd.Start(); err != nil {
-					t.Fatal(err)
+				cmd.Env = append(cmd.Env, "SESSFIX_FAULT_KILL_AT="+strconv.Itoa(n))
+				out, err := cmd.CombinedOutput()
+				if !killed(err) {
+					t.Fatalf("step %d (%s): the run was not killed there: %v\n%s", n, step, err, out)
 				}
-				done := make(chan error, 1)
-				go func() { done <- cmd.Wait() }()
-				// Most kills land once the run has begun writing, at a
-				// random point of its writes; some anywhere in the run.
-				window := total
-				if round%4 != 0 {
-					for deadline := time.Now().Add(total * 4); runDir(state) == "" && time.Now().Before(deadline); {
-						time.Sleep(200 * time.Microsecond)
-					}
-					window = writing
-				}
-				time.Sleep(time.Duration(rng.Int64N(int64(window))))
-				_ = cmd.Process.Kill()
-				<-done
 
 				run := runDir(state)
 				if run == "" {
-					untouched++
+					if onStore(step) {
+						t.Fatalf("step %d (%s) wrote the store, yet no backup run exists", n, step)
+					}
 					if got := storetest.State(t, path, shape); got != before {
-						t.Fatalf("round %d: killed before it began a backup run, yet the store changed", round)
+						t.Fatalf("step %d (%s): killed before it began a backup run, yet the store changed", n, step)
 					}
 					continue
 				}
 				id := filepath.Base(run)
-				if runs, _ := backup.List(backup.Options{Dir: state}); len(runs) == 1 && runs[0].State == "incomplete" {
-					incomplete++
+				if onStore(step) {
+					wrote++
+					if runs, _ := backup.List(backup.Options{Dir: state}); len(runs) != 1 || runs[0].State != "incomplete" {
+						t.Fatalf("step %d (%s) wrote the store: want one incomplete run, have %+v", n, step, runs)
+					}
 				}
-				if len(store.Temps(store.Info{Shape: shape, Path: path})) > 0 {
-					temps++
-				}
-				out, err := sessfixCmd(bin, state, "undo", id).CombinedOutput()
+				out, err = sessfixCmd(bin, state, "undo", id).CombinedOutput()
 				if err != nil {
-					t.Fatalf("round %d: undo %s without --force: %v\n%s\nmanifest:\n%s", round, id, err, out, manifest(run))
+					t.Fatalf("step %d (%s): undo %s without --force: %v\n%s\nmanifest:\n%s", n, step, id, err, out, manifest(run))
 				}
 				if got := storetest.State(t, path, shape); got != before {
-					t.Fatalf("round %d: after undo %s the store is not as before:\n%s\nmanifest:\n%s", round, id, firstDiff(got, before), manifest(run))
+					t.Fatalf("step %d (%s): after undo %s the store is not as before:\n%s\nmanifest:\n%s", n, step, id, firstDiff(got, before), manifest(run))
 				}
 				if left := leftovers(path, shape); len(left) > 0 {
-					t.Fatalf("round %d: undo left %v", round, left)
+					t.Fatalf("step %d (%s): undo left %v", n, step, left)
 				}
 			}
-			t.Logf("%d rounds: %d killed mid-run (incomplete), %d left temporary files, %d before any backup run", rounds, incomplete, temps, untouched)
-			if incomplete < 3 {
-				t.Errorf("only %d of %d kills left an incomplete run: the kills missed the writes", incomplete, rounds)
+			if wrote == 0 {
+				t.Fatalf("none of the kill points %v of the %d steps wrote the store", points, len(steps))
 			}
+			t.Logf("%d write steps; killed after %d of them, %d of which had written the store", len(steps), len(points), wrote)
 		})
 	}
+}
+
+// stepsOf runs `sessfix fix --yes` on path to the end and returns its
+// write steps in order (what internal/faultpoint logs).
+func stepsOf(t *testing.T, bin, path string) []string {
+	t.Helper()
+	log := filepath.Join(t.TempDir(), "steps")
+	cmd := sessfixCmd(bin, t.TempDir(), "fix", "--yes", "-q", path)
+	cmd.Env = append(cmd.Env, "SESSFIX_FAULT_LOG="+log)
+	if out, err := cmd.CombinedOutput(); err != nil && !isExit(err, 1) {
+		t.Fatalf("fix: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatalf("the run logged no write step: %v", err)
+	}
+	var steps []string
+	for i, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		n, what, _ := strings.Cut(line, " ")
+		if n != strconv.Itoa(i+1) {
+			t.Fatalf("step log line %d is %q", i+1, line)
+		}
+		steps = append(steps, what)
+	}
+	return steps
+}
+
+// killPoints spreads up to rounds step numbers (1-based) over steps, the
+// first and the last included.
+func killPoints(steps, rounds int) []int {
+	if steps <= rounds {
+		out := make([]int, steps)
+		for i := range out {
+			out[i] = i + 1
+		}
+		return out
+	}
+	var out []int
+	for i := range rounds {
+		out = append(out, 1+i*(steps-1)/(rounds-1))
+	}
+	return out
+}
+
+// killed reports whether the process ended by SIGKILL.
+func killed(err error) bool {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return false
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
 }
 
 // leftovers are the lock and temporary files sessfix may leave in a store.

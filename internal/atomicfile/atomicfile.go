@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"unicode/utf8"
+
+	"github.com/sessfix/sessfix/internal/faultpoint"
 )
 
 // Temporary files are named ".sessfix-<target>-<random digits>.tmp", next
@@ -69,13 +71,22 @@ type TempFile interface {
 type OS struct{}
 
 func (OS) CreateTemp(dir, pattern string) (TempFile, error) { return os.CreateTemp(dir, pattern) }
-func (OS) Rename(from, to string) error                     { return os.Rename(from, to) }
-func (OS) Remove(name string) error                         { return os.Remove(name) }
+func (OS) Rename(from, to string) error                     { return hit(os.Rename(from, to), "rename "+to) }
+func (OS) Remove(name string) error                         { return hit(os.Remove(name), "remove "+name) }
 func (OS) MkdirAll(dir string, perm fs.FileMode) error      { return os.MkdirAll(dir, perm) }
 func (OS) Lstat(name string) (fs.FileInfo, error)           { return os.Lstat(name) }
 func (OS) ReadFile(name string) ([]byte, error)             { return os.ReadFile(name) }
 func (OS) ReadDir(name string) ([]fs.DirEntry, error)       { return os.ReadDir(name) }
 func (OS) Chown(name string, uid, gid int) error            { return os.Chown(name, uid, gid) }
+
+// hit marks a step that changed the file system for fault injection
+// (internal/faultpoint) and returns its error.
+func hit(err error, what string) error {
+	if err == nil {
+		faultpoint.Hit(what)
+	}
+	return err
+}
 
 // SyncDir fsyncs a directory so that a file or directory created, renamed or
 // removed in it is durable. Filesystems and systems that cannot sync
@@ -168,6 +179,7 @@ func write(ops Ops, path string, data []byte, perm fs.FileMode, own *Owner, keep
 	if err = tmp.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", path, bare(err))
 	}
+	faultpoint.Hit("temp " + tmpName)
 	if own != nil && os.Geteuid() == 0 {
 		if err = ops.Chown(tmpName, own.UID, own.GID); err != nil {
 			return fmt.Errorf("write %s: keep owner %d:%d: %w", path, own.UID, own.GID, bare(err))

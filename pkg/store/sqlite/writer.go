@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessfix/sessfix/internal/faultpoint"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/internal/sqlitedb"
 )
@@ -149,6 +150,7 @@ func (w *sqliteWriter) Apply(ctx context.Context, cs *store.ChangeSet) error {
 			if err != nil {
 				return err
 			}
+			faultpoint.Hit("statement " + string(e.Op) + " " + e.ID)
 			if loc != nil {
 				locs[i] = *loc
 			}
@@ -157,6 +159,7 @@ func (w *sqliteWriter) Apply(ctx context.Context, cs *store.ChangeSet) error {
 	if err := tx.Commit(); err != nil {
 		return w.dbError("commit the repair to", err)
 	}
+	faultpoint.Hit("commit " + w.info.Path)
 	for i, l := range locs {
 		cs.Edits[i].Loc = l
 	}
