@@ -275,7 +275,17 @@ func (p *Pipeline) planOne(ctx context.Context, t Target) Outcome {
 		o.Status = Held
 		return o
 	}
-	plan, err := p.planSession(s)
+	// A session the settle policy says may be in use is planned as if it
+	// were not (its unfinished turn included), so that a dry run shows the
+	// repair it holds back and --force writes it.
+	var use scan.Use
+	planner := p
+	if p.SkipInUse {
+		if u := p.Scan.Policy().Check(s, p.Fix.now()); u.InUse {
+			use, planner = u, p.ignoringUse()
+		}
+	}
+	plan, err := planner.planSession(s)
 	if err != nil {
 		o.Status, o.Step, o.Err = Failed, StepPlan, err
 		return o
@@ -285,18 +295,36 @@ func (p *Pipeline) planOne(ctx context.Context, t Target) Outcome {
 		o.Status = Clean
 		return o
 	}
-	if plan.Empty() || !p.SkipInUse {
+	if plan.Empty() || !use.InUse {
 		return o
 	}
-	if u := p.Scan.Policy().Check(s, p.Fix.now()); u.InUse {
-		o.Use = u
-		if !p.Force {
-			o.Status = SkippedBusy
-			return o
-		}
-		o.Forced = true
+	o.Use = use
+	if !p.Force {
+		o.Status = SkippedBusy
+		return o
 	}
+	o.Forced = true
 	return o
+}
+
+// ignoringUse is p with a settle policy that calls no session in use (no
+// settle or abandon window, nobody else using the store): the rules then
+// report an unfinished turn as abandoned, and the planner repairs it.
+func (p *Pipeline) ignoringUse() *Pipeline {
+	lift := func(o *scan.Options) *scan.Options {
+		c := *o
+		c.Settle, c.Abandon = scan.NoSettle, scan.NoAbandon
+		c.Activity = func(store.Info) store.Activity { return store.Activity{State: store.ActivityNone} }
+		return &c
+	}
+	q := *p
+	q.Scan = lift(p.Scan)
+	if p.Fix.Scan == p.Scan {
+		q.Fix.Scan = q.Scan
+	} else {
+		q.Fix.Scan = lift(p.Fix.Scan)
+	}
+	return &q
 }
 
 // planSession checks s and plans its repair.

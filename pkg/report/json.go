@@ -41,6 +41,9 @@ type JSONSession struct {
 	Messages int    `json:"messages"`
 	Parts    int    `json:"parts"`
 	Findings int    `json:"findings"`
+	// InUse says why the session's unfinished turn was left unchecked
+	// (OpenCode may still be writing it); absent when it was not.
+	InUse string `json:"in_use,omitempty"`
 }
 
 // JSONFinding is one finding.
@@ -144,7 +147,7 @@ func NewJSONDocument(r *Report) *JSONDocument {
 		}
 		for _, s := range sr.Sessions {
 			js.Sessions = append(js.Sessions, JSONSession{
-				ID: s.ID, Title: s.Title, Messages: s.Messages, Parts: s.Parts, Findings: s.Findings,
+				ID: s.ID, Title: s.Title, Messages: s.Messages, Parts: s.Parts, Findings: s.Findings, InUse: s.InUse,
 			})
 		}
 		doc.Stores = append(doc.Stores, js)

@@ -224,6 +224,12 @@ type SessionSummary struct {
 	Messages int    `json:"messages"`
 	Parts    int    `json:"parts"`
 	Findings int    `json:"findings"`
+	// InUse says why the settle policy holds the session's unfinished turn
+	// as one OpenCode may still be writing, which the rules then leave
+	// unchecked; "" when it does not.
+	InUse string `json:"in_use,omitempty"`
+	// Override names the flags that check such a turn anyway.
+	Override string `json:"-"`
 }
 
 // StoreResult is one store's part of a scan.
@@ -288,8 +294,15 @@ func Run(ctx context.Context, stores []store.Store, opts *Options) (*Result, err
 			s = &store.Session{Store: st.Info(), ID: j.ref.ID, Title: j.ref.Title}
 			s.Broken = append(s.Broken, &store.Record{Kind: store.KindSession, ID: j.ref.ID, Loc: store.Location{Path: st.Info().Path}, Err: err})
 		}
-		fs := CheckSession(s, opts)
-		return done{SessionSummary{ID: s.ID, Title: s.Title, Messages: len(s.Messages), Parts: s.PartCount(), Findings: len(fs)}, fs}
+		fs, c := checkSession(s, opts)
+		sum := SessionSummary{ID: s.ID, Title: s.Title, Messages: len(s.Messages), Parts: s.PartCount(), Findings: len(fs)}
+		if u := InUse(c); u.InUse {
+			sum.InUse, sum.Override = u.Why, "--settle 0 --abandon 0"
+			if u.Watching {
+				sum.Override = "--abandon 0"
+			}
+		}
+		return done{sum, fs}
 	}
 	collect := func(i int, d done) bool {
 		si := jobs[i].si
@@ -304,12 +317,23 @@ func Run(ctx context.Context, stores []store.Store, opts *Options) (*Result, err
 		// What reading the sessions found about the store (sessfix's
 		// leftover temporary files, say) is in its Info now.
 		res.Stores[si].Info = stores[si].Info()
+		res.Stores[si].Info.Notes = slices.Clip(res.Stores[si].Info.Notes)
 		ds := perStore[si]
 		sort.Slice(ds, func(a, b int) bool { return ds[a].summary.ID < ds[b].summary.ID })
 		for _, d := range ds {
 			res.Stores[si].Sessions = append(res.Stores[si].Sessions, d.summary)
 			res.Findings = append(res.Findings, d.findings...)
+			if d.summary.InUse != "" {
+				res.Stores[si].Info.Notes = append(res.Stores[si].Info.Notes, InUseNote(d.summary))
+			}
 		}
 	}
 	return res, nil
+}
+
+// InUseNote is the store note about a session whose unfinished turn the
+// scan left unchecked (SessionSummary.InUse): which, why, and the flags
+// that check it anyway.
+func InUseNote(s SessionSummary) string {
+	return fmt.Sprintf("session %s skipped: %s, so OpenCode may still be writing it and its unfinished turn was not checked; add %s to check it anyway", s.ID, s.InUse, s.Override)
 }

@@ -103,9 +103,31 @@ type Use struct {
 	Watching bool
 }
 
-// Check is the policy's verdict on a loaded session at now.
+// Check is the policy's verdict on a loaded session at now. For a session
+// with an open turn, the time it last changed is that of the turn (the open
+// message, its parts, and any record after it, by LastChange): a change to
+// the session record (a title, a share) or to an earlier turn is not the
+// turn being written.
 func (p SettlePolicy) Check(s *store.Session, now time.Time) Use {
-	return p.Judge(OpenMessage(s) != nil, p.LastChange(s, time.Time{}, now), func() store.Activity { return p.activity(s.Store) }, now)
+	open := OpenMessage(s)
+	last := func() time.Time {
+		if open == nil {
+			return p.LastChange(s, time.Time{}, now)
+		}
+		return p.LastChange(openTurn(s, open), time.Time{}, now)
+	}()
+	return p.Judge(open != nil, last, func() store.Activity { return p.activity(s.Store) }, now)
+}
+
+// openTurn is the part of s an open turn consists of: the open message and
+// every message after it, with the records that could not be read (one
+// being written may be among them). It shares s's records.
+func openTurn(s *store.Session, open *store.Message) *store.Session {
+	i := len(s.Messages) - 1
+	for i > 0 && s.Messages[i] != open {
+		i--
+	}
+	return &store.Session{Store: s.Store, ID: s.ID, Messages: s.Messages[i:], Broken: s.Broken, Orphans: s.Orphans}
 }
 
 // Judge is the policy's verdict from what is known of a session: whether
