@@ -227,8 +227,11 @@ func (a *applier) remove(ed store.Edit) error {
 	for i, b := range s.Broken {
 		if b.ID == ed.ID && b.Loc == ed.Loc {
 			s.Broken = append(s.Broken[:i], s.Broken[i+1:]...)
-			if b.Kind == store.KindMessage {
+			switch b.Kind {
+			case store.KindMessage:
 				dropOrphansOf(s, b.ID)
+			case store.KindSession:
+				s.InfoMissing = keepsSessionRecords(s.Store.Shape)
 			}
 			return nil
 		}
@@ -263,7 +266,7 @@ func (a *applier) remove(ed store.Edit) error {
 		return nil
 	case store.KindSession:
 		if s.Info != nil && s.Info.ID == ed.ID {
-			s.Info = nil
+			s.Info, s.InfoMissing = nil, keepsSessionRecords(s.Store.Shape)
 			return nil
 		}
 	}
@@ -289,4 +292,17 @@ func dropOrphansOf(s *store.Session, messageID string) {
 		}
 	}
 	s.Broken = broken
+}
+
+// keepsSessionRecords reports whether every session of the shape has a
+// session record, so that one removed leaves its messages without it (the
+// readers' InfoMissing): the storage and project layouts and the
+// databases. The sessions layout's session.json is optional, and an export
+// file holds one session.
+func keepsSessionRecords(sh store.Shape) bool {
+	switch sh {
+	case store.ShapeStorage, store.ShapeProject, store.ShapeSQLite:
+		return true
+	}
+	return false
 }
