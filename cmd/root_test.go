@@ -16,6 +16,7 @@ import (
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/cmd/internal/iostreams"
+	"github.com/sessfix/sessfix/internal/faultpoint"
 	goldenfile "github.com/sessfix/sessfix/internal/golden"
 	"github.com/sessfix/sessfix/pkg/ocenv"
 	"github.com/sessfix/sessfix/pkg/store"
@@ -25,7 +26,12 @@ import (
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"sessfix": func() { os.Exit(Main()) },
+		"sessfix": func() {
+			// Fault injection reads SESSFIX_FAULT_*, which only the
+			// tests that stop sessfix at a numbered step set.
+			faultpoint.Enable()
+			os.Exit(Main())
+		},
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -75,10 +76,17 @@ func (b *lockedBuffer) String() string {
 // waits until a line of its stderr contains ready ("" waits for nothing).
 func startSessfix(t *testing.T, exe, dir, ready string, args ...string) *signalled {
 	t.Helper()
+	return startSessfixEnv(t, exe, dir, nil, ready, args...)
+}
+
+// startSessfixEnv is startSessfix with env added to the environment.
+func startSessfixEnv(t *testing.T, exe, dir string, env []string, ready string, args ...string) *signalled {
+	t.Helper()
 	p := &signalled{done: make(chan error, 1)}
 	p.cmd = exec.Command(exe, args...)
 	p.cmd.Dir = dir
 	p.cmd.Env = append(os.Environ(), "SESSFIX_STATE_DIR="+filepath.Join(dir, "state"), "HOME="+dir, "XDG_DATA_HOME=", "XDG_STATE_HOME=", "NO_COLOR=1")
+	p.cmd.Env = append(p.cmd.Env, env...)
 	p.cmd.Stdout = io.Discard
 	errPipe, err := p.cmd.StderrPipe()
 	if err != nil {
@@ -185,50 +193,68 @@ func TestSignalsStopWatch(t *testing.T) {
 }
 
 // TestSignalsStopFix stops real `sessfix fix --yes` runs over a generated
-// database at random moments (planning, writing): each must exit with the
-// signal's code, release the writer lock, and leave a store that scans and
-// a backup journal that undoes.
+// database with SIGINT, SIGTERM and SIGHUP, each sent by the process to
+// itself right after a numbered step (internal/faultpoint: the first
+// session planned, the step halfway through the run and the one before its
+// end, while it plans and while it writes). Each must exit with
+// the signal's code and say so, release the writer lock, and leave a store
+// that scans and a backup journal that undoes. The steps do not depend on
+// how fast the machine is.
 func TestSignalsStopFix(t *testing.T) {
 	t.Parallel()
 	exe := sessfixExe(t)
-	gen, _, err := storegen.Generate(store.ShapeSQLite, t.TempDir(), storegen.Config{Sessions: 30, DefectRate: 0.03, ToolOutput: 200})
+	gen, _, err := storegen.Generate(store.ShapeSQLite, t.TempDir(), storegen.Config{Sessions: 10, DefectRate: 0.1, ToolOutput: 200})
 	if err != nil {
 		t.Fatal(err)
 	}
-	const rounds = 3
-	stopped := 0
+	steps := fixSteps(t, exe, gen)
+	points := []int{1, len(steps) / 2, len(steps) - 1}
+	t.Logf("%d steps; signals after steps %v: %q, %q, %q", len(steps), points, steps[points[0]-1], steps[points[1]-1], steps[points[2]-1])
+	names := map[syscall.Signal]string{syscall.SIGINT: "INT", syscall.SIGTERM: "TERM", syscall.SIGHUP: "HUP"}
 	for _, c := range stopSignalCases {
-		for round := 0; round < rounds; round++ {
+		for _, n := range points {
 			dir := t.TempDir()
 			db := filepath.Join(dir, "opencode.db")
 			copyFile(t, gen, db)
-			p := startSessfix(t, exe, dir, "", "fix", "--yes", "opencode.db")
-			code, finished := p.stop(t, c.sig, time.Duration(100+rand.IntN(1500))*time.Millisecond)
+			env := []string{"SESSFIX_FAULT_AT=" + strconv.Itoa(n), "SESSFIX_FAULT_SIGNAL=" + names[c.sig]}
+			p := startSessfixEnv(t, exe, dir, env, "", "fix", "--yes", "opencode.db")
+			code := p.wait(t)
 			noLock(t, db)
-			if finished || code == ExitOK {
-				// It was done before the signal came, or exited between
-				// writing its last line and the signal's delivery: a
-				// process that has exited but is not yet reaped still
-				// accepts a signal.
-				continue
-			}
-			stopped++
 			if code != c.code || p.lastLine() != c.says {
-				t.Errorf("%s, round %d: exit %d, last line %q; want %d, %q\n%s", c.sig, round, code, p.lastLine(), c.code, c.says, p.stderr.String())
+				t.Errorf("%s after step %d (%s): exit %d, last line %q; want %d, %q\n%s", c.sig, n, steps[n-1], code, p.lastLine(), c.code, c.says, p.stderr.String())
 			}
 			if code := runIn(t, exe, dir, "scan", "opencode.db"); code != ExitOK && code != ExitFindings {
-				t.Errorf("%s, round %d: scan after the signal exits %d", c.sig, round, code)
+				t.Errorf("%s after step %d: scan after the signal exits %d", c.sig, n, code)
 			}
 			if strings.Contains(p.stderr.String(), "backup run") || hasRuns(t, dir) {
 				if code := runIn(t, exe, dir, "undo", "--last"); code != ExitOK {
-					t.Errorf("%s, round %d: undo of the stopped run exits %d", c.sig, round, code)
+					t.Errorf("%s after step %d: undo of the stopped run exits %d", c.sig, n, code)
 				}
 			}
 		}
 	}
-	if stopped == 0 {
-		t.Fatal("every fix run finished before its signal: the store is too small to test anything")
+}
+
+// fixSteps runs `sessfix fix --yes` over a copy of db to the end and
+// returns the steps internal/faultpoint numbers.
+func fixSteps(t *testing.T, exe, db string) []string {
+	t.Helper()
+	dir := t.TempDir()
+	copyFile(t, db, filepath.Join(dir, "opencode.db"))
+	log := filepath.Join(dir, "steps")
+	p := startSessfixEnv(t, exe, dir, []string{"SESSFIX_FAULT_LOG=" + log}, "", "fix", "--yes", "opencode.db")
+	if code := p.wait(t); code != ExitOK {
+		t.Fatalf("fix exits %d:\n%s", code, p.stderr.String())
 	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatalf("the run logged no step: %v", err)
+	}
+	steps := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(steps) < 8 {
+		t.Fatalf("only %d steps: the store is too small to test anything", len(steps))
+	}
+	return steps
 }
 
 func hasRuns(t *testing.T, dir string) bool {

@@ -154,7 +154,7 @@ func TestUndoOfAKilledFix(t *testing.T) {
 				dir := t.TempDir()
 				path, state := copyStore(t, pristine, dir), filepath.Join(dir, "state")
 				cmd := sessfixCmd(bin, state, "fix", "--yes", "-q", path)
-				cmd.Env = append(cmd.Env, "SESSFIX_FAULT_KILL_AT="+strconv.Itoa(n))
+				cmd.Env = append(cmd.Env, "SESSFIX_FAULT_AT="+strconv.Itoa(n))
 				out, err := cmd.CombinedOutput()
 				if !killed(err) {
 					t.Fatalf("step %d (%s): the run was not killed there: %v\n%s", n, step, err, out)

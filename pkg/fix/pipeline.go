@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sessfix/sessfix/internal/faultpoint"
 	"github.com/sessfix/sessfix/internal/pool"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
@@ -159,7 +160,10 @@ func (p *Pipeline) Plan(ctx context.Context, targets []Target, yield func(Outcom
 	p = p.withDefaults()
 	planFailed := func(o Outcome) bool { return o.Status == Failed && o.Step == StepPlan }
 	work := func(ctx context.Context, i int) Outcome { return p.planOne(ctx, targets[i]) }
-	emit := func(_ int, o Outcome) bool { return yield(o) }
+	emit := func(_ int, o Outcome) bool {
+		faultpoint.Hit("planned " + o.ID)
+		return yield(o)
+	}
 	_, err := pool.Ordered(ctx, len(targets), pool.Options[Outcome]{Workers: p.Workers, Progress: p.Progress, Stop: planFailed}, work, emit)
 	return err
 }

@@ -1,0 +1,5 @@
+//go:build sessfix_faults
+
+package faultpoint
+
+func init() { Enable() }
