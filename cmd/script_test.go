@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -51,6 +52,7 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exits":      exits,
 			"watchuntil": watchUntil,
+			"encode":     encode,
 		},
 	})
 }
@@ -130,4 +132,28 @@ func watchUntil(ts *testscript.TestScript, neg bool, args []string) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 143 {
 		ts.Fatalf("watch stopped by SIGTERM: %v, want exit status 143", err)
 	}
+}
+
+// encode ENC IN OUT writes the UTF-8 file IN as OUT in ENC: utf-16le-bom
+// (what Windows PowerShell 5's > writes), utf-16le, or utf-8-bom.
+func encode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: encode utf-16le-bom|utf-16le|utf-8-bom IN OUT")
+	}
+	in := ts.ReadFile(args[1])
+	var out []byte
+	switch args[0] {
+	case "utf-8-bom":
+		out = append([]byte("\xef\xbb\xbf"), in...)
+	case "utf-16le-bom", "utf-16le":
+		if args[0] == "utf-16le-bom" {
+			out = []byte{0xff, 0xfe}
+		}
+		for _, u := range utf16.Encode([]rune(in)) {
+			out = append(out, byte(u), byte(u>>8))
+		}
+	default:
+		ts.Fatalf("encode: unknown encoding %q", args[0])
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[2]), out, 0o644))
 }

@@ -68,7 +68,10 @@ func diffFiles(w io.Writer, cs *store.ChangeSet) error {
 		if err := writeNotes(w, cs, t, b.Exists, a.Exists); err != nil {
 			return err
 		}
-		if err := fileDiff(w, relPath(cs.Store, t.Path), b, a); err != nil {
+		// A UTF-16 export file (as Windows PowerShell saves one) is not
+		// text to diff or patch: say so, as git diff does.
+		bin := cs.Store.Shape == store.ShapeExport && (binary(b.Data) || binary(a.Data))
+		if err := fileDiff(w, relPath(cs.Store, t.Path), b, a, bin); err != nil {
 			return err
 		}
 	}
@@ -78,8 +81,9 @@ func diffFiles(w io.Writer, cs *store.ChangeSet) error {
 // fileDiff writes the diff of one file in git's form, which GNU patch and
 // `git apply` both read: a "diff --git" line, the mode of a file created or
 // removed, the blob ids (so an empty file's removal is applied too), then
-// the unified diff.
-func fileDiff(w io.Writer, name string, b, a store.Image) error {
+// the unified diff; for a binary file, git's "Binary files ... differ"
+// line instead.
+func fileDiff(w io.Writer, name string, b, a store.Image, bin bool) error {
 	oldLabel, newLabel := "a/"+name, "b/"+name
 	fmt.Fprintf(w, "diff --git a/%s b/%s\n", name, name)
 	switch {
@@ -91,6 +95,10 @@ func fileDiff(w io.Writer, name string, b, a store.Image) error {
 		fmt.Fprintf(w, "deleted file mode %s\nindex %s..%s\n", gitMode(b.Mode), blobID(b.Data, true), blobID(nil, false))
 	default:
 		fmt.Fprintf(w, "index %s..%s %s\n", blobID(b.Data, true), blobID(a.Data, true), gitMode(b.Mode))
+	}
+	if bin {
+		_, err := fmt.Fprintf(w, "Binary files %s and %s differ\n", oldLabel, newLabel)
+		return err
 	}
 	var d string
 	if a.Spans != nil && b.Exists && a.Exists {
@@ -104,6 +112,10 @@ func fileDiff(w io.Writer, name string, b, a store.Image) error {
 	_, err := io.WriteString(w, d)
 	return err
 }
+
+// binary reports whether an export file's bytes are not text: they hold
+// a NUL byte, which no JSON text does (git's own test), as UTF-16 does.
+func binary(data []byte) bool { return bytes.IndexByte(data, 0) >= 0 }
 
 // gitMode is a regular file's mode as git writes it.
 func gitMode(m fs.FileMode) string {

@@ -31,10 +31,13 @@ type exportStore struct {
 	mu sync.Mutex
 	// temps are the sessfix temporary files List found next to the file.
 	temps []string
+	// enc is the file's encoding, as last read.
+	enc encoding
 }
 
-// isExport reports whether raw looks like an export file: a JSON object
-// with an "info" object and a "messages" array.
+// isExport reports whether raw, an export file's text (decode), looks like
+// an export file: a JSON object with an "info" object and a "messages"
+// array.
 func isExport(raw []byte) bool {
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 || t[0] != '{' || !gjson.ValidBytes(t) {
@@ -50,16 +53,27 @@ func openExport(path string) *exportStore {
 }
 
 // Info is the store's info, with a note about the sessfix temporary files
-// List found next to the file (store.TempNote).
+// List found next to the file (store.TempNote), and one naming the file's
+// encoding when it is not UTF-8 without a byte order mark.
 func (s *exportStore) Info() store.Info {
 	s.mu.Lock()
-	temps := s.temps
+	temps, enc := s.temps, s.enc
 	s.mu.Unlock()
 	info := s.info
 	if note := store.TempNote(info, temps); note != "" {
 		info.Notes = append(slices.Clip(info.Notes), note)
 	}
+	if enc.name != "" && !enc.plain() {
+		info.Notes = append(slices.Clip(info.Notes), encodingNote(enc))
+	}
 	return info
+}
+
+// encodingNote says what encoding an export file is in, and that sessfix
+// keeps it.
+func encodingNote(enc encoding) string {
+	return "the export file is " + enc.name + " (`opencode export` writes UTF-8 without one; Windows PowerShell 5 " +
+		"saves `opencode export > file` as UTF-16LE): sessfix reads it, and writes it back in the same encoding"
 }
 func (s *exportStore) Close() error { return nil }
 
@@ -68,6 +82,13 @@ func (s *exportStore) read() ([]byte, time.Time, error) {
 	if perr != nil {
 		return nil, mod, fmt.Errorf("read export file %s: %w", s.path, perr)
 	}
+	raw, enc, err := decode(raw)
+	if err != nil {
+		return nil, mod, fmt.Errorf("export file %s: %w", s.path, err)
+	}
+	s.mu.Lock()
+	s.enc = enc
+	s.mu.Unlock()
 	if err := store.CheckBody(raw); err != nil {
 		return nil, mod, fmt.Errorf("export file %s: %w", s.path, err)
 	}

@@ -36,10 +36,17 @@ func (Shape) Match(path string) (bool, string, error) {
 	if perr != nil {
 		return false, "", fmt.Errorf("cannot read %s: %w", path, perr)
 	}
+	raw, enc, err := decode(raw)
+	if err != nil {
+		return false, "not an export file: " + err.Error(), nil
+	}
 	if isExport(raw) {
 		return true, "", nil
 	}
 	why := "not an export file (a JSON object with \"info\" and \"messages\")"
+	if !enc.plain() {
+		why += " (read as " + enc.name + ")"
+	}
 	// The JSON error helps with a damaged export, not with a file that is
 	// not JSON at all.
 	if head := bytes.TrimSpace(raw[:min(len(raw), maxProbe)]); len(head) > 0 && head[0] == '{' {
@@ -59,9 +66,13 @@ func (Shape) Candidate(path string) bool {
 	if !strings.EqualFold(filepath.Ext(path), ".json") {
 		return false
 	}
-	raw, err := os.ReadFile(path)
+	file, err := os.ReadFile(path)
 	if err != nil {
 		return true
+	}
+	raw, enc, err := decode(file)
+	if err != nil {
+		return enc.bom != nil // a truncated UTF-16 file with a BOM: opening it names the damage
 	}
 	if store.CheckBody(raw) == nil {
 		return isExport(raw)

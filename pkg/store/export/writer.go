@@ -99,7 +99,7 @@ func (w *exportWriter) Apply(ctx context.Context, cs *store.ChangeSet) error {
 	if cs.Empty() {
 		return nil
 	}
-	doc, _, exists, err := atomicfile.ReadRegular(w.ops, w.info.Path)
+	file, _, exists, err := atomicfile.ReadRegular(w.ops, w.info.Path)
 	if err != nil {
 		return err
 	}
@@ -109,21 +109,29 @@ func (w *exportWriter) Apply(ctx context.Context, cs *store.ChangeSet) error {
 	// The whole file is the backup's one image: a message delete takes its
 	// parts along with no Before bytes of their own, so any change since
 	// the backup refuses the change set.
-	if err := w.seen.Changed(cs, []store.Image{{Target: store.Target{Path: w.info.Path}, Exists: exists, Data: doc}}); err != nil {
+	if err := w.seen.Changed(cs, []store.Image{{Target: store.Target{Path: w.info.Path}, Exists: exists, Data: file}}); err != nil {
+		return err
+	}
+	doc, enc, err := w.text(file)
+	if err != nil {
 		return err
 	}
 	var (
 		d    *document
 		locs map[int]store.Location
 	)
-	if r := w.planned; r != nil && r.cs == cs && r.from == store.HashBytes(doc) {
+	if r := w.planned; r != nil && r.cs == cs && r.from == store.HashBytes(file) {
 		d, locs = r.d, r.locs
 	} else if d, locs, err = w.render(ctx, doc, cs); err != nil {
 		return err
 	}
 	w.planned = nil
+	out, err := enc.encode(d.b)
+	if err != nil {
+		return fmt.Errorf("rewriting %s: %w; nothing was written (please report this)", w.info.Path, err)
+	}
 	atomicfile.CleanTempsOf(w.ops, w.info.Path)
-	if err := atomicfile.Write(w.ops, w.info.Path, d.b, 0o644, nil); err != nil {
+	if err := atomicfile.Write(w.ops, w.info.Path, out, 0o644, nil); err != nil {
 		return store.WriteFailed(fmt.Errorf("%w; the export file was left as it was", err), true)
 	}
 	for i, l := range locs {
@@ -151,14 +159,38 @@ func (w *exportWriter) Planned(ctx context.Context, cs *store.ChangeSet, before 
 		if !im.Exists {
 			out[i].Mode = 0o644
 		}
-		d, locs, err := w.render(ctx, im.Data, cs)
+		doc, enc, err := w.text(im.Data)
 		if err != nil {
 			return nil, err
 		}
-		out[i].Data, out[i].Spans = d.b, d.spans
+		d, locs, err := w.render(ctx, doc, cs)
+		if err != nil {
+			return nil, err
+		}
+		if out[i].Data, err = enc.encode(d.b); err != nil {
+			return nil, fmt.Errorf("rewriting %s: %w; nothing was written (please report this)", w.info.Path, err)
+		}
+		// The spans are offsets in the text, which are the file's own
+		// offsets unless the file is UTF-16: its backup keeps it whole.
+		if !enc.utf16 {
+			out[i].Spans = d.spans
+		}
 		w.planned = &rendered{cs: cs, from: im.Hash(), d: d, locs: locs}
 	}
 	return out, nil
+}
+
+// text is the export file's text (see decode) and its encoding, which the
+// writer writes back; a file whose text would not encode back to the same
+// bytes is refused.
+func (w *exportWriter) text(file []byte) ([]byte, encoding, error) {
+	doc, enc, err := decode(file)
+	if err == nil {
+		err = enc.checkRoundTrip(w.info.Path, file, doc)
+	} else {
+		err = fmt.Errorf("cannot rewrite %s: %w; nothing was written", w.info.Path, err)
+	}
+	return doc, enc, err
 }
 
 // render splices every edit of cs into doc, and returns the new document
