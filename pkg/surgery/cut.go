@@ -193,6 +193,14 @@ func (c *cut) plan() (*fix.SessionPlan, error) {
 			plan.Notes = append(plan.Notes, fmt.Sprintf("drop %s part %s of message %s", p.Type, p.ID, m.ID))
 		}
 	}
+	ed, note, err := totalsEdit(s, c.gone, c.verb)
+	if err != nil {
+		return nil, err
+	}
+	if ed != nil {
+		cs.Edits = append(cs.Edits, *ed)
+		plan.Notes = append(plan.Notes, note)
+	}
 	if err := c.validate(cs); err != nil {
 		return nil, err
 	}

@@ -18,6 +18,12 @@ import (
 func cutAndUndo(t *testing.T, shape store.Shape, plan func(*store.Session) (*fix.SessionPlan, error)) *store.Session {
 	t.Helper()
 	st, s := open(t, shape, conversation(""))
+	return cutAndUndoOf(t, shape, st, s, plan)
+}
+
+// cutAndUndoOf is cutAndUndo of session s of store st.
+func cutAndUndoOf(t *testing.T, shape store.Shape, st store.Store, s *store.Session, plan func(*store.Session) (*fix.SessionPlan, error)) *store.Session {
+	t.Helper()
 	before := storetest.State(t, st.Info().Path, shape)
 	p, err := plan(s)
 	if err != nil {

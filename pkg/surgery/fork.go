@@ -247,19 +247,6 @@ func rewriteRefs(s *store.Session, raw []byte, set map[string]string, msgIDs map
 func forkInfo(s *store.Session, newID, title string, copied []*store.Message, now time.Time) ([]byte, error) {
 	raw := s.Info.Raw
 	ms := now.UnixMilli()
-	var cost float64
-	var tok struct{ in, out, reasoning, read, write int64 }
-	for _, m := range copied {
-		if m.Role != "assistant" {
-			continue
-		}
-		cost += m.Get("cost").Float()
-		tok.in += m.Get("tokens.input").Int()
-		tok.out += m.Get("tokens.output").Int()
-		tok.reasoning += m.Get("tokens.reasoning").Int()
-		tok.read += m.Get("tokens.cache.read").Int()
-		tok.write += m.Get("tokens.cache.write").Int()
-	}
 	type kv struct {
 		key string
 		v   any
@@ -272,8 +259,6 @@ func forkInfo(s *store.Session, newID, title string, copied []*store.Message, no
 			"summary_files", "summary_diffs", "time_compacting", "time_archived"} {
 			sets = append(sets, kv{c, nil})
 		}
-		sets = append(sets, []kv{{"cost", cost}, {"tokens_input", tok.in}, {"tokens_output", tok.out},
-			{"tokens_reasoning", tok.reasoning}, {"tokens_cache_read", tok.read}, {"tokens_cache_write", tok.write}}...)
 		var err error
 		for _, e := range sets {
 			if !gjson.GetBytes(raw, e.key).Exists() && e.key != "id" && e.key != "title" {
@@ -283,7 +268,7 @@ func forkInfo(s *store.Session, newID, title string, copied []*store.Message, no
 				return nil, err
 			}
 		}
-		return raw, nil
+		return setTotals(s, raw, sumTotals(copied))
 	}
 	sets = []kv{{"id", newID}, {"title", title}}
 	drops = []string{"parentID", "share", "revert", "summary"}
@@ -307,26 +292,7 @@ func forkInfo(s *store.Session, newID, title string, copied []*store.Message, no
 			return nil, err
 		}
 	}
-	if gjson.GetBytes(raw, "cost").Exists() {
-		if raw, err = fix.SetJSON(raw, cost, "cost"); err != nil {
-			return nil, err
-		}
-	}
-	if gjson.GetBytes(raw, "tokens").IsObject() {
-		for _, e := range []kv{{"input", tok.in}, {"output", tok.out}, {"reasoning", tok.reasoning}} {
-			if raw, err = fix.SetJSON(raw, e.v, "tokens", e.key); err != nil {
-				return nil, err
-			}
-		}
-		if gjson.GetBytes(raw, "tokens.cache").IsObject() {
-			for _, e := range []kv{{"read", tok.read}, {"write", tok.write}} {
-				if raw, err = fix.SetJSON(raw, e.v, "tokens", "cache", e.key); err != nil {
-					return nil, err
-				}
-			}
-		}
-	}
-	return raw, nil
+	return setTotals(s, raw, sumTotals(copied))
 }
 
 // VerifyFork reads a written fork back from st, the store it was written
