@@ -29,7 +29,9 @@ func recordTotals(s *store.Session) (cost float64, in, out int64) {
 func TestCutsTakeTheRemovedTurnsOffTheSessionTotals(t *testing.T) {
 	cuts := map[string]func(*store.Session) (*fix.SessionPlan, error){
 		"rewind": func(s *store.Session) (*fix.SessionPlan, error) { return PlanRewind(s, asst2, CutOptions{}) },
-		"drop":   func(s *store.Session) (*fix.SessionPlan, error) { return PlanDrop(s, []string{user2}, nil, CutOptions{}) },
+		"drop": func(s *store.Session) (*fix.SessionPlan, error) {
+			return PlanDrop(s, []string{user2}, nil, CutOptions{})
+		},
 	}
 	for name, cut := range cuts {
 		for _, shape := range storetest.Shapes {
