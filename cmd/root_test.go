@@ -254,7 +254,7 @@ func TestScanStderr(t *testing.T) {
 		"scanning export store " + healthy + " (1 session)\n",
 		"3 findings in 1 of 2 sessions\n",
 		"hint: run `sessfix fix " + broken + " " + healthy + "` to repair 3 of them\n",
-		"hint: run `sessfix explain SF151` to read about the most frequent finding\n",
+		"hint: run `sessfix explain SF151` to read about the most frequent error (2 findings)\n",
 	} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)

@@ -355,21 +355,53 @@ func Hints(r *Report) []string {
 		}
 		out = append(out, fmt.Sprintf("run `%s` to repair %d of them", cmd, n))
 	}
-	// Point at the most frequent finding that fails the run: an info
-	// finding (history, facts) is not where a reader should start.
-	counts := map[string]int{}
-	best := ""
+	if h := explainHint(r); h != "" {
+		out = append(out, h)
+	}
+	return out
+}
+
+// explainHint points at the code to read about first: of the findings
+// that fail the run (an info finding, history or facts, is not where a
+// reader should start), the most severe, and of those the most frequent
+// code (the lowest code of a tie), named with its count so the claim can
+// be checked against the list above it.
+func explainHint(r *Report) string {
+	type tally struct {
+		n   int
+		sev scan.Severity
+	}
+	codes := map[string]*tally{}
 	for _, f := range r.Result.Findings {
 		if f.Suppressed() || !r.Fails(f) {
 			continue
 		}
-		counts[f.Code]++
-		if n := counts[f.Code]; best == "" || n > counts[best] || n == counts[best] && f.Code < best {
-			best = f.Code
+		c := codes[f.Code]
+		if c == nil {
+			c = &tally{}
+			codes[f.Code] = c
+		}
+		c.n++
+		c.sev = max(c.sev, f.Severity)
+	}
+	best, ties := "", 0
+	for code, c := range codes {
+		b := codes[best]
+		switch {
+		case b == nil || c.sev > b.sev || c.sev == b.sev && c.n > b.n:
+			best, ties = code, 1
+		case c.sev == b.sev && c.n == b.n:
+			ties++
+			best = min(best, code)
 		}
 	}
-	if best != "" {
-		out = append(out, fmt.Sprintf("run `sessfix explain %s` to read about the most frequent finding", best))
+	if best == "" {
+		return ""
 	}
-	return out
+	b := codes[best]
+	if ties > 1 {
+		return fmt.Sprintf("run `sessfix explain %s` to read about one of the most frequent %ss (%s each)",
+			best, b.sev, plural.Count(b.n, "finding", "findings"))
+	}
+	return fmt.Sprintf("run `sessfix explain %s` to read about the most frequent %s (%s)", best, b.sev, plural.Count(b.n, "finding", "findings"))
 }

@@ -281,6 +281,34 @@ func TestExplainHintSkipsFindingsThatDoNotFail(t *testing.T) {
 	}
 }
 
+// TestExplainHintNamesTheMostFrequentError: the hint's claim holds against
+// the list it ends: the most severe failing findings first, then the most
+// frequent code among them, named with its count; a tie says so.
+func TestExplainHintNamesTheMostFrequentError(t *testing.T) {
+	f := func(code string, sev scan.Severity) scan.Finding {
+		return scan.Finding{Code: code, Severity: sev, SessionID: "ses_1"}
+	}
+	for _, c := range []struct {
+		findings []scan.Finding
+		want     string
+	}{
+		{[]scan.Finding{f("SF105", scan.Warning), f("SF152", scan.Error), f("SF103", scan.Error), f("SF103", scan.Error), f("SF105", scan.Warning), f("SF105", scan.Warning)},
+			"run `sessfix explain SF103` to read about the most frequent error (2 findings)"},
+		{[]scan.Finding{f("SF152", scan.Error), f("SF105", scan.Warning), f("SF103", scan.Error), f("SF153", scan.Error), f("SF153", scan.Error)},
+			"run `sessfix explain SF153` to read about the most frequent error (2 findings)"},
+		{[]scan.Finding{f("SF152", scan.Error), f("SF105", scan.Warning), f("SF103", scan.Error)},
+			"run `sessfix explain SF103` to read about one of the most frequent errors (1 finding each)"},
+		{[]scan.Finding{f("SF301", scan.Warning), f("SF105", scan.Warning), f("SF301", scan.Warning)},
+			"run `sessfix explain SF301` to read about the most frequent warning (2 findings)"},
+	} {
+		r := &Report{Result: &scan.Result{Findings: c.findings}}
+		hints := Hints(r)
+		if got := hints[len(hints)-1]; got != c.want {
+			t.Errorf("hint %q, want %q", got, c.want)
+		}
+	}
+}
+
 // TestTextEscapesStoreControlCharacters: ids, paths and stored texts come
 // from the store; an escape sequence in one must reach the terminal (or a
 // log) as text, not act on it.
