@@ -14,9 +14,9 @@ import (
 func AddSettleFlags(cmd *cobra.Command, settle, abandon *time.Duration) {
 	f := cmd.Flags()
 	f.DurationVar(settle, "settle", scan.DefaultSettle,
-		"an unfinished message that changed within this `long` is being written; watch waits this long after a change (0: no window)")
+		"an unfinished message that changed within `DURATION` (5s, 2m) is being written; watch waits this long after a change (0: no window)")
 	f.DurationVar(abandon, "abandon", scan.DefaultAbandon,
-		"an unfinished message counts as being written for up to this `long` while another program (OpenCode) has its store open (0: never)")
+		"an unfinished message counts as being written for up to `DURATION` (10m, 1h) while another program (OpenCode) has its store open (0: never)")
 }
 
 // SetSettle checks --settle and --abandon and sets them on opts. Zero
