@@ -3,6 +3,7 @@ package diagnose
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -176,6 +177,10 @@ func findSession(ctx context.Context, stores []store.Store, opts *DiagnoseOption
 		// An id or a prefix naming one session, as show, drop and
 		// rewind take it.
 		found, err := surgery.Find(ctx, stores, opts.Session)
+		var several *surgery.InStoresError
+		if errors.As(err, &several) {
+			return nil, store.Info{}, cli.WithHints(&cli.FlagError{Err: err}, "pass only the store to read as PATH, for example "+several.Stores[0])
+		}
 		if err != nil {
 			return nil, store.Info{}, cli.SessionError(err)
 		}

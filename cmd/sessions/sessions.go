@@ -43,8 +43,9 @@ within the --settle window (OpenCode may still be writing it: drop, rewind and f
 "unreadable". Stores are named as PATH arguments or with --store PATH, as in show, drop, rewind and fork.
 With no PATH, sessfix looks where OpenCode keeps its data, as scan does.
 
-On a terminal the list is a table; piped, each session is one tab-separated line: id, last activity (RFC
-3339), messages, health, provider/model, directory, title. --format json prints one document
+On a terminal the list is a table (with a STORE column when the sessions come from several stores); piped,
+each session is one tab-separated line: id, last activity (RFC 3339), messages, health, provider/model,
+directory, store, title. --format json prints one document
 (docs/json-output.md). Session ids complete in the shell from this list.
 
 Exit codes:

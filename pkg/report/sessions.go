@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -94,29 +95,48 @@ func jsonTime(t time.Time) string {
 }
 
 // WriteSessions writes the session list: on a terminal an aligned table
-// (titles and directories shortened, times relative to now), otherwise one
+// (titles, directories and stores shortened, times relative to now, and a
+// STORE column when the sessions come from more than one store), otherwise one
 // tab-separated line per session with every value whole (id, last
 // activity in RFC 3339, messages, health, provider/model, directory,
-// title) for scripts.
+// store, title) for scripts; a tab inside a value is written as \t.
 func WriteSessions(w io.Writer, list []surgery.Summary, tty, color bool, now time.Time) error {
 	st := NewStyles(color)
 	bw := bufio.NewWriter(w)
 	if !tty {
 		for _, s := range list {
-			fmt.Fprintf(bw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", s.ID, jsonTime(s.LastActivity), s.Messages, s.Health.State(),
-				model(s.ProviderID, s.ModelID), Clean(s.Directory), Clean(s.Title))
+			fmt.Fprintf(bw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", s.ID, jsonTime(s.LastActivity), s.Messages, s.Health.State(),
+				model(s.ProviderID, s.ModelID), field(s.Directory), field(s.Store.Path), field(s.Title))
 		}
 		return bw.Flush()
 	}
-	rows := [][]string{{st.Header.Render("ID"), st.Header.Render("ACTIVE"), st.Header.Render("MSGS"),
-		st.Header.Render("HEALTH"), st.Header.Render("MODEL"), st.Header.Render("DIRECTORY"), st.Header.Render("TITLE")}}
+	stores := map[string]bool{}
 	for _, s := range list {
-		rows = append(rows, []string{s.ID, ago(s.LastActivity, now), strconv.Itoa(s.Messages), healthCell(st, s.Health),
-			model(s.ProviderID, s.ModelID), Clean(shorten(s.Directory, 32, true)), Clean(shorten(s.Title, 40, false))})
+		stores[s.Store.Path] = true
+	}
+	several := len(stores) > 1
+	head := []string{"ID", "ACTIVE", "MSGS", "HEALTH", "MODEL", "DIRECTORY", "STORE", "TITLE"}
+	if !several {
+		head = slices.Delete(head, 6, 7)
+	}
+	rows := [][]string{{}}
+	for _, h := range head {
+		rows[0] = append(rows[0], st.Header.Render(h))
+	}
+	for _, s := range list {
+		row := []string{s.ID, ago(s.LastActivity, now), strconv.Itoa(s.Messages), healthCell(st, s.Health),
+			model(s.ProviderID, s.ModelID), Clean(shorten(s.Directory, 32, true))}
+		if several {
+			row = append(row, Clean(shorten(s.Store.Path, 32, true)))
+		}
+		rows = append(rows, append(row, Clean(shorten(s.Title, 40, false))))
 	}
 	writeColumns(bw, rows)
 	return bw.Flush()
 }
+
+// field is a value of a tab-separated line: Clean, with a tab as \t.
+func field(s string) string { return strings.ReplaceAll(Clean(s), "\t", `\t`) }
 
 // writeColumns writes rows as columns two spaces apart, each as wide as its
 // widest cell on screen: colour codes take no room (text/tabwriter counts

@@ -42,3 +42,36 @@ func TestSessionsTableIsAlignedInColour(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionsNameTheirStoreWhenThereAreSeveral: sessions from several
+// stores (copies of one, say) carry their store: a STORE column on a
+// terminal, only then; piped, every line has the store before the title.
+func TestSessionsNameTheirStoreWhenThereAreSeveral(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	s := surgery.Summary{ID: "ses_33c1f6ffffffO8I11AapoBFcd9", Title: "a\ttab", Directory: "/w", Messages: 4, LastActivity: now}
+	a, b := s, s
+	a.Store.Path, b.Store.Path = "copies/a.json", "copies/b.json"
+	var buf bytes.Buffer
+	if err := WriteSessions(&buf, []surgery.Summary{a, b}, true, false, now); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(buf.String(), "\n")
+	if !strings.Contains(lines[0], "  STORE  ") || !strings.Contains(lines[1], "  copies/a.json  ") || !strings.Contains(lines[2], "  copies/b.json  ") {
+		t.Errorf("no STORE column naming each session's store:\n%s", buf.String())
+	}
+	buf.Reset()
+	if err := WriteSessions(&buf, []surgery.Summary{a}, true, false, now); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "STORE") {
+		t.Errorf("a STORE column for one store:\n%s", buf.String())
+	}
+	buf.Reset()
+	if err := WriteSessions(&buf, []surgery.Summary{a, b}, false, false, now); err != nil {
+		t.Fatal(err)
+	}
+	want := "ses_33c1f6ffffffO8I11AapoBFcd9\t2026-11-25T12:00:00.000Z\t4\tclean\t-\t/w\tcopies/a.json\ta\\ttab\n"
+	if got := strings.SplitAfter(buf.String(), "\n")[0]; got != want {
+		t.Errorf("piped line %q, want %q", got, want)
+	}
+}

@@ -3,6 +3,7 @@ package surgery
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -46,11 +47,23 @@ func (e *AmbiguousError) Error() string {
 	return fmt.Sprintf("%q names %d %s (%s%s); give more of the id", e.Prefix, len(e.IDs), what, strings.Join(ids, ", "), more)
 }
 
+// InStoresError says that the session an id (or prefix) names is in
+// several of the stores read: copies of one store, say. Nothing picks one.
+type InStoresError struct {
+	ID     string
+	Stores []string // the stores' paths, in the order they were read
+}
+
+func (e *InStoresError) Error() string {
+	return fmt.Sprintf("session %s is in %d stores (%s); name the one to use", e.ID, len(e.Stores), strings.Join(e.Stores, ", "))
+}
+
 // Find locates a session by its id, or by a prefix of it that names one
-// session only, in the stores (in their order: the first store holding an
-// exact match wins).
+// session only, in the stores. A session found in more than one store is
+// an *InStoresError naming them; a prefix naming several sessions an
+// *AmbiguousError.
 func Find(ctx context.Context, stores []store.Store, id string) (Found, error) {
-	var prefixed []Found
+	var exact, prefixed []Found
 	for _, st := range stores {
 		refs, err := st.List(ctx)
 		if err != nil {
@@ -60,24 +73,35 @@ func Find(ctx context.Context, stores []store.Store, id string) (Found, error) {
 		for _, ref := range refs {
 			switch {
 			case ref.ID == id:
-				return Found{Store: st, Ref: ref}, nil
+				exact = append(exact, Found{Store: st, Ref: ref})
 			case id != "" && strings.HasPrefix(ref.ID, id):
 				prefixed = append(prefixed, Found{Store: st, Ref: ref})
 			}
 		}
 	}
-	switch len(prefixed) {
-	case 0:
-		return Found{}, &NotFoundError{ID: id}
-	case 1:
-		return prefixed[0], nil
+	if len(exact) == 0 {
+		exact = prefixed
 	}
 	var ids []string
-	for _, f := range prefixed {
-		ids = append(ids, f.Ref.ID)
+	for _, f := range exact {
+		if !slices.Contains(ids, f.Ref.ID) {
+			ids = append(ids, f.Ref.ID)
+		}
 	}
-	sort.Strings(ids)
-	return Found{}, &AmbiguousError{Prefix: id, IDs: ids}
+	switch {
+	case len(ids) == 0:
+		return Found{}, &NotFoundError{ID: id}
+	case len(ids) > 1:
+		sort.Strings(ids)
+		return Found{}, &AmbiguousError{Prefix: id, IDs: ids}
+	case len(exact) > 1:
+		e := &InStoresError{ID: ids[0]}
+		for _, f := range exact {
+			e.Stores = append(e.Stores, f.Store.Info().Path)
+		}
+		return Found{}, e
+	}
+	return exact[0], nil
 }
 
 // Load locates and loads a session (Find, then Store.Load).

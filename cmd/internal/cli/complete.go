@@ -241,6 +241,9 @@ func OneSession(verb, more string) cobra.PositionalArgs {
 // passes the file where the session id goes needs to be told how to say
 // it. Session ids and their prefixes hold no path separator and no dot.
 func SessionArg(verb, arg string) error {
+	if strings.TrimSpace(arg) == "" {
+		return WithHints(FlagErrorf("%s needs a session id, got an empty argument", verb), ListSessions)
+	}
 	if !strings.ContainsAny(arg, `/\.`) {
 		if _, err := os.Stat(arg); err != nil {
 			return nil

@@ -131,10 +131,15 @@ func ResolveSessions(ctx context.Context, stores []store.Store, ids []string) ([
 			continue
 		}
 		found, err := surgery.Find(ctx, stores, id)
-		if err != nil {
+		var several *surgery.InStoresError
+		switch {
+		case errors.As(err, &several):
+			out[i] = several.ID // scan and fix read every store that holds it
+		case err != nil:
 			return nil, SessionError(err)
+		default:
+			out[i] = found.Ref.ID
 		}
-		out[i] = found.Ref.ID
 	}
 	return out, nil
 }
@@ -155,9 +160,12 @@ func CheckSessionsFound(ids []string, found map[string]bool) error {
 func SessionError(err error) error {
 	var amb *surgery.AmbiguousError
 	var nf *surgery.NotFoundError
+	var several *surgery.InStoresError
 	switch {
 	case errors.As(err, &amb):
 		return WithHints(&FlagError{Err: err}, ListSessions)
+	case errors.As(err, &several):
+		return WithHints(&FlagError{Err: err}, "name the store with --store, for example --store "+several.Stores[0])
 	case errors.As(err, &nf):
 		return WithHints(err, ListSessions)
 	}
