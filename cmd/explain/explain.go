@@ -68,7 +68,7 @@ func RunExplain(opts *ExplainOptions) error {
 	if format == "json" {
 		err = report.PrintRuleJSON(out.W, rule)
 	} else {
-		err = report.PrintExplain(out.W, rule, report.NewStyles(out.Color && out.TTY))
+		err = report.PrintExplain(out.W, rule, report.NewStyles(out.Color))
 	}
 	if cerr := out.Close(); err == nil {
 		err = cerr

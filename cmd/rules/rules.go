@@ -52,7 +52,7 @@ func RunRules(opts *RulesOptions) error {
 	if format == "json" {
 		err = report.PrintRulesJSON(out.W, list())
 	} else {
-		err = report.PrintRulesText(out.W, list(), report.NewStyles(out.Color && out.TTY))
+		err = report.PrintRulesText(out.W, list(), report.NewStyles(out.Color))
 	}
 	if cerr := out.Close(); err == nil {
 		err = cerr

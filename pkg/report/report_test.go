@@ -87,7 +87,7 @@ func TestGoldenOutputs(t *testing.T) {
 		opts         Options
 	}{
 		{"piped.golden", "text", Options{}},
-		{"piped-color-ignored.golden", "text", Options{Color: true}},
+		{"piped-color.golden", "text", Options{Color: true}},
 		{"tty.golden", "text", Options{TTY: true}},
 		{"tty-color.golden", "text", Options{TTY: true, Color: true}},
 		{"scan.json.golden", "json", Options{}},
@@ -98,9 +98,15 @@ func TestGoldenOutputs(t *testing.T) {
 	}
 }
 
+// TestPipedTextIsOneLinePerFinding: piped, one line per finding; colour,
+// when forced (--color always), changes nothing but the escape codes
+// around the severity.
 func TestPipedTextIsOneLinePerFinding(t *testing.T) {
 	r := sampleReport()
-	out := render(t, "text", Options{Color: true}, r)
+	out := render(t, "text", Options{}, r)
+	if colored := render(t, "text", Options{Color: true}, r); !ansi.MatchString(colored) || ansi.ReplaceAllString(colored, "") != out {
+		t.Errorf("forced colour is not the piped lines with escape codes:\n%s", colored)
+	}
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	if len(lines) != len(r.Result.Findings) {
 		t.Fatalf("got %d lines for %d findings:\n%s", len(lines), len(r.Result.Findings), out)

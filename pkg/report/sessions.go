@@ -105,7 +105,7 @@ func WriteSessions(w io.Writer, list []surgery.Summary, tty, color bool, now tim
 	bw := bufio.NewWriter(w)
 	if !tty {
 		for _, s := range list {
-			fmt.Fprintf(bw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", s.ID, jsonTime(s.LastActivity), s.Messages, s.Health.State(),
+			fmt.Fprintf(bw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", s.ID, jsonTime(s.LastActivity), s.Messages, healthStyle(st, s.Health).Render(s.Health.State()),
 				model(s.ProviderID, s.ModelID), field(s.Directory), field(s.Store.Path), field(s.Title))
 		}
 		return bw.Flush()
@@ -181,15 +181,20 @@ func healthCell(st *Styles, h surgery.Health) string {
 	if len(parts) > 0 && state != "unreadable" {
 		text = state + " " + strings.Join(parts, " ")
 	}
+	return healthStyle(st, h).Render(text)
+}
+
+// healthStyle is the colour of a session's health.
+func healthStyle(st *Styles, h surgery.Health) lipgloss.Style {
 	switch {
 	case h.Err != nil || h.Errors > 0:
-		return st.Error.Render(text)
+		return st.Error
 	case h.Busy || h.Warnings > 0:
-		return st.Warning.Render(text)
+		return st.Warning
 	case h.Infos > 0:
-		return st.Info.Render(text)
+		return st.Info
 	}
-	return st.OK.Render(text)
+	return st.OK
 }
 
 func model(provider, model string) string {

@@ -17,7 +17,7 @@ func init() {
 		if o.TTY {
 			return &ttyPrinter{st: NewStyles(o.Color)}
 		}
-		return linePrinter{}
+		return linePrinter{st: NewStyles(o.Color), color: o.Color}
 	})
 }
 
@@ -59,13 +59,22 @@ func idPath(ids ...string) string {
 	return strings.Join(out, "/")
 }
 
-// linePrinter is the piped text format: one line per finding, nothing else.
-type linePrinter struct{}
+// linePrinter is the piped text format: one line per finding, nothing
+// else; with colour forced (--color always), the severity is coloured as
+// on a terminal.
+type linePrinter struct {
+	st    *Styles
+	color bool
+}
 
-func (linePrinter) Print(w io.Writer, r *Report) error {
+func (p linePrinter) Print(w io.Writer, r *Report) error {
 	bw := bufio.NewWriter(w)
 	for _, f := range r.findings() {
-		bw.WriteString(FindingLine(f))
+		if p.color {
+			bw.WriteString(Where(f) + ": " + p.st.Severity(f.Severity).Render(f.Severity.String()) + " " + f.Code + " " + Clean(f.Message))
+		} else {
+			bw.WriteString(FindingLine(f))
+		}
 		bw.WriteByte('\n')
 	}
 	return bw.Flush()
