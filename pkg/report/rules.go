@@ -16,6 +16,8 @@ type JSONRule struct {
 	Code          string `json:"code"`
 	Name          string `json:"name"`
 	Severity      string `json:"severity"`
+	LowerSeverity string `json:"lower_severity"` // "" when every finding has Severity
+	LowerWhen     string `json:"lower_when"`
 	Summary       string `json:"summary"`
 	Fixable       bool   `json:"fixable"`
 	Fix           string `json:"fix"`
@@ -27,10 +29,16 @@ type JSONRule struct {
 
 // NewJSONRule converts a rule to its JSON form.
 func NewJSONRule(r *scan.Rule) JSONRule {
+	lower := ""
+	if r.Lower != 0 {
+		lower = r.Lower.String()
+	}
 	return JSONRule{
+		LowerSeverity: lower,
 		Code:          r.Code,
 		Name:          r.Name,
 		Severity:      r.Severity.String(),
+		LowerWhen:     r.LowerWhen,
 		Summary:       r.Summary,
 		Fixable:       r.Fixable,
 		Fix:           r.Fix,
@@ -73,7 +81,11 @@ func PrintRulesText(w io.Writer, rules []*scan.Rule, st *Styles) error {
 		if r.Fixable {
 			fix = "yes"
 		}
-		rows = append(rows, []string{r.Code, r.Name, r.Severity.String(), fix, r.Summary})
+		sev := r.Severity.String()
+		if r.Lower != 0 {
+			sev += "/" + r.Lower.String()
+		}
+		rows = append(rows, []string{r.Code, r.Name, sev, fix, r.Summary})
 	}
 	sev := make([]scan.Severity, len(rules))
 	for i, r := range rules {
@@ -92,8 +104,15 @@ func PrintExplain(w io.Writer, r *scan.Rule, st *Styles) error {
 	if r.Fixable {
 		fix = "fixable"
 	}
-	fmt.Fprintf(bw, "%s %s (%s, %s)\n", st.Code.Render(r.Code), st.Title.Render(r.Name),
-		st.Severity(r.Severity).Render(r.Severity.String()), fix)
+	lower := ""
+	if r.Lower != 0 {
+		lower = " or " + st.Severity(r.Lower).Render(r.Lower.String())
+	}
+	fmt.Fprintf(bw, "%s %s (%s%s, %s)\n", st.Code.Render(r.Code), st.Title.Render(r.Name),
+		st.Severity(r.Severity).Render(r.Severity.String()), lower, fix)
+	if r.Lower != 0 {
+		fmt.Fprintf(bw, "\n%s\n", indent(r.Lower.String()+" for "+r.LowerWhen))
+	}
 	if r.Summary != "" {
 		fmt.Fprintf(bw, "\n%s\n", indent(r.Summary))
 	}

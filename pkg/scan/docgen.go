@@ -24,15 +24,19 @@ func WriteRulesMarkdown(w io.Writer) error {
 	p("`sessfix scan` checks every session with these rules; `sessfix rules` lists them and `sessfix explain CODE` ")
 	p("prints one. Severities: **error** when the provider rejects the history or OpenCode fails to load the ")
 	p("session, **warning** for damage that will bite later, **info** for what OpenCode never sends (report only). ")
-	p("A rule can report a single finding at a lower severity than its own; the finding says why.\n\n")
+	p("A rule can report a finding at a lower severity than its own; the rule says when, and the finding says why.\n\n")
 	p("Preflight findings (SF150–SF169) are described with the provider rules they check.\n\n")
 	p("| code | name | severity | finds | default fix |\n|---|---|---|---|---|\n")
 	for _, r := range Rules() {
-		p("| [%s](#%s) | %s | %s | %s | %s |\n", r.Code, anchor(r), r.Name, r.Severity, cell(r.Summary), cell(fixText(r)))
+		sev := r.Severity.String()
+		if r.Lower != 0 {
+			sev += " or " + r.Lower.String()
+		}
+		p("| [%s](#%s) | %s | %s | %s | %s |\n", r.Code, anchor(r), r.Name, sev, cell(r.Summary), cell(fixText(r)))
 	}
 	for _, r := range Rules() {
 		p("\n## %s %s\n\n", r.Code, r.Name)
-		p("Severity: %s. Default fix: %s.\n\n", r.Severity, fixText(r))
+		p("Severity: %s. Default fix: %s.\n\n", r.SeverityText(), fixText(r))
 		p("**What it finds.** %s\n\n", r.What)
 		p("**Why it matters.** %s\n\n", r.Why)
 		if r.ProviderError != "" {

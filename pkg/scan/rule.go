@@ -14,6 +14,11 @@ type Rule struct {
 	Code     string
 	Name     string
 	Severity Severity
+	// Lower, when set, is the lower severity some of the rule's findings
+	// have, and LowerWhen says which (the finding itself says why): rules,
+	// explain and docs/rules.md show both, so the list and a scan agree.
+	Lower     Severity
+	LowerWhen string
 	// Summary is one line, lowercase, no trailing period.
 	Summary string
 	// What, Why, ProviderError and FixDoc are the long docs shown by
@@ -35,6 +40,15 @@ type Rule struct {
 	OpenCode2 bool
 	// Check inspects one session and reports through c.Report.
 	Check func(c *Context)
+}
+
+// SeverityText is the rule's severity as rules and explain print it:
+// "error", or "error, warning for ..." when some findings are lower.
+func (r *Rule) SeverityText() string {
+	if r.Lower == 0 {
+		return r.Severity.String()
+	}
+	return r.Severity.String() + "; " + r.Lower.String() + " for " + r.LowerWhen
 }
 
 // Context is what a rule's check sees: one session and the scan options.

@@ -1,5 +1,7 @@
 package scan
 
+import "github.com/sessfix/sessfix/pkg/sent"
+
 func init() {
 	register(&Rule{
 		Code:     "SF104",
@@ -8,7 +10,8 @@ func init() {
 		Summary:  "a text part is sent empty or whitespace-only",
 		What: "A text part that reaches the provider as blank text: text that is whitespace-only (spaces, newlines), " +
 			"which no OpenCode version removes; or text that is empty (\"\") in an assistant message that also owns " +
-			"a reasoning part with an Anthropic signature, which OpenCode 1.18 sends as a single space. OpenCode " +
+			"a reasoning part with an Anthropic signature, which OpenCode 1.2 and later send as a single space " +
+			"(OpenCode 1.1 leaves it out, and SF155 reports the thinking the message then ends with). OpenCode " +
 			"1.18 writes exactly this shape when it is stopped as a text block starts: signed reasoning plus text " +
 			"\"\". Other empty text parts are not reported: OpenCode leaves \"\" out for Anthropic and Bedrock, and " +
 			"ignored parts and messages OpenCode never sends do not matter.",
@@ -24,6 +27,8 @@ func init() {
 
 func checkEmptyTextPart(c *Context) {
 	v := newSentView(c)
+	// OpenCode 1.1 leaves empty text out instead of sending " ".
+	version := sent.VersionOf(c.Session)
 	for _, m := range c.Session.Messages {
 		if !v.sent(m) || Streaming(c, m) {
 			continue
@@ -42,8 +47,8 @@ func checkEmptyTextPart(c *Context) {
 			switch text := PartText(p); {
 			case text != "":
 				f.Message = "text part is whitespace-only"
-			case m.Role == "assistant" && signed:
-				f.Message = "text part is empty next to signed thinking; opencode 1.18 sends it as a single space"
+			case m.Role == "assistant" && signed && version != sent.V11:
+				f.Message = "text part is empty next to signed thinking; opencode sends it as a single space"
 			default:
 				continue
 			}

@@ -12,7 +12,10 @@ func init() {
 		Code:     "SF202",
 		Name:     "invalid-id",
 		Severity: Error,
-		Summary:  "a record id is not in opencode's format",
+		Lower:    Warning,
+		LowerWhen: "a part id without its prefix in an OpenCode 1.1 session, which 1.1 still serves, and an id " +
+			"with its prefix but not OpenCode's shape, which loads",
+		Summary: "a record id is not in opencode's format",
 		What: "A session, message or part id that lacks its prefix (`ses_`, `msg_`, `prt_`) or is not in " +
 			"OpenCode's format: the prefix, an underscore, 12 lowercase hex digits and 14 base62 characters. Hand " +
 			"edits and other repair tools leave ids like `prt_0000000000_thinking`.",
