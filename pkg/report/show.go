@@ -328,6 +328,14 @@ func WriteSent(w io.Writer, v *surgery.View, color bool) error {
 			}
 			from += "your next prompt"
 		}
+		if from == "" {
+			// The system prompt (Chat Completions' messages.0) is added
+			// by OpenCode to every request; nothing stored maps to it.
+			from = "nothing stored"
+			if m.Role == "system" || m.Role == "developer" {
+				from = "the " + m.Role + " prompt OpenCode adds (not stored)"
+			}
+		}
 		fmt.Fprintf(bw, "%s %s %s %s\n", st.Code.Render(idx), st.Title.Render(m.Role), st.Dim.Render("from"), from)
 		for _, b := range m.Blocks {
 			fmt.Fprintf(bw, "  %s %s\n", st.Code.Render(fmt.Sprintf("%s.content.%d", idx, b.Index)), blockLine(st, b))
