@@ -28,7 +28,11 @@ func TestRules(t *testing.T) {
 	for i, rule := range rules {
 		fields := strings.Fields(lines[i+1])
 		fix := map[bool]string{true: "yes", false: "no"}[rule.Fixable]
-		if len(fields) < 4 || fields[0] != rule.Code || fields[1] != rule.Name || fields[2] != rule.Severity.String() || fields[3] != fix {
+		sev := rule.Severity.String()
+		if rule.Lower != 0 {
+			sev += "/" + rule.Lower.String()
+		}
+		if len(fields) < 4 || fields[0] != rule.Code || fields[1] != rule.Name || fields[2] != sev || fields[3] != fix {
 			t.Errorf("row %q does not describe %s %s %s fixable=%v", lines[i+1], rule.Code, rule.Name, rule.Severity, rule.Fixable)
 		}
 	}
