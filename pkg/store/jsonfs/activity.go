@@ -18,6 +18,11 @@ func activity(home string) store.Activity {
 	if r, err := filepath.EvalSymlinks(home); err == nil {
 		home = r
 	}
+	// Other processes' open files are absolute (/proc/PID/fd), whatever
+	// the user named the store ("storage", "./data/storage").
+	if abs, err := filepath.Abs(home); err == nil {
+		home = abs
+	}
 	procs, ok := holders.Open(func(p string) bool {
 		return p == home || strings.HasPrefix(p, home+string(os.PathSeparator))
 	})

@@ -275,11 +275,17 @@ func (r Registry) Open(paths []string) (*Discovery, error) {
 		}
 		d.Notes = append(d.Notes, notes...)
 		for _, st := range stores {
-			if seen[st.Info().Path] {
+			// One store named twice (db and db/opencode.db, x.json and
+			// ./x.json) is read once.
+			id := st.Info().Path
+			if abs, err := filepath.Abs(id); err == nil {
+				id = abs
+			}
+			if seen[id] {
 				st.Close()
 				continue
 			}
-			seen[st.Info().Path] = true
+			seen[id] = true
 			d.Stores = append(d.Stores, st)
 		}
 	}

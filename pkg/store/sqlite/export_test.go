@@ -30,7 +30,7 @@ func OpenImmutable(path string) (store.Store, error) {
 // snapshot's directory.
 func OpenSnapshot(path string) (store.Store, string, error) {
 	abs, _ := filepath.Abs(path)
-	d, err := sqlitedb.OpenSnapshot(abs, errors.New("test"), checkSchema)
+	d, err := sqlitedb.OpenSnapshot(abs, abs, errors.New("test"), checkSchema)
 	if err != nil {
 		return nil, "", err
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -36,6 +37,11 @@ type sqliteWriter struct {
 }
 
 func openSQLiteWriter(info store.Info, opts store.WriteOptions) (*sqliteWriter, error) {
+	// Targets name the database absolutely: the backup records them, and
+	// undo may run from another directory.
+	if abs, err := filepath.Abs(info.Path); err == nil {
+		info.Path = abs
+	}
 	fi, err := os.Stat(info.Path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open %s for writing: %w", info.Path, err)

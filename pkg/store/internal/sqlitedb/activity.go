@@ -1,6 +1,8 @@
 package sqlitedb
 
 import (
+	"path/filepath"
+
 	"github.com/sessfix/sessfix/internal/holders"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -24,6 +26,11 @@ const (
 // streaming or idle), or the database or its -wal or -shm file open in
 // another process, means it has the database open.
 func Activity(path string) store.Activity {
+	// Other processes' open files are absolute (/proc/PID/fd): so is the
+	// path compared with them, whatever the user named.
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
 	db, shm := path, path+"-shm"
 	locks, ok := holders.Locks(db, shm)
 	if !ok {

@@ -116,11 +116,14 @@ func Open(path string, check Check) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolve %s: %w", path, err)
 	}
+	// Locations name the file as the user named it (relative stays
+	// relative), as every other shape does; the file opened is abs.
+	path = filepath.Clean(path)
 	if fi, err := os.Stat(abs); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
 		// SQLite would take it for a database without tables.
-		return nil, store.NotFoundf("%s is an empty file (0 bytes), not an opencode database", abs)
+		return nil, store.NotFoundf("%s is an empty file (0 bytes), not an opencode database", path)
 	}
-	d, err := OpenMode(abs, abs, ReadOnly, check)
+	d, err := OpenMode(abs, path, ReadOnly, check)
 	if err == nil || !needsFallback(err) {
 		return d, err
 	}
@@ -128,14 +131,14 @@ func Open(path string, check Check) (*DB, error) {
 		return nil, err // the shared-memory file exists: the failure is something else
 	}
 	if fi, werr := os.Stat(abs + "-wal"); werr != nil || fi.Size() == 0 {
-		d, err2 := OpenMode(abs, abs, Immutable, check)
+		d, err2 := OpenMode(abs, path, Immutable, check)
 		if err2 != nil {
 			return nil, err
 		}
-		d.Notes = append(d.Notes, abs+" read as immutable: its directory is read-only and it has no write-ahead log")
+		d.Notes = append(d.Notes, path+" read as immutable: its directory is read-only and it has no write-ahead log")
 		return d, nil
 	}
-	return OpenSnapshot(abs, err, check)
+	return OpenSnapshot(abs, path, err, check)
 }
 
 // needsFallback reports whether opening failed because the shared-memory
@@ -156,7 +159,7 @@ func needsFallback(err error) bool {
 // directory and reads the copy (Open's fallback when cause kept the
 // database itself from being read). Locations still name the original
 // file.
-func OpenSnapshot(abs string, cause error, check Check) (*DB, error) {
+func OpenSnapshot(abs, path string, cause error, check Check) (*DB, error) {
 	tmp, err := os.MkdirTemp("", "sessfix-db-")
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w (and no snapshot copy could be made: %v)", abs, cause, err)
@@ -168,13 +171,13 @@ func OpenSnapshot(abs string, cause error, check Check) (*DB, error) {
 			return nil, fmt.Errorf("read %s: %w (and no snapshot copy could be made: %v)", abs, cause, err)
 		}
 	}
-	d, err := OpenMode(dst, abs, ReadOnly, check)
+	d, err := OpenMode(dst, path, ReadOnly, check)
 	if err != nil {
 		os.RemoveAll(tmp)
 		return nil, err
 	}
 	d.tmp = tmp
-	d.Notes = append(d.Notes, abs+" read from a snapshot copy: its directory is read-only and its write-ahead log has changes not yet merged")
+	d.Notes = append(d.Notes, path+" read from a snapshot copy: its directory is read-only and its write-ahead log has changes not yet merged")
 	return d, nil
 }
 
