@@ -46,7 +46,7 @@ where OpenCode keeps its data, as scan does; --store names a data dir, database,
 
 Exit codes:
   0    the session was shown
-  2    usage error, or a prefix that names several sessions
+  2    usage error, a prefix that names several sessions, or a session found in several stores
   3    no store found, the session is not in the stores or cannot be read
   129  stopped by SIGHUP
   130  interrupted (Ctrl-C)

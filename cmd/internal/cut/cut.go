@@ -68,7 +68,7 @@ func AddFlags(cmd *cobra.Command, opts *Options) {
 const ExitCodes = `Exit codes:
   0    written, or nothing to change
   1    a dry run printed the plan, or it was not written (the question was declined, no terminal to ask on)
-  2    usage error, or a prefix that names several sessions or messages
+  2    usage error, a prefix that names several sessions or messages, or a session found in several stores
   3    no store found; the session is not in the stores; the change was refused (it would leave a session broken)
   4    the store is locked, or OpenCode may still be writing the session (docs/fixing.md, "Sessions in use")
   129  stopped by SIGHUP
