@@ -22,6 +22,12 @@ type Index struct {
 	inline [12]keySpan
 }
 
+// Of reports whether x indexes exactly raw (the slice it was built from,
+// unchanged in length).
+func (x *Index) Of(raw []byte) bool {
+	return x != nil && len(raw) == x.n && len(raw) > 0 && &raw[0] == x.base
+}
+
 // newIndex returns an empty index of raw.
 func newIndex(raw []byte) *Index {
 	idx := &Index{base: &raw[0], n: len(raw)}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -87,31 +88,61 @@ func (c *Context) SchemaOf() []*RecordSchema {
 func SessionSchema(s *store.Session) []*RecordSchema {
 	var out []*RecordSchema
 	for i, m := range s.Messages {
-		where := "[" + strconv.Itoa(i) + "]"
-		if ps := ocschema.Check(ocschema.MessageRecord, m.Raw, ocschema.IDs{}); len(ps) > 0 {
-			out = append(out, &RecordSchema{Message: m, Where: where + `["info"]`, Left: ps})
+		if r := recordSchema(m, nil, i, 0); r != nil {
+			out = append(out, r)
 		}
 		for j, p := range m.Parts {
-			if ps := ocschema.Check(ocschema.PartRecord, p.Raw, ocschema.IDs{}); len(ps) > 0 {
-				out = append(out, &RecordSchema{Message: m, Part: p, Where: where + `["parts"][` + strconv.Itoa(j) + "]", Left: ps})
+			if r := recordSchema(m, p, i, j); r != nil {
+				out = append(out, r)
 			}
 		}
 	}
-	if len(out) == 0 {
+	return completeSchema(s, out)
+}
+
+// recordSchema checks one message (p nil) or part against the schema: nil
+// when it fits. Most records fit; ocschema.Fits says so in one pass over
+// the body, without the full check's paths and copies.
+func recordSchema(m *store.Message, p *store.Part, i, j int) *RecordSchema {
+	kind, rec := ocschema.MessageRecord, &m.Record
+	if p != nil {
+		kind, rec = ocschema.PartRecord, &p.Record
+	}
+	// A body the reader validated is not validated again; one built or
+	// edited in memory is.
+	if (rec.Validated() || gjson.ValidBytes(rec.Raw)) && ocschema.Fits(kind, rec.Raw) {
 		return nil
 	}
+	ps := ocschema.Check(kind, rec.Raw, ocschema.IDs{})
+	if len(ps) == 0 {
+		return nil
+	}
+	where := "[" + strconv.Itoa(i) + "]"
+	if p == nil {
+		return &RecordSchema{Message: m, Where: where + `["info"]`, Left: ps}
+	}
+	return &RecordSchema{Message: m, Part: p, Where: where + `["parts"][` + strconv.Itoa(j) + "]", Left: ps}
+}
+
+// completeSchema sorts the problems of the records recordSchema found,
+// backfills what it can and keeps the records left with a problem.
+func completeSchema(s *store.Session, found []*RecordSchema) []*RecordSchema {
+	var out []*RecordSchema
 	var fill *schemaContexts
-	for _, r := range out {
+	for _, r := range found {
 		r.Body = r.Record().Raw
 		r.Left, r.Unservable = sortProblems(s, r)
-		if !anyFillable(r.Left) {
-			continue
+		if anyFillable(r.Left) {
+			if fill == nil {
+				fill = newSchemaContexts(s)
+			}
+			r.Body, r.Filled, r.Left = fill.backfill(r)
+			r.Left, _ = sortProblems(s, &RecordSchema{Message: r.Message, Part: r.Part, Left: r.Left})
 		}
-		if fill == nil {
-			fill = newSchemaContexts(s)
+		// Problems only at what other rules own are not the schema's.
+		if len(r.Filled)+len(r.Left)+len(r.Unservable) > 0 {
+			out = append(out, r)
 		}
-		r.Body, r.Filled, r.Left = fill.backfill(r)
-		r.Left, _ = sortProblems(s, &RecordSchema{Message: r.Message, Part: r.Part, Left: r.Left})
 	}
 	return out
 }
@@ -226,12 +257,27 @@ func (c *schemaContexts) backfill(r *RecordSchema) (out []byte, filled, left []o
 }
 
 // SchemaOfRecord is the schema verdict on one message (p nil) or part of
-// the session, or nil when it fits.
+// the session, or nil when it fits. Only that record is checked; the
+// session is read only for what a backfill derives from it.
 func SchemaOfRecord(s *store.Session, m *store.Message, p *store.Part) *RecordSchema {
-	for _, r := range SessionSchema(s) {
-		if r.Message == m && r.Part == p {
-			return r
+	for i, sm := range s.Messages {
+		if sm != m {
+			continue
 		}
+		j := 0
+		if p != nil {
+			if j = slices.Index(m.Parts, p); j < 0 {
+				return nil
+			}
+		}
+		r := recordSchema(m, p, i, j)
+		if r == nil {
+			return nil
+		}
+		if out := completeSchema(s, []*RecordSchema{r}); len(out) > 0 {
+			return out[0]
+		}
+		return nil
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 // Get do not scan it again.
 func (r *Record) Check() {
 	r.idx, r.Err = checkBody(r.Raw)
+	r.valid = r.Err == nil
 }
 
 // AddMessage turns a record a reader just read into a message of the

@@ -87,6 +87,8 @@ type Record struct {
 	// internal/bodyindex). It only speeds Get up and is ignored once Raw
 	// changes.
 	idx *bodyindex.Index
+	// valid says Check validated the body idx indexes.
+	valid bool
 }
 
 // Get reads a JSON path (gjson syntax) from the record's body.
@@ -96,6 +98,11 @@ func (r *Record) Get(path string) gjson.Result {
 	}
 	return gjson.GetBytes(r.Raw, path)
 }
+
+// Validated reports whether the reader validated Raw as it is now (when it
+// read the record): Raw is then valid JSON without checking it again. A
+// record built or edited in memory says no.
+func (r *Record) Validated() bool { return r.valid && r.idx.Of(r.Raw) }
 
 // Message is a message record with its parts in OpenCode's order (by id).
 type Message struct {

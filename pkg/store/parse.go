@@ -64,7 +64,7 @@ func checkBody(raw []byte) (*bodyindex.Index, error) {
 // returns a *ParseError when the body lacks a role.
 func NewMessage(rec Record, sessionID string) (*Message, error) {
 	rec.Kind = KindMessage
-	rec.idx = bodyindex.Build(rec.Raw)
+	rec.idx, rec.valid = bodyindex.Build(rec.Raw), false
 	return newMessage(rec, sessionID)
 }
 
@@ -86,7 +86,7 @@ func newMessage(rec Record, sessionID string) (*Message, error) {
 // NewPart builds a Part from a record whose body passed CheckBody. It returns
 // a *ParseError when the body lacks a type.
 func NewPart(rec Record, messageID, sessionID string) (*Part, error) {
-	rec.idx = bodyindex.Build(rec.Raw)
+	rec.idx, rec.valid = bodyindex.Build(rec.Raw), false
 	return newPart(rec, messageID, sessionID)
 }
 
