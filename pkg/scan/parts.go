@@ -181,7 +181,16 @@ func (v *sentView) sent(m *store.Message) bool {
 // and the settle policy says the session is in use (InUse). Rules never
 // flag such a message's parts as damage.
 func Streaming(c *Context, m *store.Message) bool {
-	return m.Role == "assistant" && m == OpenMessage(c.Session) && InUse(c).InUse
+	if m.Role != "assistant" {
+		return false
+	}
+	// Rules ask for every message: the session's open message is found
+	// once per check.
+	cc := c.shared()
+	if !cc.openDone {
+		cc.open, cc.openDone = OpenMessage(c.Session), true
+	}
+	return m == cc.open && InUse(c).InUse
 }
 
 // StreamingMaxQuiet bounds how long a message can still be streaming: when

@@ -77,6 +77,9 @@ type sessionCache struct {
 	useDone bool
 	use     Use // InUse
 
+	openDone bool
+	open     *store.Message // OpenMessage(Session), for Streaming
+
 	schemaDone bool
 	schema     []*RecordSchema // SchemaOf
 }
