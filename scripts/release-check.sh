@@ -3,12 +3,17 @@
 #   1. goreleaser check                      (.goreleaser.yaml is valid)
 #   2. goreleaser build --snapshot --clean   (every target builds, CGO_ENABLED=0)
 #   3. the linux/amd64 binary runs `sessfix version`
+#   4. with BENCH_BASELINE=COMMIT: scripts/bench-compare.sh COMMIT, the scan
+#      benchmarks of HEAD against that commit's, alternated on this machine
+#      (fails when HEAD is slower by more than its THRESHOLD; its RATIOS
+#      adds the bars against the plain read, see docs/performance.md)
 #
 # GoReleaser comes from the Go module proxy, pinned to GORELEASER_VERSION. A
 # goreleaser of that version already in .cache/bin, $GOBIN or $(go env
 # GOPATH)/bin is reused; otherwise it is installed into .cache/bin.
 #
 # Usage: scripts/release-check.sh
+#        BENCH_BASELINE=v1.4.0 scripts/release-check.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -83,5 +88,9 @@ if [ "$(uname -s)-$(uname -m)" = "Linux-x86_64" ]; then
     say "$bin is dynamically linked; releases must be static"
     exit 1
   fi
+fi
+if [ -n "${BENCH_BASELINE:-}" ]; then
+  say "scripts/bench-compare.sh $BENCH_BASELINE (scan benchmarks, HEAD against it)"
+  scripts/bench-compare.sh "$BENCH_BASELINE"
 fi
 say "ok"
