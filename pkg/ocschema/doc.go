@@ -19,6 +19,13 @@
 // ids a SQLite row keeps in columns): no I/O, no dependency on other sessfix
 // packages. Keys the schema does not list are allowed; OpenCode drops them.
 //
+// Fits is the scan's fast answer for the common case, a record that fits:
+// one pass over the body's bytes, each union's object chosen by its
+// discriminator first, strings compared as stored, no allocation. It never
+// names a problem; when it cannot say yes, Check (which tries it first too)
+// does the full walk. The table is compiled for it once, at init, from the
+// generated one.
+//
 // Backfill fills missing keys from the table of defaults (Defaults): the
 // value OpenCode itself writes for a key, derived from the record's context
 // where it must be (a user message's model is its reply's). Each default is
