@@ -355,6 +355,7 @@ func (f *fastPath) union(i int, u *cUnion, depth int) (int, bool) {
 		return 0, false // no discriminator
 	}
 	var obj *cObject
+	more := true
 	for obj == nil {
 		key, val, ok := f.member(j)
 		if !ok {
@@ -388,18 +389,8 @@ func (f *fastPath) union(i int, u *cUnion, depth int) (int, bool) {
 			}
 			early[n] = pending{key, val}
 			n++
-			var more bool
 			if j, more, ok = f.next(end); !ok {
 				return 0, false
-			}
-			if !more {
-				var seen uint64
-				for _, p := range early[:n] {
-					if _, ok := f.field(obj, p.key, p.val, &seen, depth); !ok {
-						return 0, false
-					}
-				}
-				return j, seen&obj.required == obj.required
 			}
 			break
 		}
@@ -412,7 +403,6 @@ func (f *fastPath) union(i int, u *cUnion, depth int) (int, bool) {
 		}
 		early[n] = pending{key, val}
 		n++
-		more := false
 		if j, more, ok = f.next(end); !ok || !more {
 			return 0, false // no discriminator
 		}
@@ -422,6 +412,10 @@ func (f *fastPath) union(i int, u *cUnion, depth int) (int, bool) {
 		if _, ok := f.field(obj, p.key, p.val, &seen, depth); !ok {
 			return 0, false
 		}
+	}
+	if !more {
+		// The discriminator was the last member: j is past the object.
+		return j, seen&obj.required == obj.required
 	}
 	return f.members(obj, j, &seen, depth)
 }
