@@ -18,7 +18,8 @@
 #   METRIC     what is compared (default cpu-ms/op, the process CPU time the
 #              scan benchmarks report, which load inflates less than wall
 #              time; ns/op where a benchmark does not report it)
-#   THRESHOLD  largest median head/base ratio allowed (default 1.10)
+#   THRESHOLD  largest median head/base ratio allowed (default 1.15: on a
+#              shared machine the same code varies by 10% between runs)
 #   RATIOS     bars within HEAD's own run, "A:B:LIMIT" separated by spaces:
 #              median(A)/median(B) of METRIC must be at most LIMIT, e.g.
 #              "ScanSQLite:ReadOnlySQLite:2.5 ScanJSON/sessions:ReadOnlyJSON/sessions:1.3"
@@ -41,7 +42,7 @@ PKG=${PKG:-./pkg/scan}
 PAIRS=${PAIRS:-7}
 BENCHTIME=${BENCHTIME:-1x}
 METRIC=${METRIC:-cpu-ms/op}
-THRESHOLD=${THRESHOLD:-1.10}
+THRESHOLD=${THRESHOLD:-1.15}
 RATIOS=${RATIOS:-}
 OUT=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/sessfix-bench-compare.XXXXXX")}
 mkdir -p "$OUT"
