@@ -95,6 +95,10 @@ func checkSessionsFound(ids []string, res *scan.Result) error {
 	return cli.CheckSessionsFound(ids, found)
 }
 
+// Unwrap is the store announced, for what scan asks of it beyond
+// store.Store (its health).
+func (a announcing) Unwrap() store.Store { return a.Store }
+
 func (a announcing) List(ctx context.Context) ([]store.SessionRef, error) {
 	refs, err := a.Store.List(ctx)
 	a.announce(a.Info(), len(refs), err)

@@ -75,3 +75,42 @@ func (s *Store) DamagePage(t testing.TB, table string, keep ...string) int {
 	t.Fatalf("every leaf page of %s holds one of %v", table, keep)
 	return 0
 }
+
+// RootPage is the root page of the table or index name in the recorded
+// database.
+func (s *Store) RootPage(t testing.TB, name string) int {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+s.Path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var root int
+	if err := db.QueryRow(`SELECT rootpage FROM sqlite_schema WHERE name = ?`, name).Scan(&root); err != nil {
+		t.Fatalf("root page of %s: %v", name, err)
+	}
+	return root
+}
+
+// OverwritePage writes Torn over page n of the database file, as a torn
+// write or a bad sector would; on page 1 the 100-byte file header is kept,
+// so only the schema's b-tree page is hit.
+func (s *Store) OverwritePage(t testing.TB, n int) {
+	t.Helper()
+	b, err := os.ReadFile(s.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := int(binary.BigEndian.Uint16(b[16:18]))
+	if size == 1 {
+		size = 65536
+	}
+	start := (n - 1) * size
+	if n == 1 {
+		start = 100
+	}
+	copy(b[start:n*size], Torn)
+	if err := os.WriteFile(s.Path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -40,8 +40,11 @@ func TestRegistry(t *testing.T) {
 		if r.Severity < Info || r.Severity > Error {
 			t.Errorf("%s: severity not set", r.Code)
 		}
-		if r.Check == nil {
-			t.Errorf("%s: no check", r.Code)
+		if (r.Check == nil) == (r.StoreCheck == nil) {
+			t.Errorf("%s: wants exactly one of Check and StoreCheck", r.Code)
+		}
+		if r.StoreCheck != nil && r.Fixable {
+			t.Errorf("%s: store-health rules are not repaired yet", r.Code)
 		}
 		if r.Summary == "" || strings.ToLower(r.Summary) != r.Summary || strings.HasSuffix(r.Summary, ".") {
 			t.Errorf("%s: summary %q must be set, lowercase, without a trailing period", r.Code, r.Summary)

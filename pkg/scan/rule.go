@@ -40,6 +40,9 @@ type Rule struct {
 	OpenCode2 bool
 	// Check inspects one session and reports through c.Report.
 	Check func(c *Context)
+	// StoreCheck inspects one database's health (the store-health rules,
+	// SF5xx) and reports through c.Report; such a rule has no Check.
+	StoreCheck func(c *StoreContext)
 }
 
 // SeverityText is the rule's severity as rules and explain print it:

@@ -35,6 +35,11 @@ type Options struct {
 	// OpenCode reads what OpenCode reads outside its data dir (config
 	// files, the models catalogue) for SF213; nil: SF213 checks nothing.
 	OpenCode *ocenv.Resolver
+	// Deep runs SQLite's full integrity_check on each database for SF501
+	// instead of quick_check.
+	Deep bool
+	// Oversized is SF503's threshold in bytes; 0 means DefaultOversized.
+	Oversized int64
 }
 
 func (o *Options) now() time.Time {
@@ -269,6 +274,8 @@ func Run(ctx context.Context, stores []store.Store, opts *Options) (*Result, err
 	type done struct {
 		summary  SessionSummary
 		findings []Finding
+		failed   bool // the session could not be loaded
+		broken   int  // its unreadable records
 	}
 	var jobs []job
 	for si, st := range stores {
@@ -290,6 +297,7 @@ func Run(ctx context.Context, stores []store.Store, opts *Options) (*Result, err
 		j := jobs[i]
 		st := stores[j.si]
 		s, err := st.Load(ctx, j.ref)
+		failed := err != nil
 		if err != nil {
 			s = &store.Session{Store: st.Info(), ID: j.ref.ID, Title: j.ref.Title}
 			s.Broken = append(s.Broken, &store.Record{Kind: store.KindSession, ID: j.ref.ID, Loc: store.Location{Path: st.Info().Path}, Err: err})
@@ -302,7 +310,7 @@ func Run(ctx context.Context, stores []store.Store, opts *Options) (*Result, err
 				sum.Override = "--abandon 0"
 			}
 		}
-		return done{sum, fs}
+		return done{sum, fs, failed, len(s.Broken)}
 	}
 	collect := func(i int, d done) bool {
 		si := jobs[i].si
@@ -320,6 +328,21 @@ func Run(ctx context.Context, stores []store.Store, opts *Options) (*Result, err
 		res.Stores[si].Info.Notes = slices.Clip(res.Stores[si].Info.Notes)
 		ds := perStore[si]
 		sort.Slice(ds, func(a, b int) bool { return ds[a].summary.ID < ds[b].summary.ID })
+		readable, broken := 0, 0
+		for _, d := range ds {
+			if !d.failed {
+				readable++
+			}
+			broken += d.broken
+		}
+		health, err := checkStoreHealth(ctx, stores[si], len(ds), readable, opts)
+		if err != nil && res.Stores[si].Err == nil {
+			res.Stores[si].Err = err
+		}
+		res.Findings = append(res.Findings, health...)
+		if _, ok := store.HealthOf(stores[si]); !ok && broken > 0 {
+			res.Stores[si].Info.Notes = append(res.Stores[si].Info.Notes, readableNote(len(ds), readable, broken))
+		}
 		for _, d := range ds {
 			res.Stores[si].Sessions = append(res.Stores[si].Sessions, d.summary)
 			res.Findings = append(res.Findings, d.findings...)

@@ -1,6 +1,8 @@
 package sqlite
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/sessfix/sessfix/pkg/store"
@@ -14,9 +16,22 @@ type Shape struct{}
 func (Shape) Name() store.Shape { return store.ShapeSQLite }
 func (Shape) Expect() string    { return "an opencode.db file" }
 
+// Open opens the database. One whose schema or header is so damaged that
+// SQL cannot open it (SQLite's "database disk image is malformed", "file
+// is not a database") but that starts with SQLite's header and holds at
+// least one page of the smallest size (512 bytes: a shorter file never was
+// a database) is opened as a damaged store: no session, the damage in its
+// Health (SF501).
 func (Shape) Open(path string) (store.Store, error) {
 	st, err := openSQLite(path)
 	if err != nil {
+		if why, ok := sqlitedb.Corrupt(err); ok && sqlitedb.IsSQLiteFile(path) && fileSize(path) >= 512 {
+			abs, aerr := filepath.Abs(path)
+			if aerr != nil {
+				abs = path
+			}
+			return sqlitedb.NewDamaged(store.Info{Shape: store.ShapeSQLite, Path: abs}, why), nil
+		}
 		return nil, err
 	}
 	return st, nil
@@ -52,4 +67,13 @@ func (Shape) InDataDir(dir, db string) (found, looked []string) { return sqlited
 // dir: the data dir is read as OpenCode 2 reads it.
 func (Shape) Superseded(dir string, found []string) string {
 	return strings.Join(found, ", ") + ": OpenCode 1.x databases next to the OpenCode 2 database in " + dir + "; not scanned: name one explicitly to scan it"
+}
+
+// fileSize is the size of the file at path, 0 when it cannot be seen.
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
 }

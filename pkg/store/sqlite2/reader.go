@@ -306,3 +306,8 @@ func (s *v2Store) loadMessages(ctx context.Context, tx *sql.Tx, sess *store.Sess
 // Activity: what is seen of other programs using the database, from its
 // locks, as for a 1.x database (sqlitedb.Activity).
 func (s *v2Store) Activity() store.Activity { return sqlitedb.Activity(s.path) }
+
+// Health reads the database's health (store.HealthChecker).
+func (s *v2Store) Health(ctx context.Context, opts store.HealthOptions) (*store.Health, error) {
+	return s.d.Health(ctx, opts)
+}

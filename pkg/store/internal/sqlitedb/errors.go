@@ -32,9 +32,9 @@ func Error(path, doing string, err error) error {
 	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
 		return &store.BusyError{Path: path, Doing: doing, Err: err}
 	case sqlite3.SQLITE_NOTADB:
-		return store.NotFoundf("%s is not an sqlite database", path)
+		return &corruptError{store.NotFoundf("%s is not an sqlite database", path), err}
 	case sqlite3.SQLITE_CORRUPT:
-		return fmt.Errorf("%s is corrupt (%v); run `sqlite3 %s \"PRAGMA integrity_check\"` to see the damage", path, err, path)
+		return &corruptError{fmt.Errorf("%s is corrupt (%v); run `sqlite3 %s \"PRAGMA integrity_check\"` to see the damage", path, err, path), err}
 	}
 	if sys := sysErr(path, se.Code()); sys != nil {
 		// SQLite reports its own codes; the command's hints know the
@@ -72,3 +72,23 @@ type sysCause struct{ pe *fs.PathError }
 
 func (e *sysCause) Error() string { return e.pe.Err.Error() }
 func (e *sysCause) Unwrap() error { return e.pe }
+
+// corruptError is an error of SQLite's SQLITE_CORRUPT or SQLITE_NOTADB:
+// it reads as the classified error and keeps the driver's.
+type corruptError struct {
+	error
+	driver error
+}
+
+func (e *corruptError) Unwrap() error { return e.error }
+
+// Corrupt returns the driver's text of a corruption error Error classified
+// (SQLITE_CORRUPT, or SQLITE_NOTADB: "file is not a database"), and
+// whether err is one.
+func Corrupt(err error) (string, bool) {
+	var ce *corruptError
+	if !errors.As(err, &ce) {
+		return "", false
+	}
+	return ce.driver.Error(), true
+}

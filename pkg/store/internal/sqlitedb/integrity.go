@@ -31,6 +31,13 @@ func CheckIntegrity(ctx context.Context, db *sql.DB, path string) error {
 	if fi, err := os.Stat(path); err == nil && fi.Size() > WholeCheckLimit {
 		check = "quick_check"
 	}
+	return RunCheck(ctx, db, path, check)
+}
+
+// RunCheck runs SQLite's check ("integrity_check" or "quick_check") and
+// returns a *store.DamagedError when it reports anything but "ok", or when
+// the database is too corrupt for the check to run.
+func RunCheck(ctx context.Context, db *sql.DB, path, check string) error {
 	rows, err := db.QueryContext(ctx, "PRAGMA "+check+"(10)")
 	if err != nil {
 		return integrityError(path, check, err)
@@ -43,7 +50,7 @@ func CheckIntegrity(ctx context.Context, db *sql.DB, path string) error {
 			return integrityError(path, check, err)
 		}
 		if line != "ok" && len(problems) < maxProblems {
-			problems = append(problems, strings.TrimSpace(line))
+			problems = append(problems, trimProblem(line))
 		}
 	}
 	if err := rows.Err(); err != nil {

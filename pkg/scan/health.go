@@ -1,0 +1,108 @@
+package scan
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sessfix/sessfix/internal/plural"
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+// DefaultOversized is the part data size at and above which SF503 reports
+// a part row: 50 MiB, where OpenCode, which reads every part of a session
+// into memory and parses it, runs short of memory (a 308 MB base64 PDF
+// stops it at start).
+const DefaultOversized = 50 << 20
+
+// StoreContext is what a store-health rule (SF5xx) sees: one database's
+// health and how many of its sessions could be read.
+type StoreContext struct {
+	Info   store.Info
+	Health *store.Health
+	// Listed and Readable count the store's sessions: listed, and loaded
+	// without an error.
+	Listed, Readable int
+	rule             *Rule
+	out              *[]Finding
+	activityOf       func() store.Activity
+}
+
+// Report adds a store finding for the current rule, located at the
+// database file unless f says otherwise. Store-health findings are
+// report-only: sessfix does not repair them yet.
+func (c *StoreContext) Report(f Finding) {
+	r := c.rule
+	f.Code, f.Rule = r.Code, r.Name
+	if f.Severity == 0 {
+		f.Severity = r.Severity
+	}
+	f.Fix = ""
+	if f.Location.Path == "" {
+		f.Location = store.Location{Path: c.Info.Path}
+	}
+	f.Store, f.StorePath, f.Shape = c.Info, c.Info.Path, c.Info.Shape
+	*c.out = append(*c.out, f)
+}
+
+// storeHealthEnabled reports whether any store-health rule runs.
+func storeHealthEnabled(opts *Options) bool {
+	for _, r := range registry {
+		if r.StoreCheck != nil && opts.Enabled(r.Code) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkStoreHealth reads the health of a store that can tell it and runs
+// the enabled store-health rules on it. A store that cannot tell (the JSON
+// shapes, an export file) gets none.
+func checkStoreHealth(ctx context.Context, st store.Store, listed, readable int, opts *Options) ([]Finding, error) {
+	hc, ok := store.HealthOf(st)
+	if !ok || !storeHealthEnabled(opts) {
+		return nil, nil
+	}
+	limit := opts.Oversized
+	if limit == 0 {
+		limit = DefaultOversized
+	}
+	if !opts.Enabled("SF503") {
+		limit = 0
+	}
+	h, err := hc.Health(ctx, store.HealthOptions{Deep: opts.Deep, Oversized: limit})
+	if err != nil {
+		return nil, err
+	}
+	var out []Finding
+	for _, r := range Rules() {
+		if r.StoreCheck == nil || !opts.Enabled(r.Code) {
+			continue
+		}
+		r.StoreCheck(&StoreContext{Info: st.Info(), Health: h, Listed: listed, Readable: readable, rule: r, out: &out, activityOf: st.Activity})
+	}
+	return out, nil
+}
+
+// readableNote is the store note of a JSON store some of whose sessions
+// or records could not be read: how much of it could.
+func readableNote(listed, readable, broken int) string {
+	return fmt.Sprintf("%d of %s readable; %s unreadable (SF201)", readable,
+		plural.Count(listed, "session", "sessions"), plural.Count(broken, "record", "records"))
+}
+
+// mib renders a size in MiB, for messages.
+func mib(n int64) string {
+	if n < 1<<20 {
+		return plural.Count(int(n), "byte", "bytes")
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
+
+// activity is what the store sees of other programs using it, when the
+// store can tell.
+func (c *StoreContext) activity() (store.ActivityState, bool) {
+	if c.activityOf == nil {
+		return store.ActivityUnknown, false
+	}
+	return c.activityOf().State, true
+}

@@ -1,0 +1,205 @@
+package scan_test
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"strings"
+	"testing"
+
+	_ "modernc.org/sqlite" // the driver the tests change copies with
+
+	"github.com/sessfix/sessfix/internal/opencodetest"
+	"github.com/sessfix/sessfix/internal/realstore"
+	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/store/shapes"
+)
+
+// scanPath scans the store at path the way `sessfix scan PATH` does and
+// returns the store-health findings (SF5xx).
+func scanPath(t *testing.T, path string, opts *scan.Options) []scan.Finding {
+	t.Helper()
+	d, err := shapes.Open([]string{path})
+	if err != nil {
+		t.Fatalf("open %s: %v", path, err)
+	}
+	defer d.Close()
+	if len(d.Stores) != 1 {
+		t.Fatalf("%s opened as %d stores (failed: %v)", path, len(d.Stores), d.Failed)
+	}
+	res, err := scan.Run(context.Background(), d.Stores, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := res.Stores[0].Err; e != nil {
+		t.Fatalf("scan of %s: %v", path, e)
+	}
+	var out []scan.Finding
+	for _, f := range res.Findings {
+		if strings.HasPrefix(f.Code, "SF5") {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// exec runs statements on the database at path.
+func exec(t *testing.T, path string, stmts ...string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range stmts {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// oneDamage wants exactly one SF501 error finding whose message holds
+// every one of want.
+func oneDamage(t *testing.T, fs []scan.Finding, want ...string) {
+	t.Helper()
+	if len(fs) != 1 || fs[0].Code != "SF501" || fs[0].Severity != scan.Error {
+		t.Fatalf("want one SF501 error, got %+v", fs)
+	}
+	if fs[0].Fix != "" {
+		t.Errorf("SF501 names a fix (%q): it is not repaired", fs[0].Fix)
+	}
+	for _, w := range want {
+		if !strings.Contains(fs[0].Message, w) {
+			t.Errorf("message %q lacks %q", fs[0].Message, w)
+		}
+	}
+}
+
+func TestHealthyStoresReportNoStoreHealth(t *testing.T) {
+	for _, v := range realstore.Versions {
+		rs := realstore.Copy(t, v)
+		if fs := scanPath(t, rs.Path, nil); len(fs) != 0 {
+			t.Errorf("%s: %+v", v, fs)
+		}
+		if fs := scanPath(t, rs.Path, &scan.Options{Deep: true}); len(fs) != 0 {
+			t.Errorf("%s --deep: %+v", v, fs)
+		}
+	}
+	if fs := scanPath(t, "../../testdata/demo/sessions", nil); len(fs) != 0 {
+		t.Errorf("demo: %+v", fs)
+	}
+}
+
+func TestDamagedPartPage(t *testing.T) {
+	rs := realstore.Copy(t, opencodetest.V1_18)
+	rs.DamagePage(t, "part")
+	oneDamage(t, scanPath(t, rs.Path, nil), "quick_check fails", "affected: part", "sessions could be read")
+}
+
+func TestDamagedMessagePage(t *testing.T) {
+	rs := realstore.Copy(t, opencodetest.V1_18)
+	rs.OverwritePage(t, rs.RootPage(t, "message"))
+	oneDamage(t, scanPath(t, rs.Path, nil), "affected: message", "0 of 3 sessions could be read")
+}
+
+func TestDamagedIndexPage(t *testing.T) {
+	rs := realstore.Copy(t, opencodetest.V1_18)
+	rs.OverwritePage(t, rs.RootPage(t, "part_session_idx"))
+	oneDamage(t, scanPath(t, rs.Path, nil), "affected: part_session_idx")
+}
+
+func TestDamagedSchemaPage(t *testing.T) {
+	rs := realstore.Copy(t, opencodetest.V1_18)
+	rs.OverwritePage(t, 1)
+	oneDamage(t, scanPath(t, rs.Path, nil), "sql cannot open the database", "malformed")
+}
+
+func TestDamagedHeader(t *testing.T) {
+	rs := realstore.Copy(t, opencodetest.V1_18)
+	b, err := os.ReadFile(rs.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[16], b[17] = 0x00, 0x03 // a page size that is no power of two
+	if err := os.WriteFile(rs.Path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	oneDamage(t, scanPath(t, rs.Path, nil), "sql cannot open the database", "file is not a database")
+}
+
+func TestTruncatedDatabase(t *testing.T) {
+	rs := realstore.Copy(t, opencodetest.V1_18)
+	fi, err := os.Stat(rs.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(rs.Path, fi.Size()/2); err != nil {
+		t.Fatal(err)
+	}
+	oneDamage(t, scanPath(t, rs.Path, nil), "sql cannot open the database", "the file is truncated")
+}
+
+// walCopy is a copy of the recorded database in WAL mode with a -wal file
+// of size bytes (sparse, no frames in it).
+func walCopy(t *testing.T, size int64) string {
+	rs := realstore.Copy(t, opencodetest.V1_18)
+	exec(t, rs.Path, "PRAGMA journal_mode=WAL")
+	if err := os.WriteFile(rs.Path+"-wal", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(rs.Path+"-wal", size); err != nil {
+		t.Fatal(err)
+	}
+	return rs.Path
+}
+
+func TestOversizedWAL(t *testing.T) {
+	path := walCopy(t, 70<<20)
+	fs := scanPath(t, path, nil)
+	if len(fs) != 1 || fs[0].Code != "SF502" || !strings.Contains(fs[0].Message, "70.0 MiB") || fs[0].Location.Path != path+"-wal" {
+		t.Fatalf("want one SF502 at the -wal file, got %+v", fs)
+	}
+}
+
+func TestSmallWALIsNotReported(t *testing.T) {
+	// Far larger than the database, but under the 64 MiB floor.
+	if fs := scanPath(t, walCopy(t, 60<<20), nil); len(fs) != 0 {
+		t.Fatalf("%+v", fs)
+	}
+}
+
+func TestOversizedRecord(t *testing.T) {
+	rs := realstore.Copy(t, opencodetest.V1_18)
+	// The recorded parts are small: lower the threshold to the largest.
+	db, err := sql.Open("sqlite", "file:"+rs.Path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var id, session string
+	var size int64
+	err = db.QueryRow(`SELECT id, session_id, length(data) FROM part ORDER BY length(data) DESC LIMIT 1`).Scan(&id, &session, &size)
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := scanPath(t, rs.Path, &scan.Options{Oversized: size})
+	if len(fs) != 1 || fs[0].Code != "SF503" || fs[0].PartID != id || fs[0].SessionID != session || fs[0].Location.Table != "part" {
+		t.Fatalf("want one SF503 on part %s, got %+v", id, fs)
+	}
+	if fs := scanPath(t, rs.Path, &scan.Options{Oversized: size + 1}); len(fs) != 0 {
+		t.Fatalf("above the largest part: %+v", fs)
+	}
+}
+
+func TestFreeSpace(t *testing.T) {
+	rs := realstore.Copy(t, opencodetest.V1_18)
+	exec(t, rs.Path, "CREATE TABLE scratch (b BLOB)", "INSERT INTO scratch VALUES (zeroblob(40*1024*1024))")
+	if fs := scanPath(t, rs.Path, nil); len(fs) != 0 {
+		t.Fatalf("before the delete: %+v", fs)
+	}
+	exec(t, rs.Path, "DROP TABLE scratch")
+	fs := scanPath(t, rs.Path, nil)
+	if len(fs) != 1 || fs[0].Code != "SF504" || fs[0].Severity != scan.Info || !strings.Contains(fs[0].Message, "are free") {
+		t.Fatalf("want one SF504, got %+v", fs)
+	}
+}

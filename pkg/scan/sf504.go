@@ -1,0 +1,34 @@
+package scan
+
+import "fmt"
+
+// Free space SF504 reports: more than freeShare of the pages free, and at
+// least freeMinimum bytes of them.
+const (
+	freeShare   = 0.5
+	freeMinimum = 16 << 20
+)
+
+func init() {
+	register(&Rule{
+		Code:     "SF504",
+		Name:     "free-space",
+		Severity: Info,
+		Summary:  "most of the database's pages are free",
+		What: "More than half of the database's pages are on its free list (`PRAGMA freelist_count` against " +
+			"`PRAGMA page_count`), and at least 16 MiB of them: space left by deleted sessions that SQLite " +
+			"keeps for reuse rather than give back to the disk.",
+		Why: "Nothing breaks: the file is only larger than its data. It is worth knowing when the disk is full.",
+		FixDoc: notRepaired + "With OpenCode closed, `sqlite3 opencode.db VACUUM` rewrites the database without " +
+			"the free pages (it needs free disk space the size of the database).",
+		StoreCheck: checkFreeSpace,
+	})
+}
+
+func checkFreeSpace(c *StoreContext) {
+	h := c.Health
+	if h.PageCount == 0 || float64(h.FreePages) <= freeShare*float64(h.PageCount) || h.FreePages*h.PageSize < freeMinimum {
+		return
+	}
+	c.Report(Finding{Message: fmt.Sprintf("%d of the database's %d pages (%s) are free", h.FreePages, h.PageCount, mib(h.FreePages*h.PageSize))})
+}
