@@ -31,6 +31,8 @@ type ScanOptions struct {
 	// Settle and Abandon are the settle policy's windows (--settle,
 	// --abandon).
 	Settle, Abandon time.Duration
+	// Deep runs SQLite's full integrity_check for SF501 (--deep).
+	Deep bool
 
 	// Config is the config file whose suppressions apply; nil when none
 	// was found. Its other settings are already merged into the fields
@@ -66,6 +68,10 @@ On a terminal, findings are grouped by store and session with a summary; piped o
 finding is one line "LOCATION: SEVERITY CODE message"; --format json prints one JSON document
 (docs/json-output.md). Store names, notes and hints go to stderr.
 
+Each SQLite database also gets a health check (SF501-SF504): SQLite's quick_check, or with --deep its full
+integrity_check, which also checks every index against its table; a damaged database is an SF501 error
+even when SQL cannot open it. sessfix does not repair these yet.
+
 --fail-on takes a severity (error, warning, info), rule codes or prefixes, or both: "error,SF105" fails on
 errors and on any SF105 finding. Settings can live in .sessfix.yaml or .sessfix.json at the repository root
 (or --config FILE): select, ignore, fail-on, settle and suppressions of single findings with a reason; flags
@@ -85,6 +91,9 @@ Exit codes:
 
   # scan one database, only thinking-order and empty-text rules
   sessfix scan ~/.local/share/opencode/opencode.db --select SF103,SF104
+
+  # check a database completely, indexes included
+  sessfix scan ~/.local/share/opencode/opencode.db --deep --select SF5
 
   # fail CI only on errors; write JSON for a bot
   sessfix scan --fail-on error --format json --output findings.json
@@ -114,6 +123,7 @@ Exit codes:
 	cli.AddFilterFlags(cmd, filters, "run")
 	fl := cmd.Flags()
 	fl.StringArrayVar(&opts.Sessions, "session", nil, "scan only the session with this `ID` (repeatable)")
+	fl.BoolVar(&opts.Deep, "deep", false, "check each database with sqlite's full integrity_check (indexes too) instead of quick_check")
 	cli.AddSettleFlags(cmd, &opts.Settle, &opts.Abandon)
 	_ = cmd.RegisterFlagCompletionFunc("session", f.SessionIDs)
 	return cmd
@@ -142,7 +152,7 @@ func RunScan(ctx context.Context, opts *ScanOptions) error {
 	if err := cli.SetSettle(sopts, opts.Settle, opts.Abandon); err != nil {
 		return err
 	}
-	sopts.Sessions, sopts.Now = opts.Sessions, f.Now
+	sopts.Sessions, sopts.Now, sopts.Deep = opts.Sessions, f.Now, opts.Deep
 	sopts.OpenCode = f.OpenCode()
 
 	cli.BatchGC()

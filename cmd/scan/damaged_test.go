@@ -1,0 +1,38 @@
+package scan
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/sessfix/sessfix/cmd/internal/cli"
+	"github.com/sessfix/sessfix/cmd/internal/iostreams"
+	"github.com/sessfix/sessfix/internal/opencodetest"
+	"github.com/sessfix/sessfix/internal/realstore"
+	"github.com/sessfix/sessfix/pkg/scan"
+)
+
+// TestScanReportsADatabaseSQLCannotOpen: a database whose schema page is
+// damaged is an SF501 finding (exit 1, ErrFindings), not an unreadable
+// input (exit 3) telling the user to run the sqlite3 shell, and no hint
+// offers `sessfix fix` for it.
+func TestScanReportsADatabaseSQLCannotOpen(t *testing.T) {
+	rs := realstore.Copy(t, opencodetest.V1_18)
+	rs.OverwritePage(t, 1)
+	ios, _, out, errOut := iostreams.Test()
+	f := cli.New(cli.BuildInfo{Version: "test"})
+	f.IOStreams = ios
+	f.OpenCodeEnv = nil
+	opts := &ScanOptions{Factory: f, Paths: []string{rs.Path}, FailOn: "warning", Settle: scan.DefaultSettle, Abandon: scan.DefaultAbandon}
+	err := RunScan(context.Background(), opts)
+	if !errors.Is(err, cli.ErrFindings) {
+		t.Fatalf("scan: %v, want the findings error (exit 1)\n%s", err, errOut)
+	}
+	if !strings.Contains(out.String(), "error SF501 sql cannot open the database: database disk image is malformed") {
+		t.Errorf("no SF501 finding:\n%s", out)
+	}
+	if all := out.String() + errOut.String(); strings.Contains(all, "sessfix fix") || strings.Contains(all, "sqlite3 ") {
+		t.Errorf("a hint offers a repair that does not exist:\n%s", all)
+	}
+}
