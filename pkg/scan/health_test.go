@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -201,5 +203,42 @@ func TestFreeSpace(t *testing.T) {
 	fs := scanPath(t, rs.Path, nil)
 	if len(fs) != 1 || fs[0].Code != "SF504" || fs[0].Severity != scan.Info || !strings.Contains(fs[0].Message, "are free") {
 		t.Fatalf("want one SF504, got %+v", fs)
+	}
+}
+
+// storeNotes scans the store at path and returns its notes.
+func storeNotes(t *testing.T, path string) []string {
+	t.Helper()
+	d, err := shapes.Open([]string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	res, err := scan.Run(context.Background(), d.Stores, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Stores[0].Info.Notes
+}
+
+func TestJSONStoreSaysHowMuchIsReadable(t *testing.T) {
+	rs := realstore.Copy(t, opencodetest.V1_1)
+	for _, n := range storeNotes(t, rs.Path) {
+		if strings.Contains(n, "readable") {
+			t.Fatalf("a healthy store has the note %q", n)
+		}
+	}
+	parts, err := filepath.Glob(filepath.Join(rs.Path, "part", "*", "*.json"))
+	if err != nil || len(parts) < 2 {
+		t.Fatalf("parts: %v %v", parts, err)
+	}
+	for _, p := range parts[:2] {
+		if err := os.WriteFile(p, make([]byte, 64), 0o644); err != nil { // NUL-filled, as after a crash
+			t.Fatal(err)
+		}
+	}
+	want := "3 of 3 sessions readable; 2 records unreadable (SF201)"
+	if notes := storeNotes(t, rs.Path); !slices.Contains(notes, want) {
+		t.Fatalf("notes %q lack %q", notes, want)
 	}
 }
