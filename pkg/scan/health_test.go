@@ -179,7 +179,7 @@ func TestOversizedRecord(t *testing.T) {
 	}
 	var id, session string
 	var size int64
-	err = db.QueryRow(`SELECT id, session_id, length(data) FROM part ORDER BY length(data) DESC LIMIT 1`).Scan(&id, &session, &size)
+	err = db.QueryRow(`SELECT id, session_id, octet_length(data) FROM part ORDER BY octet_length(data) DESC LIMIT 1`).Scan(&id, &session, &size)
 	db.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -18,7 +18,7 @@ import (
 // Health reads the database's health read-only (store.HealthChecker):
 // SQLite's quick_check (integrity_check when opts.Deep), the sizes of the
 // file and its -wal file, its free pages, and the part rows whose data is
-// at least opts.Oversized bytes, measured with length(data) so no payload
+// at least opts.Oversized bytes, measured with octet_length(data) so no payload
 // is read. A check that cannot run because of the damage is a problem, not
 // an error; other failures (a lock held past the busy timeout) are errors.
 func (d *DB) Health(ctx context.Context, opts store.HealthOptions) (*store.Health, error) {
@@ -78,7 +78,7 @@ func Unopenable(path, why string) *store.Health {
 
 // oversized lists the part rows whose data is at least limit bytes.
 func oversized(ctx context.Context, db *sql.DB, path string, limit int64) ([]store.Oversized, error) {
-	rows, err := db.QueryContext(ctx, `SELECT rowid, id, message_id, session_id, length(data) FROM part WHERE length(data) >= ? ORDER BY length(data) DESC, id`, limit)
+	rows, err := db.QueryContext(ctx, `SELECT rowid, id, message_id, session_id, octet_length(data) FROM part WHERE octet_length(data) >= ? ORDER BY octet_length(data) DESC, id`, limit)
 	if err != nil {
 		return nil, err
 	}
