@@ -126,7 +126,7 @@ func PrintExplain(w io.Writer, r *scan.Rule, st *Styles) error {
 	for _, sec := range []struct{ title, body string }{
 		{"what it finds", r.What},
 		{"why it matters", r.Why},
-		{"provider error", r.ProviderError},
+		{strings.ToLower(r.ErrorTitle()), r.ProviderError},
 		{"fix", fixDoc},
 	} {
 		if strings.TrimSpace(sec.body) == "" {

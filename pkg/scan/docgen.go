@@ -40,7 +40,7 @@ func WriteRulesMarkdown(w io.Writer) error {
 		p("**What it finds.** %s\n\n", r.What)
 		p("**Why it matters.** %s\n\n", r.Why)
 		if r.ProviderError != "" {
-			p("**Provider error.**\n\n```text\n%s\n```\n\n", r.ProviderError)
+			p("**%s.**\n\n```text\n%s\n```\n\n", r.ErrorTitle(), r.ProviderError)
 		}
 		p("**Fix.** %s\n", r.FixDoc)
 	}

@@ -158,3 +158,12 @@ func Lookup(code string) *Rule {
 	}
 	return nil
 }
+
+// ErrorTitle names the error ProviderError holds, for the docs: the
+// provider's, or for a store-health rule OpenCode's own.
+func (r *Rule) ErrorTitle() string {
+	if r.StoreCheck != nil {
+		return "OpenCode error"
+	}
+	return "Provider error"
+}

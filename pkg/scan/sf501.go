@@ -24,8 +24,7 @@ func init() {
 		Why: "OpenCode stops on the first statement that touches a damaged page: every session may be gone " +
 			"from its point of view although most rows are intact on their own pages. Writing into a damaged " +
 			"database can spread the damage, so sessfix's writer refuses it.",
-		ProviderError: "SQLiteError: database disk image is malformed (SQLITE_CORRUPT); when the header or " +
-			"schema page is hit: file is not a database",
+		ProviderError: "SQLiteError: database disk image is malformed\nSQLITE_CORRUPT\nfile is not a database",
 		FixDoc: notRepaired + "Keep a copy of the database, its -wal and -shm files before anything else writes " +
 			"to them (`cp opencode.db opencode.db.damaged`), and do not start OpenCode on it. The sqlite3 shell's " +
 			"`.recover` command rebuilds what can be read into a new file.",
