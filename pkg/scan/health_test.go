@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -45,8 +46,8 @@ func scanPath(t *testing.T, path string, opts *scan.Options) []scan.Finding {
 	return out
 }
 
-// exec runs statements on the database at path.
-func exec(t *testing.T, path string, stmts ...string) {
+// execSQL runs statements on the database at path.
+func execSQL(t *testing.T, path string, stmts ...string) {
 	t.Helper()
 	db, err := sql.Open("sqlite", "file:"+path)
 	if err != nil {
@@ -145,7 +146,7 @@ func TestTruncatedDatabase(t *testing.T) {
 // of size bytes (sparse, no frames in it).
 func walCopy(t *testing.T, size int64) string {
 	rs := realstore.Copy(t, opencodetest.V1_18)
-	exec(t, rs.Path, "PRAGMA journal_mode=WAL")
+	execSQL(t, rs.Path, "PRAGMA journal_mode=WAL")
 	if err := os.WriteFile(rs.Path+"-wal", nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -195,11 +196,11 @@ func TestOversizedRecord(t *testing.T) {
 
 func TestFreeSpace(t *testing.T) {
 	rs := realstore.Copy(t, opencodetest.V1_18)
-	exec(t, rs.Path, "CREATE TABLE scratch (b BLOB)", "INSERT INTO scratch VALUES (zeroblob(40*1024*1024))")
+	execSQL(t, rs.Path, "CREATE TABLE scratch (b BLOB)", "INSERT INTO scratch VALUES (zeroblob(40*1024*1024))")
 	if fs := scanPath(t, rs.Path, nil); len(fs) != 0 {
 		t.Fatalf("before the delete: %+v", fs)
 	}
-	exec(t, rs.Path, "DROP TABLE scratch")
+	execSQL(t, rs.Path, "DROP TABLE scratch")
 	fs := scanPath(t, rs.Path, nil)
 	if len(fs) != 1 || fs[0].Code != "SF504" || fs[0].Severity != scan.Info || !strings.Contains(fs[0].Message, "are free") {
 		t.Fatalf("want one SF504, got %+v", fs)
@@ -240,5 +241,25 @@ func TestJSONStoreSaysHowMuchIsReadable(t *testing.T) {
 	want := "3 of 3 sessions readable; 2 records unreadable (SF201)"
 	if notes := storeNotes(t, rs.Path); !slices.Contains(notes, want) {
 		t.Fatalf("notes %q lack %q", notes, want)
+	}
+}
+
+func TestOversizedWALHeldByAProgramIsNotReported(t *testing.T) {
+	path := walCopy(t, 70<<20)
+	// Another program with the -wal file open from its start (an
+	// inherited descriptor, so it holds it before Start returns).
+	f, err := os.Open(path + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd := exec.Command("sleep", "600")
+	cmd.ExtraFiles = []*os.File{f}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	if fs := scanPath(t, path, nil); len(fs) != 0 {
+		t.Fatalf("the log is the holding program's to checkpoint: %+v", fs)
 	}
 }
