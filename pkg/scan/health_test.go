@@ -263,3 +263,34 @@ func TestOversizedWALHeldByAProgramIsNotReported(t *testing.T) {
 		t.Fatalf("the log is the holding program's to checkpoint: %+v", fs)
 	}
 }
+
+// copyFile copies src to a new file in a temporary directory.
+func copyFile(t *testing.T, src string) string {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), filepath.Base(src))
+	if err := os.WriteFile(dst, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func TestOpenCode2DatabaseHealth(t *testing.T) {
+	for _, dir := range []string{"native", "after-import", "rejected-rows"} {
+		path := copyFile(t, filepath.Join("..", "..", "testdata", "opencode2", dir, "opencode.db"))
+		if fs := scanPath(t, path, &scan.Options{Deep: true}); len(fs) != 0 {
+			t.Errorf("%s: %+v", dir, fs)
+		}
+	}
+	path := copyFile(t, filepath.Join("..", "..", "testdata", "opencode2", "native", "opencode.db"))
+	rs := &realstore.Store{Path: path}
+	rs.OverwritePage(t, rs.RootPage(t, "session_message"))
+	fs := scanPath(t, path, nil)
+	oneDamage(t, fs, "affected: session_message")
+	if fs[0].Shape != "sqlite2" {
+		t.Errorf("reported for the %s shape, want sqlite2", fs[0].Shape)
+	}
+}

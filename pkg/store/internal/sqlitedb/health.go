@@ -76,8 +76,13 @@ func Unopenable(path, why string) *store.Health {
 	return h
 }
 
-// oversized lists the part rows whose data is at least limit bytes.
+// oversized lists the part rows whose data is at least limit bytes; none
+// when the database has no part table (a native OpenCode 2 database).
 func oversized(ctx context.Context, db *sql.DB, path string, limit int64) ([]store.Oversized, error) {
+	tables, err := Names(ctx, db, `SELECT name FROM sqlite_schema WHERE type = 'table' AND name = 'part'`)
+	if err != nil || !tables["part"] {
+		return nil, err
+	}
 	rows, err := db.QueryContext(ctx, `SELECT rowid, id, message_id, session_id, octet_length(data) FROM part WHERE octet_length(data) >= ? ORDER BY octet_length(data) DESC, id`, limit)
 	if err != nil {
 		return nil, err
