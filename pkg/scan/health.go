@@ -106,3 +106,13 @@ func (c *StoreContext) activity() (store.ActivityState, bool) {
 	}
 	return c.activityOf().State, true
 }
+
+// reportsDamage reports whether fs holds an SF501 finding.
+func reportsDamage(fs []Finding) bool {
+	for _, f := range fs {
+		if f.Code == "SF501" {
+			return true
+		}
+	}
+	return false
+}

@@ -3,6 +3,7 @@ package scan_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/sessfix/sessfix/internal/opencodetest"
 	"github.com/sessfix/sessfix/internal/realstore"
 	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/shapes"
 )
 
@@ -292,5 +294,26 @@ func TestOpenCode2DatabaseHealth(t *testing.T) {
 	oneDamage(t, fs, "affected: session_message")
 	if fs[0].Shape != "sqlite2" {
 		t.Errorf("reported for the %s shape, want sqlite2", fs[0].Shape)
+	}
+}
+
+// TestUnopenableDatabaseWithoutSF501: with the store-health rules
+// ignored, a database SQL cannot open is an unreadable store, as before,
+// and never a clean scan.
+func TestUnopenableDatabaseWithoutSF501(t *testing.T) {
+	rs := realstore.Copy(t, opencodetest.V1_18)
+	rs.OverwritePage(t, 1)
+	d, err := shapes.Open([]string{rs.Path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	res, err := scan.Run(context.Background(), d.Stores, &scan.Options{Ignore: []string{"SF5"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dmg *store.DamagedError
+	if !errors.As(res.Stores[0].Err, &dmg) || len(res.Findings) != 0 {
+		t.Fatalf("store error %v, findings %+v: want the damage as the store's error", res.Stores[0].Err, res.Findings)
 	}
 }

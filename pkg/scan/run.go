@@ -2,6 +2,7 @@ package scan
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -340,6 +341,10 @@ func Run(ctx context.Context, stores []store.Store, opts *Options) (*Result, err
 			res.Stores[si].Err = err
 		}
 		res.Findings = append(res.Findings, health...)
+		if reportsDamage(health) && errors.As(res.Stores[si].Err, new(*store.DamagedError)) {
+			// A database SQL cannot open lists nothing: SF501 says so.
+			res.Stores[si].Err = nil
+		}
 		if _, ok := store.HealthOf(stores[si]); !ok && broken > 0 {
 			res.Stores[si].Info.Notes = append(res.Stores[si].Info.Notes, readableNote(len(ds), readable, broken))
 		}

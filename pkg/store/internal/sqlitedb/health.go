@@ -204,11 +204,17 @@ func NewDamaged(info store.Info, why string) *Damaged { return &Damaged{info: in
 
 func (s *Damaged) Info() store.Info { return s.info }
 
-// List returns no session: none can be read through SQL.
-func (s *Damaged) List(context.Context) ([]store.SessionRef, error) { return nil, nil }
+// List fails with the damage (a *store.DamagedError): no session can be
+// read through SQL. scan reports it as SF501 instead; the other commands
+// stop on it.
+func (s *Damaged) List(context.Context) ([]store.SessionRef, error) { return nil, s.err() }
 
-func (s *Damaged) Load(_ context.Context, ref store.SessionRef) (*store.Session, error) {
-	return nil, &store.DamagedError{Path: s.info.Path, Check: "open", Problems: []string{s.why}}
+func (s *Damaged) Load(context.Context, store.SessionRef) (*store.Session, error) {
+	return nil, s.err()
+}
+
+func (s *Damaged) err() error {
+	return &store.DamagedError{Path: s.info.Path, Check: "open", Problems: []string{s.why}}
 }
 
 func (s *Damaged) Activity() store.Activity { return Activity(s.info.Path) }
