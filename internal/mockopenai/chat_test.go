@@ -32,30 +32,36 @@ func TestChatValidator(t *testing.T) {
 		name    string
 		dialect Dialect
 		scope   Scope
+		strict  bool // RejectEmpty
 		body    string
 		want    string // "" means accepted
 	}{
-		{"plain", DeepSeek, "", chatBody("deepseek-reasoner", true, sys, usr), ""},
-		{"tool loop with reasoning", DeepSeek, "", chatBody("deepseek-reasoner", true, sys, usr, asstCall(`"let me look"`), toolReply), ""},
-		{"empty reasoning is accepted", DeepSeek, "", chatBody("deepseek-reasoner", true, sys, usr, asstCall(`""`), toolReply), ""},
-		{"tool loop without reasoning", DeepSeek, "", chatBody("deepseek-reasoner", true, sys, usr, noReasoning, toolReply), MsgDeepSeekMissing(2)},
-		{"null reasoning counts as missing", DeepSeek, "", chatBody("deepseek-reasoner", true, sys, usr, nullReasoning, toolReply), MsgDeepSeekMissing(2)},
-		{"V4 text", DeepSeek, "", chatBody("deepseek-v4-pro", true, sys, usr, noReasoning, toolReply), TextDeepSeekPassBack},
-		{"V4 flash text", DeepSeek, "", chatBody("deepseek-flash", true, sys, usr, noReasoning, toolReply), TextDeepSeekPassBack},
-		{"Kimi text", Moonshot, "", chatBody("kimi-k2.6", true, sys, usr, noReasoning, toolReply), MsgKimiMissing(2)},
-		{"non-thinking model", DeepSeek, "", chatBody("deepseek-chat", true, sys, usr, noReasoning, toolReply), ""},
-		{"no tools in the request", DeepSeek, "", chatBody("deepseek-reasoner", false, sys, usr, noReasoning, toolReply), ""},
-		{"OpenAI has no thinking rule", OpenAI, "", chatBody("gpt-4.1", true, sys, usr, noReasoning, toolReply), ""},
-		{"earlier turn, measured scope", DeepSeek, "", chatBody("deepseek-reasoner", true, sys, usr, noReasoning, toolReply, answer, usr), ""},
-		{"earlier turn, strict scope", DeepSeek, ScopeAllTurns, chatBody("deepseek-reasoner", true, sys, usr, noReasoning, toolReply, answer, usr), MsgDeepSeekMissing(2)},
-		{"earlier turn, strict scope, Kimi", Moonshot, ScopeAllTurns, chatBody("kimi-k2.6", true, sys, usr, noReasoning, toolReply, answer, usr), MsgKimiMissing(2)},
-		{"second loop step indexes the right message", DeepSeek, "", chatBody("deepseek-reasoner", true, sys, usr, asstCall(`"a"`), toolReply, noReasoning, toolReply), MsgDeepSeekMissing(4)},
+		{"plain", DeepSeek, "", false, chatBody("deepseek-reasoner", true, sys, usr), ""},
+		{"tool loop with reasoning", DeepSeek, "", false, chatBody("deepseek-reasoner", true, sys, usr, asstCall(`"let me look"`), toolReply), ""},
+		{"empty reasoning is accepted", DeepSeek, "", false, chatBody("deepseek-reasoner", true, sys, usr, asstCall(`""`), toolReply), ""},
+		{"tool loop without reasoning", DeepSeek, "", false, chatBody("deepseek-reasoner", true, sys, usr, noReasoning, toolReply), MsgDeepSeekMissing(2)},
+		{"null reasoning counts as missing", DeepSeek, "", false, chatBody("deepseek-reasoner", true, sys, usr, nullReasoning, toolReply), MsgDeepSeekMissing(2)},
+		{"V4 text", DeepSeek, "", false, chatBody("deepseek-v4-pro", true, sys, usr, noReasoning, toolReply), TextDeepSeekPassBack},
+		{"V4 flash text", DeepSeek, "", false, chatBody("deepseek-flash", true, sys, usr, noReasoning, toolReply), TextDeepSeekPassBack},
+		{"Kimi text", Moonshot, "", false, chatBody("kimi-k2.6", true, sys, usr, noReasoning, toolReply), MsgKimiMissing(2)},
+		{"non-thinking model", DeepSeek, "", false, chatBody("deepseek-chat", true, sys, usr, noReasoning, toolReply), ""},
+		{"no tools in the request", DeepSeek, "", false, chatBody("deepseek-reasoner", false, sys, usr, noReasoning, toolReply), ""},
+		{"OpenAI has no thinking rule", OpenAI, "", false, chatBody("gpt-4.1", true, sys, usr, noReasoning, toolReply), ""},
+		{"earlier turn, measured scope", DeepSeek, "", false, chatBody("deepseek-reasoner", true, sys, usr, noReasoning, toolReply, answer, usr), ""},
+		{"earlier turn, strict scope", DeepSeek, ScopeAllTurns, false, chatBody("deepseek-reasoner", true, sys, usr, noReasoning, toolReply, answer, usr), MsgDeepSeekMissing(2)},
+		{"earlier turn, strict scope, Kimi", Moonshot, ScopeAllTurns, false, chatBody("kimi-k2.6", true, sys, usr, noReasoning, toolReply, answer, usr), MsgKimiMissing(2)},
+		{"empty reasoning, strict reading", DeepSeek, ScopeAllTurns, true, chatBody("deepseek-reasoner", true, sys, usr, asstCall(`""`), toolReply), MsgDeepSeekMissing(2)},
+		{"empty reasoning in an earlier turn, strict reading", DeepSeek, ScopeAllTurns, true, chatBody("deepseek-v4-pro", true, sys, usr, asstCall(`""`), toolReply, answer, usr), TextDeepSeekPassBack},
+		{"empty reasoning in an earlier turn, Kimi, strict reading", Moonshot, ScopeAllTurns, true, chatBody("kimi-k2.6", true, sys, usr, asstCall(`""`), toolReply, answer, usr), MsgKimiMissing(2)},
+		{"empty reasoning in an earlier turn, empty rejected, current turn only", DeepSeek, "", true, chatBody("deepseek-reasoner", true, sys, usr, asstCall(`""`), toolReply, answer, usr), ""},
+		{"reasoning text, strict reading", DeepSeek, ScopeAllTurns, true, chatBody("deepseek-reasoner", true, sys, usr, asstCall(`"(reasoning not recorded)"`), toolReply, answer, usr), ""},
+		{"second loop step indexes the right message", DeepSeek, "", false, chatBody("deepseek-reasoner", true, sys, usr, asstCall(`"a"`), toolReply, noReasoning, toolReply), MsgDeepSeekMissing(4)},
 
-		{"tool call without reply", DeepSeek, "", chatBody("deepseek-chat", true, sys, usr, noReasoning, usr), MsgToolCallsWithoutResponse([]string{"call_1"})},
-		{"tool call at the end", OpenAI, "", chatBody("gpt-4.1", true, sys, usr, noReasoning), MsgToolCallsWithoutResponse([]string{"call_1"})},
-		{"tool reply without call", OpenAI, "", chatBody("gpt-4.1", true, sys, usr, toolReply), TextToolWithoutCall},
-		{"tool reply to another call", OpenAI, "", chatBody("gpt-4.1", true, sys, usr, noReasoning, strings.Replace(toolReply, "call_1", "call_2", 1)), MsgToolCallsWithoutResponse([]string{"call_1"})},
-		{"bad role", OpenAI, "", chatBody("gpt-4.1", true, `{"role":"robot","content":"x"}`), "Invalid value: 'robot'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'."},
+		{"tool call without reply", DeepSeek, "", false, chatBody("deepseek-chat", true, sys, usr, noReasoning, usr), MsgToolCallsWithoutResponse([]string{"call_1"})},
+		{"tool call at the end", OpenAI, "", false, chatBody("gpt-4.1", true, sys, usr, noReasoning), MsgToolCallsWithoutResponse([]string{"call_1"})},
+		{"tool reply without call", OpenAI, "", false, chatBody("gpt-4.1", true, sys, usr, toolReply), TextToolWithoutCall},
+		{"tool reply to another call", OpenAI, "", false, chatBody("gpt-4.1", true, sys, usr, noReasoning, strings.Replace(toolReply, "call_1", "call_2", 1)), MsgToolCallsWithoutResponse([]string{"call_1"})},
+		{"bad role", OpenAI, "", false, chatBody("gpt-4.1", true, `{"role":"robot","content":"x"}`), "Invalid value: 'robot'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'."},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -63,7 +69,7 @@ func TestChatValidator(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v := ChatValidator{Dialect: c.dialect, Thinking: ThinkingOn(c.dialect, r), Scope: c.scope}
+			v := ChatValidator{Dialect: c.dialect, Thinking: ThinkingOn(c.dialect, r), Scope: c.scope, RejectEmpty: c.strict}
 			got := ""
 			if e := v.Validate(r); e != nil {
 				got = e.Message

@@ -22,10 +22,12 @@
 //     is followed by a tool message for each call id, and a tool message
 //     answers a preceding tool call.
 //   - DeepSeek and Moonshot with thinking on (ThinkingOn): an assistant
-//     message that made tool calls carries reasoning_content ("" is
-//     accepted). Config.ReasoningScope says which messages are checked: by
-//     default those after the last user message, as measured against the
-//     live API; ScopeAllTurns checks every earlier turn too.
+//     message that made tool calls carries reasoning_content. How far the
+//     rule reaches is not settled, so it is a switch (Reading,
+//     Server.SetReading): ReadingLenient, the default, checks the messages
+//     after the last user message and accepts ""; ReadingStrict checks
+//     every turn and counts "" as missing. Config.ReasoningScope and
+//     Config.RejectEmptyReasoning set the two halves separately.
 //   - Responses: item ids are non-empty; a reasoning item is followed by the
 //     item it produced and an output item issued after a reasoning item comes
 //     with it; items referenced by id (item_reference, or reasoning without

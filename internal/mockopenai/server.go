@@ -132,6 +132,9 @@ type Config struct {
 	// ReasoningScope says which assistant tool-call messages the thinking
 	// rule checks (ScopeSinceLastUser when empty).
 	ReasoningScope Scope
+	// RejectEmptyReasoning counts reasoning_content "" as missing (the
+	// strict Reading).
+	RejectEmptyReasoning bool
 	// Thinking decides whether a Chat Completions request runs in
 	// thinking mode (ThinkingOn when nil).
 	Thinking func(d Dialect, r *ChatRequest) bool
@@ -198,6 +201,24 @@ func (s *Server) SetReasoningScope(sc Scope) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cfg.ReasoningScope = sc
+}
+
+// SetReading replaces the reading of the thinking rule (its scope and
+// whether "" counts as passed back).
+func (s *Server) SetReading(r Reading) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg.ReasoningScope, s.cfg.RejectEmptyReasoning = r.Scope, r.RejectEmpty
+	if r.Scope == "" {
+		s.cfg.ReasoningScope = ScopeSinceLastUser
+	}
+}
+
+// Reading is the reading of the thinking rule the server applies.
+func (s *Server) Reading() Reading {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Reading{Scope: s.cfg.ReasoningScope, RejectEmpty: s.cfg.RejectEmptyReasoning}
 }
 
 // Close releases every pause and stops the server.

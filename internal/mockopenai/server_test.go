@@ -260,3 +260,30 @@ func TestPause(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestSetReading: the server applies the reading it was given, from the
+// next request on.
+func TestSetReading(t *testing.T) {
+	s := New(Config{})
+	defer s.Close()
+	if r := s.Reading(); r != ReadingLenient {
+		t.Fatalf("default reading %+v, want the lenient one", r)
+	}
+	// An earlier turn's tool call sent with reasoning_content "".
+	body := `{"model":"deepseek-reasoner","stream":true,` + chatTools + `"messages":[{"role":"user","content":"x"},` +
+		`{"role":"assistant","content":"","reasoning_content":"","tool_calls":[{"id":"call_1","type":"function","function":{"name":"bash","arguments":"{}"}}]},` +
+		`{"role":"tool","tool_call_id":"call_1","content":"ok"},{"role":"assistant","content":"done"},{"role":"user","content":"more"}]}`
+	if resp := post(t, s, DeepSeek, "/chat/completions", "sk-a", body); resp.StatusCode != 200 {
+		t.Errorf("lenient reading: %d", resp.StatusCode)
+	}
+	s.SetReading(ReadingStrict)
+	resp := post(t, s, DeepSeek, "/chat/completions", "sk-a", body)
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 400 || !strings.Contains(string(b), MsgDeepSeekMissing(1)) {
+		t.Errorf("strict reading: %d %s", resp.StatusCode, b)
+	}
+	s.SetReading(ReadingLenient)
+	if resp := post(t, s, DeepSeek, "/chat/completions", "sk-a", body); resp.StatusCode != 200 {
+		t.Errorf("back to the lenient reading: %d", resp.StatusCode)
+	}
+}
