@@ -125,7 +125,7 @@ func TestProviderErrorsRepair(t *testing.T) {
 				}
 				// messages[2]: [system, user, the tool step, its tool result, …]
 				return "thinking is enabled but reasoning_content is missing in assistant tool call message at index 2",
-					scan.ErrorReasoningContentMissing, m.ID, p.ID, map[string]string{m.ID: "excludeMessage"}
+					scan.ErrorReasoningContentMissing, m.ID, p.ID, map[string]string{"new part of " + m.ID: "prependThinkingPart"}
 			}},
 		"gemini signatures of another account": {"1.18.33-google", "",
 			func(t *testing.T, rs *realstore.Store, s *store.Session) (string, scan.ErrorType, string, string, map[string]string) {
@@ -187,6 +187,11 @@ func TestProviderErrorsRepair(t *testing.T) {
 			for how, p := range map[string]*SessionPlan{"fix": fromFinding, "fix --error": pasted} {
 				got := map[string]string{}
 				for _, ed := range p.Changes.Edits {
+					if ed.Op == store.OpAdd {
+						// A new part's id is minted at random.
+						got["new part of "+ed.MessageID] = ed.Mutation
+						continue
+					}
 					got[ed.ID] = ed.Mutation
 				}
 				if len(got) != len(want) {

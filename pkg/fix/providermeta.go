@@ -127,7 +127,9 @@ func recordStrats(d scan.Defect, target, until, reason string) []strat {
 	encrypted := each(stDropEncrypted, func(_ *work, m *store.Message) ([]store.Edit, error) { return dropEncryptedReasoning(m) })
 	switch d {
 	case scan.DefectReasoningMissing:
-		return []strat{exclude}
+		return []strat{each(stReasoning, func(w *work, m *store.Message) ([]store.Edit, error) {
+			return giveReasoning(w.s, m, w.env)
+		}), exclude}
 	case scan.DefectNoFollowing:
 		return []strat{encrypted, exclude}
 	case scan.DefectUnverified:

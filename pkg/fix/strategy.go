@@ -77,7 +77,7 @@ var strategyTable = map[string][]Strategy{
 	"SF212": {stProject},
 	"SF213": {stModel},
 	"SF301": {stClose, stExclude},
-	"SF302": {stMove, stStrip, stInject, stReplace, stAbort, stDropEncrypted, stDropItemIDs, stDropSignatures, stExclude, stPrepend},
+	"SF302": {stMove, stStrip, stInject, stReplace, stAbort, stDropEncrypted, stDropItemIDs, stDropSignatures, stReasoning, stExclude, stPrepend},
 }
 
 // Strategies returns the strategies of a rule code in the order they are

@@ -43,19 +43,26 @@ func reasoningMissingText(modelID string, n int) string {
 }
 
 // checkReasoningContent is the thinking-mode rule of DeepSeek and Kimi: an
-// assistant message with tool calls carries its reasoning_content. OpenCode
-// 1.18.33 sends it always for interleaved models ("" is accepted) and, for
-// the others, only when the step has reasoning with text, so only a
-// non-interleaved model in thinking mode can break it: a step the model
-// made without reasoning, or a step of another model (whose reasoning goes
-// as text). The APIs are known to check the assistant messages after the
-// last user message; whether they check earlier turns is not settled
-// (OBSERVED.md), so those are warnings and the turns OpenCode continues
-// without a new prompt (final) errors.
+// assistant message with tool calls carries its reasoning_content. How far
+// the rule reaches is not settled (OBSERVED.md, "What the rules rest on"):
+// the APIs are measured to check the assistant messages after the last
+// user message and reported to accept "", while DeepSeek's current guide
+// asks for the reasoning "in all subsequent requests" and nobody shows ""
+// passing its V4 check. So:
+//   - a tool step sent without the field (a model OpenCode does not mark
+//     interleaved: a step the model made without reasoning, or a step of
+//     another model, whose reasoning goes as text) is an error in the turn
+//     OpenCode continues without a new prompt and a warning before it;
+//   - a tool step sent with a blank reasoning_content (interleaved models:
+//     OpenCode sends "" when the step has no reasoning of this model) is a
+//     warning in every turn: it is valid only if "" is accepted.
+//
+// Both are repaired by giving the step reasoning of this model
+// (prependThinkingPart), which is valid under every reading.
 func checkReasoningContent(s *store.Session, r, final *sent.Request) []Violation {
 	// final (the history alone) is only set when it ends with an assistant
 	// message; a Chat Completions tool loop ends with tool messages.
-	if r.Kind != sent.Chat || !r.Thinking || r.Interleaved {
+	if r.Kind != sent.Chat || !r.Thinking {
 		return nil
 	}
 	// The current turn: after the next prompt, or, when OpenCode continues
@@ -64,42 +71,63 @@ func checkReasoningContent(s *store.Session, r, final *sent.Request) []Violation
 	if final != nil || (len(s.Messages) > 0 && continuesWithoutPrompt(s)) {
 		current = lastUserEntry(r, true)
 	}
+	model := r.ProviderID + "/" + r.ModelID
 	var out []Violation
 	for n, pm := range r.Messages {
-		if pm.Role != "assistant" || pm.SendsReasoning {
+		if pm.Role != "assistant" {
 			continue
 		}
-		var call *sent.Block
-		for m := range pm.Blocks {
-			if pm.Blocks[m].Type == "tool_use" {
-				call = &pm.Blocks[m]
-				break
-			}
+		rc, sends := pm.ReasoningContent()
+		if sends && strings.TrimSpace(rc) != "" {
+			continue
 		}
+		call := firstCall(pm)
 		if call == nil {
 			continue
 		}
 		v := Violation{
 			Code: "SF163", N: n, M: -1, Index: r.Index(n, -1), ProviderError: reasoningMissingText(r.ModelID, n),
-			MessageID: call.MessageID, PartID: call.PartID, Fix: "excludeMessage", Severity: Warning,
+			MessageID: call.MessageID, PartID: call.PartID, Fix: "prependThinkingPart", Severity: Warning,
 		}
 		m := s.Message(call.MessageID)
-		model := r.ProviderID + "/" + r.ModelID
+		other := ""
 		if m != nil && m.Get("providerID").String()+"/"+m.Get("modelID").String() != model {
-			v.Message = fmt.Sprintf("a tool call of %s/%s is sent to %s without reasoning_content (another model's reasoning goes as text)",
-				m.Get("providerID").String(), m.Get("modelID").String(), model)
-		} else {
+			other = m.Get("providerID").String() + "/" + m.Get("modelID").String()
+		}
+		switch {
+		case sends && other != "":
+			v.Message = fmt.Sprintf("a tool call of %s is sent to %s with an empty reasoning_content (another model's reasoning goes as text); ", other, model) + emptyOnly
+		case sends:
+			v.Message = "a tool call is sent to " + model + " with an empty reasoning_content: its step has no reasoning; " + emptyOnly
+		case other != "":
+			v.Message = fmt.Sprintf("a tool call of %s is sent to %s without reasoning_content (another model's reasoning goes as text)", other, model)
+		default:
 			v.Message = "a tool call is sent without reasoning_content: its step has no reasoning, and " + model + " thinks without interleaved reasoning in opencode's model data"
 		}
-		if n > current {
+		switch {
+		case sends:
+		case n > current:
 			v.Severity = Error
 			v.Message += "; the provider rejects the turn opencode continues"
-		} else {
+		default:
 			v.Message += "; rejected by a provider that checks every turn, not by one that checks only the current turn"
 		}
 		out = append(out, v)
 	}
 	return out
+}
+
+// emptyOnly ends the message of a step sent with reasoning_content "".
+const emptyOnly = "valid only if the provider accepts an empty reasoning_content, which is not known for its thinking mode"
+
+// firstCall is an entry's first tool call (nil for none).
+func firstCall(pm sent.Message) *sent.Block {
+	for m := range pm.Blocks {
+		if pm.Blocks[m].Type == "tool_use" {
+			return &pm.Blocks[m]
+		}
+	}
+	return nil
 }
 
 // lastUserEntry is the index of the request's last user entry, or of the
