@@ -69,7 +69,7 @@ func (t ErrorType) DefaultFix() string {
 	case ErrorInvalidSignature:
 		return "stripThinkingParts|excludeMessage"
 	case ErrorReasoningContentMissing:
-		return "excludeMessage"
+		return "prependThinkingPart|excludeMessage"
 	case ErrorReasoningWithoutFollowing:
 		return "dropEncryptedReasoning|excludeMessage"
 	case ErrorEncryptedContentInvalid:

@@ -44,8 +44,9 @@ func init() {
 			"empty_content → SF101/SF104's fix (`replaceEmptyTextParts`, else `injectTextPart`); invalid_signature → " +
 			"strip that message's thinking (`stripThinkingParts`, and `excludeMessage` when it is the final " +
 			"tool-loop message; from Bedrock, whose refusal means another account's signatures, on every message " +
-			"with signed reasoning); reasoning_content_missing → `excludeMessage` on every tool-call turn OpenCode sends " +
-			"without reasoning_content; reasoning_without_following_item → `dropEncryptedReasoning` on the named " +
+			"with signed reasoning); reasoning_content_missing → `prependThinkingPart` (SF163's fix: reasoning \"(reasoning not recorded)\", " +
+			"the tool calls and outputs stay; else `excludeMessage`) on every tool-call turn OpenCode sends " +
+			"without a non-empty reasoning_content; reasoning_without_following_item → `dropEncryptedReasoning` on the named " +
 			"message (else `excludeMessage`); encrypted_content_invalid → `dropEncryptedReasoning` on every " +
 			"reasoning part; item_not_persisted → `dropItemIDs` on every part; thought_signature_corrupted → " +
 			"`dropThoughtSignatures` on every signed function call. Each of these was proven against real " +
