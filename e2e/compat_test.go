@@ -24,6 +24,9 @@ func TestCompatibility(t *testing.T) {
 		fams   []familyOutcome
 		events []eventFinding
 		want   int
+		// readings are the rows of the readings cases (readings_test.go).
+		readings    readingRows
+		readingKeys []string
 	)
 	t.Run("run", func(t *testing.T) {
 		for i := range scenarios {
@@ -50,6 +53,8 @@ func TestCompatibility(t *testing.T) {
 				mu.Unlock()
 			})
 		}
+		readingKeys = addReadingRuns(t, readings.add)
+		want += len(readingKeys)
 		want++
 		t.Run("event-table/"+opencodetest.V1_18, func(t *testing.T) {
 			t.Parallel()
@@ -59,7 +64,8 @@ func TestCompatibility(t *testing.T) {
 			mu.Unlock()
 		})
 	})
-	done := len(rows) + len(fams)
+	readingList, _ := readings.ordered(readingKeys)
+	done := len(rows) + len(fams) + len(readingList)
 	if events != nil {
 		done++
 	}
@@ -86,7 +92,7 @@ func TestCompatibility(t *testing.T) {
 		}
 		return at(a.Case) - at(b.Case)
 	})
-	got := renderCompat(rows, fams, events)
+	got := renderCompat(rows, fams, readingList, events)
 
 	root, err := opencodetest.RepoRoot()
 	if err != nil {
@@ -124,7 +130,7 @@ func codes(list []string) string {
 
 // renderCompat writes docs/compatibility.md. Everything in it comes from
 // the run: no timings, no ids.
-func renderCompat(rows []outcome, fams []familyOutcome, events []eventFinding) []byte {
+func renderCompat(rows []outcome, fams []familyOutcome, readingList []readingOutcome, events []eventFinding) []byte {
 	var b bytes.Buffer
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	p("# Compatibility with real OpenCode\n\n")
@@ -192,6 +198,7 @@ func renderCompat(rows []outcome, fams []familyOutcome, events []eventFinding) [
 		}
 	}
 	renderFamilies(&b, fams)
+	renderReadings(&b, readingList)
 	renderEvents(&b, events)
 	return b.Bytes()
 }

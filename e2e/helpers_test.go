@@ -43,7 +43,7 @@ func TestRenderCompatEscapes(t *testing.T) {
 		Before: verdict{State: "rejected", Error: "a | b `c`"},
 		After:  verdict{State: "accepted", Serve: 200},
 	}}
-	doc := string(renderCompat(rows, nil, nil))
+	doc := string(renderCompat(rows, nil, nil, nil))
 	if !strings.Contains(doc, "rejected: `` a \\| b `c` ``") {
 		t.Errorf("the error cell is not escaped:\n%s", doc)
 	}
@@ -51,7 +51,7 @@ func TestRenderCompatEscapes(t *testing.T) {
 		t.Errorf("a run where every scenario resumed is not said so:\n%s", doc)
 	}
 	rows[0].After = verdict{State: "rejected", Error: "x"}
-	if doc := string(renderCompat(rows, nil, nil)); !strings.Contains(doc, "- `s` on OpenCode 1.18.33: after the fix rejected") {
+	if doc := string(renderCompat(rows, nil, nil, nil)); !strings.Contains(doc, "- `s` on OpenCode 1.18.33: after the fix rejected") {
 		t.Errorf("a scenario still refused after the fix is not listed:\n%s", doc)
 	}
 }
@@ -63,7 +63,7 @@ func TestRenderFamilies(t *testing.T) {
 		Recovery: "reasoning_without_following_item", Fix: "dropEncryptedReasoning|excludeMessage",
 		After: verdict{State: "accepted"},
 	}}
-	doc := string(renderCompat(nil, rows, nil))
+	doc := string(renderCompat(nil, rows, nil, nil))
 	for _, want := range []string{
 		"## Provider families: recovery from the stored error",
 		"| c | openai/gpt-5.2 | w \\| x | yes: SF164, the same text | rejected: `` Item 'rs_…' of type 'reasoning' `` | reasoning_without_following_item | `dropEncryptedReasoning\\|excludeMessage` | accepted |",
@@ -71,5 +71,18 @@ func TestRenderFamilies(t *testing.T) {
 		if !strings.Contains(doc, want) {
 			t.Errorf("the families section lacks %q:\n%s", want, doc)
 		}
+	}
+}
+
+func TestSpliceSection(t *testing.T) {
+	const h = "\n## B\n"
+	doc := []byte("# T\n\n## A\na\n\n## C\nc\n")
+	got := spliceSection(doc, h, []byte(h+"\nb1\n"))
+	if string(got) != "# T\n\n## A\na\n\n## B\n\nb1\n\n## C\nc\n" {
+		t.Errorf("insert:\n%s", got)
+	}
+	again := spliceSection(got, h, []byte(h+"\nb2\n"))
+	if string(again) != "# T\n\n## A\na\n\n## B\n\nb2\n\n## C\nc\n" {
+		t.Errorf("replace:\n%s", again)
 	}
 }
