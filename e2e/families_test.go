@@ -91,7 +91,7 @@ var familyCases = []familyCase{
 			// The model answered the tool call with no reasoning.
 			m := c.assistant(0)
 			c.d.deletePart(m.ID, c.part(m, "reasoning").ID)
-			c.e.OpenAI.SetReasoningScope(mockopenai.ScopeAllTurns)
+			c.e.OpenAI.SetReading(mockopenai.ReadingStrict)
 		},
 		errorType: "reasoning_content_missing", text: "reasoning_content is missing in assistant tool call message at index 2",
 	},
@@ -100,7 +100,7 @@ var familyCases = []familyCase{
 		opts:  opencodetest.Options{Providers: []string{"kimi"}},
 		extra: []string{"--model", opencodetest.KimiCustomModel},
 		breakIt: func(c *famRun) {
-			c.e.OpenAI.SetReasoningScope(mockopenai.ScopeAllTurns)
+			c.e.OpenAI.SetReading(mockopenai.ReadingStrict)
 		},
 		errorType: "reasoning_content_missing", text: "reasoning_content is missing in assistant tool call message at index 2",
 		unforeseen: "the model is switched by the resume's --model",

@@ -83,7 +83,7 @@ func runStaticCase(t *testing.T, c staticCase) {
 	if c.calls == nil {
 		c.calls = openAICalls
 		// The strictest reading of the thinking rule: every turn is checked.
-		e.OpenAI.SetReasoningScope(mockopenai.ScopeAllTurns)
+		e.OpenAI.SetReading(mockopenai.ReadingStrict)
 	}
 	session, texts := c.breakIt(ctx, t, e)
 

@@ -14,7 +14,9 @@ func init() {
 			"What is known: the APIs reject a tool-call message without the field in the current turn (after the last user message), as measured; two client projects report that `\"\"` passes DeepSeek's older \"Missing `reasoning_content` field\" check. " +
 			"What is not settled: DeepSeek's current thinking-mode guide says the reasoning of a tool-call turn must be passed back \"in all subsequent requests\", Kimi reports the error at indexes far back in the history, and nobody shows `\"\"` passing DeepSeek's V4 check. " +
 			"So sessfix assumes the strictest of these readings when it repairs, and says which reading a finding depends on: a step sent without the field is an error in the turn OpenCode continues without a new prompt and a warning before it (rejected only if the provider checks every turn); " +
-			"a step sent with `\"\"` is a warning in every turn (valid only if the provider accepts an empty `reasoning_content`).",
+			"a step sent with `\"\"` is a warning in every turn (valid only if the provider accepts an empty `reasoning_content`). " +
+			"Assumed, not verified against the live APIs: that an empty `reasoning_content`, where it is refused, is refused with the same texts as a missing one (below), " +
+			"and that any non-empty reasoning text counts as passed back (DeepSeek's and Kimi's reasoning carries no signature, so nothing ties it to the turn that produced it).",
 		Why:           "The provider rejects the request on every retry; sessions reported as bricked on DeepSeek and Kimi fail this way.",
 		ProviderError: "thinking is enabled but reasoning_content is missing in assistant tool call message at index N (Kimi) / Missing `reasoning_content` field in the assistant message at message index N. … (DeepSeek) / The `reasoning_content` in the thinking mode must be passed back to the API. (DeepSeek V4)",
 		FixDoc: "`prependThinkingPart` on every such step: a synthetic reasoning part reading \"(reasoning not recorded)\" at the start of the step, so OpenCode sends a non-empty `reasoning_content` and the tool call and its output stay in the request; " +
