@@ -40,6 +40,14 @@
 // --yes` repairs it, `undo --last` restores the store exactly, and after the
 // fix again the mock accepts the resume.
 //
+// DeepSeek's and Kimi's thinking rule is not settled (does it cover every
+// turn, does "" count as passed back?), so their cases also run under both
+// readings internal/mockopenai knows, lenient and strict, with `sessfix fix`
+// before any resume and right after a failed one (readings_test.go,
+// TestReasoningReadings): every broken session must resume with its tool
+// calls and outputs still in the request, and a healthy one must be left
+// alone.
+//
 // sessfix runs with HOME and the XDG directories of the OpenCode home. fix
 // runs with its default settings, right after the failed attempt or the
 // kill, as a user runs it; scans add --settle=0 (no settle window), so that
