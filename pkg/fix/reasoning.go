@@ -38,7 +38,9 @@ func giveReasoning(s *store.Session, m *store.Message, e env) ([]store.Edit, err
 	}
 	var out []store.Edit
 	pid, mid := sent.CurrentModel(s)
-	if pid == "" || mid == "" {
+	if pid == "" || mid == "" || sent.FamilyOf(pid, mid) != sent.Chat {
+		// Only a reasoning_content API takes unsigned reasoning; a session
+		// that has moved on to another family keeps its steps as they are.
 		return nil, errNotApplicable
 	}
 	if m.Get("providerID").String() != pid || m.Get("modelID").String() != mid {

@@ -167,3 +167,20 @@ func TestReasoningRepairLeavesHealthySessionsAlone(t *testing.T) {
 		t.Errorf("a healthy session gets edits:\n%s", editSummary(p))
 	}
 }
+
+// TestReasoningRepairOnlyForReasoningContentAPIs: a session that failed on
+// DeepSeek and then moved to Anthropic is not given unsigned reasoning
+// marked as Anthropic's.
+func TestReasoningRepairOnlyForReasoningContentAPIs(t *testing.T) {
+	rs := realstore.CopyTitled(t, "1.18.33-openai-compatible", "deepseek-chat tool loop")
+	s := rs.Load(t)
+	switchTo(t, s, "anthropic", "claude-sonnet-4-5")
+	m, _ := firstPart(t, s, "tool")
+	if _, err := giveReasoning(s, m, testEnv()); err != errNotApplicable {
+		t.Errorf("giveReasoning for an anthropic session: %v, want not applicable", err)
+	}
+	switchTo(t, s, "deepseek", "deepseek-reasoner")
+	if eds, err := giveReasoning(s, m, testEnv()); err != nil || len(eds) != 2 {
+		t.Errorf("giveReasoning for a deepseek-reasoner session: %d edits, %v; want the model adopted and a part", len(eds), err)
+	}
+}
