@@ -190,7 +190,7 @@ func (c *famRun) rejected() []string {
 func (c *famRun) resume(prompt string, extra []string) verdict {
 	c.t.Helper()
 	before := len(c.rejected())
-	res, err := c.e.Resume(testCtx(c.t, 4*time.Minute), c.session, prompt, extra...)
+	res, err := c.e.Resume(testCtx(c.t, 8*time.Minute), c.session, prompt, extra...)
 	if err != nil {
 		c.t.Fatalf("resume: %v", err)
 	}
