@@ -202,12 +202,13 @@ func keptCalls(t *testing.T, c *famRun) string {
 			outputs[m.ToolCallID] = true
 		}
 	}
-	n := 0
+	n, total := 0, 0
 	for _, m := range c.msgs {
 		for _, p := range m.Parts {
 			if p.Type() != "tool" {
 				continue
 			}
+			total++
 			id, _ := opencodetest.Get(p.Data, "callID").(string)
 			rc, ok := calls[id]
 			if !ok || !outputs[id] {
@@ -220,7 +221,7 @@ func keptCalls(t *testing.T, c *famRun) string {
 			n++
 		}
 	}
-	return fmt.Sprintf("%d of %d", n, n)
+	return fmt.Sprintf("%d of %d", n, total)
 }
 
 // checkTexts checks that the last request the mock accepted still holds
@@ -322,7 +323,8 @@ func renderReadings(b *bytes.Buffer, rows []readingOutcome) {
 	p("message and accepts `reasoning_content: \"\"`; **strict** checks every turn and needs a non-empty `reasoning_content`.\n")
 	p("A switch is a real `opencode run --session ID --model …`; for the **%s** rows it was made under the lenient\n", timingBefore)
 	p("reading, then the row's reading applies. **scan** is what `sessfix scan` reported before the fix (above info);\n")
-	p("**resume** is the resume before the fix (%s); **fix** the mutations `sessfix fix --yes` (no other hint) wrote;\n", timingAfter)
+	p("**resume** is the resume before the fix in the **%s** rows (the strict reading refuses it and\n", timingAfter)
+	p("OpenCode stores the failed attempt; the lenient one accepts it); **fix** the mutations `sessfix fix --yes` (no other hint) wrote;\n")
 	p("**after** the next resume; **kept** how many of the stored session's tool calls went in that request with their\n")
 	p("output and a non-empty `reasoning_content`; that request must also hold every text the user wrote.\n\n")
 	p("| case | reading | fix runs | scan | resume | fix | after | kept |\n|---|---|---|---|---|---|---|---|\n")
