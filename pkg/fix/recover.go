@@ -103,9 +103,12 @@ func (w *work) errorSteps(f scan.Finding, text string, failed *store.Message) []
 		st.f.Index = r.Index
 	}
 	if r.Defect == scan.DefectNone {
-		if r.Type == scan.ErrorNone {
+		switch {
+		case r.Type == scan.ErrorNone:
 			st.why = "sessfix does not recognise this provider error; nothing changed"
-		} else {
+		case r.Type.NotRepairedYet():
+			st.why = fmt.Sprintf("%s errors are %s; nothing changed", r.Type, scan.NotRepairedYetNote)
+		default:
 			st.why = fmt.Sprintf("sessfix has no storage repair for %s errors; nothing changed", r.Type)
 		}
 		return []step{st}
@@ -199,6 +202,9 @@ func (w *work) findingErrorStep(f scan.Finding) step {
 	if d == scan.DefectNone || f.MessageID == "" {
 		st.strats = nil
 		st.why = "report only: sessfix has no storage repair for this provider rule"
+		if scan.ErrorType(f.ErrorType).NotRepairedYet() {
+			st.why = scan.NotRepairedYetNote
+		}
 		return st
 	}
 	st.strats = errorStrats(d, f.MessageID, "", f.Message)

@@ -51,7 +51,49 @@ const (
 	// ErrorTurnOrder: Gemini got a function call or response turn out of
 	// order.
 	ErrorTurnOrder ErrorType = "turn_order"
+
+	// The errors of a history too big to send: an image over the
+	// provider's size or dimension limit, too many images, image data that
+	// is no image, a prompt over the model's context window. sessfix finds
+	// them (SF170–SF175) but does not repair them yet (NotRepairedYet).
+
+	// ErrorImageTooLarge: an image's base64 data is over the limit
+	// (Anthropic: 5 MB).
+	ErrorImageTooLarge ErrorType = "image_too_large"
+	// ErrorImageDimensions: an image is wider or taller than the limit
+	// (Anthropic: 8000 px, 2000 px in a request of more than 20 images).
+	ErrorImageDimensions ErrorType = "image_dimensions"
+	// ErrorTooManyImages: the request holds more images than allowed.
+	ErrorTooManyImages ErrorType = "too_many_images"
+	// ErrorInvalidImage: an image block's data is not an image of a
+	// supported type.
+	ErrorInvalidImage ErrorType = "invalid_image"
+	// ErrorContextOverflow: the request is over the model's context window
+	// (Anthropic's "prompt is too long", OpenAI's context_length_exceeded,
+	// OpenCode's ContextOverflowError).
+	ErrorContextOverflow ErrorType = "context_overflow"
 )
+
+// NotRepairedYet reports the error types sessfix recognises and could
+// repair (shrinking an image, pruning old tool results, a placeholder) but
+// does not repair yet: fix says so instead of planning a change.
+func (t ErrorType) NotRepairedYet() bool {
+	switch t {
+	case ErrorImageTooLarge, ErrorImageDimensions, ErrorTooManyImages, ErrorInvalidImage, ErrorContextOverflow:
+		return true
+	}
+	return false
+}
+
+// contextOverflowName is the error name OpenCode stores on an assistant
+// message whose request was over the model's context window, whatever the
+// provider's text.
+const contextOverflowName = "ContextOverflowError"
+
+// NotRepairedYetNote is what scan, diagnose and fix say about an error or a
+// finding of a NotRepairedYet type.
+const NotRepairedYetNote = "not repaired yet: sessfix does not shrink images, prune old tool results or replace media with a placeholder yet; " +
+	"remove the image or start a new session"
 
 // DefaultFix returns the mutations error-driven recovery applies to the
 // stored message an error of this type points at, in rules.md notation; ""
@@ -120,6 +162,16 @@ func (t ErrorType) Example() string {
 		return "Corrupted thought signature."
 	case ErrorTurnOrder:
 		return "Please ensure that function response turn comes immediately after a function call turn."
+	case ErrorImageTooLarge:
+		return "messages.1.content.0.image.source.base64: image exceeds 5 MB maximum: 5895160 bytes > 5242880 bytes"
+	case ErrorImageDimensions:
+		return "messages.1.content.0.image.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels"
+	case ErrorTooManyImages:
+		return "request contains 52 images, exceeding the maximum of 50 allowed per request"
+	case ErrorInvalidImage:
+		return "The image data you provided does not represent a valid image. Please check your input and try again with one of the supported image formats."
+	case ErrorContextOverflow:
+		return "prompt is too long: 215000 tokens > 200000 maximum"
 	}
 	return ""
 }
@@ -188,6 +240,17 @@ func DetectErrorType(text string) ErrorType {
 // lowercased text without backticks.
 func detectOtherFamilies(t string, has func(...string) bool) ErrorType {
 	switch {
+	case strings.Contains(t, "image exceeds") && strings.Contains(t, "maximum"):
+		return ErrorImageTooLarge
+	case strings.Contains(t, "image dimensions exceed max allowed size"):
+		return ErrorImageDimensions
+	case tooManyImagesRe.MatchString(t) || strings.Contains(t, "too many images"):
+		return ErrorTooManyImages
+	case has("does not represent a valid image", "could not process image"):
+		return ErrorInvalidImage
+	case has("prompt is too long", "context_length_exceeded", "exceeds the context window", "maximum context length",
+		"contextoverflowerror"):
+		return ErrorContextOverflow
 	case strings.Contains(t, "reasoning_content") && has("must be passed back", "is missing", "missing reasoning_content"):
 		return ErrorReasoningContentMissing
 	case strings.Contains(t, "of type 'reasoning' was provided without its required following item"):
@@ -211,7 +274,10 @@ func detectOtherFamilies(t string, has func(...string) bool) ErrorType {
 	return ErrorNone
 }
 
-var invalidItemIDRe = regexp.MustCompile(`invalid 'input\[\d+\]\.id'`)
+var (
+	invalidItemIDRe = regexp.MustCompile(`invalid 'input\[\d+\]\.id'`)
+	tooManyImagesRe = regexp.MustCompile(`contains \d+ images, exceeding the maximum`)
+)
 
 var (
 	messageIndexRe = regexp.MustCompile(`messages\.(\d+)`)
@@ -290,5 +356,6 @@ func ErrorTypes() []ErrorType {
 		ErrorThinkingBlockOrder, ErrorThinkingDisabledViolation, ErrorThinkingModified,
 		ErrorInvalidSignature, ErrorToolResultMissing, ErrorEmptyContent, ErrorPrefillUnsupported,
 		ErrorFirstMessageNotUser,
+		ErrorImageTooLarge, ErrorImageDimensions, ErrorTooManyImages, ErrorInvalidImage, ErrorContextOverflow,
 	}
 }

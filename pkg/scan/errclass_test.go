@@ -53,6 +53,13 @@ func TestDetectErrorType(t *testing.T) {
 		// A history that begins with an assistant message (SF210).
 		{`messages: first message must use the "user" role`, ErrorFirstMessageNotUser},
 		{"undefined: A conversation must start with a user message. Try again with a conversation that starts with a user message.", ErrorFirstMessageNotUser},
+		// A history too big to send.
+		{"undefined: The model returned the following errors: messages.3.content.1.image.source.base64: image exceeds 5 MB maximum: 5895160 bytes > 5242880 bytes", ErrorImageTooLarge},
+		{"messages.40.content.1.image.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels", ErrorImageDimensions},
+		{"request contains 52 images, exceeding the maximum of 50 allowed per request", ErrorTooManyImages},
+		{"The image data you provided does not represent a valid image. Please check your input and try again with one of the supported image formats.", ErrorInvalidImage},
+		{"prompt is too long: 215000 tokens > 200000 maximum", ErrorContextOverflow},
+		{"This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens. (context_length_exceeded)", ErrorContextOverflow},
 		{"Overloaded", ErrorNone},
 		{"rate_limit_error: Number of request tokens has exceeded your per-minute rate limit", ErrorNone},
 		{"", ErrorNone},
@@ -114,7 +121,8 @@ func TestExtractItemID(t *testing.T) {
 func TestErrorTypeFixes(t *testing.T) {
 	noFix := map[ErrorType]bool{ErrorThinkingModified: true, ErrorPrefillUnsupported: true,
 		ErrorReasoningItemMissing: true, ErrorInvalidItemID: true, ErrorThoughtSignatureMissing: true, ErrorTurnOrder: true,
-		ErrorFirstMessageNotUser: true}
+		ErrorFirstMessageNotUser: true,
+		ErrorImageTooLarge:       true, ErrorImageDimensions: true, ErrorTooManyImages: true, ErrorInvalidImage: true, ErrorContextOverflow: true}
 	for _, typ := range ErrorTypes() {
 		if fix := typ.DefaultFix(); noFix[typ] != (fix == "") {
 			t.Errorf("%s: DefaultFix %q", typ, fix)

@@ -359,6 +359,9 @@ func (r *Recovery) Where() string {
 // OpenCode sent that family (sent.Build, LocateIndex).
 func ReadError(s *store.Session, text string, failed *store.Message) *Recovery {
 	t := DetectErrorType(text)
+	if t == ErrorNone && failed != nil && ErrorName(failed) == contextOverflowName {
+		t = ErrorContextOverflow
+	}
 	r := &Recovery{Text: text, Type: t, Defect: DefectOf(t, text), Index: ExtractIndex(text),
 		ItemID: ExtractItemID(text), Failed: failed}
 	if r.Defect == DefectSignature && familyOfError(s, failed) == sent.Bedrock {

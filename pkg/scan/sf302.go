@@ -21,7 +21,9 @@ func init() {
 			"the OpenAI Responses API (reasoning_without_following_item, encrypted_content_invalid, " +
 			"item_not_persisted) and Gemini (thought_signature_corrupted), or one of the recognised types without a " +
 			"storage fix (thinking_modified, prefill_unsupported, first_message_not_user, reasoning_item_missing, " +
-			"invalid_item_id, thought_signature_missing, turn_order). The finding names the type, the provider's text and the place " +
+			"invalid_item_id, thought_signature_missing, turn_order), or an error of a history too big to send, recognised but " +
+			"not repaired yet (image_too_large, image_dimensions, too_many_images, invalid_image, context_overflow; " +
+			"also OpenCode's `ContextOverflowError` whatever its text). The finding names the type, the provider's text and the place " +
 			"it points at: a `messages.N` index mapped to the stored message (and part), or an item id (`rs_…`, " +
 			"`msg_…`, `fc_…`, `call_…`) mapped to the part that stores it (`metadata.openai.itemId`, a tool part's " +
 			"`callID`). An error that names no message (\"messages: text content blocks must contain " +
@@ -125,6 +127,11 @@ func checkFailedAttempt(c *Context) {
 	case !r.Names():
 		causes := ErrorCauses(others, text)
 		f.Message += "; " + CausesNote(causes)
+		if r.Type.NotRepairedYet() {
+			f.Message += "; " + NotRepairedYetNote
+			c.reportNoFix(f)
+			return
+		}
 		if len(causes) == 0 {
 			c.reportNoFix(f)
 			return
@@ -133,6 +140,9 @@ func checkFailedAttempt(c *Context) {
 	if fix := r.DefaultFix(); fix != "" {
 		f.Fix = fix
 		c.Report(f)
+	} else if r.Type.NotRepairedYet() {
+		f.Message += "; " + NotRepairedYetNote
+		c.reportNoFix(f)
 	} else {
 		f.Message += "; no storage fix exists for this error"
 		c.reportNoFix(f)
@@ -164,7 +174,7 @@ func LastFailedAttempt(s *store.Session) *store.Message {
 		if m.Role != "assistant" || sent.ExcludedBySessfix(m) {
 			continue
 		}
-		if DetectErrorType(m.Get("error.data.message").String()) == ErrorNone {
+		if DetectErrorType(m.Get("error.data.message").String()) == ErrorNone && ErrorName(m) != contextOverflowName {
 			return nil
 		}
 		return m
