@@ -315,6 +315,12 @@ func (w *work) stepFor(f scan.Finding) step {
 		st.why = "info only: nothing reaches the provider from here, so nothing is changed"
 		return st
 	}
+	if scan.ErrorType(f.ErrorType).NotRepairedYet() {
+		// An image over a limit or a history over the context window:
+		// found, but no repair exists yet.
+		st.why = scan.NotRepairedYetNote
+		return st
+	}
 	if f.Code == "SF203" && f.MessageID == "" && f.PartID == "" {
 		st.why = "sessfix does not move a whole session whose record is missing; restore the session record from a backup, or `opencode import` an export of it"
 		return st

@@ -332,3 +332,31 @@ func TestApplyInMemoryRejectsStaleBefore(t *testing.T) {
 		t.Error("ApplyInMemory modified its input")
 	}
 }
+
+// An image over the provider's limit is found but not repaired yet: fix
+// plans nothing for the preflight finding and says so, and `fix --error`
+// says the same of the provider's texts.
+func TestPlanTooBigNotRepairedYet(t *testing.T) {
+	b, _ := thinkingAfterText(t)
+	f := scan.Finding{Code: "SF170", MessageID: msgA1, SessionID: sesID, Severity: scan.Error, ErrorType: string(scan.ErrorImageTooLarge),
+		ProviderError: "messages.0.content.1.image.source.base64: image exceeds 5 MB maximum: 5895160 bytes > 5242880 bytes"}
+	opts := planOpts()
+	opts.Check = func(*store.Session) []scan.Finding { return []scan.Finding{f} }
+	p, err := Plan(b.s, []scan.Finding{f}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Empty() || len(p.Unfixed) != 1 || !strings.Contains(p.Unfixed[0].Reason, "not repaired yet") {
+		t.Errorf("SF170: %+v", p)
+	}
+	for _, text := range []string{f.ProviderError, "prompt is too long: 215000 tokens > 200000 maximum",
+		"request contains 52 images, exceeding the maximum of 50 allowed per request"} {
+		p, err := PlanFromError(b.s, text, planOpts())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !p.Empty() || len(p.Unfixed) != 1 || !strings.Contains(p.Unfixed[0].Reason, "not repaired yet") {
+			t.Errorf("--error %q: %+v", text, p)
+		}
+	}
+}

@@ -25,7 +25,7 @@ func WriteRulesMarkdown(w io.Writer) error {
 	p("prints one. Severities: **error** when the provider rejects the history or OpenCode fails to load the ")
 	p("session, **warning** for damage that will bite later, **info** for what OpenCode never sends (report only). ")
 	p("A rule can report a finding at a lower severity than its own; the rule says when, and the finding says why.\n\n")
-	p("Preflight findings (SF150–SF169) are described with the provider rules they check.\n\n")
+	p("Preflight findings (SF150–SF169, and SF170–SF179 for a request's size) are described with the provider rules they check.\n\n")
 	p("| code | name | severity | finds | default fix |\n|---|---|---|---|---|\n")
 	for _, r := range Rules() {
 		sev := r.Severity.String()

@@ -676,9 +676,10 @@ func ErrorCauses(fs []Finding, text string) []Finding {
 // (a history that begins with an assistant message).
 func predictsError(code string) bool { return IsPreflightCode(code) || code == "SF210" }
 
-// IsPreflightCode reports a preflight rule's code (SF150–SF169).
+// IsPreflightCode reports a preflight rule's code (SF150–SF169, and
+// SF170–SF179 for the limits on a request's size).
 func IsPreflightCode(code string) bool {
-	return len(code) == 5 && code >= "SF150" && code <= "SF169"
+	return len(code) == 5 && code >= "SF150" && code <= "SF179"
 }
 
 var docsTailRe = regexp.MustCompile(`\s*(please consult our documentation at )?https?://\S+\s*$`)

@@ -1,0 +1,198 @@
+package scan
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"image/png"
+	"strings"
+	"testing"
+
+	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/storetest"
+)
+
+// pngB64 encodes a w×h PNG; stored (no compression) it is w*h*4 bytes and
+// more, so its size is known without random data.
+func pngB64(t *testing.T, w, h int, stored bool) string {
+	t.Helper()
+	img := image.NewNRGBA(image.Rect(0, 0, w, h))
+	for i := range img.Pix {
+		img.Pix[i] = byte(i * 7)
+	}
+	enc := png.Encoder{}
+	if stored {
+		enc.CompressionLevel = png.NoCompression
+	}
+	var b bytes.Buffer
+	if err := enc.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return base64.StdEncoding.EncodeToString(b.Bytes())
+}
+
+func jpegB64(t *testing.T, w, h int) string {
+	t.Helper()
+	img := image.NewGray(image.Rect(0, 0, w, h))
+	img.Set(0, 0, color.White)
+	var b bytes.Buffer
+	if err := jpeg.Encode(&b, img, nil); err != nil {
+		t.Fatal(err)
+	}
+	return base64.StdEncoding.EncodeToString(b.Bytes())
+}
+
+// webpB64 is the header of a VP8X WebP image of w×h (the header is all the
+// scan reads).
+func webpB64(w, h int) string {
+	b := []byte("RIFF\x00\x00\x00\x00WEBPVP8X\x0a\x00\x00\x00\x00\x00\x00\x00")
+	w, h = w-1, h-1
+	b = append(b, byte(w), byte(w>>8), byte(w>>16), byte(h), byte(h>>8), byte(h>>16))
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+type mediaFixture struct {
+	provider string
+	userImgs []string // base64 PNGs pasted into the first user message
+	toolImgs []string // base64 PNGs a read tool returned
+	compact  bool     // the tool result is compacted
+}
+
+const (
+	mediaSes  = "ses_7ffffffffff0mmmmmmmmmmmmmm"
+	mediaUser = "msg_00000000000100000000000001"
+	mediaAsst = "msg_00000000000200000000000002"
+	mediaTool = "prt_000000000002000000000000tl"
+)
+
+func userFilePart(i int) string { return fmt.Sprintf("prt_0000000000010000000000%04d", i) }
+
+func (mf mediaFixture) fixture() *storetest.Fixture {
+	prov := mf.provider
+	if prov == "" {
+		prov = "anthropic"
+	}
+	q := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+	u := storetest.Message{Body: json.RawMessage(`{"id":"` + mediaUser + `","role":"user","time":{"created":1767225601000},"agent":"build","model":{"providerID":"` + prov + `","modelID":"claude-sonnet-4-5"}}`)}
+	u.Parts = append(u.Parts, storetest.Part{Body: json.RawMessage(`{"id":"prt_00000000000100000000000000","type":"text","text":"look at these"}`)})
+	for i, d := range mf.userImgs {
+		u.Parts = append(u.Parts, storetest.Part{Body: json.RawMessage(`{"id":"` + userFilePart(i+1) + `","type":"file","mime":"image/png","filename":"shot.png","url":` + q("data:image/png;base64,"+d) + `}`)})
+	}
+	a := storetest.Message{Body: json.RawMessage(`{"id":"` + mediaAsst + `","role":"assistant","parentID":"` + mediaUser + `","providerID":"` + prov + `","modelID":"claude-sonnet-4-5","time":{"created":1767225602000,"completed":1767225603000},"finish":"stop"}`)}
+	a.Parts = append(a.Parts, storetest.Part{Body: json.RawMessage(`{"id":"prt_000000000002000000000000ss","type":"step-start"}`)})
+	if len(mf.toolImgs) > 0 {
+		var atts []map[string]string
+		for _, d := range mf.toolImgs {
+			atts = append(atts, map[string]string{"type": "file", "mime": "image/png", "url": "data:image/png;base64," + d})
+		}
+		tm := `{"start":1767225602100,"end":1767225602200}`
+		if mf.compact {
+			tm = `{"start":1767225602100,"end":1767225602200,"compacted":1767225609000}`
+		}
+		a.Parts = append(a.Parts,
+			storetest.Part{Body: json.RawMessage(`{"id":"` + mediaTool + `","type":"tool","callID":"toolu_01","tool":"read","state":{"status":"completed","input":{"filePath":"/x.png"},"output":"Image read successfully","title":"x.png","metadata":{},"time":` + tm + `,"attachments":` + q(atts) + `}}`)},
+			storetest.Part{Body: json.RawMessage(`{"id":"prt_000000000002000000000000sf","type":"step-finish"}`)},
+			storetest.Part{Body: json.RawMessage(`{"id":"prt_000000000002000000000000s2","type":"step-start"}`)})
+	}
+	a.Parts = append(a.Parts, storetest.Part{Body: json.RawMessage(`{"id":"prt_000000000002000000000000tx","type":"text","text":"done"}`)})
+	return &storetest.Fixture{ID: mediaSes, Title: "images",
+		Info:     json.RawMessage(`{"id":"` + mediaSes + `","slug":"x","directory":"/work/x","version":"1.18.33","time":{"created":1767225600000,"updated":1767225609000}}`),
+		Messages: []storetest.Message{u, a}}
+}
+
+// sizeFindings scans the fixture in a store of the shape and returns its
+// SF170–SF179 findings.
+func sizeFindings(t *testing.T, shape store.Shape, mf mediaFixture) []Finding {
+	t.Helper()
+	st := storetest.OpenOne(t, storetest.Materialize(t, shape, t.TempDir(), mf.fixture()))
+	s := storetest.LoadAll(t, st)[0]
+	var out []Finding
+	for _, f := range CheckSession(s, settled()) {
+		if f.Code >= "SF170" && f.Code <= "SF179" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func (c sizeCase) sev() Severity {
+	if c.warn {
+		return Warning
+	}
+	return Error
+}
+
+type sizeCase struct {
+	name string
+	mf   mediaFixture
+	want string // code@index message/part: provider error; "" for clean
+	warn bool   // the finding is a warning
+}
+
+func repeat(s string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
+}
+
+func TestPreflightImageLimits(t *testing.T) {
+	small := pngB64(t, 10, 10, false)
+	big := pngB64(t, 1100, 1000, true) // 4.4 MB of pixels: over 5 MB as base64
+	if len(big) <= anthropicImageBase64Max {
+		t.Fatalf("test image is only %d bytes of base64", len(big))
+	}
+	wide := pngB64(t, 2100, 10, false)
+	huge := pngB64(t, 9000, 1, false)
+	cases := []sizeCase{
+		{"small images scan clean", mediaFixture{userImgs: repeat(small, 3), toolImgs: []string{small}}, "", false},
+		{"pasted image over 5 MB", mediaFixture{userImgs: []string{big}},
+			fmt.Sprintf("SF170@messages.0.content.1 %s/%s: messages.0.content.1.image.source.base64: image exceeds 5 MB maximum: %d bytes > 5242880 bytes", mediaUser, userFilePart(1), len(big)), false},
+		{"read image over 2000 px among 21", mediaFixture{userImgs: repeat(small, 20), toolImgs: []string{wide}},
+			"SF171@messages.2.content.0.content.1 " + mediaAsst + "/" + mediaTool + ": messages.2.content.0.content.1.image.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels", false},
+		{"2100 px among 20 images is accepted", mediaFixture{userImgs: repeat(small, 19), toolImgs: []string{wide}}, "", false},
+		{"image over 8000 px", mediaFixture{userImgs: []string{huge}},
+			"SF171@messages.0.content.1 " + mediaUser + "/" + userFilePart(1) + ": messages.0.content.1.image.source.base64.data: At least one of the image dimensions exceed max allowed size: 8000 pixels", false},
+		{"jpeg over 8000 px", mediaFixture{userImgs: []string{jpegB64(t, 8001, 8)}},
+			"SF171@messages.0.content.1 " + mediaUser + "/" + userFilePart(1) + ": messages.0.content.1.image.source.base64.data: At least one of the image dimensions exceed max allowed size: 8000 pixels", false},
+		{"webp over 8000 px", mediaFixture{userImgs: []string{webpB64(8001, 20)}},
+			"SF171@messages.0.content.1 " + mediaUser + "/" + userFilePart(1) + ": messages.0.content.1.image.source.base64.data: At least one of the image dimensions exceed max allowed size: 8000 pixels", false},
+		{"webp of 8000 px is accepted", mediaFixture{userImgs: []string{webpB64(8000, 20)}}, "", false},
+		{"101 images", mediaFixture{userImgs: repeat(small, 101)},
+			"SF172@messages.0 " + mediaUser + "/" + userFilePart(101) + ": request contains 101 images, exceeding the maximum of 100 allowed per request", true},
+		{"601 images", mediaFixture{userImgs: repeat(small, 601)},
+			"SF172@messages.0 " + mediaUser + "/" + userFilePart(601) + ": request contains 601 images, exceeding the maximum of 600 allowed per request", false},
+		{"100 images are accepted", mediaFixture{userImgs: repeat(small, 100)}, "", false},
+		{"51 images to opencode console", mediaFixture{provider: "opencode", userImgs: repeat(small, 51)},
+			"SF172@messages.0 " + mediaUser + "/" + userFilePart(51) + ": request contains 51 images, exceeding the maximum of 50 allowed per request", false},
+		{"data that is no image", mediaFixture{userImgs: []string{base64.StdEncoding.EncodeToString([]byte("hello, not a picture"))}},
+			"SF173@messages.0.content.1 " + mediaUser + "/" + userFilePart(1) + ": " + textInvalidImage, false},
+		{"compacted tool result sends no image", mediaFixture{toolImgs: []string{big}, compact: true}, "", false},
+		{"tool result image over 5 MB", mediaFixture{toolImgs: []string{big}},
+			fmt.Sprintf("SF170@messages.2.content.0.content.1 %s/%s: messages.2.content.0.content.1.image.source.base64: image exceeds 5 MB maximum: %d bytes > 5242880 bytes", mediaAsst, mediaTool, len(big)), false},
+	}
+	for _, c := range cases {
+		for _, shape := range []store.Shape{store.ShapeSQLite, store.ShapeStorage} {
+			t.Run(c.name+"/"+string(shape), func(t *testing.T) {
+				var got []string
+				for _, f := range sizeFindings(t, shape, c.mf) {
+					got = append(got, fmt.Sprintf("%s@%s %s/%s: %s", f.Code, f.Index, f.MessageID, f.PartID, f.ProviderError))
+					if f.Severity != c.sev() {
+						t.Errorf("%s: severity %v", f.Code, f.Severity)
+					}
+					if f.Fix != "" || DetectErrorType(f.ProviderError) == ErrorNone || f.ErrorType == "" {
+						t.Errorf("%s: fix %q severity %v error type %q", f.Code, f.Fix, f.Severity, f.ErrorType)
+					}
+				}
+				if g := strings.Join(got, "\n"); g != c.want {
+					t.Errorf("got\n%s\nwant\n%s", g, c.want)
+				}
+			})
+		}
+	}
+}
