@@ -248,8 +248,8 @@ func detectOtherFamilies(t string, has func(...string) bool) ErrorType {
 		return ErrorTooManyImages
 	case has("does not represent a valid image", "could not process image"):
 		return ErrorInvalidImage
-	case has("prompt is too long", "context_length_exceeded", "exceeds the context window", "maximum context length",
-		"contextoverflowerror"):
+	case has("prompt is too long", "prompt too long", "context overflow", "context_length_exceeded",
+		"exceeds the context window", "maximum context length", "contextoverflowerror"):
 		return ErrorContextOverflow
 	case strings.Contains(t, "reasoning_content") && has("must be passed back", "is missing", "missing reasoning_content"):
 		return ErrorReasoningContentMissing

@@ -59,6 +59,9 @@ func TestDetectErrorType(t *testing.T) {
 		{"request contains 52 images, exceeding the maximum of 50 allowed per request", ErrorTooManyImages},
 		{"The image data you provided does not represent a valid image. Please check your input and try again with one of the supported image formats.", ErrorInvalidImage},
 		{"prompt is too long: 215000 tokens > 200000 maximum", ErrorContextOverflow},
+		// The texts OpenCode 1.18.33 itself treats as an overflow.
+		{"Prompt too long for this model", ErrorContextOverflow},
+		{"context overflow", ErrorContextOverflow},
 		{"This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens. (context_length_exceeded)", ErrorContextOverflow},
 		{"Overloaded", ErrorNone},
 		{"rate_limit_error: Number of request tokens has exceeded your per-minute rate limit", ErrorNone},
