@@ -54,9 +54,10 @@ type mediaImage struct {
 
 // requestImages lists the images of an Anthropic request in order: user
 // file parts with an image mime type and a data: URL, and the image
-// attachments of the tool results (OpenCode 1.18.33 sends a completed
-// tool's attachments inside its tool_result, and none once the result is
-// compacted: state.time.compacted).
+// attachments of the tool results. OpenCode 1.18.33 (read from its
+// binary) sends a completed tool's attachments inside its tool_result for
+// @ai-sdk/anthropic, as content after the text output, and none once the
+// result is compacted (state.time.compacted).
 func requestImages(s *store.Session, r *sent.Request) []mediaImage {
 	var out []mediaImage
 	for n, pm := range r.Messages {
@@ -75,15 +76,21 @@ func requestImages(s *store.Session, r *sent.Request) []mediaImage {
 				if p == nil || p.Get("state.status").String() != "completed" || p.Get("state.time.compacted").Exists() {
 					continue
 				}
+				// The result's content is its text output (when not empty),
+				// then each attachment with a data: URL, images and PDFs.
 				k := 0
+				if p.Get("state.output").String() != "" {
+					k++
+				}
 				for _, a := range p.Get("state.attachments").Array() {
-					if !strings.HasPrefix(a.Get("mime").String(), "image/") {
+					mime, url := a.Get("mime").String(), a.Get("url").String()
+					if !strings.HasPrefix(url, "data:") || !strings.Contains(url, ",") {
 						continue
 					}
-					k++ // the tool result's content starts with its text output
-					if data, ok := base64Data(a.Get("url").String()); ok {
+					if data, ok := base64Data(url); ok && strings.HasPrefix(mime, "image/") {
 						out = append(out, mediaImage{n: n, m: m, nested: k, messageID: b.MessageID, partID: b.PartID, data: data, tool: true})
 					}
+					k++
 				}
 			}
 		}

@@ -60,6 +60,7 @@ type mediaFixture struct {
 	userImgs []string // base64 PNGs pasted into the first user message
 	toolImgs []string // base64 PNGs a read tool returned
 	compact  bool     // the tool result is compacted
+	noOutput bool     // the tool's text output is empty
 }
 
 const (
@@ -89,12 +90,16 @@ func (mf mediaFixture) fixture() *storetest.Fixture {
 		for _, d := range mf.toolImgs {
 			atts = append(atts, map[string]string{"type": "file", "mime": "image/png", "url": "data:image/png;base64," + d})
 		}
+		output := "Image read successfully"
+		if mf.noOutput {
+			output = ""
+		}
 		tm := `{"start":1767225602100,"end":1767225602200}`
 		if mf.compact {
 			tm = `{"start":1767225602100,"end":1767225602200,"compacted":1767225609000}`
 		}
 		a.Parts = append(a.Parts,
-			storetest.Part{Body: json.RawMessage(`{"id":"` + mediaTool + `","type":"tool","callID":"toolu_01","tool":"read","state":{"status":"completed","input":{"filePath":"/x.png"},"output":"Image read successfully","title":"x.png","metadata":{},"time":` + tm + `,"attachments":` + q(atts) + `}}`)},
+			storetest.Part{Body: json.RawMessage(`{"id":"` + mediaTool + `","type":"tool","callID":"toolu_01","tool":"read","state":{"status":"completed","input":{"filePath":"/x.png"},"output":` + q(output) + `,"title":"x.png","metadata":{},"time":` + tm + `,"attachments":` + q(atts) + `}}`)},
 			storetest.Part{Body: json.RawMessage(`{"id":"prt_000000000002000000000000sf","type":"step-finish"}`)},
 			storetest.Part{Body: json.RawMessage(`{"id":"prt_000000000002000000000000s2","type":"step-start"}`)})
 	}
@@ -173,6 +178,8 @@ func TestPreflightImageLimits(t *testing.T) {
 		{"data that is no image", mediaFixture{userImgs: []string{base64.StdEncoding.EncodeToString([]byte("hello, not a picture"))}},
 			"SF173@messages.0.content.1 " + mediaUser + "/" + userFilePart(1) + ": " + textInvalidImage, false},
 		{"compacted tool result sends no image", mediaFixture{toolImgs: []string{big}, compact: true}, "", false},
+		{"tool result image over 8000 px without text output", mediaFixture{toolImgs: []string{small, huge}, noOutput: true},
+			"SF171@messages.2.content.0.content.1 " + mediaAsst + "/" + mediaTool + ": messages.2.content.0.content.1.image.source.base64.data: At least one of the image dimensions exceed max allowed size: 8000 pixels", false},
 		{"tool result image over 5 MB", mediaFixture{toolImgs: []string{big}},
 			fmt.Sprintf("SF170@messages.2.content.0.content.1 %s/%s: messages.2.content.0.content.1.image.source.base64: image exceeds 5 MB maximum: %d bytes > 5242880 bytes", mediaAsst, mediaTool, len(big)), false},
 	}
