@@ -73,7 +73,11 @@ func requestImages(s *store.Session, r *sent.Request) []mediaImage {
 				}
 			case "tool_result":
 				p := findPart(s, b.MessageID, b.PartID)
-				if p == nil || p.Get("state.status").String() != "completed" || p.Get("state.time.compacted").Exists() {
+				if p == nil {
+					continue
+				}
+				atts := p.Get("state.attachments")
+				if !atts.IsArray() || p.Get("state.status").String() != "completed" || p.Get("state.time.compacted").Exists() {
 					continue
 				}
 				// The result's content is its text output (when not empty),
@@ -82,7 +86,7 @@ func requestImages(s *store.Session, r *sent.Request) []mediaImage {
 				if p.Get("state.output").String() != "" {
 					k++
 				}
-				for _, a := range p.Get("state.attachments").Array() {
+				for _, a := range atts.Array() {
 					mime, url := a.Get("mime").String(), a.Get("url").String()
 					if !strings.HasPrefix(url, "data:") || !strings.Contains(url, ",") {
 						continue
