@@ -18,7 +18,7 @@ import (
 
 // pngB64 encodes a w×h PNG; stored (no compression) it is w*h*4 bytes and
 // more, so its size is known without random data.
-func pngB64(t *testing.T, w, h int, stored bool) string {
+func pngB64(t testing.TB, w, h int, stored bool) string {
 	t.Helper()
 	img := image.NewNRGBA(image.Rect(0, 0, w, h))
 	for i := range img.Pix {
@@ -200,6 +200,36 @@ func TestPreflightImageLimits(t *testing.T) {
 					t.Errorf("got\n%s\nwant\n%s", g, c.want)
 				}
 			})
+		}
+	}
+}
+
+// BenchmarkPreflightImages checks a session holding 40 MB of base64 images
+// (eight pasted images of 5.9 MB each): the scan reads each image's length
+// and a 128 KiB prefix, so its allocations per scan stay near one copy of
+// each image's URL (gjson's), not a decoded picture.
+//
+//	go test -run '^$' -bench PreflightImages -benchmem ./pkg/scan
+func BenchmarkPreflightImages(b *testing.B) {
+	big := pngB64(b, 1100, 1000, true)
+	parts := []string{`{"type":"text","text":"look"}`}
+	for range 8 {
+		parts = append(parts, `{"type":"file","mime":"image/png","filename":"a.png","url":"data:image/png;base64,`+big+`"}`)
+	}
+	s := session(store.ShapeSQLite, testMessage("u1", "user", userBody, parts...),
+		testMessage("a1", "assistant", asstBody, `{"type":"step-start"}`, `{"type":"text","text":"ok"}`))
+	opts := settled()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		n := 0
+		for _, f := range CheckSession(s, opts) {
+			if f.Code == "SF170" {
+				n++
+			}
+		}
+		if n != 8 {
+			b.Fatalf("%d SF170 findings, want 8", n)
 		}
 	}
 }
