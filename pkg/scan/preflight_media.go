@@ -49,7 +49,18 @@ type mediaImage struct {
 	nested            int // the image's place inside a tool result, -1 for a user file
 	messageID, partID string
 	data              string
+	mime              string
 	tool              bool
+}
+
+// supportedImage reports the image types Anthropic takes; data under
+// another image type gets another error, not checked here.
+func supportedImage(mime string) bool {
+	switch strings.ToLower(mime) {
+	case "image/png", "image/jpeg", "image/jpg", "image/gif", "image/webp":
+		return true
+	}
+	return false
 }
 
 // requestImages lists the images of an Anthropic request in order: user
@@ -69,7 +80,7 @@ func requestImages(s *store.Session, r *sent.Request) []mediaImage {
 					continue
 				}
 				if data, ok := base64Data(p.Get("url").String()); ok {
-					out = append(out, mediaImage{n: n, m: m, nested: -1, messageID: b.MessageID, partID: b.PartID, data: data})
+					out = append(out, mediaImage{n: n, m: m, nested: -1, messageID: b.MessageID, partID: b.PartID, data: data, mime: p.Get("mime").String()})
 				}
 			case "tool_result":
 				p := findPart(s, b.MessageID, b.PartID)
@@ -92,7 +103,7 @@ func requestImages(s *store.Session, r *sent.Request) []mediaImage {
 						continue
 					}
 					if data, ok := base64Data(url); ok && strings.HasPrefix(mime, "image/") {
-						out = append(out, mediaImage{n: n, m: m, nested: k, messageID: b.MessageID, partID: b.PartID, data: data, tool: true})
+						out = append(out, mediaImage{n: n, m: m, nested: k, messageID: b.MessageID, partID: b.PartID, data: data, mime: mime, tool: true})
 					}
 					k++
 				}
@@ -227,7 +238,7 @@ func checkImages(s *store.Session, r *sent.Request) []Violation {
 		}
 		w, h, ok, known := imageHeader(im.data)
 		switch {
-		case !ok:
+		case !ok && supportedImage(im.mime):
 			v := base
 			v.Code, v.ProviderError = "SF173", textInvalidImage
 			v.Message = im.what() + " holds data that is not a PNG, JPEG, GIF or WebP image"

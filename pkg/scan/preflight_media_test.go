@@ -59,6 +59,7 @@ type mediaFixture struct {
 	provider string
 	userImgs []string // base64 PNGs pasted into the first user message
 	toolImgs []string // base64 PNGs a read tool returned
+	mime     string   // the user images' mime type (default image/png)
 	compact  bool     // the tool result is compacted
 	noOutput bool     // the tool's text output is empty
 }
@@ -80,8 +81,12 @@ func (mf mediaFixture) fixture() *storetest.Fixture {
 	q := func(v any) string { b, _ := json.Marshal(v); return string(b) }
 	u := storetest.Message{Body: json.RawMessage(`{"id":"` + mediaUser + `","role":"user","time":{"created":1767225601000},"agent":"build","model":{"providerID":"` + prov + `","modelID":"claude-sonnet-4-5"}}`)}
 	u.Parts = append(u.Parts, storetest.Part{Body: json.RawMessage(`{"id":"prt_00000000000100000000000000","type":"text","text":"look at these"}`)})
+	mime := mf.mime
+	if mime == "" {
+		mime = "image/png"
+	}
 	for i, d := range mf.userImgs {
-		u.Parts = append(u.Parts, storetest.Part{Body: json.RawMessage(`{"id":"` + userFilePart(i+1) + `","type":"file","mime":"image/png","filename":"shot.png","url":` + q("data:image/png;base64,"+d) + `}`)})
+		u.Parts = append(u.Parts, storetest.Part{Body: json.RawMessage(`{"id":"` + userFilePart(i+1) + `","type":"file","mime":"` + mime + `","filename":"shot.png","url":` + q("data:"+mime+";base64,"+d) + `}`)})
 	}
 	a := storetest.Message{Body: json.RawMessage(`{"id":"` + mediaAsst + `","role":"assistant","parentID":"` + mediaUser + `","providerID":"` + prov + `","modelID":"claude-sonnet-4-5","time":{"created":1767225602000,"completed":1767225603000},"finish":"stop"}`)}
 	a.Parts = append(a.Parts, storetest.Part{Body: json.RawMessage(`{"id":"prt_000000000002000000000000ss","type":"step-start"}`)})
@@ -177,6 +182,7 @@ func TestPreflightImageLimits(t *testing.T) {
 			"SF172@messages.0 " + mediaUser + "/" + userFilePart(51) + ": request contains 51 images, exceeding the maximum of 50 allowed per request", false},
 		{"data that is no image", mediaFixture{userImgs: []string{base64.StdEncoding.EncodeToString([]byte("hello, not a picture"))}},
 			"SF173@messages.0.content.1 " + mediaUser + "/" + userFilePart(1) + ": " + textInvalidImage, false},
+		{"an svg is not judged", mediaFixture{mime: "image/svg+xml", userImgs: []string{base64.StdEncoding.EncodeToString([]byte("<svg/>"))}}, "", false},
 		{"compacted tool result sends no image", mediaFixture{toolImgs: []string{big}, compact: true}, "", false},
 		{"tool result image over 8000 px without text output", mediaFixture{toolImgs: []string{small, huge}, noOutput: true},
 			"SF171@messages.2.content.0.content.1 " + mediaAsst + "/" + mediaTool + ": messages.2.content.0.content.1.image.source.base64.data: At least one of the image dimensions exceed max allowed size: 8000 pixels", false},

@@ -51,7 +51,7 @@ func init() {
 		Name:          "invalid-image-data",
 		Severity:      Error,
 		Summary:       "an image the request sends is not an image of a supported type",
-		What:          "On an Anthropic provider, an image part (a user `file` part with an `image/` mime type, or a tool result's image attachment) holds base64 data that does not start like a PNG, JPEG, GIF or WebP image, or is not base64.",
+		What:          "On an Anthropic provider, an image part (a user `file` part, or a tool result's image attachment) whose mime type is PNG, JPEG, GIF or WebP holds base64 data that does not start like any of the four, or is not base64. Other image types (SVG, BMP) get another error, not checked.",
 		Why:           "The provider rejects the request on every retry.",
 		ProviderError: textInvalidImage,
 		FixDoc:        notRepairedYetDoc,
