@@ -5,7 +5,7 @@
 // re-key or quarantine a record), computed before anything is written. Each
 // edit comes from a named mutation (the brief's prependThinkingPart,
 // replaceEmptyTextParts, stripThinkingParts and injectTextPart, and sessfix's
-// markToolAborted, moveThinkingFirst, markMessageAborted, excludeMessage,
+// markToolAborted, markToolCutOff, moveThinkingFirst, markMessageAborted, excludeMessage,
 // adoptCurrentModel (with prependThinkingPart, for DeepSeek and Kimi),
 // deletePart, quarantine and rekey, and the session row's setSessionProject
 // and setSessionModel), each a pure function of the session.

@@ -138,6 +138,8 @@ func recordStrats(d scan.Defect, target, until, reason string) []strat {
 		return []strat{each(stDropItemIDs, func(_ *work, m *store.Message) ([]store.Edit, error) { return dropItemIDs(m) })}
 	case scan.DefectThoughtSignature:
 		return []strat{each(stDropSignatures, func(_ *work, m *store.Message) ([]store.Edit, error) { return dropThoughtSignatures(m) })}
+	case scan.DefectToolInputCut:
+		return []strat{each(stCutOff, func(w *work, m *store.Message) ([]store.Edit, error) { return markToolsCutOff(m, w.env) }), exclude}
 	case scan.DefectBedrockSignature:
 		// What OpenCode sends once the signatures are gone (it leaves
 		// unsigned reasoning out), without unsigned parts left behind; the

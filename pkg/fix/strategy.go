@@ -77,7 +77,8 @@ var strategyTable = map[string][]Strategy{
 	"SF212": {stProject},
 	"SF213": {stModel},
 	"SF301": {stClose, stExclude},
-	"SF302": {stMove, stStrip, stInject, stReplace, stAbort, stDropEncrypted, stDropItemIDs, stDropSignatures, stReasoning, stExclude, stPrepend},
+	"SF303": {stCutOff, stExclude},
+	"SF302": {stMove, stStrip, stInject, stReplace, stAbort, stDropEncrypted, stDropItemIDs, stDropSignatures, stReasoning, stCutOff, stExclude, stPrepend},
 }
 
 // Strategies returns the strategies of a rule code in the order they are
@@ -231,6 +232,14 @@ func rulePlanFunc(f scan.Finding, st Strategy) planFunc {
 				return nil, err
 			}
 			return markToolAborted(w.s, m, p, w.env)
+		}
+	case stCutOff:
+		return func(w *work) ([]store.Edit, error) {
+			m, p, err := w.part(f)
+			if err != nil {
+				return nil, err
+			}
+			return markToolCutOff(m, p, w.env)
 		}
 	case stClose:
 		return func(w *work) ([]store.Edit, error) {

@@ -72,6 +72,10 @@ const (
 	// (Anthropic's "prompt is too long", OpenAI's context_length_exceeded,
 	// OpenCode's ContextOverflowError).
 	ErrorContextOverflow ErrorType = "context_overflow"
+	// ErrorToolInputTruncated: a tool call's stored input is not the JSON
+	// object the request needs (the output limit cut it off mid-input), so
+	// the request fails before or at the provider.
+	ErrorToolInputTruncated ErrorType = "tool_input_truncated"
 )
 
 // NotRepairedYet reports the error types sessfix recognises and could
@@ -120,6 +124,8 @@ func (t ErrorType) DefaultFix() string {
 		return "dropItemIDs"
 	case ErrorThoughtSignatureCorrupted:
 		return "dropThoughtSignatures"
+	case ErrorToolInputTruncated:
+		return "markToolCutOff"
 	}
 	return ""
 }
@@ -172,6 +178,8 @@ func (t ErrorType) Example() string {
 		return "The image data you provided does not represent a valid image. Please check your input and try again with one of the supported image formats."
 	case ErrorContextOverflow:
 		return "prompt is too long: 215000 tokens > 200000 maximum"
+	case ErrorToolInputTruncated:
+		return "Invalid JSON input for openai-responses tool call patch"
 	}
 	return ""
 }
@@ -257,10 +265,13 @@ func detectOtherFamilies(t string, has func(...string) bool) ErrorType {
 		return ErrorReasoningWithoutFollowing
 	case strings.Contains(t, "was provided without its required 'reasoning' item"):
 		return ErrorReasoningItemMissing
-	case has("the encrypted content for item", "invalid_encrypted_content", "encrypted_content was not issued to this caller"):
+	case has("the encrypted content for item", "invalid_encrypted_content", "encrypted_content was not issued to this caller",
+		"could not decrypt the provided encrypted_content"):
 		return ErrorEncryptedContentInvalid
 	case strings.Contains(t, "not found") && has("items are not persisted when store is set to false", "item with id"):
 		return ErrorItemNotPersisted
+	case strings.Contains(t, "invalid json input for") && strings.Contains(t, "tool call"):
+		return ErrorToolInputTruncated
 	case invalidItemIDRe.MatchString(t):
 		return ErrorInvalidItemID
 	case strings.Contains(t, "missing a thought_signature"):
@@ -351,7 +362,7 @@ func ExtractItemID(text string) string {
 func ErrorTypes() []ErrorType {
 	return []ErrorType{
 		ErrorReasoningContentMissing, ErrorReasoningWithoutFollowing, ErrorReasoningItemMissing,
-		ErrorEncryptedContentInvalid, ErrorItemNotPersisted, ErrorInvalidItemID,
+		ErrorEncryptedContentInvalid, ErrorItemNotPersisted, ErrorToolInputTruncated, ErrorInvalidItemID,
 		ErrorThoughtSignatureMissing, ErrorThoughtSignatureCorrupted, ErrorTurnOrder,
 		ErrorThinkingBlockOrder, ErrorThinkingDisabledViolation, ErrorThinkingModified,
 		ErrorInvalidSignature, ErrorToolResultMissing, ErrorEmptyContent, ErrorPrefillUnsupported,

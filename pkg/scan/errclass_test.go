@@ -36,6 +36,12 @@ func TestDetectErrorType(t *testing.T) {
 		{"Item 'msg_68a1f0c2' of type 'message' was provided without its required 'reasoning' item: 'rs_68a1f0c1'.", ErrorReasoningItemMissing},
 		{"The encrypted content for item rs_68a1f0c2d4e8 could not be verified.", ErrorEncryptedContentInvalid},
 		{"reasoning encrypted_content was not issued to this caller", ErrorEncryptedContentInvalid},
+		// OpenCode Zen / Console as OpenCode stores it (OpenCode issues #48773, #49116).
+		{"Error from provider (Console): Upstream request failed: [invalid_request_error] reasoning `encrypted_content` was not issued to this caller", ErrorEncryptedContentInvalid},
+		// xAI (Wei-Shaw/sub2api#4535).
+		{"Could not decrypt the provided encrypted_content. Ensure the value is the unmodified encrypted_content from a previous response.", ErrorEncryptedContentInvalid},
+		// A tool call the output limit cut off (OpenCode issue #36766).
+		{"Invalid JSON input for openai-responses tool call patch", ErrorToolInputTruncated},
 		{"Item with id 'rs_68a1f0c2d4e8' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.", ErrorItemNotPersisted},
 		{"Item with id 'msg_68a1f0c2' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.", ErrorItemNotPersisted},
 		{"Invalid 'input[3].id': ''. Expected an ID that contains letters, numbers, underscores, or dashes, but this value contained additional characters.", ErrorInvalidItemID},

@@ -46,6 +46,9 @@ const (
 	// DefectBedrockSignature is an invalid_signature error from Bedrock:
 	// signed reasoning issued to another account (session-wide).
 	DefectBedrockSignature
+	// DefectToolInputCut is a tool_input_truncated error: calls the output
+	// limit cut off, or whose input is not a JSON object (session-wide).
+	DefectToolInputCut
 )
 
 // DefectOf classifies a provider error of type t (DetectErrorType(text)) by
@@ -79,6 +82,8 @@ func DefectOf(t ErrorType, text string) Defect {
 		return DefectItemIDs
 	case ErrorThoughtSignatureCorrupted:
 		return DefectThoughtSignature
+	case ErrorToolInputTruncated:
+		return DefectToolInputCut
 	}
 	return DefectNone
 }
@@ -87,7 +92,8 @@ func DefectOf(t ErrorType, text string) Defect {
 // the failed attempt that shows it (ShowsBefore), not only the named one.
 func (d Defect) SessionWide() bool {
 	switch d {
-	case DefectReasoningMissing, DefectUnverified, DefectItemIDs, DefectThoughtSignature, DefectBedrockSignature:
+	case DefectReasoningMissing, DefectUnverified, DefectItemIDs, DefectThoughtSignature, DefectBedrockSignature,
+		DefectToolInputCut:
 		return true
 	}
 	return false
@@ -265,6 +271,8 @@ func (d Defect) Shows(s *store.Session, m *store.Message) bool {
 		return anyPart(m, HasThoughtSignature)
 	case DefectBedrockSignature:
 		return anyPart(m, HasBedrockSignature)
+	case DefectToolInputCut:
+		return m.Role == "assistant" && len(CutToolInputs(m)) > 0
 	}
 	return false
 }
@@ -582,6 +590,8 @@ func (d Defect) what() string {
 		return "function calls with a thought signature"
 	case DefectBedrockSignature:
 		return "reasoning with a bedrock signature"
+	case DefectToolInputCut:
+		return "tool calls the output limit cut off"
 	}
 	return ""
 }
@@ -601,6 +611,8 @@ func (d Defect) goneWhy() string {
 		return "no function call carries a thought signature any more"
 	case DefectBedrockSignature:
 		return "no reasoning part carries a bedrock signature any more"
+	case DefectToolInputCut:
+		return "every tool call the output limit cut off is marked failed with a json object input"
 	}
 	return "the session no longer shows the problem"
 }

@@ -149,6 +149,28 @@ func Rules() []*Rule {
 	return out
 }
 
+// runOrder returns the rules in the order a check runs them: code order,
+// but SF302 after every other rule of OpenCode's 1.x records (it reads what
+// they found: othersFound), before the OpenCode 2 rules.
+func runOrder() []*Rule {
+	var out, v2 []*Rule
+	var sf302 *Rule
+	for _, r := range Rules() {
+		switch {
+		case r.Code == "SF302":
+			sf302 = r
+		case r.OpenCode2:
+			v2 = append(v2, r)
+		default:
+			out = append(out, r)
+		}
+	}
+	if sf302 != nil {
+		out = append(out, sf302)
+	}
+	return append(out, v2...)
+}
+
 // Lookup returns the rule with the code (case-insensitive), or nil.
 func Lookup(code string) *Rule {
 	for _, r := range registry {

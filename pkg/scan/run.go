@@ -162,7 +162,7 @@ func checkSession(s *store.Session, opts *Options) ([]Finding, *Context) {
 func checkRules(s *store.Session, opts *Options, which func(*Rule) bool) ([]Finding, *Context) {
 	var out []Finding
 	cache := &sessionCache{}
-	for _, r := range Rules() {
+	for _, r := range runOrder() {
 		if !opts.Enabled(r.Code) || r.Check == nil || !which(r) {
 			continue
 		}

@@ -191,8 +191,8 @@ func relocate(f Finding, m *store.Message, p *store.Part) Finding {
 }
 
 // othersFound returns what every other rule finds on the session, as
-// CheckSession reports it. SF302 has the highest code of the 1.x rules,
-// so when every rule runs in this check the others have already reported
+// CheckSession reports it. SF302 runs after every other 1.x rule
+// (runOrder), so when every rule runs in this check the others have already reported
 // (the OpenCode 2 rules, SF4xx, run after it and say nothing about the
 // history a provider is sent); with --select or
 // --ignore the session is checked again with every rule but SF302, since

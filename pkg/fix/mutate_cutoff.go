@@ -1,0 +1,77 @@
+package fix
+
+import (
+	"fmt"
+
+	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+// ToolCutOffError is the error markToolCutOff writes on a call the output
+// limit cut off: OpenCode's abort text, then why, so the model sees that its
+// own output was too long rather than that the call was interrupted.
+const ToolCutOffError = scan.ToolAbortedText + ": the model's output hit its length limit (finish \"length\") " +
+	"before this call's input was complete, so the call was not run; write smaller calls " +
+	"(split a large file or patch into several)"
+
+var stCutOff = Strategy{Name: "cut-off", Mutations: "markToolCutOff", Doc: "rewrite the tool to opencode's own abort shape with an error saying the model's output hit its length limit; an input that is not a json object becomes {} (its text kept in the tool's metadata)"}
+
+// markToolCutOff rewrites a tool call the output limit cut off
+// (scan.CutToolInputs) to the shape OpenCode writes when it aborts a tool
+// (status "error", metadata.interrupted true, time.end; time.start set when
+// the tool never started), with ToolCutOffError as its error. An input that
+// is not a JSON object becomes {}, its text kept in
+// state.metadata.truncatedInput. Other parts are left alone.
+func markToolCutOff(m *store.Message, p *store.Part, e env) ([]store.Edit, error) {
+	cut := false
+	for _, q := range scan.CutToolInputs(m) {
+		cut = cut || q == p
+	}
+	if !cut {
+		return nil, nil
+	}
+	after := p.Raw
+	var err error
+	set := func(v any, keys ...string) {
+		if err == nil {
+			after, err = setJSON(after, v, keys...)
+		}
+	}
+	set("error", "state", "status")
+	set(ToolCutOffError, "state", "error")
+	md := obj().set("interrupted", true)
+	if old := p.Get("state.metadata"); old.IsObject() {
+		set(true, "state", "metadata", "interrupted")
+		md = nil
+	}
+	if md != nil {
+		set(md, "state", "metadata")
+	}
+	if !scan.InputIsObject(p) {
+		set(p.Get("state.input").String(), "state", "metadata", "truncatedInput")
+		set(obj(), "state", "input")
+	}
+	if !p.Get("state.time.start").Exists() {
+		set(e.ms(), "state", "time", "start")
+	}
+	set(e.ms(), "state", "time", "end")
+	if err != nil {
+		return nil, fmt.Errorf("part %s: %w", p.ID, err)
+	}
+	ed := partEdit(store.OpUpdate, m, p, "markToolCutOff", "tool call cut off by the output limit marked failed")
+	ed.After = after
+	return []store.Edit{ed}, nil
+}
+
+// markToolsCutOff applies markToolCutOff to every part of the message.
+func markToolsCutOff(m *store.Message, e env) ([]store.Edit, error) {
+	var out []store.Edit
+	for _, p := range m.Parts {
+		eds, err := markToolCutOff(m, p, e)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, eds...)
+	}
+	return out, nil
+}
