@@ -176,6 +176,11 @@ func TestStoredToolInputErrorMarksCutOffCalls(t *testing.T) {
 	if f.Severity != scan.Error || f.ErrorType != string(scan.ErrorToolInputTruncated) {
 		t.Fatalf("SF302 should classify the stored error as tool_input_truncated: %+v", f)
 	}
+	// The stored error alone, without SF303's finding, plans the repair.
+	p, err := Plan(s, []scan.Finding{f}, planOpts())
+	if err != nil || len(p.Fixed) != 1 || p.Fixed[0].Strategy != "cut-off" {
+		t.Fatalf("plan from the stored error: %v %+v unfixed %+v", err, p.Fixed, p.Unfixed)
+	}
 	fixed := fixAndRecheck(t, s, "cut-off")
 	if got := fixed.Message(msgA1).Parts[1].Get("state.error").String(); got != ToolCutOffError {
 		t.Errorf("error after the repair %q", got)
