@@ -473,8 +473,20 @@ func (s *Server) responsesStream(ctx context.Context, e sse, r *Request, turn Tu
 			args := toolArgs(b)
 			ev("response.output_item.added", map[string]any{"output_index": i,
 				"item": map[string]any{"id": it.ID, "type": "function_call", "status": "in_progress", "arguments": "", "call_id": it.CallID, "name": b.ToolName}})
+			if turn.CutOff && i == len(items)-1 {
+				args = args[:len(args)/2]
+			}
 			for _, c := range mockstream.Chunks(args, 16) {
 				ev("response.function_call_arguments.delta", map[string]any{"item_id": it.ID, "output_index": i, "delta": c})
+			}
+			if turn.CutOff && i == len(items)-1 {
+				final := responseObject(respID, created, r, "incomplete")
+				final["incomplete_details"] = map[string]any{"reason": "max_output_tokens"}
+				final["output"] = done
+				final["usage"] = responsesUsage(r, len(items))
+				ev("response.incomplete", map[string]any{"response": final})
+				reach(StageDone)
+				return
 			}
 			ev("response.function_call_arguments.done", map[string]any{"item_id": it.ID, "output_index": i, "arguments": args})
 			ev("response.output_item.done", map[string]any{"output_index": i, "item": outputJSON(it, b)})

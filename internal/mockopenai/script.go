@@ -40,6 +40,12 @@ type Turn struct {
 	Blocks []Block
 	// EventDelay overrides the server's delay between stream events.
 	EventDelay time.Duration
+	// CutOff makes the Responses stream hit the output limit inside its
+	// last function call: half of its arguments are streamed, the call is
+	// never done, and the response ends `response.incomplete` with
+	// `incomplete_details.reason: "max_output_tokens"`, as OpenAI ends a
+	// response cut by max_output_tokens.
+	CutOff bool
 }
 
 // Script chooses the answer to an accepted request.
