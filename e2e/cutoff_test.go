@@ -102,8 +102,18 @@ func TestCutOffToolCall(t *testing.T) {
 		}
 	}
 	const next = "Please go on, in smaller steps."
+	sentBefore := len(e.OpenAI.Requests())
 	if rej := resumeVerdict(ctx, t, e, openAICalls, session, next); rej != "" {
 		t.Fatalf("after sessfix fix the resume is rejected: %s\n%s", rej, fix)
+	}
+	// The model is told why: the call's result OpenCode sends is the
+	// cut-off error.
+	told := false
+	for _, c := range e.OpenAI.Requests()[sentBefore:] {
+		told = told || (c.Chat && bytes.Contains(c.Body, []byte("hit its length limit")))
+	}
+	if !told {
+		t.Error("no request of the resume carries the cut-off error as the call's result")
 	}
 	doc, exp, err := e.Export(ctx, session)
 	if err != nil || exp.ExitCode != 0 {
