@@ -189,3 +189,23 @@ func TestStoredToolInputErrorMarksCutOffCalls(t *testing.T) {
 		t.Errorf("SF302 after the repair: %s %q", g.Severity, g.Message)
 	}
 }
+
+// A call still pending on a length-cut turn is SF105's and SF303's: the plan
+// ends with the call marked cut off, whichever rule's repair runs first.
+func TestPendingCutOffCallIsMarkedCutOff(t *testing.T) {
+	b := newSB(t, store.ShapeStorage)
+	u := b.msg(msgU1, "user", `{"role":"user","time":{"created":1763726399000},"agent":"build","model":{"providerID":"openai","modelID":"gpt-5.2"}}`)
+	b.part(u, prt1, `{"type":"text","text":"write the report"}`)
+	a := b.msg(msgA1, "assistant", lengthAsst)
+	b.part(a, prt2, `{"type":"step-start"}`)
+	b.part(a, prt3, `{"type":"tool","callID":"call_1","tool":"write","state":{"status":"pending","input":{},"raw":""}}`)
+	s := b.complete().s
+	before := scan.CheckSession(s, scanOpts())
+	if fs0(before, "SF105").Code == "" || fs0(before, "SF303").Code == "" {
+		t.Fatalf("want SF105 and SF303, got %v", codes(before))
+	}
+	fixed := fixAndRecheck(t, s, "cut-off")
+	if got := fixed.Message(msgA1).Parts[1].Get("state.error").String(); got != ToolCutOffError {
+		t.Errorf("error after the repair %q", got)
+	}
+}
