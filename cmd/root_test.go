@@ -17,7 +17,7 @@ import (
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/cmd/internal/iostreams"
 	"github.com/sessfix/sessfix/internal/faultpoint"
-	goldenfile "github.com/sessfix/sessfix/internal/golden"
+	goldenfile "github.com/sessfix/sessfix/internal/opencodetest/golden"
 	"github.com/sessfix/sessfix/pkg/ocenv"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/shapes"

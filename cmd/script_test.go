@@ -14,7 +14,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	goldenfile "github.com/sessfix/sessfix/internal/golden"
+	goldenfile "github.com/sessfix/sessfix/internal/opencodetest/golden"
 )
 
 // TestScripts runs testdata/script/*.txtar against the real sessfix command

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sessfix/sessfix/internal/storegen"
+	"github.com/sessfix/sessfix/internal/opencodetest/storegen"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sessfix/sessfix/internal/mockanthropic"
 	"github.com/sessfix/sessfix/internal/opencodetest"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockanthropic"
 )
 
 // Prompts of the recorded base sessions.

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/sessfix/sessfix/internal/golden"
 	"github.com/sessfix/sessfix/internal/opencodetest"
+	"github.com/sessfix/sessfix/internal/opencodetest/golden"
 )
 
 // TestCompatibility runs every scenario on every OpenCode version where its

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sessfix/sessfix/internal/mockopenai"
 	"github.com/sessfix/sessfix/internal/opencodetest"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockopenai"
 )
 
 // markerCutOff makes the mock hit the output limit inside a write call.

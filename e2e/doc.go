@@ -4,7 +4,7 @@
 // The package holds only tests. They install the pinned OpenCode releases
 // (opencode-ai 1.18.33, SQLite, and 1.1.65, JSON storage/) from npm through
 // internal/opencodetest, build the sessfix binary once, and drive both
-// against internal/mockanthropic, a strict mock of the Anthropic Messages API
+// against internal/opencodetest/mockanthropic, a strict mock of the Anthropic Messages API
 // whose validator is independent of sessfix's checks. Nothing is skipped:
 // when OpenCode cannot be installed the tests fail.
 //
@@ -31,8 +31,8 @@
 //
 // For the other provider families (OpenAI Responses, Kimi through an
 // OpenAI-compatible provider, Gemini, Bedrock) the suite starts from the
-// sessions real OpenCode 1.18.33 recorded against internal/mockopenai,
-// internal/mockgemini and internal/mockbedrock (testdata/real), breaks each
+// sessions real OpenCode 1.18.33 recorded against internal/opencodetest/mockopenai,
+// internal/opencodetest/mockgemini and internal/opencodetest/mockbedrock (testdata/real), breaks each
 // the way internal/opencodetest's lab did (another account, `store` switched
 // to true, a kill's stored shape, a tool step without reasoning, a model
 // switch), and proves error-driven recovery (families_test.go): the resume is
@@ -42,7 +42,7 @@
 //
 // DeepSeek's and Kimi's thinking rule is not settled (does it cover every
 // turn, does "" count as passed back?), so their cases also run under both
-// readings internal/mockopenai knows, lenient and strict, with `sessfix fix`
+// readings internal/opencodetest/mockopenai knows, lenient and strict, with `sessfix fix`
 // before any resume and right after a failed one (readings_test.go,
 // TestReasoningReadings): every broken session must resume with its tool
 // calls and outputs still in the request, and a healthy one must be left

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sessfix/sessfix/internal/mockanthropic"
 	"github.com/sessfix/sessfix/internal/opencodetest"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockanthropic"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sessfix/sessfix/internal/mockopenai"
 	"github.com/sessfix/sessfix/internal/opencodetest"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockopenai"
 )
 
 // familyCase is one way a session of another provider family than

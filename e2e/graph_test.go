@@ -14,8 +14,8 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
-	"github.com/sessfix/sessfix/internal/mockanthropic"
 	"github.com/sessfix/sessfix/internal/opencodetest"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockanthropic"
 )
 
 // graphRun is the base's two-turn session in a fresh OpenCode 1.18.33 home,

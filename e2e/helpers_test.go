@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sessfix/sessfix/internal/mockanthropic"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockanthropic"
 )
 
 func TestTrimDocsTail(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sessfix/sessfix/internal/mockanthropic"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockanthropic"
 	"github.com/sessfix/sessfix/pkg/scan"
 )
 

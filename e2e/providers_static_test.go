@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sessfix/sessfix/internal/mockbedrock"
-	"github.com/sessfix/sessfix/internal/mockopenai"
-	"github.com/sessfix/sessfix/internal/mockstream"
 	"github.com/sessfix/sessfix/internal/opencodetest"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockbedrock"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockopenai"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockstream"
 )
 
 // The static half of the provider families' proof: a session real OpenCode

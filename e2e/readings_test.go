@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sessfix/sessfix/internal/golden"
-	"github.com/sessfix/sessfix/internal/mockopenai"
 	"github.com/sessfix/sessfix/internal/opencodetest"
+	"github.com/sessfix/sessfix/internal/opencodetest/golden"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockopenai"
 )
 
 // DeepSeek's and Kimi's thinking rule ("the reasoning_content of a turn

@@ -41,7 +41,7 @@ echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo u
 
 echo "building sessfix and readstore into $BIN"
 go build -o "$BIN/sessfix" .
-go build -o "$BIN/readstore" ./internal/storegen/cmd/readstore
+go build -o "$BIN/readstore" ./internal/opencodetest/storegen/cmd/readstore
 
 # gen NAME SHAPE ARGS...: generate a store once; print its path.
 gen() {
@@ -51,7 +51,7 @@ gen() {
 	if [ ! -s "$dir.path" ]; then
 		rm -rf "$dir"
 		echo "generating $name ($shape $*)" >&2
-		go run ./internal/storegen/cmd/storegen -shape "$shape" -out "$dir" "$@" >"$dir.path" 2>"$dir.stats"
+		go run ./internal/opencodetest/storegen/cmd/storegen -shape "$shape" -out "$dir" "$@" >"$dir.path" 2>"$dir.stats"
 	fi
 	cat "$dir.path"
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
-	"github.com/sessfix/sessfix/internal/opencodetest"
+	"github.com/sessfix/sessfix/internal/opencodetest/ocrelease"
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
@@ -24,7 +24,7 @@ import (
 // a second run has nothing to change.
 func TestFixQuarantinesAnUnreadableMessageWithItsUnreadablePart(t *testing.T) {
 	root := t.TempDir()
-	if err := opencodetest.CopyTree(filepath.Join(fixtures, "sf201-corrupt-records", "store"), root); err != nil {
+	if err := ocrelease.CopyTree(filepath.Join(fixtures, "sf201-corrupt-records", "store"), root); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(root, "sessions")

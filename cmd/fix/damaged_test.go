@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
-	"github.com/sessfix/sessfix/internal/opencodetest"
-	"github.com/sessfix/sessfix/internal/realstore"
+	"github.com/sessfix/sessfix/internal/opencodetest/ocrelease"
+	"github.com/sessfix/sessfix/internal/opencodetest/realstore"
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -25,7 +25,7 @@ import (
 // file (exit 3, a hint to keep a copy), before any backup run: not a byte
 // of the database changes.
 func TestFixNeverWritesADamagedDatabase(t *testing.T) {
-	rs := realstore.Copy(t, opencodetest.V1_18)
+	rs := realstore.Copy(t, ocrelease.V1_18)
 	rs.WhitespaceText(t)
 	keep := []string{}
 	for _, m := range rs.Load(t).Messages {

@@ -14,8 +14,8 @@ import (
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/cmd/internal/iostreams"
-	"github.com/sessfix/sessfix/internal/golden"
-	"github.com/sessfix/sessfix/internal/storegen"
+	"github.com/sessfix/sessfix/internal/opencodetest/golden"
+	"github.com/sessfix/sessfix/internal/opencodetest/storegen"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/shapes"
 	"github.com/sessfix/sessfix/pkg/store/storetest"

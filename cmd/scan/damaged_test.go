@@ -8,8 +8,8 @@ import (
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/cmd/internal/iostreams"
-	"github.com/sessfix/sessfix/internal/opencodetest"
-	"github.com/sessfix/sessfix/internal/realstore"
+	"github.com/sessfix/sessfix/internal/opencodetest/ocrelease"
+	"github.com/sessfix/sessfix/internal/opencodetest/realstore"
 	"github.com/sessfix/sessfix/pkg/scan"
 )
 
@@ -18,7 +18,7 @@ import (
 // input (exit 3) telling the user to run the sqlite3 shell, and no hint
 // offers `sessfix fix` for it.
 func TestScanReportsADatabaseSQLCannotOpen(t *testing.T) {
-	rs := realstore.Copy(t, opencodetest.V1_18)
+	rs := realstore.Copy(t, ocrelease.V1_18)
 	rs.OverwritePage(t, 1)
 	ios, _, out, errOut := iostreams.Test()
 	f := cli.New(cli.BuildInfo{Version: "test"})

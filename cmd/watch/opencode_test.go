@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sessfix/sessfix/internal/mockanthropic"
 	"github.com/sessfix/sessfix/internal/opencodetest"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockanthropic"
 	"github.com/sessfix/sessfix/pkg/watch"
 )
 

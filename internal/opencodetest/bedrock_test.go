@@ -4,8 +4,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/sessfix/sessfix/internal/mockanthropic"
-	"github.com/sessfix/sessfix/internal/mockbedrock"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockanthropic"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockbedrock"
 )
 
 func bedrockMessages(t *testing.T, o outcome) []mockbedrock.Message {

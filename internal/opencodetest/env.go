@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"maps"
 	"net/http"
 	"os"
@@ -19,10 +18,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sessfix/sessfix/internal/mockanthropic"
-	"github.com/sessfix/sessfix/internal/mockbedrock"
-	"github.com/sessfix/sessfix/internal/mockgemini"
-	"github.com/sessfix/sessfix/internal/mockopenai"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockanthropic"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockbedrock"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockgemini"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockopenai"
+	"github.com/sessfix/sessfix/internal/opencodetest/ocrelease"
 )
 
 // DefaultModel is the model the harness configures: OpenCode's bundled model
@@ -232,26 +232,7 @@ func (e *Env) SaveData(dst string) error {
 }
 
 // CopyTree copies the regular files under src to dst, creating directories.
-func CopyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
-}
+func CopyTree(src, dst string) error { return ocrelease.CopyTree(src, dst) }
 
 // ConfigPath is the global config file the Env wrote.
 func (e *Env) ConfigPath() string { return filepath.Join(e.ConfigHome, "opencode", "opencode.json") }

@@ -8,8 +8,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/sessfix/sessfix/internal/mockbedrock"
-	"github.com/sessfix/sessfix/internal/mockgemini"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockbedrock"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockgemini"
 )
 
 // The experiments of gemini_test.go and bedrock_test.go: each breaks a

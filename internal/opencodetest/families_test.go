@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sessfix/sessfix/internal/mockopenai"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockopenai"
 )
 
 // assertOpenAIAccepted fails the test when the OpenAI-shaped mock rejected

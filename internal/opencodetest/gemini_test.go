@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/sessfix/sessfix/internal/mockgemini"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockgemini"
 )
 
 // geminiRequest is the part of a generateContent body the experiments read.

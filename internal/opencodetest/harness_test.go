@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sessfix/sessfix/internal/mockanthropic"
-	"github.com/sessfix/sessfix/internal/mockopenai"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockanthropic"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockopenai"
 )
 
 func testCtx(t *testing.T) context.Context {

@@ -14,14 +14,16 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sessfix/sessfix/internal/opencodetest/ocrelease"
 )
 
-// Pinned OpenCode versions the harness supports.
+// Pinned OpenCode versions the harness supports (ocrelease names them).
 const (
 	// V1_18 stores sessions in SQLite (<data>/opencode.db).
-	V1_18 = "1.18.33"
+	V1_18 = ocrelease.V1_18
 	// V1_1 stores sessions as JSON files (<data>/storage/…).
-	V1_1 = "1.1.65"
+	V1_1 = ocrelease.V1_1
 )
 
 // InstallTimeout bounds one npm install.

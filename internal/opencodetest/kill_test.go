@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sessfix/sessfix/internal/mockanthropic"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockanthropic"
 )
 
 // lastAssistant loads the session and returns its last assistant message.

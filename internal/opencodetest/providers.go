@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/sessfix/sessfix/internal/mockopenai"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockopenai"
 )
 
 // Family is a provider API family: how OpenCode talks to a provider and
@@ -15,20 +15,20 @@ type Family string
 // Families.
 const (
 	// Anthropic is the Messages API (@ai-sdk/anthropic), answered by
-	// internal/mockanthropic.
+	// internal/opencodetest/mockanthropic.
 	Anthropic Family = "anthropic"
 	// ChatCompletions is OpenAI-compatible Chat Completions with
 	// reasoning_content (@ai-sdk/openai-compatible: DeepSeek, Kimi),
-	// answered by internal/mockopenai.
+	// answered by internal/opencodetest/mockopenai.
 	ChatCompletions Family = "chat-completions"
 	// Responses is the OpenAI Responses API (@ai-sdk/openai, the openai
-	// provider), answered by internal/mockopenai.
+	// provider), answered by internal/opencodetest/mockopenai.
 	Responses Family = "responses"
 	// Gemini is the Gemini API (@ai-sdk/google, the google provider),
-	// answered by internal/mockgemini.
+	// answered by internal/opencodetest/mockgemini.
 	Gemini Family = "gemini"
 	// Bedrock is Bedrock's Converse API (@ai-sdk/amazon-bedrock, the
-	// amazon-bedrock provider), answered by internal/mockbedrock.
+	// amazon-bedrock provider), answered by internal/opencodetest/mockbedrock.
 	Bedrock Family = "bedrock"
 )
 

@@ -15,8 +15,8 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
-	"github.com/sessfix/sessfix/internal/mockopenai"
 	"github.com/sessfix/sessfix/internal/opencodetest"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockopenai"
 )
 
 // Stores recorded with the provider families (see testdata/real/README.md).

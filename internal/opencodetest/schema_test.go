@@ -14,8 +14,8 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
-	"github.com/sessfix/sessfix/internal/ocschemagen"
 	"github.com/sessfix/sessfix/internal/opencodetest"
+	"github.com/sessfix/sessfix/internal/opencodetest/ocschemagen"
 	"github.com/sessfix/sessfix/pkg/ocschema"
 )
 
@@ -343,7 +343,7 @@ func TestSchemaVerdicts(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(served, committed) {
-		t.Errorf("OpenCode %s serves another record schema than pkg/ocschema/testdata/%s; re-capture with go run ./internal/ocschemagen/cmd/ocschemagen -capture -dir pkg/ocschema",
+		t.Errorf("OpenCode %s serves another record schema than pkg/ocschema/testdata/%s; re-capture with go run ./internal/opencodetest/ocschemagen/cmd/ocschemagen -capture -dir pkg/ocschema",
 			opencodetest.V1_18, ocschemagen.OpenAPIFile)
 	}
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sessfix/sessfix/internal/storegen"
+	"github.com/sessfix/sessfix/internal/opencodetest/storegen"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/storetest"

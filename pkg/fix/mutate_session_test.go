@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sessfix/sessfix/internal/opencodetest"
-	"github.com/sessfix/sessfix/internal/realstore"
+	"github.com/sessfix/sessfix/internal/opencodetest/ocrelease"
+	"github.com/sessfix/sessfix/internal/opencodetest/realstore"
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/ocenv"
 	"github.com/sessfix/sessfix/pkg/scan"
@@ -28,7 +28,7 @@ func TestSessionRowRepairs(t *testing.T) {
 		retired  = "ses_e012a9fbfffeKtIFkrDCzeMk55" // its model retired
 		unmadeID = "ses_e012a6510ffemP4Gukdz1ZnYpe" // in a repository OpenCode has no row for
 	)
-	path := realstore.Copy(t, opencodetest.V1_18).Path
+	path := realstore.Copy(t, ocrelease.V1_18).Path
 	nogit, repo, home := t.TempDir(), t.TempDir(), t.TempDir()
 	if err := os.MkdirAll(filepath.Join(repo, ".git"), 0o755); err != nil {
 		t.Fatal(err)
@@ -121,7 +121,7 @@ func TestSessionRowRepairs(t *testing.T) {
 // unfixed with the reason, rather than be switched to a model that fails.
 func TestSessionModelRepairIsCheckedForTheNewFamily(t *testing.T) {
 	const id = "ses_e012acd97ffeUavLGQWWTi4jHW"
-	path := realstore.Copy(t, opencodetest.V1_18).Path
+	path := realstore.Copy(t, ocrelease.V1_18).Path
 	storetest.ExecSQL(t, path,
 		`UPDATE session SET model = '{"id":"gpt-retired","providerID":"openai","variant":"default"}' WHERE id = '`+id+`'`,
 		`UPDATE part SET data = json_set(data, '$.text', ' ') WHERE id = 'prt_1fed54cb3001lWExXDaIbvfo1U'`)

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sessfix/sessfix/internal/storegen"
+	"github.com/sessfix/sessfix/internal/opencodetest/storegen"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/shapes"
 	"github.com/sessfix/sessfix/pkg/store/storetest"

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sessfix/sessfix/internal/realstore"
+	"github.com/sessfix/sessfix/internal/opencodetest/realstore"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/shapes"

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sessfix/sessfix/internal/realstore"
+	"github.com/sessfix/sessfix/internal/opencodetest/realstore"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/shapes"

@@ -16,6 +16,6 @@
 // message takes its parts with it, without a warning.
 //
 // Decode is a pure function of the rows; it imports pkg/ocschema only.
-// pkg/scan reports its verdicts (SF402); internal/oc2fixture builds the
+// pkg/scan reports its verdicts (SF402); internal/opencodetest/oc2fixture builds the
 // OpenCode 2 fixtures with it.
 package oc2import

@@ -1,3 +1,3 @@
 package ocschema
 
-//go:generate go run ../../internal/ocschemagen/cmd/ocschemagen -dir .
+//go:generate go run ../../internal/opencodetest/ocschemagen/cmd/ocschemagen -dir .

@@ -12,8 +12,8 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
-	"github.com/sessfix/sessfix/internal/ocschemagen"
 	"github.com/sessfix/sessfix/internal/opencodetest"
+	"github.com/sessfix/sessfix/internal/opencodetest/ocschemagen"
 	"github.com/sessfix/sessfix/pkg/ocschema"
 )
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	goldenfile "github.com/sessfix/sessfix/internal/golden"
+	goldenfile "github.com/sessfix/sessfix/internal/opencodetest/golden"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 )

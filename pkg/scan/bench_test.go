@@ -18,8 +18,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/sessfix/sessfix/internal/cpumeter"
-	"github.com/sessfix/sessfix/internal/storegen"
+	"github.com/sessfix/sessfix/internal/opencodetest/cpumeter"
+	"github.com/sessfix/sessfix/internal/opencodetest/storegen"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/shapes"

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/sessfix/sessfix/internal/cpumeter"
+	"github.com/sessfix/sessfix/internal/opencodetest/cpumeter"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/shapes"

@@ -13,8 +13,8 @@ import (
 
 	_ "modernc.org/sqlite" // the driver the tests change copies with
 
-	"github.com/sessfix/sessfix/internal/opencodetest"
-	"github.com/sessfix/sessfix/internal/realstore"
+	"github.com/sessfix/sessfix/internal/opencodetest/ocrelease"
+	"github.com/sessfix/sessfix/internal/opencodetest/realstore"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/shapes"
@@ -96,31 +96,31 @@ func TestHealthyStoresReportNoStoreHealth(t *testing.T) {
 }
 
 func TestDamagedPartPage(t *testing.T) {
-	rs := realstore.Copy(t, opencodetest.V1_18)
+	rs := realstore.Copy(t, ocrelease.V1_18)
 	rs.DamagePage(t, "part")
 	oneDamage(t, scanPath(t, rs.Path, nil), "quick_check fails", "affected: part", "sessions could be read")
 }
 
 func TestDamagedMessagePage(t *testing.T) {
-	rs := realstore.Copy(t, opencodetest.V1_18)
+	rs := realstore.Copy(t, ocrelease.V1_18)
 	rs.OverwritePage(t, rs.RootPage(t, "message"))
 	oneDamage(t, scanPath(t, rs.Path, nil), "affected: message", "0 of 3 sessions could be read")
 }
 
 func TestDamagedIndexPage(t *testing.T) {
-	rs := realstore.Copy(t, opencodetest.V1_18)
+	rs := realstore.Copy(t, ocrelease.V1_18)
 	rs.OverwritePage(t, rs.RootPage(t, "part_session_idx"))
 	oneDamage(t, scanPath(t, rs.Path, nil), "affected: part_session_idx")
 }
 
 func TestDamagedSchemaPage(t *testing.T) {
-	rs := realstore.Copy(t, opencodetest.V1_18)
+	rs := realstore.Copy(t, ocrelease.V1_18)
 	rs.OverwritePage(t, 1)
 	oneDamage(t, scanPath(t, rs.Path, nil), "sql cannot open the database", "malformed")
 }
 
 func TestDamagedHeader(t *testing.T) {
-	rs := realstore.Copy(t, opencodetest.V1_18)
+	rs := realstore.Copy(t, ocrelease.V1_18)
 	b, err := os.ReadFile(rs.Path)
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +133,7 @@ func TestDamagedHeader(t *testing.T) {
 }
 
 func TestTruncatedDatabase(t *testing.T) {
-	rs := realstore.Copy(t, opencodetest.V1_18)
+	rs := realstore.Copy(t, ocrelease.V1_18)
 	fi, err := os.Stat(rs.Path)
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +147,7 @@ func TestTruncatedDatabase(t *testing.T) {
 // walCopy is a copy of the recorded database in WAL mode with a -wal file
 // of size bytes (sparse, no frames in it).
 func walCopy(t *testing.T, size int64) string {
-	rs := realstore.Copy(t, opencodetest.V1_18)
+	rs := realstore.Copy(t, ocrelease.V1_18)
 	execSQL(t, rs.Path, "PRAGMA journal_mode=WAL")
 	if err := os.WriteFile(rs.Path+"-wal", nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -174,7 +174,7 @@ func TestSmallWALIsNotReported(t *testing.T) {
 }
 
 func TestOversizedRecord(t *testing.T) {
-	rs := realstore.Copy(t, opencodetest.V1_18)
+	rs := realstore.Copy(t, ocrelease.V1_18)
 	// The recorded parts are small: lower the threshold to the largest.
 	db, err := sql.Open("sqlite", "file:"+rs.Path+"?mode=ro")
 	if err != nil {
@@ -197,7 +197,7 @@ func TestOversizedRecord(t *testing.T) {
 }
 
 func TestFreeSpace(t *testing.T) {
-	rs := realstore.Copy(t, opencodetest.V1_18)
+	rs := realstore.Copy(t, ocrelease.V1_18)
 	execSQL(t, rs.Path, "CREATE TABLE scratch (b BLOB)", "INSERT INTO scratch VALUES (zeroblob(40*1024*1024))")
 	if fs := scanPath(t, rs.Path, nil); len(fs) != 0 {
 		t.Fatalf("before the delete: %+v", fs)
@@ -225,7 +225,7 @@ func storeNotes(t *testing.T, path string) []string {
 }
 
 func TestJSONStoreSaysHowMuchIsReadable(t *testing.T) {
-	rs := realstore.Copy(t, opencodetest.V1_1)
+	rs := realstore.Copy(t, ocrelease.V1_1)
 	for _, n := range storeNotes(t, rs.Path) {
 		if strings.Contains(n, "readable") {
 			t.Fatalf("a healthy store has the note %q", n)
@@ -301,7 +301,7 @@ func TestOpenCode2DatabaseHealth(t *testing.T) {
 // ignored, a database SQL cannot open is an unreadable store, as before,
 // and never a clean scan.
 func TestUnopenableDatabaseWithoutSF501(t *testing.T) {
-	rs := realstore.Copy(t, opencodetest.V1_18)
+	rs := realstore.Copy(t, ocrelease.V1_18)
 	rs.OverwritePage(t, 1)
 	d, err := shapes.Open([]string{rs.Path})
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 
 // The rules of the providers reached through OpenAI's APIs: Chat
 // Completions with thinking (DeepSeek, Kimi/Moonshot) and Responses. Their
-// texts are the APIs' own (provider-rules.md; internal/mockopenai prints
+// texts are the APIs' own (provider-rules.md; internal/opencodetest/mockopenai prints
 // them the same way).
 
 const textDeepSeekPassBack = "The `reasoning_content` in the thinking mode must be passed back to the API."

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sessfix/sessfix/internal/opencodetest"
-	"github.com/sessfix/sessfix/internal/realstore"
+	"github.com/sessfix/sessfix/internal/opencodetest/ocrelease"
+	"github.com/sessfix/sessfix/internal/opencodetest/realstore"
 	"github.com/sessfix/sessfix/pkg/ocenv"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
@@ -88,4 +88,4 @@ func sessionByID(ss []*store.Session, id string) *store.Session {
 }
 
 // realDBCopy is a copy of the recorded 1.18.33 database to break.
-func realDBCopy(t *testing.T) string { return realstore.Copy(t, opencodetest.V1_18).Path }
+func realDBCopy(t *testing.T) string { return realstore.Copy(t, ocrelease.V1_18).Path }

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sessfix/sessfix/internal/golden"
+	"github.com/sessfix/sessfix/internal/opencodetest/golden"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
 )

@@ -19,8 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sessfix/sessfix/internal/cpumeter"
-	"github.com/sessfix/sessfix/internal/storegen"
+	"github.com/sessfix/sessfix/internal/opencodetest/cpumeter"
+	"github.com/sessfix/sessfix/internal/opencodetest/storegen"
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/fix"
 	"github.com/sessfix/sessfix/pkg/store"

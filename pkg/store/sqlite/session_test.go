@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sessfix/sessfix/internal/opencodetest"
-	"github.com/sessfix/sessfix/internal/realstore"
+	"github.com/sessfix/sessfix/internal/opencodetest/ocrelease"
+	"github.com/sessfix/sessfix/internal/opencodetest/realstore"
 
 	"github.com/tidwall/sjson"
 
@@ -23,7 +23,7 @@ import (
 const realSession = "ses_e012acd97ffeUavLGQWWTi4jHW"
 
 // realDB copies the recorded 1.18.33 database into a temporary directory.
-func realDB(t testing.TB) string { return realstore.Copy(t, opencodetest.V1_18).Path }
+func realDB(t testing.TB) string { return realstore.Copy(t, ocrelease.V1_18).Path }
 
 // openReal opens the reader and the writer of a copy of the recorded
 // database.

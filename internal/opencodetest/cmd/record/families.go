@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sessfix/sessfix/internal/mockbedrock"
-	"github.com/sessfix/sessfix/internal/mockgemini"
 	"github.com/sessfix/sessfix/internal/opencodetest"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockbedrock"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockgemini"
 )
 
 var familiesFlag = flag.String("families", "google,amazon-bedrock,openai-compatible,openai-responses",

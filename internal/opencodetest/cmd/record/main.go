@@ -2,7 +2,7 @@
 // testdata/real/.
 //
 // For each pinned OpenCode version it installs the release from npm, drives
-// it offline against internal/mockanthropic (thinking signed with
+// it offline against internal/opencodetest/mockanthropic (thinking signed with
 // mockanthropic.DefaultSecret), records three sessions — a plain one, a
 // bash tool loop and a two-turn one resumed with --session — and copies
 // only the session data (opencode.db, checkpointed so no -wal/-shm is
@@ -11,9 +11,9 @@
 // With -families (default: all) it also records, with 1.18.33, one store
 // per provider family into testdata/real/opencode-1.18.33-<family>/:
 // google and amazon-bedrock (a tool loop and a two-turn session against
-// internal/mockgemini and internal/mockbedrock), openai-compatible (DeepSeek
+// internal/opencodetest/mockgemini and internal/opencodetest/mockbedrock), openai-compatible (DeepSeek
 // and Kimi) and openai-responses (openai), whose sessions against
-// internal/mockopenai are named by their title.
+// internal/opencodetest/mockopenai are named by their title.
 //
 //	go run ./internal/opencodetest/cmd/record            # both versions, every family
 //	go run ./internal/opencodetest/cmd/record -versions 1.18.33 -families ""
@@ -29,8 +29,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sessfix/sessfix/internal/mockanthropic"
 	"github.com/sessfix/sessfix/internal/opencodetest"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockanthropic"
 )
 
 func main() {

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/sessfix/sessfix/internal/mockopenai"
 	"github.com/sessfix/sessfix/internal/opencodetest"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockopenai"
 )
 
 // session is one recorded session of a titled store: a new session with the

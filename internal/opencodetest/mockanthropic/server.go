@@ -1,0 +1,364 @@
+package mockanthropic
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sessfix/sessfix/internal/opencodetest/mockstream"
+)
+
+// Stage is a point in the life of one request's answer.
+type Stage = mockstream.Stage
+
+// Stages, in the order a stream passes them. A stage is reached after the
+// events that make it up have been written and flushed to the client.
+const (
+	StageReceived      Stage = mockstream.Received // request decoded and validated
+	StageRejected      Stage = mockstream.Rejected // error answer sent
+	StageMessageStart  Stage = "message_start"     // message_start sent
+	StageThinkingDelta Stage = "thinking_delta"    // first thinking_delta sent (mid-thinking, no signature yet)
+	StageThinkingDone  Stage = "thinking_done"     // signature_delta and content_block_stop of a thinking block sent
+	StageTextStart     Stage = "text_start"        // content_block_start of a text block sent, no text yet
+	StageTextDelta     Stage = "text_delta"        // first text_delta sent (mid-text)
+	StageTextDone      Stage = "text_done"         // content_block_stop of a text block sent
+	StageToolUse       Stage = "tool_use"          // a whole tool_use block sent
+	StageMessageDelta  Stage = "message_delta"     // message_delta (stop_reason) sent, message_stop not yet
+	StageDone          Stage = "done"              // message_stop sent
+)
+
+// Verdict says whether a request was accepted.
+type Verdict = mockstream.Verdict
+
+// Verdicts.
+const (
+	Accepted = mockstream.VerdictAccepted
+	Rejected = mockstream.VerdictRejected
+)
+
+// Request is one recorded request: Parsed is its decoded body, Turn what
+// was answered.
+type Request = mockstream.Call[*MessagesRequest, Turn]
+
+// Config configures a Server. The zero value works.
+type Config struct {
+	// Secret signs thinking blocks (DefaultSecret when nil).
+	Secret []byte
+	// Script chooses answers (DefaultScript when nil).
+	Script Script
+	// EventDelay is slept between SSE events.
+	EventDelay time.Duration
+	// NoValidate answers every request, even one the API would reject.
+	NoValidate bool
+	// RejectPrefill rejects requests that end with an assistant message.
+	RejectPrefill bool
+	// OnStage, when set, is called (synchronously, from the handler) each
+	// time a request reaches a stage.
+	OnStage func(r *Request, s Stage)
+}
+
+// Server is a running mock. Create it with New; Close it when done.
+type Server struct {
+	mu  sync.Mutex // guards cfg
+	cfg Config
+	srv *httptest.Server
+	log *mockstream.Log[*MessagesRequest, Turn]
+}
+
+// New starts a mock listening on 127.0.0.1.
+func New(cfg Config) *Server {
+	if cfg.Secret == nil {
+		cfg.Secret = DefaultSecret
+	}
+	if cfg.Script == nil {
+		cfg.Script = DefaultScript
+	}
+	s := &Server{cfg: cfg, log: mockstream.NewLog(cfg.OnStage)}
+	s.srv = mockstream.Listen(http.HandlerFunc(s.handle))
+	return s
+}
+
+// URL is the server's root, e.g. http://127.0.0.1:12345.
+func (s *Server) URL() string { return s.srv.URL }
+
+// BaseURL is what a provider's baseURL option must be set to
+// (URL + "/v1"); OpenCode then POSTs to BaseURL()+"/messages".
+func (s *Server) BaseURL() string { return s.srv.URL + "/v1" }
+
+// Secret is the key thinking signatures are made with.
+func (s *Server) Secret() []byte { return s.cfg.Secret }
+
+// SetScript replaces the script for requests that arrive from now on.
+func (s *Server) SetScript(sc Script) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg.Script = sc
+}
+
+// SetEventDelay replaces the delay between SSE events.
+func (s *Server) SetEventDelay(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg.EventDelay = d
+}
+
+// Close releases every pause and stops the server.
+func (s *Server) Close() {
+	s.log.Close()
+	s.srv.CloseClientConnections()
+	s.srv.Close()
+}
+
+// Requests returns copies of the recorded requests, in arrival order.
+func (s *Server) Requests() []Request { return s.log.Calls() }
+
+// ChatRequests returns the recorded agent requests (those with tools).
+func (s *Server) ChatRequests() []Request { return s.log.Chat() }
+
+// Rejected returns the recorded requests that were answered with an error.
+func (s *Server) Rejected() []Request { return s.log.Rejected() }
+
+// Reset forgets the recorded requests.
+func (s *Server) Reset() { s.log.Reset() }
+
+// Match selects requests for Pause and WaitStage.
+type Match = mockstream.Match[*MessagesRequest, Turn]
+
+// AnyRequest matches every request.
+func AnyRequest(*Request) bool { return true }
+
+// ChatRequest matches agent requests (they carry tools).
+func ChatRequest(r *Request) bool { return r.Chat }
+
+// NthChat matches the n-th (0-based) agent request.
+func (s *Server) NthChat(n int) Match { return s.log.NthChat(n) }
+
+// Pause stops the first matching stream at a stage.
+type Pause = mockstream.Pause[*MessagesRequest, Turn]
+
+// Pause arranges for the first request matching m (nil: any) to stop right
+// after reaching stage, until Release or until the client disconnects. Use it
+// to kill a client at a deterministic point of the stream.
+func (s *Server) Pause(stage Stage, m Match) *Pause { return s.log.Pause(stage, m) }
+
+// WaitStage blocks until a request matching m (nil: any) has reached stage,
+// and returns a copy of it.
+func (s *Server) WaitStage(ctx context.Context, stage Stage, m Match) (Request, error) {
+	return s.log.WaitStage(ctx, stage, m)
+}
+
+func (s *Server) handle(w http.ResponseWriter, hr *http.Request) {
+	body, _ := io.ReadAll(hr.Body)
+	r := s.log.Record(hr, body)
+	s.mu.Lock()
+	cfg := s.cfg
+	s.mu.Unlock()
+
+	if hr.Method != http.MethodPost || !strings.HasSuffix(hr.URL.Path, "/messages") {
+		s.reject(hr.Context(), w, r, &APIError{Status: http.StatusNotFound, Type: "not_found_error", Message: "Not Found"})
+		return
+	}
+	parsed, err := ParseRequest(body)
+	if err != nil {
+		s.reject(hr.Context(), w, r, invalid("%s", err.Error()))
+		return
+	}
+	s.log.Update(r, func(r *Request) {
+		r.Parsed = parsed
+		r.Chat = len(parsed.Tools) > 0
+	})
+	if !cfg.NoValidate {
+		if e := (Validator{Secret: cfg.Secret, RejectPrefill: cfg.RejectPrefill}).Validate(parsed); e != nil {
+			s.reject(hr.Context(), w, r, e)
+			return
+		}
+	}
+	turn := cfg.Script(r)
+	if turn.Error != nil {
+		s.reject(hr.Context(), w, r, turn.Error)
+		return
+	}
+	s.log.Update(r, func(r *Request) {
+		r.Verdict = Accepted
+		r.Turn = turn
+	})
+	s.log.Reach(hr.Context(), r, StageReceived)
+	if !parsed.Stream {
+		s.answerJSON(w, r, turn, cfg)
+		return
+	}
+	s.stream(hr.Context(), w, r, turn, cfg)
+}
+
+func (s *Server) reject(ctx context.Context, w http.ResponseWriter, r *Request, e *APIError) {
+	s.log.Update(r, func(r *Request) {
+		r.Verdict = Rejected
+		r.Error = e.Message
+	})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("request-id", mockstream.NewID("req_"))
+	w.WriteHeader(e.Status)
+	_, _ = w.Write(e.Body())
+	s.log.Reach(ctx, r, StageRejected)
+}
+
+// built is a block ready to be sent.
+type built struct {
+	spec      BlockSpec
+	signature string
+	data      string
+	id        string
+	inputJSON string
+}
+
+func (s *Server) build(turn Turn, cfg Config) ([]built, string) {
+	out := make([]built, 0, len(turn.Blocks))
+	stop := turn.StopReason
+	for _, b := range turn.Blocks {
+		x := built{spec: b}
+		switch b.Type {
+		case "thinking":
+			if b.Signature != nil {
+				x.signature = *b.Signature
+			} else {
+				x.signature = Sign(cfg.Secret, b.Text)
+			}
+		case "redacted_thinking":
+			x.data = RedactedData(cfg.Secret)
+		case "tool_use":
+			x.id = b.ToolID
+			if x.id == "" {
+				x.id = mockstream.NewID("toolu_")
+			}
+			in := b.ToolInput
+			if in == nil {
+				in = map[string]any{}
+			}
+			j, _ := json.Marshal(in)
+			x.inputJSON = string(j)
+			if stop == "" {
+				stop = "tool_use"
+			}
+		}
+		out = append(out, x)
+	}
+	if stop == "" {
+		stop = "end_turn"
+	}
+	return out, stop
+}
+
+func usage(r *Request) map[string]int {
+	return map[string]int{"input_tokens": len(r.Body)/4 + 1, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+}
+
+func (s *Server) answerJSON(w http.ResponseWriter, r *Request, turn Turn, cfg Config) {
+	blocks, stop := s.build(turn, cfg)
+	content := []map[string]any{}
+	for _, b := range blocks {
+		switch b.spec.Type {
+		case "thinking":
+			content = append(content, map[string]any{"type": "thinking", "thinking": b.spec.Text, "signature": b.signature})
+		case "redacted_thinking":
+			content = append(content, map[string]any{"type": "redacted_thinking", "data": b.data})
+		case "text":
+			content = append(content, map[string]any{"type": "text", "text": b.spec.Text})
+		case "tool_use":
+			content = append(content, map[string]any{"type": "tool_use", "id": b.id, "name": b.spec.ToolName, "input": json.RawMessage(b.inputJSON)})
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"id": mockstream.NewID("msg_"), "type": "message", "role": "assistant", "model": r.Parsed.Model,
+		"content": content, "stop_reason": stop, "stop_sequence": nil, "usage": usage(r),
+	})
+	s.log.Reach(context.Background(), r, StageDone)
+}
+
+func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *Request, turn Turn, cfg Config) {
+	delay := cfg.EventDelay
+	if turn.EventDelay > 0 {
+		delay = turn.EventDelay
+	}
+	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("request-id", mockstream.NewID("req_"))
+	w.WriteHeader(http.StatusOK)
+	out := mockstream.NewWriter(ctx, w, delay)
+	send := func(event string, data any) {
+		j, _ := json.Marshal(data)
+		out.Frame(fmt.Appendf(nil, "event: %s\ndata: %s\n\n", event, j))
+	}
+	reach := func(st Stage) {
+		if out.Alive() {
+			s.log.Reach(ctx, r, st)
+		}
+	}
+	blocks, stop := s.build(turn, cfg)
+	u := usage(r)
+	send("message_start", map[string]any{"type": "message_start", "message": map[string]any{
+		"id": mockstream.NewID("msg_"), "type": "message", "role": "assistant", "model": r.Parsed.Model,
+		"content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": u,
+	}})
+	reach(StageMessageStart)
+	send("ping", map[string]any{"type": "ping"})
+	for i, b := range blocks {
+		switch b.spec.Type {
+		case "thinking":
+			send("content_block_start", map[string]any{"type": "content_block_start", "index": i,
+				"content_block": map[string]any{"type": "thinking", "thinking": "", "signature": ""}})
+			for k, c := range mockstream.Chunks(b.spec.Text, 24) {
+				send("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
+					"delta": map[string]any{"type": "thinking_delta", "thinking": c}})
+				if k == 0 {
+					reach(StageThinkingDelta)
+				}
+			}
+			send("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
+				"delta": map[string]any{"type": "signature_delta", "signature": b.signature}})
+			send("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
+			reach(StageThinkingDone)
+		case "redacted_thinking":
+			send("content_block_start", map[string]any{"type": "content_block_start", "index": i,
+				"content_block": map[string]any{"type": "redacted_thinking", "data": b.data}})
+			send("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
+			reach(StageThinkingDone)
+		case "text":
+			send("content_block_start", map[string]any{"type": "content_block_start", "index": i,
+				"content_block": map[string]any{"type": "text", "text": ""}})
+			reach(StageTextStart)
+			for k, c := range mockstream.Chunks(b.spec.Text, 16) {
+				send("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
+					"delta": map[string]any{"type": "text_delta", "text": c}})
+				if k == 0 {
+					reach(StageTextDelta)
+				}
+			}
+			send("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
+			reach(StageTextDone)
+		case "tool_use":
+			send("content_block_start", map[string]any{"type": "content_block_start", "index": i,
+				"content_block": map[string]any{"type": "tool_use", "id": b.id, "name": b.spec.ToolName, "input": map[string]any{}}})
+			send("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
+				"delta": map[string]any{"type": "input_json_delta", "partial_json": ""}})
+			for _, c := range mockstream.Chunks(b.inputJSON, 16) {
+				send("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
+					"delta": map[string]any{"type": "input_json_delta", "partial_json": c}})
+			}
+			send("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
+			reach(StageToolUse)
+		}
+	}
+	send("message_delta", map[string]any{"type": "message_delta",
+		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
+		"usage": map[string]int{"output_tokens": 10 + 5*len(blocks)}})
+	reach(StageMessageDelta)
+	send("message_stop", map[string]any{"type": "message_stop"})
+	reach(StageDone)
+}

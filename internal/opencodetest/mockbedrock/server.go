@@ -1,0 +1,425 @@
+package mockbedrock
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
+
+	"github.com/sessfix/sessfix/internal/opencodetest/mockanthropic"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockstream"
+)
+
+// Stage is a point in the life of one request's answer.
+type Stage = mockstream.Stage
+
+// Stages, in the order a stream passes them. A stage is reached after the
+// events that make it up have been written and flushed to the client.
+const (
+	StageReceived       Stage = mockstream.Received // request decoded and validated
+	StageRejected       Stage = mockstream.Rejected // error answer sent
+	StageMessageStart   Stage = "message_start"     // messageStart sent
+	StageReasoningDelta Stage = "reasoning_delta"   // first reasoning text delta sent (mid-reasoning, no signature yet)
+	StageReasoningDone  Stage = "reasoning_done"    // signature delta and contentBlockStop of a reasoning block sent
+	StageTextDelta      Stage = "text_delta"        // first text delta sent (mid-text)
+	StageTextDone       Stage = "text_done"         // contentBlockStop of a text block sent
+	StageToolUse        Stage = "tool_use"          // a whole toolUse block sent
+	StageMessageStop    Stage = "message_stop"      // messageStop (stopReason) sent, metadata not yet
+	StageDone           Stage = "done"              // metadata (usage) sent
+)
+
+// Verdict says whether a request was accepted.
+type Verdict = mockstream.Verdict
+
+// Verdicts.
+const (
+	Accepted = mockstream.VerdictAccepted
+	Rejected = mockstream.VerdictRejected
+)
+
+// Request is one recorded request: Parsed is its decoded body (with the
+// model id from the URL), Turn what was answered.
+type Request = mockstream.Call[*ConverseRequest, Turn]
+
+// Match selects requests for Pause and WaitStage.
+type Match = mockstream.Match[*ConverseRequest, Turn]
+
+// Pause holds the first matching stream at a stage.
+type Pause = mockstream.Pause[*ConverseRequest, Turn]
+
+// AnyRequest matches every request.
+func AnyRequest(*Request) bool { return true }
+
+// ChatRequest matches agent requests (they declare tools).
+func ChatRequest(r *Request) bool { return r.Chat }
+
+// Config configures a Server. The zero value works.
+type Config struct {
+	// Secret signs reasoning (DefaultSecret when nil).
+	Secret []byte
+	// BearerToken, when set, is the only Bedrock API key accepted as
+	// "Authorization: Bearer …" (what OpenCode sends when
+	// AWS_BEARER_TOKEN_BEDROCK or the provider's bearerToken option is set).
+	BearerToken string
+	// AccessKeyID, when set, is the only access key accepted in a SigV4
+	// Authorization header (what OpenCode sends with AWS_ACCESS_KEY_ID and
+	// AWS_SECRET_ACCESS_KEY). The signature itself is not checked.
+	AccessKeyID string
+	// Script chooses answers (DefaultScript when nil).
+	Script Script
+	// EventDelay is slept between events.
+	EventDelay time.Duration
+	// NoValidate answers every request, even one Bedrock would reject.
+	NoValidate bool
+	// OnStage, when set, is called (synchronously, from the handler) each
+	// time a request reaches a stage.
+	OnStage func(r *Request, s Stage)
+}
+
+// Server is a running mock. Create it with New; Close it when done.
+type Server struct {
+	mu  sync.Mutex // guards cfg
+	cfg Config
+	srv *httptest.Server
+	log *mockstream.Log[*ConverseRequest, Turn]
+}
+
+// New starts a mock listening on 127.0.0.1.
+func New(cfg Config) *Server {
+	if cfg.Secret == nil {
+		cfg.Secret = DefaultSecret
+	}
+	if cfg.Script == nil {
+		cfg.Script = DefaultScript
+	}
+	s := &Server{cfg: cfg, log: mockstream.NewLog(cfg.OnStage)}
+	s.srv = mockstream.Listen(http.HandlerFunc(s.handle))
+	return s
+}
+
+// URL is the server's root, e.g. http://127.0.0.1:12345: what the
+// amazon-bedrock provider's endpoint (or baseURL) option must be set to.
+// OpenCode then POSTs to URL()+"/model/<model id>/converse-stream".
+func (s *Server) URL() string { return s.srv.URL }
+
+// Secret is the key reasoning signatures are made with.
+func (s *Server) Secret() []byte { return s.cfg.Secret }
+
+// SetScript replaces the script for requests that arrive from now on.
+func (s *Server) SetScript(sc Script) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg.Script = sc
+}
+
+// SetSecret replaces the signing secret for requests that arrive from now
+// on (as if the user switched to another AWS account).
+func (s *Server) SetSecret(secret []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg.Secret = secret
+}
+
+// SetEventDelay replaces the delay between events.
+func (s *Server) SetEventDelay(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg.EventDelay = d
+}
+
+// Close releases every pause and stops the server.
+func (s *Server) Close() {
+	s.log.Close()
+	s.srv.CloseClientConnections()
+	s.srv.Close()
+}
+
+// Requests returns copies of the recorded requests, in arrival order.
+func (s *Server) Requests() []Request { return s.log.Calls() }
+
+// ChatRequests returns the recorded agent requests.
+func (s *Server) ChatRequests() []Request { return s.log.Chat() }
+
+// Rejected returns the recorded requests that were answered with an error.
+func (s *Server) Rejected() []Request { return s.log.Rejected() }
+
+// Reset forgets the recorded requests.
+func (s *Server) Reset() { s.log.Reset() }
+
+// NthChat matches the n-th (0-based) agent request.
+func (s *Server) NthChat(n int) Match { return s.log.NthChat(n) }
+
+// Pause arranges for the first request matching m (nil: any) to stop right
+// after reaching stage, until Release or until the client disconnects.
+func (s *Server) Pause(stage Stage, m Match) *Pause { return s.log.Pause(stage, m) }
+
+// WaitStage blocks until a request matching m (nil: any) has reached stage,
+// and returns a copy of it.
+func (s *Server) WaitStage(ctx context.Context, stage Stage, m Match) (Request, error) {
+	return s.log.WaitStage(ctx, stage, m)
+}
+
+// route splits "/model/<url-escaped id>/<operation>".
+func route(escapedPath string) (modelID, op string, ok bool) {
+	rest, found := strings.CutPrefix(escapedPath, "/model/")
+	if !found {
+		return "", "", false
+	}
+	i := strings.LastIndex(rest, "/")
+	if i <= 0 {
+		return "", "", false
+	}
+	id, err := url.PathUnescape(rest[:i])
+	return id, rest[i+1:], err == nil
+}
+
+// authorize checks the Authorization header: a Bedrock API key (Bearer) or
+// an AWS SigV4 signature.
+func (cfg Config) authorize(h http.Header) *APIError {
+	auth := h.Get("Authorization")
+	denied := &APIError{Status: http.StatusForbidden, Type: "UnrecognizedClientException", Message: TextInvalidToken}
+	switch {
+	case strings.HasPrefix(auth, "Bearer "):
+		if cfg.BearerToken != "" && strings.TrimPrefix(auth, "Bearer ") != cfg.BearerToken {
+			return denied
+		}
+	case strings.HasPrefix(auth, "AWS4-HMAC-SHA256 "):
+		_, cred, _ := strings.Cut(auth, "Credential=")
+		key, _, _ := strings.Cut(cred, "/")
+		if cfg.AccessKeyID != "" && key != cfg.AccessKeyID {
+			return denied
+		}
+	default:
+		return &APIError{Status: http.StatusForbidden, Type: "MissingAuthenticationTokenException", Message: "Missing Authentication Token"}
+	}
+	return nil
+}
+
+func (s *Server) handle(w http.ResponseWriter, hr *http.Request) {
+	body, _ := io.ReadAll(hr.Body)
+	r := s.log.Record(hr, body)
+	s.mu.Lock()
+	cfg := s.cfg
+	s.mu.Unlock()
+
+	modelID, op, ok := route(hr.URL.EscapedPath())
+	stream := op == "converse-stream"
+	if hr.Method != http.MethodPost || !ok || (!stream && op != "converse") {
+		s.reject(hr.Context(), w, r, &APIError{Status: http.StatusNotFound, Type: "UnknownOperationException", Message: "Unknown operation"})
+		return
+	}
+	if e := cfg.authorize(hr.Header); e != nil {
+		s.reject(hr.Context(), w, r, e)
+		return
+	}
+	parsed, err := ParseRequest(modelID, body)
+	if err != nil {
+		s.reject(hr.Context(), w, r, invalid("%s", err.Error()))
+		return
+	}
+	s.log.Update(r, func(r *Request) {
+		r.Parsed = parsed
+		r.Chat = parsed.HasTools()
+	})
+	if !cfg.NoValidate {
+		if e := (Validator{Secret: cfg.Secret}).Validate(parsed); e != nil {
+			s.reject(hr.Context(), w, r, e)
+			return
+		}
+	}
+	turn := cfg.Script(r)
+	if turn.Error != nil {
+		s.reject(hr.Context(), w, r, turn.Error)
+		return
+	}
+	s.log.Update(r, func(r *Request) {
+		r.Verdict = Accepted
+		r.Turn = turn
+	})
+	s.log.Reach(hr.Context(), r, StageReceived)
+	blocks, stop := build(turn, cfg)
+	if !stream {
+		s.answerJSON(w, r, blocks, stop)
+		return
+	}
+	s.stream(hr.Context(), w, r, blocks, stop, turn, cfg)
+}
+
+func (s *Server) reject(ctx context.Context, w http.ResponseWriter, r *Request, e *APIError) {
+	s.log.Update(r, func(r *Request) {
+		r.Verdict = Rejected
+		r.Error = e.Message
+	})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("x-amzn-RequestId", mockstream.NewID(""))
+	w.Header().Set("x-amzn-ErrorType", e.Header())
+	w.WriteHeader(e.Status)
+	_, _ = w.Write(e.Body())
+	s.log.Reach(ctx, r, StageRejected)
+}
+
+// built is a block ready to be sent.
+type built struct {
+	spec      BlockSpec
+	signature string
+	redacted  string
+	id        string
+	inputJSON string
+}
+
+func build(turn Turn, cfg Config) ([]built, string) {
+	out := make([]built, 0, len(turn.Blocks))
+	stop := turn.StopReason
+	for _, b := range turn.Blocks {
+		x := built{spec: b}
+		switch b.Type {
+		case "reasoning":
+			if b.Signature != nil {
+				x.signature = *b.Signature
+			} else {
+				x.signature = Sign(cfg.Secret, b.Text)
+			}
+		case "redacted":
+			x.redacted = mockanthropic.RedactedData(cfg.Secret)
+		case "tool_use":
+			x.id = b.ToolID
+			if x.id == "" {
+				x.id = "tooluse_" + mockstream.NewID("")[2:24]
+			}
+			in := b.ToolInput
+			if in == nil {
+				in = map[string]any{}
+			}
+			j, _ := json.Marshal(in)
+			x.inputJSON = string(j)
+			if stop == "" {
+				stop = "tool_use"
+			}
+		}
+		out = append(out, x)
+	}
+	if stop == "" {
+		stop = "end_turn"
+	}
+	return out, stop
+}
+
+func usage(r *Request) map[string]int {
+	in := len(r.Body)/4 + 1
+	return map[string]int{"inputTokens": in, "outputTokens": 10, "totalTokens": in + 10}
+}
+
+func (s *Server) answerJSON(w http.ResponseWriter, r *Request, blocks []built, stop string) {
+	content := []map[string]any{}
+	for _, b := range blocks {
+		switch b.spec.Type {
+		case "reasoning":
+			rt := map[string]any{"text": b.spec.Text}
+			if b.signature != "" {
+				rt["signature"] = b.signature
+			}
+			content = append(content, map[string]any{"reasoningContent": map[string]any{"reasoningText": rt}})
+		case "redacted":
+			content = append(content, map[string]any{"reasoningContent": map[string]any{"redactedContent": b.redacted}})
+		case "text":
+			content = append(content, map[string]any{"text": b.spec.Text})
+		case "tool_use":
+			content = append(content, map[string]any{"toolUse": map[string]any{"toolUseId": b.id, "name": b.spec.ToolName, "input": json.RawMessage(b.inputJSON)}})
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("x-amzn-RequestId", mockstream.NewID(""))
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"output":     map[string]any{"message": map[string]any{"role": "assistant", "content": content}},
+		"stopReason": stop, "usage": usage(r), "metrics": map[string]int{"latencyMs": 1},
+	})
+	s.log.Reach(context.Background(), r, StageDone)
+}
+
+// padding is the "p" field Bedrock adds to every event (and clients drop).
+const padding = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123"
+
+func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *Request, blocks []built, stop string, turn Turn, cfg Config) {
+	delay := cfg.EventDelay
+	if turn.EventDelay > 0 {
+		delay = turn.EventDelay
+	}
+	w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")
+	w.Header().Set("x-amzn-RequestId", mockstream.NewID(""))
+	w.WriteHeader(http.StatusOK)
+	out := mockstream.NewWriter(ctx, w, delay)
+	enc := eventstream.NewEncoder()
+	send := func(event string, payload map[string]any) {
+		payload["p"] = padding[:len(event)%len(padding)+8]
+		j, _ := json.Marshal(payload)
+		var msg eventstream.Message
+		msg.Headers.Set(":event-type", eventstream.StringValue(event))
+		msg.Headers.Set(":content-type", eventstream.StringValue("application/json"))
+		msg.Headers.Set(":message-type", eventstream.StringValue("event"))
+		msg.Payload = j
+		var buf bytes.Buffer
+		if err := enc.Encode(&buf, msg); err != nil {
+			panic(err) // only on oversized messages, which the mock never makes
+		}
+		out.Frame(buf.Bytes())
+	}
+	reach := func(st Stage) {
+		if out.Alive() {
+			s.log.Reach(ctx, r, st)
+		}
+	}
+	delta := func(i int, d map[string]any) {
+		send("contentBlockDelta", map[string]any{"contentBlockIndex": i, "delta": d})
+	}
+	send("messageStart", map[string]any{"role": "assistant"})
+	reach(StageMessageStart)
+	for i, b := range blocks {
+		switch b.spec.Type {
+		case "reasoning":
+			for k, c := range mockstream.Chunks(b.spec.Text, 24) {
+				delta(i, map[string]any{"reasoningContent": map[string]any{"text": c}})
+				if k == 0 {
+					reach(StageReasoningDelta)
+				}
+			}
+			if b.signature != "" {
+				delta(i, map[string]any{"reasoningContent": map[string]any{"signature": b.signature}})
+			}
+			send("contentBlockStop", map[string]any{"contentBlockIndex": i})
+			reach(StageReasoningDone)
+		case "redacted":
+			delta(i, map[string]any{"reasoningContent": map[string]any{"redactedContent": b.redacted}})
+			send("contentBlockStop", map[string]any{"contentBlockIndex": i})
+			reach(StageReasoningDone)
+		case "text":
+			for k, c := range mockstream.Chunks(b.spec.Text, 16) {
+				delta(i, map[string]any{"text": c})
+				if k == 0 {
+					reach(StageTextDelta)
+				}
+			}
+			send("contentBlockStop", map[string]any{"contentBlockIndex": i})
+			reach(StageTextDone)
+		case "tool_use":
+			send("contentBlockStart", map[string]any{"contentBlockIndex": i,
+				"start": map[string]any{"toolUse": map[string]any{"toolUseId": b.id, "name": b.spec.ToolName}}})
+			for _, c := range mockstream.Chunks(b.inputJSON, 16) {
+				delta(i, map[string]any{"toolUse": map[string]any{"input": c}})
+			}
+			send("contentBlockStop", map[string]any{"contentBlockIndex": i})
+			reach(StageToolUse)
+		}
+	}
+	send("messageStop", map[string]any{"stopReason": stop})
+	reach(StageMessageStop)
+	send("metadata", map[string]any{"usage": usage(r), "metrics": map[string]int{"latencyMs": 1}})
+	reach(StageDone)
+}

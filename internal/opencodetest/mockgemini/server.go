@@ -1,0 +1,357 @@
+package mockgemini
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sessfix/sessfix/internal/opencodetest/mockstream"
+)
+
+// Stage is a point in the life of one request's answer.
+type Stage = mockstream.Stage
+
+// Stages, in the order a stream passes them. A stage is reached after the
+// chunks that make it up have been written and flushed to the client.
+const (
+	StageReceived     Stage = mockstream.Received // request decoded and validated
+	StageRejected     Stage = mockstream.Rejected // error answer sent
+	StageThoughtDelta Stage = "thought_delta"     // first thought chunk sent (mid-thought)
+	StageThoughtDone  Stage = "thought_done"      // last thought chunk sent
+	StageTextDelta    Stage = "text_delta"        // first text chunk sent (mid-text)
+	StageTextDone     Stage = "text_done"         // last text chunk sent, finish chunk not yet
+	StageFunctionCall Stage = "function_call"     // the chunk with the functionCall parts sent, finish chunk not yet
+	StageDone         Stage = "done"              // final chunk (finishReason, usage, signature of a text answer) sent
+)
+
+// Verdict says whether a request was accepted.
+type Verdict = mockstream.Verdict
+
+// Verdicts.
+const (
+	Accepted = mockstream.VerdictAccepted
+	Rejected = mockstream.VerdictRejected
+)
+
+// Request is one recorded request: Parsed is its decoded body (with the
+// model from the URL), Turn what was answered.
+type Request = mockstream.Call[*GenerateContentRequest, Turn]
+
+// Match selects requests for Pause and WaitStage.
+type Match = mockstream.Match[*GenerateContentRequest, Turn]
+
+// Pause holds the first matching stream at a stage.
+type Pause = mockstream.Pause[*GenerateContentRequest, Turn]
+
+// AnyRequest matches every request.
+func AnyRequest(*Request) bool { return true }
+
+// ChatRequest matches agent requests (they declare functions).
+func ChatRequest(r *Request) bool { return r.Chat }
+
+// Config configures a Server. The zero value works.
+type Config struct {
+	// Secret signs thought signatures (DefaultSecret when nil).
+	Secret []byte
+	// APIKey, when set, must be sent as x-goog-api-key (or ?key=).
+	APIKey string
+	// Script chooses answers (DefaultScript when nil).
+	Script Script
+	// EventDelay is slept between chunks.
+	EventDelay time.Duration
+	// NoValidate answers every request, even one the API would reject.
+	NoValidate bool
+	// OnStage, when set, is called (synchronously, from the handler) each
+	// time a request reaches a stage.
+	OnStage func(r *Request, s Stage)
+}
+
+// Server is a running mock. Create it with New; Close it when done.
+type Server struct {
+	mu  sync.Mutex // guards cfg
+	cfg Config
+	srv *httptest.Server
+	log *mockstream.Log[*GenerateContentRequest, Turn]
+}
+
+// New starts a mock listening on 127.0.0.1.
+func New(cfg Config) *Server {
+	if cfg.Secret == nil {
+		cfg.Secret = DefaultSecret
+	}
+	if cfg.Script == nil {
+		cfg.Script = DefaultScript
+	}
+	s := &Server{cfg: cfg, log: mockstream.NewLog(cfg.OnStage)}
+	s.srv = mockstream.Listen(http.HandlerFunc(s.handle))
+	return s
+}
+
+// URL is the server's root, e.g. http://127.0.0.1:12345.
+func (s *Server) URL() string { return s.srv.URL }
+
+// BaseURL is what the google provider's baseURL option must be set to
+// (URL + "/v1beta"); OpenCode then POSTs to
+// BaseURL()+"/models/<model>:streamGenerateContent?alt=sse".
+func (s *Server) BaseURL() string { return s.srv.URL + "/v1beta" }
+
+// Secret is the key thought signatures are made with.
+func (s *Server) Secret() []byte { return s.cfg.Secret }
+
+// SetScript replaces the script for requests that arrive from now on.
+func (s *Server) SetScript(sc Script) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg.Script = sc
+}
+
+// SetSecret replaces the signing secret for requests that arrive from now
+// on (as if the user switched to another account).
+func (s *Server) SetSecret(secret []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg.Secret = secret
+}
+
+// SetEventDelay replaces the delay between chunks.
+func (s *Server) SetEventDelay(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg.EventDelay = d
+}
+
+// Close releases every pause and stops the server.
+func (s *Server) Close() {
+	s.log.Close()
+	s.srv.CloseClientConnections()
+	s.srv.Close()
+}
+
+// Requests returns copies of the recorded requests, in arrival order.
+func (s *Server) Requests() []Request { return s.log.Calls() }
+
+// ChatRequests returns the recorded agent requests.
+func (s *Server) ChatRequests() []Request { return s.log.Chat() }
+
+// Rejected returns the recorded requests that were answered with an error.
+func (s *Server) Rejected() []Request { return s.log.Rejected() }
+
+// Reset forgets the recorded requests.
+func (s *Server) Reset() { s.log.Reset() }
+
+// NthChat matches the n-th (0-based) agent request.
+func (s *Server) NthChat(n int) Match { return s.log.NthChat(n) }
+
+// Pause arranges for the first request matching m (nil: any) to stop right
+// after reaching stage, until Release or until the client disconnects.
+func (s *Server) Pause(stage Stage, m Match) *Pause { return s.log.Pause(stage, m) }
+
+// WaitStage blocks until a request matching m (nil: any) has reached stage,
+// and returns a copy of it.
+func (s *Server) WaitStage(ctx context.Context, stage Stage, m Match) (Request, error) {
+	return s.log.WaitStage(ctx, stage, m)
+}
+
+// route splits ".../models/<model>:<method>" into model and method.
+func route(path string) (model, method string, ok bool) {
+	i := strings.LastIndex(path, "/models/")
+	if i < 0 {
+		return "", "", false
+	}
+	model, method, ok = strings.Cut(path[i+len("/models/"):], ":")
+	return model, method, ok && model != ""
+}
+
+func (s *Server) handle(w http.ResponseWriter, hr *http.Request) {
+	body, _ := io.ReadAll(hr.Body)
+	r := s.log.Record(hr, body)
+	s.mu.Lock()
+	cfg := s.cfg
+	s.mu.Unlock()
+
+	model, method, ok := route(hr.URL.Path)
+	stream := method == "streamGenerateContent"
+	if hr.Method != http.MethodPost || !ok || (!stream && method != "generateContent") {
+		s.reject(hr.Context(), w, r, &APIError{Code: http.StatusNotFound, Status: "NOT_FOUND",
+			Message: fmt.Sprintf("models/%s is not found for API version v1beta, or is not supported for %s.", model, method)})
+		return
+	}
+	if cfg.APIKey != "" && hr.Header.Get("x-goog-api-key") != cfg.APIKey && hr.URL.Query().Get("key") != cfg.APIKey {
+		s.reject(hr.Context(), w, r, invalid("%s", TextInvalidAPIKey))
+		return
+	}
+	parsed, err := ParseRequest(model, body)
+	if err != nil {
+		s.reject(hr.Context(), w, r, invalid("Invalid JSON payload received. %s", err))
+		return
+	}
+	s.log.Update(r, func(r *Request) {
+		r.Parsed = parsed
+		r.Chat = parsed.HasFunctions()
+	})
+	if !cfg.NoValidate {
+		if e := (Validator{Secret: cfg.Secret}).Validate(parsed); e != nil {
+			s.reject(hr.Context(), w, r, e)
+			return
+		}
+	}
+	turn := cfg.Script(r)
+	if turn.Error != nil {
+		s.reject(hr.Context(), w, r, turn.Error)
+		return
+	}
+	s.log.Update(r, func(r *Request) {
+		r.Verdict = Accepted
+		r.Turn = turn
+	})
+	s.log.Reach(hr.Context(), r, StageReceived)
+	chunks := s.build(parsed, turn, cfg)
+	if !stream {
+		s.answerJSON(w, r, chunks)
+		return
+	}
+	s.stream(hr.Context(), w, r, chunks, turn, cfg)
+}
+
+func (s *Server) reject(ctx context.Context, w http.ResponseWriter, r *Request, e *APIError) {
+	s.log.Update(r, func(r *Request) {
+		r.Verdict = Rejected
+		r.Error = e.Message
+	})
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.WriteHeader(e.Code)
+	_, _ = w.Write(e.Body())
+	s.log.Reach(ctx, r, StageRejected)
+}
+
+// chunk is one streamed GenerateContentResponse and the stage it completes.
+type chunk struct {
+	parts  []map[string]any
+	finish bool
+	stage  Stage
+}
+
+// build turns a scripted answer into the chunks of the stream.
+func (s *Server) build(req *GenerateContentRequest, turn Turn, cfg Config) []chunk {
+	var out []chunk
+	sig := func() string {
+		if turn.Signature != nil {
+			return *turn.Signature
+		}
+		return Sign(cfg.Secret, req.Model)
+	}
+	if turn.Thought != "" && req.ThinkingEnabled() {
+		pieces := mockstream.Chunks(turn.Thought, 24)
+		for i, p := range pieces {
+			c := chunk{parts: []map[string]any{{"text": p, "thought": true}}}
+			if i == 0 {
+				c.stage = StageThoughtDelta
+			}
+			out = append(out, c)
+		}
+		out = append(out, chunk{stage: StageThoughtDone})
+	}
+	if turn.Text != "" {
+		pieces := mockstream.Chunks(turn.Text, 16)
+		for i, p := range pieces {
+			c := chunk{parts: []map[string]any{{"text": p}}}
+			if i == 0 {
+				c.stage = StageTextDelta
+			}
+			out = append(out, c)
+		}
+		out = append(out, chunk{stage: StageTextDone})
+	}
+	if len(turn.Calls) > 0 {
+		c := chunk{stage: StageFunctionCall}
+		for i, call := range turn.Calls {
+			fc := map[string]any{"name": call.Name, "args": call.Args}
+			if call.Args == nil {
+				fc["args"] = map[string]any{}
+			}
+			if call.ID != "" {
+				fc["id"] = call.ID
+			}
+			p := map[string]any{"functionCall": fc}
+			if i == 0 {
+				if v := sig(); v != "" {
+					p["thoughtSignature"] = v
+				}
+			}
+			c.parts = append(c.parts, p)
+		}
+		out = append(out, c)
+	}
+	final := map[string]any{"text": ""}
+	if len(turn.Calls) == 0 {
+		if v := sig(); v != "" {
+			final["thoughtSignature"] = v
+		}
+	}
+	return append(out, chunk{parts: []map[string]any{final}, finish: true, stage: StageDone})
+}
+
+func (s *Server) response(r *Request, turn Turn, parts []map[string]any, finish bool) map[string]any {
+	cand := map[string]any{"content": map[string]any{"parts": parts, "role": "model"}, "index": 0}
+	resp := map[string]any{"candidates": []any{cand}, "modelVersion": r.Parsed.Model, "responseId": mockstream.NewID("")[2:]}
+	if finish {
+		reason := turn.FinishReason
+		if reason == "" {
+			reason = "STOP"
+		}
+		cand["finishReason"] = reason
+		prompt := len(r.Body)/4 + 1
+		resp["usageMetadata"] = map[string]any{"promptTokenCount": prompt, "candidatesTokenCount": 10,
+			"thoughtsTokenCount": 5, "totalTokenCount": prompt + 15}
+	}
+	return resp
+}
+
+func (s *Server) answerJSON(w http.ResponseWriter, r *Request, chunks []chunk) {
+	// One part per thought, text and call: the streamed pieces joined.
+	var parts []map[string]any
+	for _, c := range chunks {
+		for _, p := range c.parts {
+			t, isText := p["text"].(string)
+			if isText && t == "" && p["thoughtSignature"] == nil {
+				continue
+			}
+			if n := len(parts); isText && n > 0 && p["thoughtSignature"] == nil {
+				if prev, ok := parts[n-1]["text"].(string); ok && parts[n-1]["thought"] == p["thought"] {
+					parts[n-1]["text"] = prev + t
+					continue
+				}
+			}
+			parts = append(parts, p)
+		}
+	}
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	_ = json.NewEncoder(w).Encode(s.response(r, r.Turn, parts, true))
+	s.log.Reach(context.Background(), r, StageDone)
+}
+
+func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *Request, chunks []chunk, turn Turn, cfg Config) {
+	delay := cfg.EventDelay
+	if turn.EventDelay > 0 {
+		delay = turn.EventDelay
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	out := mockstream.NewWriter(ctx, w, delay)
+	for _, c := range chunks {
+		if len(c.parts) > 0 {
+			j, _ := json.Marshal(s.response(r, turn, c.parts, c.finish))
+			out.Frame(fmt.Appendf(nil, "data: %s\r\n\r\n", j))
+		}
+		if c.stage != "" && out.Alive() {
+			s.log.Reach(ctx, r, c.stage)
+		}
+	}
+}

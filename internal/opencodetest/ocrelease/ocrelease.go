@@ -1,0 +1,42 @@
+// Package ocrelease names the OpenCode releases sessfix's test lab pins, and
+// copies a data dir one of them recorded. It is the one thing unit tests of
+// the product need from the lab besides the recorded stores themselves, kept
+// apart so that they do not build the real-OpenCode driver
+// (internal/opencodetest) and its provider mocks.
+package ocrelease
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Pinned OpenCode versions the lab installs, runs and recorded.
+const (
+	// V1_18 stores sessions in SQLite (<data>/opencode.db).
+	V1_18 = "1.18.33"
+	// V1_1 stores sessions as JSON files (<data>/storage/…).
+	V1_1 = "1.1.65"
+)
+
+// CopyTree copies the regular files under src to dst, creating directories.
+func CopyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+}
