@@ -63,5 +63,5 @@
 // after), with what the suite found out about OpenCode 1.18's `event`
 // table. The table holds no timings or random ids, so a fresh run must
 // reproduce the committed file: the test fails when it differs, and
-// `go test ./e2e -update` rewrites it.
+// `go test -tags acceptance ./e2e -update` rewrites it.
 package e2e

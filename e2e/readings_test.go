@@ -1,3 +1,5 @@
+//go:build acceptance
+
 package e2e
 
 import (
@@ -372,7 +374,7 @@ func TestReasoningReadings(t *testing.T) {
 	}
 	if !bytes.Equal(old, doc) {
 		t.Errorf("docs/compatibility.md's readings section does not match this run; if the change is intended, "+
-			"regenerate it with go test ./e2e -run TestReasoningReadings -update\n--- this run:\n%s", b.Bytes())
+			"regenerate it with go test -tags acceptance ./e2e -run TestReasoningReadings -update\n--- this run:\n%s", b.Bytes())
 	}
 }
 

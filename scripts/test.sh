@@ -5,6 +5,10 @@
 # against real OpenCode (the tests install opencode-ai from npm into .cache/),
 # then the release configuration check and a snapshot build.
 #
+# The real-OpenCode tests (e2e/, internal/opencodetest, cmd/watch's
+# opencode_test.go) carry the build tag `acceptance`, so a plain
+# `go test ./...` stays fast; this script passes the tag everywhere.
+#
 # Needs only Go, npm and git. Safe to re-run: downloads are cached under
 # .cache/ and $HOME/go.
 set -euo pipefail
@@ -19,7 +23,7 @@ if [ -n "$unformatted" ]; then
 fi
 
 echo "== go vet"
-go vet ./...
+go vet -tags acceptance ./...
 
 echo "== staticcheck"
 # Pinned, installed from the Go module proxy into .cache/bin (once).
@@ -31,10 +35,10 @@ if [ ! -x "$staticcheck" ]; then
   mv .cache/bin/tmp/staticcheck "$staticcheck"
   rmdir .cache/bin/tmp
 fi
-"$staticcheck" ./...
+"$staticcheck" -tags acceptance ./...
 
 echo "== go test"
-go test -count=1 -timeout 80m ./...
+go test -tags acceptance -count=1 -timeout 80m ./...
 
 echo "== go test -race (the packages that run work concurrently)"
 # The race detector needs cgo, so a C compiler. Use the machine's; on a

@@ -1,3 +1,5 @@
+//go:build acceptance
+
 package opencodetest_test
 
 import (
@@ -204,10 +206,10 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./internal/opencodetest -run %s -update)", err, t.Name())
+		t.Fatalf("%v (run go test -tags acceptance ./internal/opencodetest -run %s -update)", err, t.Name())
 	}
 	if string(want) != string(got) {
-		t.Errorf("OpenCode's behaviour differs from %s (go test ./internal/opencodetest -run '%s' -update rewrites it):\n%s",
+		t.Errorf("OpenCode's behaviour differs from %s (go test -tags acceptance ./internal/opencodetest -run '%s' -update rewrites it):\n%s",
 			path, t.Name(), firstDiff(string(want), string(got)))
 	}
 }
