@@ -14,7 +14,8 @@ const module = "github.com/sessfix/sessfix/"
 // nothing above it; a shape package (one pkg/store/shapes registers)
 // imports no other shape, not the registry, and nothing above pkg/store;
 // the registry and the store's internal packages import nothing above the
-// store; and nothing under pkg/ or internal/ imports cmd/.
+// store; nothing under pkg/ or internal/ imports cmd/; and no product
+// package (cmd/, pkg/, internal/ outside the lab) imports the test lab.
 func TestImportDirection(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{join .Imports \" \"}}|{{join .Deps \" \"}}", module+"...").Output()
 	if err != nil {
@@ -73,6 +74,15 @@ func TestImportDirection(t *testing.T) {
 		if strings.HasPrefix(p, "pkg/") || strings.HasPrefix(p, "internal/") {
 			check(p, func(d string) bool { return strings.HasPrefix(d, "cmd/") }, "commands are the top layer")
 		}
+	}
+	lab := func(p string) bool {
+		return p == "internal/opencodetest" || strings.HasPrefix(p, "internal/opencodetest/")
+	}
+	for p := range deps {
+		if lab(p) || p == "e2e" {
+			continue
+		}
+		check(p, lab, "the test lab (internal/opencodetest/...) is for tests only: no product package imports it")
 	}
 }
 
