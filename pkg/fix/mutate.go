@@ -232,6 +232,22 @@ func markToolAborted(s *store.Session, m *store.Message, p *store.Part, e env) (
 	if !scan.UnfinishedTool(p) {
 		return nil, nil
 	}
+	after, err := abortShape(p, ToolAbortedError, e, nil)
+	if err != nil {
+		return nil, err
+	}
+	ed := partEdit(store.OpUpdate, m, p, "markToolAborted", "unfinished tool marked aborted")
+	ed.After = after
+	return []store.Edit{ed}, nil
+}
+
+// abortShape returns the tool part rewritten to the shape OpenCode writes
+// when it aborts a tool: status "error", the error text, metadata.interrupted
+// true (metadata made an object when it is not one), time.end, and
+// time.start when the tool never started. more, when not nil, sets further
+// keys through the same setter. It is markToolAborted's and markToolCutOff's
+// shared shape.
+func abortShape(p *store.Part, errText string, e env, more func(set func(v any, keys ...string))) ([]byte, error) {
 	after := p.Raw
 	var err error
 	set := func(v any, keys ...string) {
@@ -240,11 +256,14 @@ func markToolAborted(s *store.Session, m *store.Message, p *store.Part, e env) (
 		}
 	}
 	set("error", "state", "status")
-	set(ToolAbortedError, "state", "error")
+	set(errText, "state", "error")
 	if md := p.Get("state.metadata"); md.Exists() && !md.IsObject() {
 		set(obj().set("interrupted", true), "state", "metadata")
 	} else {
 		set(true, "state", "metadata", "interrupted")
+	}
+	if more != nil {
+		more(set)
 	}
 	if !p.Get("state.time.start").Exists() {
 		set(e.ms(), "state", "time", "start")
@@ -253,9 +272,7 @@ func markToolAborted(s *store.Session, m *store.Message, p *store.Part, e env) (
 	if err != nil {
 		return nil, fmt.Errorf("part %s: %w", p.ID, err)
 	}
-	ed := partEdit(store.OpUpdate, m, p, "markToolAborted", "unfinished tool marked aborted")
-	ed.After = after
-	return []store.Edit{ed}, nil
+	return after, nil
 }
 
 // moveThinkingFirst re-keys the thinking parts that sort after the first

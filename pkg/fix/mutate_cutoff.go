@@ -1,8 +1,6 @@
 package fix
 
 import (
-	"fmt"
-
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -30,33 +28,14 @@ func markToolCutOff(m *store.Message, p *store.Part, e env) ([]store.Edit, error
 	if !cut {
 		return nil, nil
 	}
-	after := p.Raw
-	var err error
-	set := func(v any, keys ...string) {
-		if err == nil {
-			after, err = setJSON(after, v, keys...)
+	after, err := abortShape(p, ToolCutOffError, e, func(set func(v any, keys ...string)) {
+		if !scan.InputIsObject(p) {
+			set(p.Get("state.input").String(), "state", "metadata", "truncatedInput")
+			set(obj(), "state", "input")
 		}
-	}
-	set("error", "state", "status")
-	set(ToolCutOffError, "state", "error")
-	md := obj().set("interrupted", true)
-	if old := p.Get("state.metadata"); old.IsObject() {
-		set(true, "state", "metadata", "interrupted")
-		md = nil
-	}
-	if md != nil {
-		set(md, "state", "metadata")
-	}
-	if !scan.InputIsObject(p) {
-		set(p.Get("state.input").String(), "state", "metadata", "truncatedInput")
-		set(obj(), "state", "input")
-	}
-	if !p.Get("state.time.start").Exists() {
-		set(e.ms(), "state", "time", "start")
-	}
-	set(e.ms(), "state", "time", "end")
+	})
 	if err != nil {
-		return nil, fmt.Errorf("part %s: %w", p.ID, err)
+		return nil, err
 	}
 	ed := partEdit(store.OpUpdate, m, p, "markToolCutOff", "tool call cut off by the output limit marked failed")
 	ed.After = after
