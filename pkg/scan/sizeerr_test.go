@@ -23,9 +23,8 @@ func TestFailedAttemptTooBigNotRepairedYet(t *testing.T) {
 		{"context overflow by name", "Input exceeds the model's limits", "ContextOverflowError", ErrorContextOverflow},
 	} {
 		s := recoverySession(loop, answer, c.text)
-		f := s.Messages[len(s.Messages)-1]
 		if c.errName != "APIError" {
-			f = testMessage("f", "assistant", `{"role":"assistant","providerID":"anthropic","modelID":"claude-sonnet-4-5","time":{"created":101,"completed":102},"error":{"name":"`+c.errName+`","data":{"message":"`+c.text+`"}}}`)
+			f := testMessage("f", "assistant", `{"role":"assistant","providerID":"anthropic","modelID":"claude-sonnet-4-5","time":{"created":101,"completed":102},"error":{"name":"`+c.errName+`","data":{"message":"`+c.text+`"}}}`)
 			s = session(store.ShapeSQLite, append(s.Messages[:len(s.Messages)-1:len(s.Messages)-1], f)...)
 		}
 		var got *Finding
