@@ -64,6 +64,19 @@ func TestFixShowsTheRepairOfABusySession(t *testing.T) {
 		t.Errorf("the JSON document does not count the busy session:\n%s", js.out)
 	}
 
+	// fix --yes holds the session back, names it, writes nothing, and
+	// exits 0: it did all it may do now (a live turn is not a finding).
+	held := newEnv(path)
+	held.opts.Factory.Now = func() time.Time { return now }
+	held.opts.Activity = activityOf(store.ActivityOpen)
+	held.opts.Yes = true
+	if err := held.run(t); err != nil {
+		t.Errorf("fix --yes with the session held back: %v, want exit 0\n%s", err, held.errOut)
+	}
+	if held.ap.n != 0 || !strings.Contains(held.errOut.String(), "skipped session") {
+		t.Errorf("fix --yes wrote the busy session or did not name it:\n%s", held.errOut)
+	}
+
 	forced := newEnv(path)
 	forced.opts.Factory.Now = func() time.Time { return now }
 	forced.opts.Activity = activityOf(store.ActivityOpen)

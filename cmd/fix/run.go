@@ -242,8 +242,17 @@ func (r *fixRun) take(o fix.Outcome) error {
 }
 
 // remaining counts what the run leaves to the user: findings left that
-// fail it, and sessions skipped as busy.
-func (r *fixRun) remaining() int { return r.unfixed + r.busy }
+// fail it. A session held back because OpenCode may be writing it is named
+// on stderr and counted in skipped_busy, but does not fail the run: fix
+// did everything it may do now, as before sessfix showed such sessions'
+// plans (TestLiveTurnLeftAlone); a dry run still exits 1 on the plan it
+// shows.
+func (r *fixRun) remaining() int {
+	if !r.mode.Writes() {
+		return r.unfixed + r.busy
+	}
+	return r.unfixed
+}
 
 // left is cli.ErrFindings when the run leaves something to the user, else
 // nil.
