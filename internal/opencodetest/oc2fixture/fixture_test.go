@@ -10,8 +10,8 @@ import (
 )
 
 const (
-	baseDB   = "../../testdata/real/opencode-1.18.33/opencode.db"
-	fixtures = "../../testdata/opencode2"
+	baseDB   = "../../../testdata/real/opencode-1.18.33/opencode.db"
+	fixtures = "../../../testdata/opencode2"
 )
 
 func build(t *testing.T, name string) (string, []Warning) {
