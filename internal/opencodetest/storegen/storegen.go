@@ -15,7 +15,7 @@ import (
 
 // Version changes whenever the generator writes different bytes for the
 // same Config, so caches of generated stores can tell they are stale.
-const Version = 1
+const Version = 2
 
 // Config says what to generate. The zero value of a field means its
 // default (see Default).
@@ -95,7 +95,11 @@ func (c Config) validate() error {
 // Defect kinds injected into assistant messages, with the rule that reports
 // each.
 const (
-	DefectEmptyText       = "empty-text"       // SF104: a text part with text ""
+	// SF104: a text part whose text is a newline, which every OpenCode
+	// version sends as it is ("" next to signed reasoning would be a defect
+	// only where OpenCode sends it as " ": 1.2 and later, not 1.1's JSON
+	// stores).
+	DefectEmptyText       = "empty-text"
 	DefectThinkingLate    = "thinking-late"    // SF103: reasoning after a tool or text part
 	DefectUnsigned        = "unsigned"         // SF107: reasoning without a signature
 	DefectRunningTool     = "running-tool"     // SF105: a tool left running in a finished message
@@ -500,7 +504,7 @@ func (g *gen) assistantMessage(parentID string, final bool) (Message, string) {
 		case text:
 			add(g.textBody(g.sentence(20, 300)))
 		case emptyText:
-			add(g.textBody(""))
+			add(g.textBody("\n"))
 		case tool, runningTool:
 			add(g.toolBody(b == runningTool))
 		}
