@@ -249,167 +249,215 @@ func (o *overlay) list(dir string) ([]string, error) {
 	return out, nil
 }
 
+// planner turns one change set into a jsonPlan, edit by edit, against the
+// overlay of what the edits before it leave.
+type planner struct {
+	w    *jsonWriter
+	p    *jsonPlan
+	ov   *overlay
+	seen map[string]bool
+	// moved maps the part files a message re-key moved to their new paths,
+	// so later edits of those parts (which name the old location) follow.
+	moved map[string]string
+}
+
 func (w *jsonWriter) plan(cs *store.ChangeSet) (*jsonPlan, error) {
 	if err := cs.Check(); err != nil {
 		return nil, err
 	}
-	p := &jsonPlan{addLoc: map[int]string{}}
-	ov := &overlay{w: w, state: map[string]*[]byte{}}
-	seen := map[string]bool{}
-	target := func(path string, kind store.Kind, id string) {
-		if !seen[path] {
-			seen[path] = true
-			p.targets = append(p.targets, store.Target{Kind: kind, ID: id, Path: path})
-		}
-	}
-	write := func(i int, path string, kind store.Kind, id string, data []byte) {
-		target(path, kind, id)
-		ov.set(path, data)
-		p.steps = append(p.steps, fileStep{path: path, data: data, edit: i})
-	}
-	remove := func(i int, path string, kind store.Kind, id string) {
-		target(path, kind, id)
-		ov.del(path)
-		p.steps = append(p.steps, fileStep{path: path, remove: true, edit: i})
+	pl := &planner{
+		w:     w,
+		p:     &jsonPlan{addLoc: map[int]string{}},
+		ov:    &overlay{w: w, state: map[string]*[]byte{}},
+		seen:  map[string]bool{},
+		moved: map[string]string{},
 	}
 	if cs == nil {
-		return p, nil
+		return pl.p, nil
 	}
-	// moved maps the part files a message re-key moved to their new paths,
-	// so later edits of those parts (which name the old location) follow.
-	moved := map[string]string{}
 	for i := range cs.Edits {
-		e := &cs.Edits[i]
-		path, err := w.recordPath(cs, e)
-		if err != nil {
+		if err := pl.edit(cs, i); err != nil {
 			return nil, err
-		}
-		if np, ok := moved[path]; ok {
-			path = np
-		}
-		cur, exists, err := ov.get(path)
-		if err != nil {
-			return nil, err
-		}
-		if e.Op == store.OpAdd {
-			if exists {
-				return nil, fmt.Errorf("cannot add %s %s: %s already exists; nothing was written", e.Kind, e.ID, path)
-			}
-			if e.Kind == store.KindSession {
-				if err := w.checkNewSession(ov, e, path); err != nil {
-					return nil, err
-				}
-			}
-			write(i, path, e.Kind, e.ID, e.After)
-			p.addLoc[i] = path
-			continue
-		}
-		if !exists {
-			return nil, store.Changed(path, e.Kind, e.ID, "was removed")
-		}
-		if !bytes.Equal(cur, e.Before) && !(e.Op == store.OpQuarantine && e.Before == nil) {
-			return nil, store.Changed(path, e.Kind, e.ID, "was modified")
-		}
-		switch e.Op {
-		case store.OpUpdate:
-			write(i, path, e.Kind, e.ID, e.After)
-		case store.OpDelete, store.OpQuarantine:
-			remove(i, path, e.Kind, e.ID)
-			if e.Kind == store.KindMessage {
-				// As SQLite's ON DELETE CASCADE does: a message's parts go with it.
-				dir := w.partsDirOf(path, e.ID)
-				if err := w.realDirs(dir); err != nil {
-					return nil, err
-				}
-				files, err := ov.list(dir)
-				if err != nil {
-					return nil, err
-				}
-				for _, f := range files {
-					remove(i, f, store.KindPart, strings.TrimSuffix(filepath.Base(f), ".json"))
-				}
-				p.emptied = append(p.emptied, dir)
-			}
-		case store.OpRekey:
-			if e.Kind == store.KindSession {
-				return nil, fmt.Errorf("session %s: sessfix does not re-key sessions", e.ID)
-			}
-			newPath := filepath.Join(filepath.Dir(path), e.NewID+filepath.Ext(path))
-			if _, ok, err := ov.get(newPath); err != nil {
-				return nil, err
-			} else if ok {
-				return nil, fmt.Errorf("cannot re-key %s %s: %s already exists; nothing was written", e.Kind, e.ID, newPath)
-			}
-			body, err := e.RekeyedBody(cur)
-			if err != nil {
-				return nil, fmt.Errorf("re-key %s %s: %w", e.Kind, e.ID, err)
-			}
-			write(i, newPath, e.Kind, e.NewID, body)
-			remove(i, path, e.Kind, e.ID)
-			p.addLoc[i] = newPath
-			if e.Kind == store.KindMessage {
-				oldDir, newDir := w.partsDirOf(path, e.ID), w.partsDirOf(path, e.NewID)
-				for _, d := range []string{oldDir, newDir} {
-					if err := w.realDirs(d); err != nil {
-						return nil, err
-					}
-				}
-				files, err := ov.list(oldDir)
-				if err != nil {
-					return nil, err
-				}
-				for _, f := range files {
-					np := filepath.Join(newDir, filepath.Base(f))
-					if _, ok, err := ov.get(np); err != nil {
-						return nil, err
-					} else if ok {
-						return nil, fmt.Errorf("cannot re-key message %s: %s already exists; nothing was written", e.ID, np)
-					}
-					b, _, err := ov.get(f)
-					if err != nil {
-						return nil, err
-					}
-					// The part moves unchanged; the planner's part updates
-					// that follow rewrite the messageID in its body.
-					pid := strings.TrimSuffix(filepath.Base(f), ".json")
-					write(i, np, store.KindPart, pid, b)
-					remove(i, f, store.KindPart, pid)
-					moved[f] = np
-				}
-				p.emptied = append(p.emptied, oldDir)
-			}
 		}
 	}
-	// A session file goes only with every message of the session, as the
-	// SQLite writer requires: a session record deleted alone would leave
-	// its messages orphaned.
 	for i := range cs.Edits {
-		e := &cs.Edits[i]
-		if e.Kind != store.KindSession || e.Op != store.OpDelete {
-			continue
-		}
-		dir := filepath.Dir(w.messagePath(e.ID, "x"))
-		if err := w.realDirs(dir); err != nil {
+		if err := pl.sessionDelete(&cs.Edits[i]); err != nil {
 			return nil, err
-		}
-		left, err := ov.list(dir)
-		if err != nil {
-			return nil, err
-		}
-		if len(left) > 0 {
-			return nil, fmt.Errorf("cannot %s session %s: its message %s stays (sessfix removes a session record only with every message of it); nothing was written",
-				e.Op, e.ID, strings.TrimSuffix(filepath.Base(left[0]), ".json"))
-		}
-		p.emptied = append(p.emptied, dir)
-		// And the directories that would still list it.
-		switch w.info.Shape {
-		case store.ShapeSessions:
-			p.emptied = append(p.emptied, filepath.Join(w.root, e.ID, "parts"), filepath.Join(w.root, e.ID))
-		case store.ShapeProject:
-			p.emptied = append(p.emptied, filepath.Join(w.root, "session", "part", e.ID))
 		}
 	}
-	return p, nil
+	return pl.p, nil
+}
+
+func (pl *planner) target(path string, kind store.Kind, id string) {
+	if !pl.seen[path] {
+		pl.seen[path] = true
+		pl.p.targets = append(pl.p.targets, store.Target{Kind: kind, ID: id, Path: path})
+	}
+}
+
+func (pl *planner) write(i int, path string, kind store.Kind, id string, data []byte) {
+	pl.target(path, kind, id)
+	pl.ov.set(path, data)
+	pl.p.steps = append(pl.p.steps, fileStep{path: path, data: data, edit: i})
+}
+
+func (pl *planner) remove(i int, path string, kind store.Kind, id string) {
+	pl.target(path, kind, id)
+	pl.ov.del(path)
+	pl.p.steps = append(pl.p.steps, fileStep{path: path, remove: true, edit: i})
+}
+
+// edit plans edit i of cs.
+func (pl *planner) edit(cs *store.ChangeSet, i int) error {
+	e := &cs.Edits[i]
+	path, err := pl.w.recordPath(cs, e)
+	if err != nil {
+		return err
+	}
+	if np, ok := pl.moved[path]; ok {
+		path = np
+	}
+	cur, exists, err := pl.ov.get(path)
+	if err != nil {
+		return err
+	}
+	if e.Op == store.OpAdd {
+		if exists {
+			return fmt.Errorf("cannot add %s %s: %s already exists; nothing was written", e.Kind, e.ID, path)
+		}
+		if e.Kind == store.KindSession {
+			if err := pl.w.checkNewSession(pl.ov, e, path); err != nil {
+				return err
+			}
+		}
+		pl.write(i, path, e.Kind, e.ID, e.After)
+		pl.p.addLoc[i] = path
+		return nil
+	}
+	if !exists {
+		return store.Changed(path, e.Kind, e.ID, "was removed")
+	}
+	if !bytes.Equal(cur, e.Before) && !(e.Op == store.OpQuarantine && e.Before == nil) {
+		return store.Changed(path, e.Kind, e.ID, "was modified")
+	}
+	switch e.Op {
+	case store.OpUpdate:
+		pl.write(i, path, e.Kind, e.ID, e.After)
+	case store.OpDelete, store.OpQuarantine:
+		pl.remove(i, path, e.Kind, e.ID)
+		if e.Kind == store.KindMessage {
+			// As SQLite's ON DELETE CASCADE does: a message's parts go with it.
+			return pl.removeParts(i, pl.w.partsDirOf(path, e.ID))
+		}
+	case store.OpRekey:
+		return pl.rekey(i, e, path, cur)
+	}
+	return nil
+}
+
+// removeParts removes every part file of dir, the parts directory of a
+// message edit i removes.
+func (pl *planner) removeParts(i int, dir string) error {
+	if err := pl.w.realDirs(dir); err != nil {
+		return err
+	}
+	files, err := pl.ov.list(dir)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		pl.remove(i, f, store.KindPart, strings.TrimSuffix(filepath.Base(f), ".json"))
+	}
+	pl.p.emptied = append(pl.p.emptied, dir)
+	return nil
+}
+
+// rekey plans edit i, which gives the record at path (holding cur) a new id.
+func (pl *planner) rekey(i int, e *store.Edit, path string, cur []byte) error {
+	if e.Kind == store.KindSession {
+		return fmt.Errorf("session %s: sessfix does not re-key sessions", e.ID)
+	}
+	newPath := filepath.Join(filepath.Dir(path), e.NewID+filepath.Ext(path))
+	if _, ok, err := pl.ov.get(newPath); err != nil {
+		return err
+	} else if ok {
+		return fmt.Errorf("cannot re-key %s %s: %s already exists; nothing was written", e.Kind, e.ID, newPath)
+	}
+	body, err := e.RekeyedBody(cur)
+	if err != nil {
+		return fmt.Errorf("re-key %s %s: %w", e.Kind, e.ID, err)
+	}
+	pl.write(i, newPath, e.Kind, e.NewID, body)
+	pl.remove(i, path, e.Kind, e.ID)
+	pl.p.addLoc[i] = newPath
+	if e.Kind == store.KindMessage {
+		return pl.moveParts(i, e, pl.w.partsDirOf(path, e.ID), pl.w.partsDirOf(path, e.NewID))
+	}
+	return nil
+}
+
+// moveParts moves the part files of a re-keyed message from oldDir to
+// newDir, unchanged: the planner's part updates that follow rewrite the
+// messageID in their bodies.
+func (pl *planner) moveParts(i int, e *store.Edit, oldDir, newDir string) error {
+	for _, d := range []string{oldDir, newDir} {
+		if err := pl.w.realDirs(d); err != nil {
+			return err
+		}
+	}
+	files, err := pl.ov.list(oldDir)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		np := filepath.Join(newDir, filepath.Base(f))
+		if _, ok, err := pl.ov.get(np); err != nil {
+			return err
+		} else if ok {
+			return fmt.Errorf("cannot re-key message %s: %s already exists; nothing was written", e.ID, np)
+		}
+		b, _, err := pl.ov.get(f)
+		if err != nil {
+			return err
+		}
+		pid := strings.TrimSuffix(filepath.Base(f), ".json")
+		pl.write(i, np, store.KindPart, pid, b)
+		pl.remove(i, f, store.KindPart, pid)
+		pl.moved[f] = np
+	}
+	pl.p.emptied = append(pl.p.emptied, oldDir)
+	return nil
+}
+
+// sessionDelete checks a session file's removal once every edit is planned:
+// a session file goes only with every message of the session, as the
+// SQLite writer requires (a session record deleted alone would leave its
+// messages orphaned), and takes the directories that would still list it.
+func (pl *planner) sessionDelete(e *store.Edit) error {
+	if e.Kind != store.KindSession || e.Op != store.OpDelete {
+		return nil
+	}
+	w := pl.w
+	dir := filepath.Dir(w.messagePath(e.ID, "x"))
+	if err := w.realDirs(dir); err != nil {
+		return err
+	}
+	left, err := pl.ov.list(dir)
+	if err != nil {
+		return err
+	}
+	if len(left) > 0 {
+		return fmt.Errorf("cannot %s session %s: its message %s stays (sessfix removes a session record only with every message of it); nothing was written",
+			e.Op, e.ID, strings.TrimSuffix(filepath.Base(left[0]), ".json"))
+	}
+	pl.p.emptied = append(pl.p.emptied, dir)
+	switch w.info.Shape {
+	case store.ShapeSessions:
+		pl.p.emptied = append(pl.p.emptied, filepath.Join(w.root, e.ID, "parts"), filepath.Join(w.root, e.ID))
+	case store.ShapeProject:
+		pl.p.emptied = append(pl.p.emptied, filepath.Join(w.root, "session", "part", e.ID))
+	}
+	return nil
 }
 
 func (w *jsonWriter) Targets(_ context.Context, cs *store.ChangeSet) ([]store.Target, error) {
