@@ -83,66 +83,17 @@ func Undo(ctx context.Context, opts Options, runID string, force bool) (*UndoRes
 	}
 	defer w.Close()
 
-	// The oldest image of a target is what it was before the run; the
-	// newest entry says what the run left.
-	plans := map[string]*targetPlan{}
-	var order []string
-	for _, s := range m.Sessions {
-		for i := range s.Images {
-			im := &s.Images[i]
-			k := key(im.Target)
-			p := plans[k]
-			if p == nil {
-				p = &targetPlan{}
-				plans[k] = p
-				order = append(order, k)
-			}
-			p.entries = append(p.entries, runImage{im, s.State})
-		}
-	}
-	var targets []store.Target
-	for _, k := range order {
-		targets = append(targets, plans[k].first().Target)
-	}
-	current, err := w.Read(ctx, targets)
+	order, plans := targetPlans(m.Sessions)
+	current, err := w.Read(ctx, planTargets(order, plans))
 	if err != nil {
 		return nil, fmt.Errorf("cannot undo run %s: %w", m.RunID, err)
 	}
-	var restore, tidy []store.Image
-	for i, k := range order {
-		p, cur := plans[k], current[i]
-		first := p.first()
-		// Restore only over the state checked here: a write between this
-		// check and the restore refuses the whole undo.
-		checked := cur.Hash()
-		if asBefore(cur, first) {
-			res.Unchanged++
-			if !cur.Exists && !first.KeepDir && first.Table == "" {
-				// A killed run may have made its directory: removed
-				// again if it is empty.
-				im := first.image()
-				im.Expect = &checked
-				tidy = append(tidy, im)
-			}
-			continue
-		}
-		if ok, why := p.left(cur); !ok {
-			res.Refused = append(res.Refused, Refusal{first.Target, why})
-			if !force {
-				continue
-			}
-		}
-		im := first.image()
-		im.Expect = &checked
-		if first.Existed {
-			data, err := p.before(dir, cur)
-			if err != nil {
-				return nil, fmt.Errorf("cannot undo run %s: %w; nothing was restored", m.RunID, err)
-			}
-			im.Data = data
-		}
-		restore = append(restore, im)
+	rs, err := planRestore(dir, order, plans, current, force)
+	if err != nil {
+		return nil, fmt.Errorf("cannot undo run %s: %w; nothing was restored", m.RunID, err)
 	}
+	restore, tidy := rs.restore, rs.tidy
+	res.Unchanged, res.Refused = rs.unchanged, rs.refused
 	if len(res.Refused) > 0 && !force {
 		return res, &RefusedError{RunID: m.RunID, Refused: res.Refused}
 	}
@@ -166,6 +117,88 @@ func Undo(ctx context.Context, opts Options, runID string, force bool) (*UndoRes
 		res.Message = fmt.Sprintf("run %s changed nothing that is still different; marked it undone", m.RunID)
 	}
 	return res, nil
+}
+
+// targetPlans gathers the images of sessions by target, in the order the
+// targets first appear: the oldest image of a target is what it was
+// before the run, the newest entry says what the run left.
+func targetPlans(sessions []*SessionEntry) ([]string, map[string]*targetPlan) {
+	plans := map[string]*targetPlan{}
+	var order []string
+	for _, s := range sessions {
+		for i := range s.Images {
+			im := &s.Images[i]
+			k := key(im.Target)
+			p := plans[k]
+			if p == nil {
+				p = &targetPlan{}
+				plans[k] = p
+				order = append(order, k)
+			}
+			p.entries = append(p.entries, runImage{im, s.State})
+		}
+	}
+	return order, plans
+}
+
+// planTargets are the targets of plans, in order.
+func planTargets(order []string, plans map[string]*targetPlan) []store.Target {
+	var targets []store.Target
+	for _, k := range order {
+		targets = append(targets, plans[k].first().Target)
+	}
+	return targets
+}
+
+// restoration is what putting targets back to their state before a run
+// takes: the images to restore, the directories a killed run may have
+// made to remove if empty, what is refused and what is as before already.
+type restoration struct {
+	restore, tidy []store.Image
+	refused       []Refusal
+	unchanged     int
+}
+
+// planRestore decides, for each target (current holds them as they are
+// now, in order), whether it is as before, may be put back (it holds what
+// the run left) or is refused; with force a refused one is put back too.
+// Each image restored or tidied carries the hash checked here as its
+// Expect, so a write between this check and the restore refuses it all.
+func planRestore(dir string, order []string, plans map[string]*targetPlan, current []store.Image, force bool) (*restoration, error) {
+	rs := &restoration{}
+	for i, k := range order {
+		p, cur := plans[k], current[i]
+		first := p.first()
+		checked := cur.Hash()
+		if asBefore(cur, first) {
+			rs.unchanged++
+			if !cur.Exists && !first.KeepDir && first.Table == "" {
+				// A killed run may have made its directory: removed
+				// again if it is empty.
+				im := first.image()
+				im.Expect = &checked
+				rs.tidy = append(rs.tidy, im)
+			}
+			continue
+		}
+		if ok, why := p.left(cur); !ok {
+			rs.refused = append(rs.refused, Refusal{first.Target, why})
+			if !force {
+				continue
+			}
+		}
+		im := first.image()
+		im.Expect = &checked
+		if first.Existed {
+			data, err := p.before(dir, cur)
+			if err != nil {
+				return nil, err
+			}
+			im.Data = data
+		}
+		rs.restore = append(rs.restore, im)
+	}
+	return rs, nil
 }
 
 // beforeRestore, when set (by tests), runs between Undo's check of the
