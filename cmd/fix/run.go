@@ -56,7 +56,7 @@ func RunFix(ctx context.Context, opts *FixOptions) (err error) {
 	writable := run.refuseReadOnly(disc.Stores)
 	run.mode = cli.DecideWrite(ios, opts.DryRun, opts.Yes, opts.Interactive)
 	if run.mode.Writes() {
-		if err := run.lock(writable); err != nil {
+		if writable, err = run.lock(ctx, writable); err != nil {
 			return err
 		}
 		defer func() {

@@ -15,26 +15,35 @@ import (
 )
 
 // lock takes the writer lock of every store, in order, before anything is
-// planned. A store another sessfix holds ends the run (exit 4) with the
-// locks taken so far released. A lock that cannot be created for another
-// reason (a read-only store) is not taken: the store is planned as usual,
-// and writing it fails the way it always would.
-func (r *fixRun) lock(stores []store.Store) error {
+// planned, and returns the stores to plan. A store another sessfix holds
+// ends the run (exit 4) with the locks taken so far released. A lock that
+// cannot be created for another reason (a read-only store) is not taken:
+// the store is planned as usual, and writing it fails the way it always
+// would. Taking a lock rolls back what a killed sessfix left half-written
+// in the store (backup.Lock), said on stderr; a store where that fails is
+// not planned, and makes the run fail in the end.
+func (r *fixRun) lock(ctx context.Context, stores []store.Store) ([]store.Store, error) {
 	r.locks = map[store.Store]*store.Lock{}
+	var out []store.Store
 	for _, st := range stores {
-		l, err := store.AcquireLock(st.Info())
+		l, rbs, err := backup.Lock(ctx, r.pipe.Write.Backup, st.Info())
+		cli.SayRollbacks(r.opts.Factory.IOStreams, rbs)
 		switch {
 		case errors.Is(err, store.ErrLocked):
 			if uerr := r.unlock(); uerr != nil {
 				err = errors.Join(err, uerr)
 			}
 			// The error names the store, who holds it and what to do.
-			return err
+			return nil, err
 		case err == nil:
 			r.locks[st] = l
+		case errors.As(err, new(*backup.RecoverError)):
+			r.storeErrs[st.Info().Path] = err
+			continue
 		}
+		out = append(out, st)
 	}
-	return nil
+	return out, nil
 }
 
 // refuseReadOnly returns the stores fix may write. A store sessfix never

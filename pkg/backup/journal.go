@@ -525,7 +525,7 @@ func (j *Journal) Empty() bool { return len(j.m.Sessions) == 0 }
 
 // Apply backs up and applies change sets to one store, one run for all of
 // them: each change set is recorded, applied and committed in turn. The
-// caller holds the store's writer lock (store.AcquireLock). It returns the
+// caller holds the store's writer lock (Lock). It returns the
 // run id ("" when nothing was written).
 //
 // When a change set fails, Apply stops with an *ApplyError naming it and

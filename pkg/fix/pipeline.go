@@ -8,6 +8,7 @@ import (
 
 	"github.com/sessfix/sessfix/internal/faultpoint"
 	"github.com/sessfix/sessfix/internal/pool"
+	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -197,12 +198,15 @@ func (p *Pipeline) Repair(ctx context.Context, targets []Target, yield func(Outc
 // plan. An outcome that no longer changes anything (another sessfix
 // repaired the session) is returned as planned now, unwritten.
 func (p *Pipeline) repairLocked(ctx context.Context, o Outcome) Outcome {
-	lock, err := store.AcquireLock(o.Store.Info())
+	q := *p.withDefaults()
+	lock, rbs, err := backup.Lock(ctx, q.Write.Backup, o.Store.Info())
+	if q.Write.Rollbacks != nil {
+		q.Write.Rollbacks(rbs)
+	}
 	if err != nil {
 		o.Status, o.Step, o.Err = Failed, StepWrite, err
 		return o
 	}
-	q := *p.withDefaults()
 	q.Admit = nil
 	o = q.planOne(ctx, o.Target)
 	var run string
@@ -234,7 +238,7 @@ func (p *Pipeline) Apply(ctx context.Context, st store.Store, planned []Outcome)
 }
 
 // ApplyLocked is Apply for a caller that took the store's writer lock
-// (store.AcquireLock) before it planned, and holds it: the plans are
+// (backup.Lock) before it planned, and holds it: the plans are
 // written as they are, since no other sessfix can have written the store
 // since they were made. The caller releases the lock.
 func (p *Pipeline) ApplyLocked(ctx context.Context, st store.Store, planned []Outcome) (run string, err error) {

@@ -15,6 +15,9 @@ import (
 type WriteOptions struct {
 	// Backup locates the backup journal and tunes the store writers.
 	Backup backup.Options
+	// Rollbacks, when set, hears what taking a store's writer lock did
+	// about change sets a killed sessfix left half-written (backup.Lock).
+	Rollbacks func([]backup.Rollback)
 	// Apply replaces backup.Apply (tests). The caller of Apply holds the
 	// store's writer lock.
 	Apply func(ctx context.Context, info store.Info, sets []*store.ChangeSet) (runID string, err error)
@@ -40,7 +43,10 @@ func write(ctx context.Context, st store.Store, plans []Outcome, opts WriteOptio
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	lock, err := store.AcquireLock(st.Info())
+	lock, rbs, err := backup.Lock(ctx, opts.Backup, st.Info())
+	if opts.Rollbacks != nil {
+		opts.Rollbacks(rbs)
+	}
 	if err != nil {
 		return "", err
 	}

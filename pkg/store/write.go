@@ -24,8 +24,8 @@ import (
 // bytes). Apply fills in Loc of the records it creates.
 //
 // Apply does not take the writer lock and does not back up: callers hold
-// AcquireLock and record the change set in a backup journal (pkg/backup)
-// first; backup.Apply does both steps for a list of change sets.
+// the writer lock (backup.Lock) and record the change set in a backup journal (pkg/backup)
+// first; backup.Apply records and applies a list of change sets.
 type Writer interface {
 	Apply(ctx context.Context, cs *ChangeSet) error
 	// Targets lists everything cs would touch: files (JSON shapes and export

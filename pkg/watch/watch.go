@@ -14,6 +14,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/sessfix/sessfix/internal/plural"
+	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/fix"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
@@ -240,6 +241,7 @@ func New(opts Options) (*Watcher, error) {
 	}
 	w.settlePolicy = scan.SettlePolicy{Settle: opts.Settle, Abandon: opts.Abandon, Activity: w.activity}
 	w.pipe = newPipeline(opts, w.activity)
+	w.pipe.Write.Rollbacks = w.rolledBack
 	for _, st := range opts.Stores {
 		info := st.Info()
 		root, err := filepath.Abs(info.Path)
@@ -287,6 +289,14 @@ func (w *Watcher) report(e Event) {
 		e.Time = w.clock.Now()
 	}
 	w.opts.Report(e)
+}
+
+// rolledBack reports, as warnings, what taking a store's writer lock did
+// about change sets a killed sessfix left half-written (backup.Lock).
+func (w *Watcher) rolledBack(rbs []backup.Rollback) {
+	for _, rb := range rbs {
+		w.report(Event{Kind: Warning, Session: rb.Session, Backup: rb.RunID, Message: rb.Message()})
+	}
 }
 
 func (w *Watcher) warn(ss *storeState, msg string, err error) {

@@ -7,6 +7,8 @@ import (
 	"github.com/spf13/cobra"
 	"strings"
 
+	"github.com/sessfix/sessfix/cmd/internal/iostreams"
+	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/shapes"
 	"github.com/sessfix/sessfix/pkg/surgery"
@@ -179,4 +181,18 @@ const StoreFlag = "store"
 // AddStoreFlag adds --store PATH (repeatable) to a command.
 func AddStoreFlag(cmd *cobra.Command, paths *[]string) {
 	cmd.Flags().StringArrayVar(paths, StoreFlag, nil, "read the store at `PATH` instead of discovering OpenCode's (repeatable)")
+}
+
+// SayRollbacks says on stderr what taking a store's writer lock did about
+// change sets a killed sessfix left half-written (backup.Lock).
+// A roll-back is a status line (quiet hides it); a change set left alone
+// is a warning, printed even when quiet.
+func SayRollbacks(ios *iostreams.IOStreams, rbs []backup.Rollback) {
+	for _, rb := range rbs {
+		if rb.Done() {
+			ios.Statusf("%s", rb.Message())
+			continue
+		}
+		fmt.Fprintf(ios.ErrOut, "warning: %s\nhint: to put it back anyway, run %s\n", rb.Message(), CommandLine("undo", rb.RunID, "--force"))
+	}
 }

@@ -104,7 +104,8 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 	}
 	mode := cli.DecideWrite(ios, opts.DryRun, opts.Yes, opts.Interactive)
 	if mode.Writes() {
-		lock, err := store.AcquireLock(found.Store.Info())
+		lock, rbs, err := backup.Lock(ctx, backup.Options{Now: f.Now}, found.Store.Info())
+		cli.SayRollbacks(ios, rbs)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,183 @@
+package backup
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/shapes"
+)
+
+// Rollback is a change set a killed sessfix left half-applied in a store,
+// and what the next sessfix that took the store's writer lock did about
+// it.
+type Rollback struct {
+	RunID   string
+	Session string
+	// Restored counts the records put back as they were before the run.
+	Restored int
+	// Refused, when set, lists the records that changed since the run was
+	// killed: the change set was left as it is, for the user to undo with
+	// --force or keep.
+	Refused []Refusal
+}
+
+// Done reports whether the change set was rolled back.
+func (r Rollback) Done() bool { return len(r.Refused) == 0 }
+
+// Message says what happened, as one lowercase line for stderr.
+func (r Rollback) Message() string {
+	if r.Done() {
+		return fmt.Sprintf("run %s was killed while it wrote session %s; put its %d records back as they were before it, so this run starts from a whole session",
+			r.RunID, r.Session, r.Restored)
+	}
+	return fmt.Sprintf("run %s was killed while it wrote session %s, and %s since (%s): left as it is",
+		r.RunID, r.Session, r.Refused[0].Target, r.Refused[0].Reason)
+}
+
+// RecoverError says that what a killed sessfix left half-written in a
+// store could not be looked for or put back: nothing is written to the
+// store then.
+type RecoverError struct {
+	RunID, Session string
+	Err            error
+}
+
+func (e *RecoverError) Error() string {
+	if e.RunID == "" {
+		return fmt.Sprintf("cannot look for a sessfix run killed while it wrote this store: %v; nothing was written", e.Err)
+	}
+	return fmt.Sprintf("run %s was killed while it wrote session %s, and it cannot be put back: %v; nothing was written to the store (undo the run with `sessfix undo %s`)",
+		e.RunID, e.Session, e.Err, e.RunID)
+}
+
+func (e *RecoverError) Unwrap() error { return e.Err }
+
+// interruptedState marks, in a manifest's raw bytes, a change set a run
+// recorded and never finished: a cheap test before the manifest is parsed.
+var interruptedState = []byte(`"state": "` + StateRecorded + `"`)
+
+// Recover rolls back the change sets that killed sessfix runs left
+// half-applied in the store info names (their manifest entry still
+// "recorded"), so that a command that writes the store starts from whole
+// sessions: a JSON store written file by file can hold a session half
+// changed. Each such change set is put back, byte for byte, to what it
+// was before the run, and recorded as failed ("rolled back"); the run's
+// other change sets stay applied, undoable as before. A change set with a
+// record that changed since the kill is left alone and returned with the
+// refusal. On a database nothing is half-applied (a change set is one
+// transaction): its targets are as before and the entry is only marked.
+//
+// The caller holds the store's writer lock, so no other sessfix is
+// writing it. Runs whose manifest cannot be read are passed over.
+func Recover(ctx context.Context, opts Options, info store.Info) ([]Rollback, error) {
+	base, err := opts.backupsDir()
+	if err != nil {
+		return nil, err
+	}
+	ents, err := os.ReadDir(base)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, &RecoverError{Err: fmt.Errorf("cannot list backups in %s: %w", base, err)}
+	}
+	path := info.Path
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	var out []Rollback
+	for _, e := range ents {
+		if !e.IsDir() || !runIDPattern.MatchString(e.Name()) {
+			continue
+		}
+		dir := filepath.Join(base, e.Name())
+		raw, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+		if err != nil || !bytes.Contains(raw, interruptedState) {
+			continue
+		}
+		m, err := readManifest(dir)
+		if err != nil || m.Undone != nil || m.Store.Path != path || m.Store.Shape != info.Shape {
+			continue
+		}
+		for _, s := range m.Sessions {
+			if s.State != StateRecorded {
+				continue
+			}
+			rb, err := rollBack(ctx, opts, dir, m, s)
+			if err != nil {
+				return out, &RecoverError{RunID: m.RunID, Session: s.SessionID, Err: err}
+			}
+			out = append(out, rb)
+		}
+	}
+	return out, nil
+}
+
+// rollBack puts one half-applied change set s of run m (in dir) back.
+func rollBack(ctx context.Context, opts Options, dir string, m *Manifest, s *SessionEntry) (Rollback, error) {
+	rb := Rollback{RunID: m.RunID, Session: s.SessionID}
+	w, err := shapes.OpenWriter(m.Store, opts.Write)
+	if err != nil {
+		return rb, err
+	}
+	defer w.Close()
+	order, plans := targetPlans([]*SessionEntry{s})
+	current, err := w.Read(ctx, planTargets(order, plans))
+	if err != nil {
+		return rb, err
+	}
+	rs, err := planRestore(dir, order, plans, current, false)
+	if err != nil {
+		return rb, err
+	}
+	if len(rs.refused) > 0 {
+		rb.Refused = rs.refused
+		return rb, nil
+	}
+	if len(rs.restore)+len(rs.tidy) > 0 {
+		if err := w.Restore(ctx, append(rs.restore[:len(rs.restore):len(rs.restore)], rs.tidy...)); err != nil {
+			return rb, err
+		}
+	}
+	rb.Restored = len(rs.restore)
+	// What the change set left is now what it found: undo of the run
+	// sees its targets as before.
+	for i := range s.Images {
+		s.Images[i].SHA256After, s.Images[i].ExistsAfter = s.Images[i].SHA256Before, s.Images[i].Existed
+	}
+	s.State = StateFailed
+	s.Error = fmt.Sprintf("sessfix was killed while it wrote this session; rolled back at %s by the next sessfix that wrote the store",
+		opts.now().UTC().Format(time.RFC3339))
+	if err := saveManifest(dir, m); err != nil {
+		return rb, fmt.Errorf("it was put back, but %w", err)
+	}
+	return rb, nil
+}
+
+// Lock takes the writer lock of the store info names and then rolls back
+// what killed sessfix runs left half-applied in it (Recover): every
+// command that writes a store takes its lock here, so the next one after
+// a kill starts from whole sessions. A failed roll-back releases the lock
+// and returns the error: nothing is written over a half-applied change
+// set. The rollbacks are for the caller to report.
+func Lock(ctx context.Context, opts Options, info store.Info) (*store.Lock, []Rollback, error) {
+	lock, err := store.AcquireLock(info)
+	if err != nil {
+		return nil, nil, err
+	}
+	rbs, err := Recover(ctx, opts, info)
+	if err != nil {
+		if rerr := lock.Release(); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		return nil, rbs, err
+	}
+	return lock, rbs, nil
+}
