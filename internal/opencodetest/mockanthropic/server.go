@@ -4,11 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/sessfix/sessfix/internal/opencodetest/mockstream"
@@ -30,7 +27,7 @@ const (
 	StageTextDone      Stage = "text_done"         // content_block_stop of a text block sent
 	StageToolUse       Stage = "tool_use"          // a whole tool_use block sent
 	StageMessageDelta  Stage = "message_delta"     // message_delta (stop_reason) sent, message_stop not yet
-	StageDone          Stage = "done"              // message_stop sent
+	StageDone          Stage = mockstream.Done     // message_stop sent
 )
 
 // Verdict says whether a request was accepted.
@@ -65,10 +62,7 @@ type Config struct {
 
 // Server is a running mock. Create it with New; Close it when done.
 type Server struct {
-	mu  sync.Mutex // guards cfg
-	cfg Config
-	srv *httptest.Server
-	log *mockstream.Log[*MessagesRequest, Turn]
+	*mockstream.Server[*MessagesRequest, Turn, Config]
 }
 
 // New starts a mock listening on 127.0.0.1.
@@ -79,53 +73,23 @@ func New(cfg Config) *Server {
 	if cfg.Script == nil {
 		cfg.Script = DefaultScript
 	}
-	s := &Server{cfg: cfg, log: mockstream.NewLog(cfg.OnStage)}
-	s.srv = mockstream.Listen(http.HandlerFunc(s.handle))
+	s := &Server{}
+	s.Server = mockstream.Start(cfg, cfg.OnStage, s.handle)
 	return s
 }
 
-// URL is the server's root, e.g. http://127.0.0.1:12345.
-func (s *Server) URL() string { return s.srv.URL }
-
 // BaseURL is what a provider's baseURL option must be set to
 // (URL + "/v1"); OpenCode then POSTs to BaseURL()+"/messages".
-func (s *Server) BaseURL() string { return s.srv.URL + "/v1" }
+func (s *Server) BaseURL() string { return s.URL() + "/v1" }
 
 // Secret is the key thinking signatures are made with.
-func (s *Server) Secret() []byte { return s.cfg.Secret }
+func (s *Server) Secret() []byte { return s.Config().Secret }
 
 // SetScript replaces the script for requests that arrive from now on.
-func (s *Server) SetScript(sc Script) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.cfg.Script = sc
-}
+func (s *Server) SetScript(sc Script) { s.Configure(func(c *Config) { c.Script = sc }) }
 
 // SetEventDelay replaces the delay between SSE events.
-func (s *Server) SetEventDelay(d time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.cfg.EventDelay = d
-}
-
-// Close releases every pause and stops the server.
-func (s *Server) Close() {
-	s.log.Close()
-	s.srv.CloseClientConnections()
-	s.srv.Close()
-}
-
-// Requests returns copies of the recorded requests, in arrival order.
-func (s *Server) Requests() []Request { return s.log.Calls() }
-
-// ChatRequests returns the recorded agent requests (those with tools).
-func (s *Server) ChatRequests() []Request { return s.log.Chat() }
-
-// Rejected returns the recorded requests that were answered with an error.
-func (s *Server) Rejected() []Request { return s.log.Rejected() }
-
-// Reset forgets the recorded requests.
-func (s *Server) Reset() { s.log.Reset() }
+func (s *Server) SetEventDelay(d time.Duration) { s.Configure(func(c *Config) { c.EventDelay = d }) }
 
 // Match selects requests for Pause and WaitStage.
 type Match = mockstream.Match[*MessagesRequest, Turn]
@@ -136,40 +100,20 @@ func AnyRequest(*Request) bool { return true }
 // ChatRequest matches agent requests (they carry tools).
 func ChatRequest(r *Request) bool { return r.Chat }
 
-// NthChat matches the n-th (0-based) agent request.
-func (s *Server) NthChat(n int) Match { return s.log.NthChat(n) }
-
 // Pause stops the first matching stream at a stage.
 type Pause = mockstream.Pause[*MessagesRequest, Turn]
 
-// Pause arranges for the first request matching m (nil: any) to stop right
-// after reaching stage, until Release or until the client disconnects. Use it
-// to kill a client at a deterministic point of the stream.
-func (s *Server) Pause(stage Stage, m Match) *Pause { return s.log.Pause(stage, m) }
-
-// WaitStage blocks until a request matching m (nil: any) has reached stage,
-// and returns a copy of it.
-func (s *Server) WaitStage(ctx context.Context, stage Stage, m Match) (Request, error) {
-	return s.log.WaitStage(ctx, stage, m)
-}
-
-func (s *Server) handle(w http.ResponseWriter, hr *http.Request) {
-	body, _ := io.ReadAll(hr.Body)
-	r := s.log.Record(hr, body)
-	s.mu.Lock()
-	cfg := s.cfg
-	s.mu.Unlock()
-
+func (s *Server) handle(w http.ResponseWriter, hr *http.Request, r *Request, cfg Config) {
 	if hr.Method != http.MethodPost || !strings.HasSuffix(hr.URL.Path, "/messages") {
 		s.reject(hr.Context(), w, r, &APIError{Status: http.StatusNotFound, Type: "not_found_error", Message: "Not Found"})
 		return
 	}
-	parsed, err := ParseRequest(body)
+	parsed, err := ParseRequest(r.Body)
 	if err != nil {
 		s.reject(hr.Context(), w, r, invalid("%s", err.Error()))
 		return
 	}
-	s.log.Update(r, func(r *Request) {
+	s.Update(r, func(r *Request) {
 		r.Parsed = parsed
 		r.Chat = len(parsed.Tools) > 0
 	})
@@ -184,11 +128,7 @@ func (s *Server) handle(w http.ResponseWriter, hr *http.Request) {
 		s.reject(hr.Context(), w, r, turn.Error)
 		return
 	}
-	s.log.Update(r, func(r *Request) {
-		r.Verdict = Accepted
-		r.Turn = turn
-	})
-	s.log.Reach(hr.Context(), r, StageReceived)
+	s.Accept(hr.Context(), r, turn)
 	if !parsed.Stream {
 		s.answerJSON(w, r, turn, cfg)
 		return
@@ -197,15 +137,7 @@ func (s *Server) handle(w http.ResponseWriter, hr *http.Request) {
 }
 
 func (s *Server) reject(ctx context.Context, w http.ResponseWriter, r *Request, e *APIError) {
-	s.log.Update(r, func(r *Request) {
-		r.Verdict = Rejected
-		r.Error = e.Message
-	})
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("request-id", mockstream.NewID("req_"))
-	w.WriteHeader(e.Status)
-	_, _ = w.Write(e.Body())
-	s.log.Reach(ctx, r, StageRejected)
+	s.Reject(ctx, w, r, e.Message, e.write)
 }
 
 // built is a block ready to be sent.
@@ -278,27 +210,18 @@ func (s *Server) answerJSON(w http.ResponseWriter, r *Request, turn Turn, cfg Co
 		"id": mockstream.NewID("msg_"), "type": "message", "role": "assistant", "model": r.Parsed.Model,
 		"content": content, "stop_reason": stop, "stop_sequence": nil, "usage": usage(r),
 	})
-	s.log.Reach(context.Background(), r, StageDone)
+	s.Answered(r)
 }
 
 func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *Request, turn Turn, cfg Config) {
-	delay := cfg.EventDelay
-	if turn.EventDelay > 0 {
-		delay = turn.EventDelay
-	}
 	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("request-id", mockstream.NewID("req_"))
 	w.WriteHeader(http.StatusOK)
-	out := mockstream.NewWriter(ctx, w, delay)
+	out := s.Stream(ctx, w, r, mockstream.Delay(cfg.EventDelay, turn.EventDelay))
 	send := func(event string, data any) {
 		j, _ := json.Marshal(data)
 		out.Frame(fmt.Appendf(nil, "event: %s\ndata: %s\n\n", event, j))
-	}
-	reach := func(st Stage) {
-		if out.Alive() {
-			s.log.Reach(ctx, r, st)
-		}
 	}
 	blocks, stop := s.build(turn, cfg)
 	u := usage(r)
@@ -306,7 +229,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *Request, 
 		"id": mockstream.NewID("msg_"), "type": "message", "role": "assistant", "model": r.Parsed.Model,
 		"content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": u,
 	}})
-	reach(StageMessageStart)
+	out.Reach(StageMessageStart)
 	send("ping", map[string]any{"type": "ping"})
 	for i, b := range blocks {
 		switch b.spec.Type {
@@ -317,31 +240,31 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *Request, 
 				send("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
 					"delta": map[string]any{"type": "thinking_delta", "thinking": c}})
 				if k == 0 {
-					reach(StageThinkingDelta)
+					out.Reach(StageThinkingDelta)
 				}
 			}
 			send("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
 				"delta": map[string]any{"type": "signature_delta", "signature": b.signature}})
 			send("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
-			reach(StageThinkingDone)
+			out.Reach(StageThinkingDone)
 		case "redacted_thinking":
 			send("content_block_start", map[string]any{"type": "content_block_start", "index": i,
 				"content_block": map[string]any{"type": "redacted_thinking", "data": b.data}})
 			send("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
-			reach(StageThinkingDone)
+			out.Reach(StageThinkingDone)
 		case "text":
 			send("content_block_start", map[string]any{"type": "content_block_start", "index": i,
 				"content_block": map[string]any{"type": "text", "text": ""}})
-			reach(StageTextStart)
+			out.Reach(StageTextStart)
 			for k, c := range mockstream.Chunks(b.spec.Text, 16) {
 				send("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
 					"delta": map[string]any{"type": "text_delta", "text": c}})
 				if k == 0 {
-					reach(StageTextDelta)
+					out.Reach(StageTextDelta)
 				}
 			}
 			send("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
-			reach(StageTextDone)
+			out.Reach(StageTextDone)
 		case "tool_use":
 			send("content_block_start", map[string]any{"type": "content_block_start", "index": i,
 				"content_block": map[string]any{"type": "tool_use", "id": b.id, "name": b.spec.ToolName, "input": map[string]any{}}})
@@ -352,13 +275,13 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *Request, 
 					"delta": map[string]any{"type": "input_json_delta", "partial_json": c}})
 			}
 			send("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
-			reach(StageToolUse)
+			out.Reach(StageToolUse)
 		}
 	}
 	send("message_delta", map[string]any{"type": "message_delta",
 		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
 		"usage": map[string]int{"output_tokens": 10 + 5*len(blocks)}})
-	reach(StageMessageDelta)
+	out.Reach(StageMessageDelta)
 	send("message_stop", map[string]any{"type": "message_stop"})
-	reach(StageDone)
+	out.Reach(StageDone)
 }

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 	"unicode"
+
+	"github.com/sessfix/sessfix/internal/opencodetest/mockstream"
 )
 
 // DefaultSecret signs thinking blocks when a Server has no Secret of its own.
@@ -70,6 +72,14 @@ func (e *APIError) Body() []byte {
 		"error": map[string]string{"type": e.Type, "message": e.Message},
 	})
 	return b
+}
+
+// write sends the error answer as the API does.
+func (e *APIError) write(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("request-id", mockstream.NewID("req_"))
+	w.WriteHeader(e.Status)
+	_, _ = w.Write(e.Body())
 }
 
 func invalid(format string, args ...any) *APIError {

@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
@@ -33,7 +30,7 @@ const (
 	StageTextDone       Stage = "text_done"         // contentBlockStop of a text block sent
 	StageToolUse        Stage = "tool_use"          // a whole toolUse block sent
 	StageMessageStop    Stage = "message_stop"      // messageStop (stopReason) sent, metadata not yet
-	StageDone           Stage = "done"              // metadata (usage) sent
+	StageDone           Stage = mockstream.Done     // metadata (usage) sent
 )
 
 // Verdict says whether a request was accepted.
@@ -86,13 +83,13 @@ type Config struct {
 
 // Server is a running mock. Create it with New; Close it when done.
 type Server struct {
-	mu  sync.Mutex // guards cfg
-	cfg Config
-	srv *httptest.Server
-	log *mockstream.Log[*ConverseRequest, Turn]
+	*mockstream.Server[*ConverseRequest, Turn, Config]
 }
 
-// New starts a mock listening on 127.0.0.1.
+// New starts a mock listening on 127.0.0.1. Its URL (e.g.
+// http://127.0.0.1:12345) is what the amazon-bedrock provider's endpoint
+// (or baseURL) option must be set to; OpenCode then POSTs to
+// URL()+"/model/<model id>/converse-stream".
 func New(cfg Config) *Server {
 	if cfg.Secret == nil {
 		cfg.Secret = DefaultSecret
@@ -100,72 +97,23 @@ func New(cfg Config) *Server {
 	if cfg.Script == nil {
 		cfg.Script = DefaultScript
 	}
-	s := &Server{cfg: cfg, log: mockstream.NewLog(cfg.OnStage)}
-	s.srv = mockstream.Listen(http.HandlerFunc(s.handle))
+	s := &Server{}
+	s.Server = mockstream.Start(cfg, cfg.OnStage, s.handle)
 	return s
 }
 
-// URL is the server's root, e.g. http://127.0.0.1:12345: what the
-// amazon-bedrock provider's endpoint (or baseURL) option must be set to.
-// OpenCode then POSTs to URL()+"/model/<model id>/converse-stream".
-func (s *Server) URL() string { return s.srv.URL }
-
 // Secret is the key reasoning signatures are made with.
-func (s *Server) Secret() []byte { return s.cfg.Secret }
+func (s *Server) Secret() []byte { return s.Config().Secret }
 
 // SetScript replaces the script for requests that arrive from now on.
-func (s *Server) SetScript(sc Script) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.cfg.Script = sc
-}
+func (s *Server) SetScript(sc Script) { s.Configure(func(c *Config) { c.Script = sc }) }
 
 // SetSecret replaces the signing secret for requests that arrive from now
 // on (as if the user switched to another AWS account).
-func (s *Server) SetSecret(secret []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.cfg.Secret = secret
-}
+func (s *Server) SetSecret(secret []byte) { s.Configure(func(c *Config) { c.Secret = secret }) }
 
 // SetEventDelay replaces the delay between events.
-func (s *Server) SetEventDelay(d time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.cfg.EventDelay = d
-}
-
-// Close releases every pause and stops the server.
-func (s *Server) Close() {
-	s.log.Close()
-	s.srv.CloseClientConnections()
-	s.srv.Close()
-}
-
-// Requests returns copies of the recorded requests, in arrival order.
-func (s *Server) Requests() []Request { return s.log.Calls() }
-
-// ChatRequests returns the recorded agent requests.
-func (s *Server) ChatRequests() []Request { return s.log.Chat() }
-
-// Rejected returns the recorded requests that were answered with an error.
-func (s *Server) Rejected() []Request { return s.log.Rejected() }
-
-// Reset forgets the recorded requests.
-func (s *Server) Reset() { s.log.Reset() }
-
-// NthChat matches the n-th (0-based) agent request.
-func (s *Server) NthChat(n int) Match { return s.log.NthChat(n) }
-
-// Pause arranges for the first request matching m (nil: any) to stop right
-// after reaching stage, until Release or until the client disconnects.
-func (s *Server) Pause(stage Stage, m Match) *Pause { return s.log.Pause(stage, m) }
-
-// WaitStage blocks until a request matching m (nil: any) has reached stage,
-// and returns a copy of it.
-func (s *Server) WaitStage(ctx context.Context, stage Stage, m Match) (Request, error) {
-	return s.log.WaitStage(ctx, stage, m)
-}
+func (s *Server) SetEventDelay(d time.Duration) { s.Configure(func(c *Config) { c.EventDelay = d }) }
 
 // route splits "/model/<url-escaped id>/<operation>".
 func route(escapedPath string) (modelID, op string, ok bool) {
@@ -203,13 +151,7 @@ func (cfg Config) authorize(h http.Header) *APIError {
 	return nil
 }
 
-func (s *Server) handle(w http.ResponseWriter, hr *http.Request) {
-	body, _ := io.ReadAll(hr.Body)
-	r := s.log.Record(hr, body)
-	s.mu.Lock()
-	cfg := s.cfg
-	s.mu.Unlock()
-
+func (s *Server) handle(w http.ResponseWriter, hr *http.Request, r *Request, cfg Config) {
 	modelID, op, ok := route(hr.URL.EscapedPath())
 	stream := op == "converse-stream"
 	if hr.Method != http.MethodPost || !ok || (!stream && op != "converse") {
@@ -220,12 +162,12 @@ func (s *Server) handle(w http.ResponseWriter, hr *http.Request) {
 		s.reject(hr.Context(), w, r, e)
 		return
 	}
-	parsed, err := ParseRequest(modelID, body)
+	parsed, err := ParseRequest(modelID, r.Body)
 	if err != nil {
 		s.reject(hr.Context(), w, r, invalid("%s", err.Error()))
 		return
 	}
-	s.log.Update(r, func(r *Request) {
+	s.Update(r, func(r *Request) {
 		r.Parsed = parsed
 		r.Chat = parsed.HasTools()
 	})
@@ -240,11 +182,7 @@ func (s *Server) handle(w http.ResponseWriter, hr *http.Request) {
 		s.reject(hr.Context(), w, r, turn.Error)
 		return
 	}
-	s.log.Update(r, func(r *Request) {
-		r.Verdict = Accepted
-		r.Turn = turn
-	})
-	s.log.Reach(hr.Context(), r, StageReceived)
+	s.Accept(hr.Context(), r, turn)
 	blocks, stop := build(turn, cfg)
 	if !stream {
 		s.answerJSON(w, r, blocks, stop)
@@ -254,16 +192,7 @@ func (s *Server) handle(w http.ResponseWriter, hr *http.Request) {
 }
 
 func (s *Server) reject(ctx context.Context, w http.ResponseWriter, r *Request, e *APIError) {
-	s.log.Update(r, func(r *Request) {
-		r.Verdict = Rejected
-		r.Error = e.Message
-	})
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("x-amzn-RequestId", mockstream.NewID(""))
-	w.Header().Set("x-amzn-ErrorType", e.Header())
-	w.WriteHeader(e.Status)
-	_, _ = w.Write(e.Body())
-	s.log.Reach(ctx, r, StageRejected)
+	s.Reject(ctx, w, r, e.Message, e.write)
 }
 
 // built is a block ready to be sent.
@@ -341,21 +270,17 @@ func (s *Server) answerJSON(w http.ResponseWriter, r *Request, blocks []built, s
 		"output":     map[string]any{"message": map[string]any{"role": "assistant", "content": content}},
 		"stopReason": stop, "usage": usage(r), "metrics": map[string]int{"latencyMs": 1},
 	})
-	s.log.Reach(context.Background(), r, StageDone)
+	s.Answered(r)
 }
 
 // padding is the "p" field Bedrock adds to every event (and clients drop).
 const padding = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123"
 
 func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *Request, blocks []built, stop string, turn Turn, cfg Config) {
-	delay := cfg.EventDelay
-	if turn.EventDelay > 0 {
-		delay = turn.EventDelay
-	}
 	w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")
 	w.Header().Set("x-amzn-RequestId", mockstream.NewID(""))
 	w.WriteHeader(http.StatusOK)
-	out := mockstream.NewWriter(ctx, w, delay)
+	out := s.Stream(ctx, w, r, mockstream.Delay(cfg.EventDelay, turn.EventDelay))
 	enc := eventstream.NewEncoder()
 	send := func(event string, payload map[string]any) {
 		payload["p"] = padding[:len(event)%len(padding)+8]
@@ -371,43 +296,38 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *Request, 
 		}
 		out.Frame(buf.Bytes())
 	}
-	reach := func(st Stage) {
-		if out.Alive() {
-			s.log.Reach(ctx, r, st)
-		}
-	}
 	delta := func(i int, d map[string]any) {
 		send("contentBlockDelta", map[string]any{"contentBlockIndex": i, "delta": d})
 	}
 	send("messageStart", map[string]any{"role": "assistant"})
-	reach(StageMessageStart)
+	out.Reach(StageMessageStart)
 	for i, b := range blocks {
 		switch b.spec.Type {
 		case "reasoning":
 			for k, c := range mockstream.Chunks(b.spec.Text, 24) {
 				delta(i, map[string]any{"reasoningContent": map[string]any{"text": c}})
 				if k == 0 {
-					reach(StageReasoningDelta)
+					out.Reach(StageReasoningDelta)
 				}
 			}
 			if b.signature != "" {
 				delta(i, map[string]any{"reasoningContent": map[string]any{"signature": b.signature}})
 			}
 			send("contentBlockStop", map[string]any{"contentBlockIndex": i})
-			reach(StageReasoningDone)
+			out.Reach(StageReasoningDone)
 		case "redacted":
 			delta(i, map[string]any{"reasoningContent": map[string]any{"redactedContent": b.redacted}})
 			send("contentBlockStop", map[string]any{"contentBlockIndex": i})
-			reach(StageReasoningDone)
+			out.Reach(StageReasoningDone)
 		case "text":
 			for k, c := range mockstream.Chunks(b.spec.Text, 16) {
 				delta(i, map[string]any{"text": c})
 				if k == 0 {
-					reach(StageTextDelta)
+					out.Reach(StageTextDelta)
 				}
 			}
 			send("contentBlockStop", map[string]any{"contentBlockIndex": i})
-			reach(StageTextDone)
+			out.Reach(StageTextDone)
 		case "tool_use":
 			send("contentBlockStart", map[string]any{"contentBlockIndex": i,
 				"start": map[string]any{"toolUse": map[string]any{"toolUseId": b.id, "name": b.spec.ToolName}}})
@@ -415,11 +335,11 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *Request, 
 				delta(i, map[string]any{"toolUse": map[string]any{"input": c}})
 			}
 			send("contentBlockStop", map[string]any{"contentBlockIndex": i})
-			reach(StageToolUse)
+			out.Reach(StageToolUse)
 		}
 	}
 	send("messageStop", map[string]any{"stopReason": stop})
-	reach(StageMessageStop)
+	out.Reach(StageMessageStop)
 	send("metadata", map[string]any{"usage": usage(r), "metrics": map[string]int{"latencyMs": 1}})
-	reach(StageDone)
+	out.Reach(StageDone)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sessfix/sessfix/internal/opencodetest/mockanthropic"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockstream"
 )
 
 // DefaultSecret signs reasoning when a Server has no Secret of its own.
@@ -43,6 +44,15 @@ func (e *APIError) Body() []byte {
 // Header is the x-amzn-ErrorType header Bedrock sends with the error.
 func (e *APIError) Header() string {
 	return e.Type + ":http://internal.amazon.com/coral/com.amazon.bedrock/"
+}
+
+// write sends the error answer as Bedrock does.
+func (e *APIError) write(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("x-amzn-RequestId", mockstream.NewID(""))
+	w.Header().Set("x-amzn-ErrorType", e.Header())
+	w.WriteHeader(e.Status)
+	_, _ = w.Write(e.Body())
 }
 
 func invalid(format string, args ...any) *APIError {

@@ -4,11 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/sessfix/sessfix/internal/opencodetest/mockstream"
@@ -27,7 +24,7 @@ const (
 	StageTextDelta    Stage = "text_delta"        // first text chunk sent (mid-text)
 	StageTextDone     Stage = "text_done"         // last text chunk sent, finish chunk not yet
 	StageFunctionCall Stage = "function_call"     // the chunk with the functionCall parts sent, finish chunk not yet
-	StageDone         Stage = "done"              // final chunk (finishReason, usage, signature of a text answer) sent
+	StageDone         Stage = mockstream.Done     // final chunk (finishReason, usage, signature of a text answer) sent
 )
 
 // Verdict says whether a request was accepted.
@@ -74,10 +71,7 @@ type Config struct {
 
 // Server is a running mock. Create it with New; Close it when done.
 type Server struct {
-	mu  sync.Mutex // guards cfg
-	cfg Config
-	srv *httptest.Server
-	log *mockstream.Log[*GenerateContentRequest, Turn]
+	*mockstream.Server[*GenerateContentRequest, Turn, Config]
 }
 
 // New starts a mock listening on 127.0.0.1.
@@ -88,75 +82,28 @@ func New(cfg Config) *Server {
 	if cfg.Script == nil {
 		cfg.Script = DefaultScript
 	}
-	s := &Server{cfg: cfg, log: mockstream.NewLog(cfg.OnStage)}
-	s.srv = mockstream.Listen(http.HandlerFunc(s.handle))
+	s := &Server{}
+	s.Server = mockstream.Start(cfg, cfg.OnStage, s.handle)
 	return s
 }
-
-// URL is the server's root, e.g. http://127.0.0.1:12345.
-func (s *Server) URL() string { return s.srv.URL }
 
 // BaseURL is what the google provider's baseURL option must be set to
 // (URL + "/v1beta"); OpenCode then POSTs to
 // BaseURL()+"/models/<model>:streamGenerateContent?alt=sse".
-func (s *Server) BaseURL() string { return s.srv.URL + "/v1beta" }
+func (s *Server) BaseURL() string { return s.URL() + "/v1beta" }
 
 // Secret is the key thought signatures are made with.
-func (s *Server) Secret() []byte { return s.cfg.Secret }
+func (s *Server) Secret() []byte { return s.Config().Secret }
 
 // SetScript replaces the script for requests that arrive from now on.
-func (s *Server) SetScript(sc Script) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.cfg.Script = sc
-}
+func (s *Server) SetScript(sc Script) { s.Configure(func(c *Config) { c.Script = sc }) }
 
 // SetSecret replaces the signing secret for requests that arrive from now
 // on (as if the user switched to another account).
-func (s *Server) SetSecret(secret []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.cfg.Secret = secret
-}
+func (s *Server) SetSecret(secret []byte) { s.Configure(func(c *Config) { c.Secret = secret }) }
 
 // SetEventDelay replaces the delay between chunks.
-func (s *Server) SetEventDelay(d time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.cfg.EventDelay = d
-}
-
-// Close releases every pause and stops the server.
-func (s *Server) Close() {
-	s.log.Close()
-	s.srv.CloseClientConnections()
-	s.srv.Close()
-}
-
-// Requests returns copies of the recorded requests, in arrival order.
-func (s *Server) Requests() []Request { return s.log.Calls() }
-
-// ChatRequests returns the recorded agent requests.
-func (s *Server) ChatRequests() []Request { return s.log.Chat() }
-
-// Rejected returns the recorded requests that were answered with an error.
-func (s *Server) Rejected() []Request { return s.log.Rejected() }
-
-// Reset forgets the recorded requests.
-func (s *Server) Reset() { s.log.Reset() }
-
-// NthChat matches the n-th (0-based) agent request.
-func (s *Server) NthChat(n int) Match { return s.log.NthChat(n) }
-
-// Pause arranges for the first request matching m (nil: any) to stop right
-// after reaching stage, until Release or until the client disconnects.
-func (s *Server) Pause(stage Stage, m Match) *Pause { return s.log.Pause(stage, m) }
-
-// WaitStage blocks until a request matching m (nil: any) has reached stage,
-// and returns a copy of it.
-func (s *Server) WaitStage(ctx context.Context, stage Stage, m Match) (Request, error) {
-	return s.log.WaitStage(ctx, stage, m)
-}
+func (s *Server) SetEventDelay(d time.Duration) { s.Configure(func(c *Config) { c.EventDelay = d }) }
 
 // route splits ".../models/<model>:<method>" into model and method.
 func route(path string) (model, method string, ok bool) {
@@ -168,13 +115,7 @@ func route(path string) (model, method string, ok bool) {
 	return model, method, ok && model != ""
 }
 
-func (s *Server) handle(w http.ResponseWriter, hr *http.Request) {
-	body, _ := io.ReadAll(hr.Body)
-	r := s.log.Record(hr, body)
-	s.mu.Lock()
-	cfg := s.cfg
-	s.mu.Unlock()
-
+func (s *Server) handle(w http.ResponseWriter, hr *http.Request, r *Request, cfg Config) {
 	model, method, ok := route(hr.URL.Path)
 	stream := method == "streamGenerateContent"
 	if hr.Method != http.MethodPost || !ok || (!stream && method != "generateContent") {
@@ -186,12 +127,12 @@ func (s *Server) handle(w http.ResponseWriter, hr *http.Request) {
 		s.reject(hr.Context(), w, r, invalid("%s", TextInvalidAPIKey))
 		return
 	}
-	parsed, err := ParseRequest(model, body)
+	parsed, err := ParseRequest(model, r.Body)
 	if err != nil {
 		s.reject(hr.Context(), w, r, invalid("Invalid JSON payload received. %s", err))
 		return
 	}
-	s.log.Update(r, func(r *Request) {
+	s.Update(r, func(r *Request) {
 		r.Parsed = parsed
 		r.Chat = parsed.HasFunctions()
 	})
@@ -206,11 +147,7 @@ func (s *Server) handle(w http.ResponseWriter, hr *http.Request) {
 		s.reject(hr.Context(), w, r, turn.Error)
 		return
 	}
-	s.log.Update(r, func(r *Request) {
-		r.Verdict = Accepted
-		r.Turn = turn
-	})
-	s.log.Reach(hr.Context(), r, StageReceived)
+	s.Accept(hr.Context(), r, turn)
 	chunks := s.build(parsed, turn, cfg)
 	if !stream {
 		s.answerJSON(w, r, chunks)
@@ -220,14 +157,7 @@ func (s *Server) handle(w http.ResponseWriter, hr *http.Request) {
 }
 
 func (s *Server) reject(ctx context.Context, w http.ResponseWriter, r *Request, e *APIError) {
-	s.log.Update(r, func(r *Request) {
-		r.Verdict = Rejected
-		r.Error = e.Message
-	})
-	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	w.WriteHeader(e.Code)
-	_, _ = w.Write(e.Body())
-	s.log.Reach(ctx, r, StageRejected)
+	s.Reject(ctx, w, r, e.Message, e.write)
 }
 
 // chunk is one streamed GenerateContentResponse and the stage it completes.
@@ -333,25 +263,21 @@ func (s *Server) answerJSON(w http.ResponseWriter, r *Request, chunks []chunk) {
 	}
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 	_ = json.NewEncoder(w).Encode(s.response(r, r.Turn, parts, true))
-	s.log.Reach(context.Background(), r, StageDone)
+	s.Answered(r)
 }
 
 func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *Request, chunks []chunk, turn Turn, cfg Config) {
-	delay := cfg.EventDelay
-	if turn.EventDelay > 0 {
-		delay = turn.EventDelay
-	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
-	out := mockstream.NewWriter(ctx, w, delay)
+	out := s.Stream(ctx, w, r, mockstream.Delay(cfg.EventDelay, turn.EventDelay))
 	for _, c := range chunks {
 		if len(c.parts) > 0 {
 			j, _ := json.Marshal(s.response(r, turn, c.parts, c.finish))
 			out.Frame(fmt.Appendf(nil, "data: %s\r\n\r\n", j))
 		}
-		if c.stage != "" && out.Alive() {
-			s.log.Reach(ctx, r, c.stage)
+		if c.stage != "" {
+			out.Reach(c.stage)
 		}
 	}
 }

@@ -81,6 +81,13 @@ func (e *APIError) Body() []byte {
 	return b
 }
 
+// write sends the error answer as the API does.
+func (e *APIError) write(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.WriteHeader(e.Code)
+	_, _ = w.Write(e.Body())
+}
+
 func invalid(format string, args ...any) *APIError {
 	return &APIError{Code: http.StatusBadRequest, Status: "INVALID_ARGUMENT", Message: fmt.Sprintf(format, args...)}
 }

@@ -292,7 +292,7 @@ func (s *Server) handleChat(ctx context.Context, w http.ResponseWriter, r *Reque
 		return
 	}
 	thinking := cfg.Thinking(p.Dialect, parsed)
-	s.log.Update(r, func(r *Request) {
+	s.base.Update(r, func(r *Request) {
 		p.Completions = parsed
 		p.Thinking = thinking
 		r.Chat = len(parsed.Tools) > 0
@@ -311,16 +311,12 @@ func (s *Server) handleChat(ctx context.Context, w http.ResponseWriter, r *Reque
 		s.reject(ctx, w, r, turn.Error)
 		return
 	}
-	s.accept(ctx, r, Answer{Turn: turn})
+	s.base.Accept(ctx, r, Answer{Turn: turn})
 	if !parsed.Stream {
 		s.chatJSON(w, r, turn)
 		return
 	}
-	delay := cfg.EventDelay
-	if turn.EventDelay > 0 {
-		delay = turn.EventDelay
-	}
-	s.chatStream(ctx, newSSE(ctx, w, delay), r, turn)
+	s.chatStream(s.newSSE(ctx, w, r, mockstream.Delay(cfg.EventDelay, turn.EventDelay)), r, turn)
 }
 
 // callIDs gives every tool call block of a turn its id.
@@ -384,10 +380,10 @@ func (s *Server) chatJSON(w http.ResponseWriter, r *Request, turn Turn) {
 		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
 		"usage":   chatUsage(r, len(turn.Blocks)),
 	})
-	s.log.Reach(context.Background(), r, StageDone)
+	s.base.Answered(r)
 }
 
-func (s *Server) chatStream(ctx context.Context, e sse, r *Request, turn Turn) {
+func (s *Server) chatStream(e sse, r *Request, turn Turn) {
 	id := newID("chatcmpl-")
 	created := time.Now().Unix()
 	model := r.Parsed.Model()
@@ -395,14 +391,9 @@ func (s *Server) chatStream(ctx context.Context, e sse, r *Request, turn Turn) {
 		return map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
 			"choices": []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}}}
 	}
-	reach := func(st Stage) {
-		if e.Alive() {
-			s.log.Reach(ctx, r, st)
-		}
-	}
 	ids := callIDs(turn)
 	e.send("", chunk(map[string]any{"role": "assistant", "content": ""}, nil))
-	reach(StageCreated)
+	e.Reach(StageCreated)
 	finish := "stop"
 	call := 0
 	// deltas streams text as deltas of one field, reaching first after the
@@ -411,10 +402,10 @@ func (s *Server) chatStream(ctx context.Context, e sse, r *Request, turn Turn) {
 		for k, c := range mockstream.Chunks(text, size) {
 			e.send("", chunk(map[string]any{field: c}, nil))
 			if k == 0 {
-				reach(first)
+				e.Reach(first)
 			}
 		}
-		reach(done)
+		e.Reach(done)
 	}
 	for i, b := range turn.Blocks {
 		switch b.Type {
@@ -431,15 +422,15 @@ func (s *Server) chatStream(ctx context.Context, e sse, r *Request, turn Turn) {
 					"function": map[string]any{"arguments": c}}}}, nil))
 			}
 			call++
-			reach(StageToolCall)
+			e.Reach(StageToolCall)
 		}
 	}
 	e.send("", chunk(map[string]any{}, finish))
-	reach(StageFinish)
+	e.Reach(StageFinish)
 	if so := r.Parsed.Completions.StreamOptions; so != nil && so.IncludeUsage {
 		e.send("", map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
 			"choices": []any{}, "usage": chatUsage(r, len(turn.Blocks))})
 	}
 	e.send("", "[DONE]")
-	reach(StageDone)
+	e.Reach(StageDone)
 }

@@ -34,6 +34,14 @@ func (e *APIError) Body() []byte {
 	return b
 }
 
+// write sends the error answer as the provider does.
+func (e *APIError) write(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("x-request-id", newID("req_"))
+	w.WriteHeader(e.Status)
+	_, _ = w.Write(e.Body())
+}
+
 func str(s string) *string { return &s }
 
 func invalid(d Dialect, param *string, format string, args ...any) *APIError {

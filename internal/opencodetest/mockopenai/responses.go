@@ -301,7 +301,7 @@ func (s *Server) handleResponses(ctx context.Context, w http.ResponseWriter, r *
 		s.reject(ctx, w, r, invalid(OpenAI, nil, "%s", textBadJSON))
 		return
 	}
-	s.log.Update(r, func(r *Request) {
+	s.base.Update(r, func(r *Request) {
 		p.Responses = parsed
 		r.Chat = len(parsed.Tools) > 0
 	})
@@ -321,16 +321,12 @@ func (s *Server) handleResponses(ctx context.Context, w http.ResponseWriter, r *
 		return
 	}
 	items := s.issue(p, turn, cfg)
-	s.accept(ctx, r, Answer{Turn: turn, Output: items})
-	delay := cfg.EventDelay
-	if turn.EventDelay > 0 {
-		delay = turn.EventDelay
-	}
+	s.base.Accept(ctx, r, Answer{Turn: turn, Output: items})
 	if !parsed.Stream {
 		s.responsesJSON(w, r, turn, items)
 		return
 	}
-	s.responsesStream(ctx, newSSE(ctx, w, delay), r, turn, items)
+	s.responsesStream(s.newSSE(ctx, w, r, mockstream.Delay(cfg.EventDelay, turn.EventDelay)), r, turn, items)
 }
 
 // issue makes the output items of a turn (ids, encrypted content) and
@@ -407,10 +403,10 @@ func (s *Server) responsesJSON(w http.ResponseWriter, r *Request, turn Turn, ite
 	resp["usage"] = responsesUsage(r, len(items))
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(resp)
-	s.log.Reach(context.Background(), r, StageDone)
+	s.base.Answered(r)
 }
 
-func (s *Server) responsesStream(ctx context.Context, e sse, r *Request, turn Turn, items []Item) {
+func (s *Server) responsesStream(e sse, r *Request, turn Turn, items []Item) {
 	seq := 0
 	ev := func(typ string, data map[string]any) {
 		data["type"] = typ
@@ -418,15 +414,10 @@ func (s *Server) responsesStream(ctx context.Context, e sse, r *Request, turn Tu
 		seq++
 		e.send(typ, data)
 	}
-	reach := func(st Stage) {
-		if e.Alive() {
-			s.log.Reach(ctx, r, st)
-		}
-	}
 	respID := newID("resp_")
 	created := time.Now().Unix()
 	ev("response.created", map[string]any{"response": responseObject(respID, created, r, "in_progress")})
-	reach(StageCreated)
+	e.Reach(StageCreated)
 	ev("response.in_progress", map[string]any{"response": responseObject(respID, created, r, "in_progress")})
 	var done []any
 	for i, it := range items {
@@ -443,13 +434,13 @@ func (s *Server) responsesStream(ctx context.Context, e sse, r *Request, turn Tu
 			for k, c := range mockstream.Chunks(b.Text, 24) {
 				ev("response.reasoning_summary_text.delta", map[string]any{"item_id": it.ID, "output_index": i, "summary_index": 0, "delta": c})
 				if k == 0 {
-					reach(StageReasoningDelta)
+					e.Reach(StageReasoningDelta)
 				}
 			}
 			ev("response.reasoning_summary_text.done", map[string]any{"item_id": it.ID, "output_index": i, "summary_index": 0, "text": b.Text})
 			ev("response.reasoning_summary_part.done", part(b.Text))
 			ev("response.output_item.done", map[string]any{"output_index": i, "item": outputJSON(it, b)})
-			reach(StageReasoningDone)
+			e.Reach(StageReasoningDone)
 		case "message":
 			ev("response.output_item.added", map[string]any{"output_index": i,
 				"item": map[string]any{"id": it.ID, "type": "message", "status": "in_progress", "role": "assistant", "content": []any{}}})
@@ -458,17 +449,17 @@ func (s *Server) responsesStream(ctx context.Context, e sse, r *Request, turn Tu
 					"part": map[string]any{"type": "output_text", "text": text, "annotations": []any{}, "logprobs": []any{}}}
 			}
 			ev("response.content_part.added", part(""))
-			reach(StageTextStart)
+			e.Reach(StageTextStart)
 			for k, c := range mockstream.Chunks(b.Text, 16) {
 				ev("response.output_text.delta", map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0, "delta": c, "logprobs": []any{}})
 				if k == 0 {
-					reach(StageTextDelta)
+					e.Reach(StageTextDelta)
 				}
 			}
 			ev("response.output_text.done", map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0, "text": b.Text, "logprobs": []any{}})
 			ev("response.content_part.done", part(b.Text))
 			ev("response.output_item.done", map[string]any{"output_index": i, "item": outputJSON(it, b)})
-			reach(StageTextDone)
+			e.Reach(StageTextDone)
 		case "function_call":
 			args := toolArgs(b)
 			ev("response.output_item.added", map[string]any{"output_index": i,
@@ -485,19 +476,19 @@ func (s *Server) responsesStream(ctx context.Context, e sse, r *Request, turn Tu
 				final["output"] = done
 				final["usage"] = responsesUsage(r, len(items))
 				ev("response.incomplete", map[string]any{"response": final})
-				reach(StageDone)
+				e.Reach(StageDone)
 				return
 			}
 			ev("response.function_call_arguments.done", map[string]any{"item_id": it.ID, "output_index": i, "arguments": args})
 			ev("response.output_item.done", map[string]any{"output_index": i, "item": outputJSON(it, b)})
-			reach(StageToolCall)
+			e.Reach(StageToolCall)
 		}
 		done = append(done, outputJSON(it, b))
 	}
-	reach(StageFinish)
+	e.Reach(StageFinish)
 	final := responseObject(respID, created, r, "completed")
 	final["output"] = done
 	final["usage"] = responsesUsage(r, len(items))
 	ev("response.completed", map[string]any{"response": final})
-	reach(StageDone)
+	e.Reach(StageDone)
 }

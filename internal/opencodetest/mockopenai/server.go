@@ -5,11 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/sessfix/sessfix/internal/opencodetest/mockstream"
@@ -57,7 +54,7 @@ const (
 	StageTextDone       Stage = "text_done"         // whole text sent (Responses: message output_item.done)
 	StageToolCall       Stage = "tool_call"         // a whole tool call sent
 	StageFinish         Stage = "finish"            // Chat: finish_reason chunk sent; Responses: every output item done, response.completed not yet
-	StageDone           Stage = "done"              // [DONE] / response.completed sent
+	StageDone           Stage = mockstream.Done     // [DONE] / response.completed sent
 )
 
 // Verdict says whether a request was accepted.
@@ -145,10 +142,10 @@ type Config struct {
 
 // Server is a running mock. Create it with New; Close it when done.
 type Server struct {
-	mu    sync.Mutex // guards cfg
-	cfg   Config
-	srv   *httptest.Server
-	log   *mockstream.Log[*Parsed, Answer]
+	// base is the shared skeleton; it is not embedded because its "chat"
+	// requests are this mock's agent requests, and ChatRequest here is a
+	// Chat Completions body.
+	base  *mockstream.Server[*Parsed, Answer, Config]
 	items *registry
 }
 
@@ -166,80 +163,67 @@ func New(cfg Config) *Server {
 	if cfg.ReasoningScope == "" {
 		cfg.ReasoningScope = ScopeSinceLastUser
 	}
-	s := &Server{cfg: cfg, log: mockstream.NewLog(cfg.OnStage), items: newRegistry()}
-	s.srv = mockstream.Listen(http.HandlerFunc(s.handle))
+	s := &Server{items: newRegistry()}
+	s.base = mockstream.Start(cfg, cfg.OnStage, s.handle)
 	return s
 }
 
 // URL is the server's root, e.g. http://127.0.0.1:12345.
-func (s *Server) URL() string { return s.srv.URL }
+func (s *Server) URL() string { return s.base.URL() }
 
 // BaseURL is what a provider's baseURL option must be set to for dialect d
 // (URL + "/<d>/v1"); OpenCode then POSTs to BaseURL(d)+"/chat/completions"
 // or BaseURL(d)+"/responses".
-func (s *Server) BaseURL(d Dialect) string { return s.srv.URL + "/" + string(d) + "/v1" }
+func (s *Server) BaseURL(d Dialect) string { return s.URL() + "/" + string(d) + "/v1" }
 
 // Secret is the key encrypted reasoning content is made with.
-func (s *Server) Secret() []byte { return s.cfg.Secret }
+func (s *Server) Secret() []byte { return s.base.Config().Secret }
 
 // SetScript replaces the script for requests that arrive from now on.
-func (s *Server) SetScript(sc Script) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.cfg.Script = sc
-}
+func (s *Server) SetScript(sc Script) { s.base.Configure(func(c *Config) { c.Script = sc }) }
 
 // SetEventDelay replaces the delay between stream events.
 func (s *Server) SetEventDelay(d time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.cfg.EventDelay = d
+	s.base.Configure(func(c *Config) { c.EventDelay = d })
 }
 
 // SetReasoningScope replaces the scope of the thinking rule.
 func (s *Server) SetReasoningScope(sc Scope) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.cfg.ReasoningScope = sc
+	s.base.Configure(func(c *Config) { c.ReasoningScope = sc })
 }
 
 // SetReading replaces the reading of the thinking rule (its scope and
 // whether "" counts as passed back).
 func (s *Server) SetReading(r Reading) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.cfg.ReasoningScope, s.cfg.RejectEmptyReasoning = r.Scope, r.RejectEmpty
-	if r.Scope == "" {
-		s.cfg.ReasoningScope = ScopeSinceLastUser
-	}
+	s.base.Configure(func(c *Config) {
+		c.ReasoningScope, c.RejectEmptyReasoning = r.Scope, r.RejectEmpty
+		if r.Scope == "" {
+			c.ReasoningScope = ScopeSinceLastUser
+		}
+	})
 }
 
 // Reading is the reading of the thinking rule the server applies.
 func (s *Server) Reading() Reading {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return Reading{Scope: s.cfg.ReasoningScope, RejectEmpty: s.cfg.RejectEmptyReasoning}
+	cfg := s.base.Config()
+	return Reading{Scope: cfg.ReasoningScope, RejectEmpty: cfg.RejectEmptyReasoning}
 }
 
 // Close releases every pause and stops the server.
-func (s *Server) Close() {
-	s.log.Close()
-	s.srv.CloseClientConnections()
-	s.srv.Close()
-}
+func (s *Server) Close() { s.base.Close() }
 
 // Requests returns copies of the recorded requests, in arrival order.
-func (s *Server) Requests() []Request { return s.log.Calls() }
+func (s *Server) Requests() []Request { return s.base.Requests() }
 
 // AgentRequests returns the recorded agent requests (those with tools).
-func (s *Server) AgentRequests() []Request { return s.log.Chat() }
+func (s *Server) AgentRequests() []Request { return s.base.ChatRequests() }
 
 // Rejected returns the recorded requests that were answered with an error.
-func (s *Server) Rejected() []Request { return s.log.Rejected() }
+func (s *Server) Rejected() []Request { return s.base.Rejected() }
 
 // Reset forgets the recorded requests (not the items stored with store:
 // true, nor what encrypted content was issued).
-func (s *Server) Reset() { s.log.Reset() }
+func (s *Server) Reset() { s.base.Reset() }
 
 // AnyRequest matches every request.
 func AnyRequest(*Request) bool { return true }
@@ -248,16 +232,16 @@ func AnyRequest(*Request) bool { return true }
 func AgentRequest(r *Request) bool { return r.Chat }
 
 // NthAgent matches the n-th (0-based) agent request.
-func (s *Server) NthAgent(n int) Match { return s.log.NthChat(n) }
+func (s *Server) NthAgent(n int) Match { return s.base.NthChat(n) }
 
 // Pause arranges for the first request matching m (nil: any) to stop right
 // after reaching stage, until Release or until the client disconnects.
-func (s *Server) Pause(stage Stage, m Match) *Pause { return s.log.Pause(stage, m) }
+func (s *Server) Pause(stage Stage, m Match) *Pause { return s.base.Pause(stage, m) }
 
 // WaitStage blocks until a request matching m (nil: any) has reached stage,
 // and returns a copy of it.
 func (s *Server) WaitStage(ctx context.Context, stage Stage, m Match) (Request, error) {
-	return s.log.WaitStage(ctx, stage, m)
+	return s.base.WaitStage(ctx, stage, m)
 }
 
 // route splits /<dialect>/v1/<endpoint> into its dialect and API.
@@ -292,16 +276,10 @@ func bearer(h http.Header) string {
 	return a
 }
 
-func (s *Server) handle(w http.ResponseWriter, hr *http.Request) {
-	body, _ := io.ReadAll(hr.Body)
-	r := s.log.Record(hr, body)
-	s.mu.Lock()
-	cfg := s.cfg
-	s.mu.Unlock()
-
+func (s *Server) handle(w http.ResponseWriter, hr *http.Request, r *Request, cfg Config) {
 	d, api, ok := route(hr.URL.Path)
 	p := &Parsed{Dialect: d, API: api, Account: bearer(hr.Header)}
-	s.log.Update(r, func(r *Request) { r.Parsed = p })
+	s.base.Update(r, func(r *Request) { r.Parsed = p })
 	if hr.Method != http.MethodPost || !ok {
 		s.reject(hr.Context(), w, r, notFound(d, hr.Method, hr.URL.Path))
 		return
@@ -319,25 +297,8 @@ func (s *Server) handle(w http.ResponseWriter, hr *http.Request) {
 }
 
 func (s *Server) reject(ctx context.Context, w http.ResponseWriter, r *Request, e *APIError) {
-	s.log.Update(r, func(r *Request) {
-		r.Verdict = Rejected
-		r.Error = e.Message
-		r.Turn.Status = e.Status
-	})
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("x-request-id", newID("req_"))
-	w.WriteHeader(e.Status)
-	_, _ = w.Write(e.Body())
-	s.log.Reach(ctx, r, StageRejected)
-}
-
-// accept records the answer to an accepted request and marks it received.
-func (s *Server) accept(ctx context.Context, r *Request, a Answer) {
-	s.log.Update(r, func(r *Request) {
-		r.Verdict = Accepted
-		r.Turn = a
-	})
-	s.log.Reach(ctx, r, StageReceived)
+	s.base.Update(r, func(r *Request) { r.Turn.Status = e.Status })
+	s.base.Reject(ctx, w, r, e.Message, e.write)
 }
 
 const idAlphabet = "0123456789abcdef"
@@ -355,17 +316,17 @@ func newID(prefix string) string {
 }
 
 // sse writes server-sent events, optionally named (Chat Completions sends
-// bare data lines), through a paced mockstream.Writer.
+// bare data lines), through the paced stream of one request's answer.
 type sse struct {
-	*mockstream.Writer
+	*mockstream.Stream[*Parsed, Answer]
 }
 
-func newSSE(ctx context.Context, w http.ResponseWriter, delay time.Duration) sse {
+func (s *Server) newSSE(ctx context.Context, w http.ResponseWriter, r *Request, delay time.Duration) sse {
 	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("x-request-id", newID("req_"))
 	w.WriteHeader(http.StatusOK)
-	return sse{mockstream.NewWriter(ctx, w, delay)}
+	return sse{s.base.Stream(ctx, w, r, delay)}
 }
 
 // send writes one event. data is JSON-encoded unless it is a string.

@@ -1,12 +1,13 @@
 // Package mockstream holds what every streaming provider mock in this
-// repository shares: the log of requests with their verdicts and the stages
-// their answers reached, pauses that hold a stream at a stage (so a test can
-// kill the client at a deterministic point), a paced writer for streamed
-// answers, and a server bound to 127.0.0.1.
+// repository shares: the server skeleton (Server: start on 127.0.0.1,
+// configuration read per request, close, reject, accept, stream), the log
+// of requests with their verdicts and the stages their answers reached,
+// pauses that hold a stream at a stage (so a test can kill the client at a
+// deterministic point) and a paced writer for streamed answers.
 //
 // The mocks (internal/opencodetest/mockanthropic, internal/opencodetest/mockgemini,
 // internal/opencodetest/mockbedrock, internal/opencodetest/mockopenai) keep their own request types,
-// rules and wire formats; they instantiate Log with them.
+// rules and wire formats; they instantiate Server with them.
 package mockstream
 
 import (
@@ -17,13 +18,14 @@ import (
 )
 
 // Stage is a point in the life of one request's answer. Each mock defines
-// its own stages; Received and Rejected are common to all.
+// its own stages; Received, Rejected and Done are common to all.
 type Stage string
 
 // Stages every mock reaches.
 const (
 	Received Stage = "received" // request decoded, validated and accepted
 	Rejected Stage = "rejected" // error answer sent
+	Done     Stage = "done"     // whole answer sent
 )
 
 // Verdict says whether a request was accepted.
