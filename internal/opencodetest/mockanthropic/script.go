@@ -3,39 +3,17 @@ package mockanthropic
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/sessfix/sessfix/internal/opencodetest/mockstream"
 )
 
-// BlockSpec is one content block of a scripted answer.
-type BlockSpec struct {
-	// Type is "thinking", "redacted_thinking", "text" or "tool_use".
-	Type string
-	// Text is the thinking or text content.
-	Text string
-	// Signature overrides the signature of a thinking block; nil means
-	// "sign Text with the server's secret".
-	Signature *string
-	// ToolName, ToolID and ToolInput describe a tool_use block. An empty
-	// ToolID gets a fresh "toolu_…" id.
-	ToolName  string
-	ToolID    string
-	ToolInput any
-}
+// BlockSpec is one content block of a scripted answer: its Type is
+// "thinking", "redacted_thinking", "text" or "tool_use"; an empty ToolID
+// gets a fresh "toolu_…" id.
+type BlockSpec = mockstream.Block
 
 // Turn is a scripted answer to one request.
-type Turn struct {
-	// Error, when set, is answered instead of a stream.
-	Error *APIError
-	// Blocks are streamed in order.
-	Blocks []BlockSpec
-	// StopReason defaults to "tool_use" when a block is a tool_use, else
-	// "end_turn".
-	StopReason string
-	// EventDelay overrides the server's delay between SSE events.
-	EventDelay time.Duration
-}
+type Turn = mockstream.Turn[*APIError]
 
 // Script chooses the answer to an accepted request.
 type Script func(r *Request) Turn

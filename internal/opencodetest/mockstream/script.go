@@ -3,7 +3,41 @@ package mockstream
 import (
 	"encoding/json"
 	"regexp"
+	"time"
 )
+
+// Block is one content block of a scripted answer, for the mocks whose
+// answers are a list of typed blocks (mockanthropic, mockbedrock). Each
+// mock names the types: a thinking block, a redacted one, "text" and
+// "tool_use".
+type Block struct {
+	// Type is the block's type in the mock's words.
+	Type string
+	// Text is the thinking or text content.
+	Text string
+	// Signature overrides the signature of a thinking block; nil means
+	// "sign Text with the server's secret".
+	Signature *string
+	// ToolName, ToolID and ToolInput describe a tool_use block. An empty
+	// ToolID gets a fresh id of the provider's shape.
+	ToolName  string
+	ToolID    string
+	ToolInput any
+}
+
+// Turn is a scripted answer of such a mock to one request; E is the mock's
+// error answer.
+type Turn[E any] struct {
+	// Error, when set, is answered instead of a stream.
+	Error E
+	// Blocks are streamed in order.
+	Blocks []Block
+	// StopReason defaults to "tool_use" when a block is a tool_use, else
+	// "end_turn".
+	StopReason string
+	// EventDelay overrides the server's delay between events.
+	EventDelay time.Duration
+}
 
 var toolMarker = regexp.MustCompile(`\[\[tool:(\w+) ([^\]]*)\]\]`)
 
