@@ -22,6 +22,8 @@ import (
 	"strings"
 
 	_ "modernc.org/sqlite" // database/sql driver "sqlite"
+
+	"github.com/sessfix/sessfix/internal/opencodetest"
 )
 
 // Fixtures, each an OpenCode data dir holding opencode.db.
@@ -135,7 +137,7 @@ func importAll(db *sql.DB, at int64) ([]Warning, error) {
 	}); err != nil {
 		return nil, err
 	}
-	ids, err := strings1(db, "SELECT id FROM session ORDER BY id DESC")
+	ids, err := opencodetest.QueryIDs(db, "SELECT id FROM session ORDER BY id DESC")
 	if err != nil {
 		return nil, err
 	}
@@ -190,23 +192,6 @@ func importAll(db *sql.DB, at int64) ([]Warning, error) {
 	return all, err
 }
 
-func strings1(db *sql.DB, q string, args ...any) ([]string, error) {
-	rows, err := db.Query(q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
-}
-
 func sources(db *sql.DB, q string, args ...any) ([]source, error) {
 	rows, err := db.Query(q, args...)
 	if err != nil {
@@ -250,11 +235,11 @@ func shiftID(id string, delta int64, tag string) string {
 func cloneSession(db *sql.DB, from, tag string, delta int64, edit func(table, origID string, data string) string) error {
 	tag = tagOf(tag)
 	ids := map[string]string{from: shiftID(from, delta, tag)}
-	msgIDs, err := strings1(db, `SELECT id FROM message WHERE session_id = ?`, from)
+	msgIDs, err := opencodetest.QueryIDs(db, `SELECT id FROM message WHERE session_id = ?`, from)
 	if err != nil {
 		return err
 	}
-	partIDs, err := strings1(db, `SELECT id FROM part WHERE session_id = ?`, from)
+	partIDs, err := opencodetest.QueryIDs(db, `SELECT id FROM part WHERE session_id = ?`, from)
 	if err != nil {
 		return err
 	}

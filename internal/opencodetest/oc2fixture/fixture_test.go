@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/sessfix/sessfix/internal/opencodetest"
 )
 
 const (
@@ -76,7 +78,7 @@ func open(t *testing.T, path string) *sql.DB {
 
 func ids(t *testing.T, db *sql.DB, q string) []string {
 	t.Helper()
-	out, err := strings1(db, q)
+	out, err := opencodetest.QueryIDs(db, q)
 	if err != nil {
 		t.Fatal(err)
 	}
