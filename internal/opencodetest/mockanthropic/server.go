@@ -140,69 +140,23 @@ func (s *Server) reject(ctx context.Context, w http.ResponseWriter, r *Request, 
 	s.Reject(ctx, w, r, e.Message, e.write)
 }
 
-// built is a block ready to be sent.
-type built struct {
-	spec      BlockSpec
-	signature string
-	data      string
-	id        string
-	inputJSON string
-}
-
-func (s *Server) build(turn Turn, cfg Config) ([]built, string) {
-	out := make([]built, 0, len(turn.Blocks))
-	stop := turn.StopReason
-	for _, b := range turn.Blocks {
-		x := built{spec: b}
-		switch b.Type {
-		case "thinking":
-			if b.Signature != nil {
-				x.signature = *b.Signature
-			} else {
-				x.signature = Sign(cfg.Secret, b.Text)
-			}
-		case "redacted_thinking":
-			x.data = RedactedData(cfg.Secret)
-		case "tool_use":
-			x.id = b.ToolID
-			if x.id == "" {
-				x.id = mockstream.NewID("toolu_")
-			}
-			in := b.ToolInput
-			if in == nil {
-				in = map[string]any{}
-			}
-			j, _ := json.Marshal(in)
-			x.inputJSON = string(j)
-			if stop == "" {
-				stop = "tool_use"
-			}
-		}
-		out = append(out, x)
-	}
-	if stop == "" {
-		stop = "end_turn"
-	}
-	return out, stop
-}
-
 func usage(r *Request) map[string]int {
 	return map[string]int{"input_tokens": len(r.Body)/4 + 1, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
 }
 
 func (s *Server) answerJSON(w http.ResponseWriter, r *Request, turn Turn, cfg Config) {
-	blocks, stop := s.build(turn, cfg)
+	blocks, stop := Messages.Build(turn.Blocks, turn.StopReason, cfg.Secret)
 	content := []map[string]any{}
 	for _, b := range blocks {
-		switch b.spec.Type {
+		switch b.Spec.Type {
 		case "thinking":
-			content = append(content, map[string]any{"type": "thinking", "thinking": b.spec.Text, "signature": b.signature})
+			content = append(content, map[string]any{"type": "thinking", "thinking": b.Spec.Text, "signature": b.Signature})
 		case "redacted_thinking":
-			content = append(content, map[string]any{"type": "redacted_thinking", "data": b.data})
+			content = append(content, map[string]any{"type": "redacted_thinking", "data": b.Data})
 		case "text":
-			content = append(content, map[string]any{"type": "text", "text": b.spec.Text})
+			content = append(content, map[string]any{"type": "text", "text": b.Spec.Text})
 		case "tool_use":
-			content = append(content, map[string]any{"type": "tool_use", "id": b.id, "name": b.spec.ToolName, "input": json.RawMessage(b.inputJSON)})
+			content = append(content, map[string]any{"type": "tool_use", "id": b.ID, "name": b.Spec.ToolName, "input": json.RawMessage(b.InputJSON)})
 		}
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -223,7 +177,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *Request, 
 		j, _ := json.Marshal(data)
 		out.Frame(fmt.Appendf(nil, "event: %s\ndata: %s\n\n", event, j))
 	}
-	blocks, stop := s.build(turn, cfg)
+	blocks, stop := Messages.Build(turn.Blocks, turn.StopReason, cfg.Secret)
 	u := usage(r)
 	send("message_start", map[string]any{"type": "message_start", "message": map[string]any{
 		"id": mockstream.NewID("msg_"), "type": "message", "role": "assistant", "model": r.Parsed.Model,
@@ -232,11 +186,11 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *Request, 
 	out.Reach(StageMessageStart)
 	send("ping", map[string]any{"type": "ping"})
 	for i, b := range blocks {
-		switch b.spec.Type {
+		switch b.Spec.Type {
 		case "thinking":
 			send("content_block_start", map[string]any{"type": "content_block_start", "index": i,
 				"content_block": map[string]any{"type": "thinking", "thinking": "", "signature": ""}})
-			for k, c := range mockstream.Chunks(b.spec.Text, 24) {
+			for k, c := range mockstream.Chunks(b.Spec.Text, 24) {
 				send("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
 					"delta": map[string]any{"type": "thinking_delta", "thinking": c}})
 				if k == 0 {
@@ -244,19 +198,19 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *Request, 
 				}
 			}
 			send("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
-				"delta": map[string]any{"type": "signature_delta", "signature": b.signature}})
+				"delta": map[string]any{"type": "signature_delta", "signature": b.Signature}})
 			send("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
 			out.Reach(StageThinkingDone)
 		case "redacted_thinking":
 			send("content_block_start", map[string]any{"type": "content_block_start", "index": i,
-				"content_block": map[string]any{"type": "redacted_thinking", "data": b.data}})
+				"content_block": map[string]any{"type": "redacted_thinking", "data": b.Data}})
 			send("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
 			out.Reach(StageThinkingDone)
 		case "text":
 			send("content_block_start", map[string]any{"type": "content_block_start", "index": i,
 				"content_block": map[string]any{"type": "text", "text": ""}})
 			out.Reach(StageTextStart)
-			for k, c := range mockstream.Chunks(b.spec.Text, 16) {
+			for k, c := range mockstream.Chunks(b.Spec.Text, 16) {
 				send("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
 					"delta": map[string]any{"type": "text_delta", "text": c}})
 				if k == 0 {
@@ -267,10 +221,10 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *Request, 
 			out.Reach(StageTextDone)
 		case "tool_use":
 			send("content_block_start", map[string]any{"type": "content_block_start", "index": i,
-				"content_block": map[string]any{"type": "tool_use", "id": b.id, "name": b.spec.ToolName, "input": map[string]any{}}})
+				"content_block": map[string]any{"type": "tool_use", "id": b.ID, "name": b.Spec.ToolName, "input": map[string]any{}}})
 			send("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
 				"delta": map[string]any{"type": "input_json_delta", "partial_json": ""}})
-			for _, c := range mockstream.Chunks(b.inputJSON, 16) {
+			for _, c := range mockstream.Chunks(b.InputJSON, 16) {
 				send("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
 					"delta": map[string]any{"type": "input_json_delta", "partial_json": c}})
 			}

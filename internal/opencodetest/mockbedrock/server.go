@@ -183,7 +183,7 @@ func (s *Server) handle(w http.ResponseWriter, hr *http.Request, r *Request, cfg
 		return
 	}
 	s.Accept(hr.Context(), r, turn)
-	blocks, stop := build(turn, cfg)
+	blocks, stop := converse.Build(turn.Blocks, turn.StopReason, cfg.Secret)
 	if !stream {
 		s.answerJSON(w, r, blocks, stop)
 		return
@@ -195,73 +195,31 @@ func (s *Server) reject(ctx context.Context, w http.ResponseWriter, r *Request, 
 	s.Reject(ctx, w, r, e.Message, e.write)
 }
 
-// built is a block ready to be sent.
-type built struct {
-	spec      BlockSpec
-	signature string
-	redacted  string
-	id        string
-	inputJSON string
-}
-
-func build(turn Turn, cfg Config) ([]built, string) {
-	out := make([]built, 0, len(turn.Blocks))
-	stop := turn.StopReason
-	for _, b := range turn.Blocks {
-		x := built{spec: b}
-		switch b.Type {
-		case "reasoning":
-			if b.Signature != nil {
-				x.signature = *b.Signature
-			} else {
-				x.signature = Sign(cfg.Secret, b.Text)
-			}
-		case "redacted":
-			x.redacted = mockanthropic.RedactedData(cfg.Secret)
-		case "tool_use":
-			x.id = b.ToolID
-			if x.id == "" {
-				x.id = "tooluse_" + mockstream.NewID("")[2:24]
-			}
-			in := b.ToolInput
-			if in == nil {
-				in = map[string]any{}
-			}
-			j, _ := json.Marshal(in)
-			x.inputJSON = string(j)
-			if stop == "" {
-				stop = "tool_use"
-			}
-		}
-		out = append(out, x)
-	}
-	if stop == "" {
-		stop = "end_turn"
-	}
-	return out, stop
-}
+// converse is Converse's naming of Claude's blocks.
+var converse = mockanthropic.Blocks{Thinking: "reasoning", Redacted: "redacted",
+	ToolID: func() string { return "tooluse_" + mockstream.NewID("")[2:24] }}
 
 func usage(r *Request) map[string]int {
 	in := len(r.Body)/4 + 1
 	return map[string]int{"inputTokens": in, "outputTokens": 10, "totalTokens": in + 10}
 }
 
-func (s *Server) answerJSON(w http.ResponseWriter, r *Request, blocks []built, stop string) {
+func (s *Server) answerJSON(w http.ResponseWriter, r *Request, blocks []mockanthropic.Built, stop string) {
 	content := []map[string]any{}
 	for _, b := range blocks {
-		switch b.spec.Type {
+		switch b.Spec.Type {
 		case "reasoning":
-			rt := map[string]any{"text": b.spec.Text}
-			if b.signature != "" {
-				rt["signature"] = b.signature
+			rt := map[string]any{"text": b.Spec.Text}
+			if b.Signature != "" {
+				rt["signature"] = b.Signature
 			}
 			content = append(content, map[string]any{"reasoningContent": map[string]any{"reasoningText": rt}})
 		case "redacted":
-			content = append(content, map[string]any{"reasoningContent": map[string]any{"redactedContent": b.redacted}})
+			content = append(content, map[string]any{"reasoningContent": map[string]any{"redactedContent": b.Data}})
 		case "text":
-			content = append(content, map[string]any{"text": b.spec.Text})
+			content = append(content, map[string]any{"text": b.Spec.Text})
 		case "tool_use":
-			content = append(content, map[string]any{"toolUse": map[string]any{"toolUseId": b.id, "name": b.spec.ToolName, "input": json.RawMessage(b.inputJSON)}})
+			content = append(content, map[string]any{"toolUse": map[string]any{"toolUseId": b.ID, "name": b.Spec.ToolName, "input": json.RawMessage(b.InputJSON)}})
 		}
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -276,7 +234,7 @@ func (s *Server) answerJSON(w http.ResponseWriter, r *Request, blocks []built, s
 // padding is the "p" field Bedrock adds to every event (and clients drop).
 const padding = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123"
 
-func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *Request, blocks []built, stop string, turn Turn, cfg Config) {
+func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *Request, blocks []mockanthropic.Built, stop string, turn Turn, cfg Config) {
 	w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")
 	w.Header().Set("x-amzn-RequestId", mockstream.NewID(""))
 	w.WriteHeader(http.StatusOK)
@@ -302,25 +260,25 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *Request, 
 	send("messageStart", map[string]any{"role": "assistant"})
 	out.Reach(StageMessageStart)
 	for i, b := range blocks {
-		switch b.spec.Type {
+		switch b.Spec.Type {
 		case "reasoning":
-			for k, c := range mockstream.Chunks(b.spec.Text, 24) {
+			for k, c := range mockstream.Chunks(b.Spec.Text, 24) {
 				delta(i, map[string]any{"reasoningContent": map[string]any{"text": c}})
 				if k == 0 {
 					out.Reach(StageReasoningDelta)
 				}
 			}
-			if b.signature != "" {
-				delta(i, map[string]any{"reasoningContent": map[string]any{"signature": b.signature}})
+			if b.Signature != "" {
+				delta(i, map[string]any{"reasoningContent": map[string]any{"signature": b.Signature}})
 			}
 			send("contentBlockStop", map[string]any{"contentBlockIndex": i})
 			out.Reach(StageReasoningDone)
 		case "redacted":
-			delta(i, map[string]any{"reasoningContent": map[string]any{"redactedContent": b.redacted}})
+			delta(i, map[string]any{"reasoningContent": map[string]any{"redactedContent": b.Data}})
 			send("contentBlockStop", map[string]any{"contentBlockIndex": i})
 			out.Reach(StageReasoningDone)
 		case "text":
-			for k, c := range mockstream.Chunks(b.spec.Text, 16) {
+			for k, c := range mockstream.Chunks(b.Spec.Text, 16) {
 				delta(i, map[string]any{"text": c})
 				if k == 0 {
 					out.Reach(StageTextDelta)
@@ -330,8 +288,8 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *Request, 
 			out.Reach(StageTextDone)
 		case "tool_use":
 			send("contentBlockStart", map[string]any{"contentBlockIndex": i,
-				"start": map[string]any{"toolUse": map[string]any{"toolUseId": b.id, "name": b.spec.ToolName}}})
-			for _, c := range mockstream.Chunks(b.inputJSON, 16) {
+				"start": map[string]any{"toolUse": map[string]any{"toolUseId": b.ID, "name": b.Spec.ToolName}}})
+			for _, c := range mockstream.Chunks(b.InputJSON, 16) {
 				delta(i, map[string]any{"toolUse": map[string]any{"input": c}})
 			}
 			send("contentBlockStop", map[string]any{"contentBlockIndex": i})
