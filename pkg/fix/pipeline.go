@@ -41,11 +41,13 @@ type Pipeline struct {
 	// the user chose (pkg/surgery), run through the same busy check,
 	// lock, backup, apply and read-back as a repair.
 	Planner func(s *store.Session) (*SessionPlan, error)
-	// SkipInUse checks every plan that changes something against the
-	// settle policy of Scan (Scan.Policy, the one the rules ran with): a
-	// session it says OpenCode may be writing is SkippedBusy, or Forced
-	// with Force. The watcher leaves it off: it asks the same policy
-	// itself, in Admit, before the session is checked.
+	// SkipInUse asks the settle policy of Scan (Scan.Policy) about every
+	// session before it is checked: a session it says OpenCode may be
+	// writing is planned as if it were not (Scan.IgnoringUse: its
+	// unfinished turn closed with the rest of its repairs), so that a dry
+	// run shows the repair held back, and is SkippedBusy, or Forced with
+	// Force. The watcher leaves it off: it asks the same policy itself, in
+	// Admit, and leaves a session in use unplanned.
 	SkipInUse bool
 	// Force plans sessions the settle policy calls busy anyway.
 	Force bool
@@ -319,18 +321,12 @@ func (p *Pipeline) planOne(ctx context.Context, t Target) Outcome {
 // settle or abandon window, nobody else using the store): the rules then
 // report an unfinished turn as abandoned, and the planner repairs it.
 func (p *Pipeline) ignoringUse() *Pipeline {
-	lift := func(o *scan.Options) *scan.Options {
-		c := *o
-		c.Settle, c.Abandon = scan.NoSettle, scan.NoAbandon
-		c.Activity = func(store.Info) store.Activity { return store.Activity{State: store.ActivityNone} }
-		return &c
-	}
 	q := *p
-	q.Scan = lift(p.Scan)
+	q.Scan = p.Scan.IgnoringUse()
 	if p.Fix.Scan == p.Scan {
 		q.Fix.Scan = q.Scan
 	} else {
-		q.Fix.Scan = lift(p.Fix.Scan)
+		q.Fix.Scan = p.Fix.Scan.IgnoringUse()
 	}
 	return &q
 }

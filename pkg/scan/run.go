@@ -59,6 +59,20 @@ func (o *Options) Policy() SettlePolicy {
 	return SettlePolicy{Settle: o.Settle, Abandon: o.Abandon, Activity: o.Activity}
 }
 
+// IgnoringUse returns a copy of o whose settle policy calls no session in
+// use: no settle or abandon window, and no other program using the store.
+// The rules then report an unfinished newest turn as abandoned (SF301), as
+// they will once OpenCode is done with it.
+func (o *Options) IgnoringUse() *Options {
+	c := Options{}
+	if o != nil {
+		c = *o
+	}
+	c.Settle, c.Abandon = NoSettle, NoAbandon
+	c.Activity = func(store.Info) store.Activity { return store.Activity{State: store.ActivityNone} }
+	return &c
+}
+
 // ValidateFilters reports unknown codes or prefixes in Select/Ignore, and
 // a selection that leaves no rule to run (every selected rule ignored).
 func (o *Options) ValidateFilters() error {

@@ -16,9 +16,10 @@ const (
 	Repaired Kind = "repaired"
 	// WouldRepair: with DryRun, the repair that would have been written.
 	WouldRepair Kind = "would-repair"
-	// SkippedBusy: the session has findings but may be in use (an
-	// unfinished assistant message in a store another process has open);
-	// it is examined again when the abandon window has passed.
+	// SkippedBusy: the session may be in use (an unfinished assistant
+	// message in a store another process has open) and has findings
+	// besides those of the turn in progress; it is examined again when
+	// the abandon window has passed.
 	SkippedBusy Kind = "skipped-busy"
 	// Unfixed: findings sessfix cannot repair remain (reported once per
 	// content of the session).
@@ -35,8 +36,9 @@ const (
 	Rescan Kind = "rescan"
 	// Checked: a settled session was examined and needs nothing.
 	Checked Kind = "checked"
-	// Waiting: the writer lock is held by another sessfix, or a record
-	// changed while the repair was written; the session is retried.
+	// Waiting: the writer lock is held by another sessfix, a record
+	// changed while the repair was written, or the session is in the
+	// middle of a turn with nothing else wrong; the session is retried.
 	Waiting Kind = "waiting"
 	// Warning: something the user should know that concerns no session
 	// (a directory that cannot be watched, a watcher error, a store that

@@ -126,20 +126,44 @@ func (w *Watcher) admit(ss *storeState, ref store.SessionRef, s *store.Session, 
 }
 
 // reportBusy says a session is left alone while it is in progress, and
-// why, when it has findings once it is not: the rules that will be
-// repaired then (a message in progress is never a finding).
+// why. A session whose only findings are those of the turn OpenCode is
+// writing (its open message, not finished yet, and what follows it) is
+// what OpenCode does all day: that is said only with --verbose (Waiting).
+// One with damage of its own is reported as SkippedBusy, with every rule
+// that will be repaired once OpenCode is done with it (a message in
+// progress is never a finding).
 func (w *Watcher) reportBusy(ss *storeState, ref store.SessionRef, s *store.Session, u scan.Use) {
-	abandoned := *w.pipe.Scan
-	abandoned.Settle, abandoned.Abandon = scan.NoSettle, scan.NoAbandon
-	abandoned.Activity = func(store.Info) store.Activity { return store.Activity{State: store.ActivityNone} }
-	codes := findingCodes(scan.CheckSession(s, &abandoned))
-	if len(codes) == 0 {
+	fs := scan.CheckSession(s, w.pipe.Scan.IgnoringUse())
+	e := w.event(ss, SkippedBusy, fix.Outcome{Target: fix.Target{Ref: ref}, Title: s.Title})
+	e.Message = u.Why + "; looking again later"
+	if !outsideOpenTurn(s, fs) {
+		e.Kind = Waiting
+		w.report(e)
 		return
 	}
-	e := w.event(ss, SkippedBusy, fix.Outcome{Target: fix.Target{Ref: ref}, Title: s.Title})
-	e.Rules = codes
-	e.Message = u.Why + "; looking again later"
+	e.Rules = findingCodes(fs)
 	w.report(e)
+}
+
+// outsideOpenTurn reports whether a finding worth reporting (a warning or
+// worse) concerns something other than the session's open turn: the newest
+// assistant message while it has neither time.completed nor an error, and
+// the messages after it.
+func outsideOpenTurn(s *store.Session, fs []scan.Finding) bool {
+	open := scan.OpenMessage(s)
+	turn := map[string]bool{}
+	for i := len(s.Messages) - 1; open != nil && i >= 0; i-- {
+		turn[s.Messages[i].ID] = true
+		if s.Messages[i] == open {
+			break
+		}
+	}
+	for _, f := range fs {
+		if f.Severity >= scan.Warning && (f.MessageID == "" || !turn[f.MessageID]) {
+			return true
+		}
+	}
+	return false
 }
 
 // settle acts on a session's outcome: report it, remember the content

@@ -396,33 +396,6 @@ func TestDryRunWritesNothing(t *testing.T) {
 	}
 }
 
-// TestBusySessionWaitsForAbandon: an unfinished assistant message in a
-// store another process holds open is in progress until the abandon window
-// has passed.
-func TestBusySessionWaitsForAbandon(t *testing.T) {
-	broken := loadFixture(t, "sf105-abandoned-tool")
-	h := newHarness(t, store.ShapeSessions, func(o *Options) { o.Abandon = time.Minute }, broken)
-	h.inUse = true
-	h.w.mark(h.w.stores[0], broken.ID)
-	h.w.pending[key{0, broken.ID}].due = h.clock.Now() // no initial-scan shortcut
-	h.step(2 * time.Second)
-	busy := h.kinds(SkippedBusy)
-	if len(busy) != 1 || busy[0].Session != broken.ID || len(busy[0].Rules) == 0 {
-		t.Fatalf("skipped-busy events %+v", busy)
-	}
-	h.step(50 * time.Second)
-	if n := len(h.kinds(Repaired)); n != 0 {
-		t.Fatalf("repaired a busy session before the abandon window")
-	}
-	if n := len(h.kinds(SkippedBusy)); n != 1 {
-		t.Errorf("skipped-busy reported %d times for the same content", n)
-	}
-	h.step(10 * time.Second)
-	if n := len(h.kinds(Repaired)); n != 1 {
-		t.Fatalf("%d repairs once the abandon window passed, want 1", n)
-	}
-}
-
 // TestBusyOnlyForUnfinishedMessages: a store held open does not delay a
 // session whose messages are all finished.
 func TestBusyOnlyForUnfinishedMessages(t *testing.T) {
@@ -581,8 +554,8 @@ func TestBusySessionRepairedOnceTheWriterIsGone(t *testing.T) {
 	h.inUse = true
 	h.w.mark(h.w.stores[0], broken.ID)
 	h.step(2 * time.Second)
-	if len(h.kinds(SkippedBusy)) != 1 {
-		t.Fatal("not reported busy")
+	if len(h.kinds(Waiting)) != 1 {
+		t.Fatal("not left alone as in progress")
 	}
 	h.step(DefaultBusyRecheck)
 	if n := len(h.kinds(Repaired)); n != 0 {
