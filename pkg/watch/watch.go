@@ -196,6 +196,9 @@ type Watcher struct {
 	placeSnap    map[string]os.FileInfo
 	// rediscoverErr is the last Rediscover error reported.
 	rediscoverErr string
+	// handled, when set (by tests), is called by the loop after each file
+	// event it handled, once what the event made due is scheduled.
+	handled func(fsnotify.Event)
 }
 
 // New checks the options and prepares a watcher.
@@ -381,6 +384,7 @@ func (w *Watcher) loop(ctx context.Context) error {
 		defer ticker.Stop()
 	}
 	for {
+		var handled *fsnotify.Event
 		select {
 		case <-ctx.Done():
 			w.report(Event{Kind: Stopped, Message: "no more repairs in progress"})
@@ -391,6 +395,7 @@ func (w *Watcher) loop(ctx context.Context) error {
 				continue
 			}
 			w.handle(ctx, ev)
+			handled = &ev
 		case err, ok := <-errs:
 			if !ok {
 				errs = nil
@@ -405,6 +410,9 @@ func (w *Watcher) loop(ctx context.Context) error {
 			w.runDue(ctx)
 		}
 		w.arm()
+		if handled != nil && w.handled != nil {
+			w.handled(*handled)
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -109,11 +110,21 @@ type harness struct {
 	events []Event
 	inUse  bool
 	syncs  int
+	// reported, when set, is signalled after each event (runHarness);
+	// synced receives the markers the running loop handled.
+	reported chan struct{}
+	synced   chan string
 }
 
 func (h *harness) record(e Event) {
 	h.mu.Lock()
 	h.events = append(h.events, e)
+	if h.reported != nil {
+		select {
+		case h.reported <- struct{}{}:
+		default:
+		}
+	}
 	h.mu.Unlock()
 }
 
@@ -163,15 +174,7 @@ func (h *harness) step(d time.Duration) {
 	}
 }
 
-func (h *harness) anyDue() bool {
-	now := h.clock.Now()
-	for _, p := range h.w.pending {
-		if !p.due.After(now) {
-			return true
-		}
-	}
-	return false
-}
+func (h *harness) anyDue() bool { return h.w.anyDue(h.clock.Now()) }
 
 func (h *harness) kinds(k Kind) []Event {
 	h.mu.Lock()
@@ -622,6 +625,12 @@ func runHarness(t *testing.T, shape store.Shape, fixtures ...*storetest.Fixture)
 		t.Fatal(err)
 	}
 	h.w = w
+	h.reported, h.synced = make(chan struct{}, 1), make(chan string, 64)
+	w.handled = func(ev fsnotify.Event) {
+		if strings.HasPrefix(filepath.Base(ev.Name), ".sync-") && ev.Has(fsnotify.Create) {
+			h.synced <- filepath.Clean(ev.Name)
+		}
+	}
 	before := len(h.kinds(Started))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -632,27 +641,63 @@ func runHarness(t *testing.T, shape store.Shape, fixtures ...*storetest.Fixture)
 			t.Error(err)
 		}
 	})
+	h.await("the start", func() bool { return len(h.kinds(Started)) > before })
+	h.clock.Advance(0) // fire the timer the start armed for the initial scan
 	// The initial scan checks every (healthy) session.
-	for i := 0; len(h.kinds(Started)) == before || len(h.kinds(Checked)) < len(fixtures); i++ {
-		if i > 1000 {
-			t.Fatal("the initial scan never finished")
-		}
-		time.Sleep(10 * time.Millisecond)
-		h.clock.Advance(0) // fire the timer the loop armed for now
-	}
+	h.await("the initial scan", func() bool { return len(h.kinds(Checked)) >= len(fixtures) })
 	return h
 }
 
-// waitRepaired moves the fake time on until the session was repaired.
+// await waits until done holds, looking again after each event the
+// running loop reports. The guard only turns a watcher that never
+// reports into a failure; it decides nothing.
+func (h *harness) await(what string, done func() bool) {
+	h.t.Helper()
+	guard := time.NewTimer(30 * time.Second)
+	defer guard.Stop()
+	for !done() {
+		select {
+		case <-h.reported:
+		case <-guard.C:
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			h.t.Fatalf("%s never came; events %+v", what, h.events)
+		}
+	}
+}
+
+// syncRun is sync for the running loop: it creates a hidden file in the
+// store's root and waits until the loop handled its event, and so every
+// file event before it, and scheduled what they made due.
+func (h *harness) syncRun() {
+	h.t.Helper()
+	h.syncs++
+	mark := filepath.Join(h.path, ".sync-"+strconv.Itoa(h.syncs))
+	if err := os.WriteFile(mark, nil, 0o644); err != nil {
+		h.t.Fatal(err)
+	}
+	guard := time.NewTimer(30 * time.Second) // a failure guard, not a synchronisation
+	defer guard.Stop()
+	for {
+		select {
+		case got := <-h.synced:
+			if got == mark {
+				return
+			}
+		case <-guard.C:
+			h.t.Fatalf("the loop never handled %s", mark)
+		}
+	}
+}
+
+// waitRepaired hands the loop the file events so far, moves the fake time
+// past the settle window, and checks that the session, and only it, was
+// repaired.
 func (h *harness) waitRepaired(id string) {
 	h.t.Helper()
-	for i := 0; len(h.kinds(Repaired)) == 0; i++ {
-		if i > 500 {
-			h.t.Fatalf("%s was never repaired; events %+v", id, h.kinds(Repaired))
-		}
-		time.Sleep(20 * time.Millisecond) // let the events arrive, then move the fake time on
-		h.clock.Advance(time.Second)
-	}
+	h.syncRun()
+	h.clock.Advance(h.w.settlePolicy.Window())
+	h.await(id+"'s repair", func() bool { return len(h.kinds(Repaired)) > 0 })
 	if rep := h.kinds(Repaired); len(rep) != 1 || rep[0].Session != id {
 		h.t.Errorf("repaired %+v, want only %s", rep, id)
 	}
