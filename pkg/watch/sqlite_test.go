@@ -4,15 +4,17 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/sessfix/sessfix/internal/opencodetest/storegen"
 	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
 
 // BenchmarkDatabaseChecks measures the two questions watch asks a
 // database (storegen.Default: 125 sessions, 100,000 parts): which sessions
 // have a newer time_updated (the first pass, which records every session,
-// and the passes after every change, at most four times a second) and the
+// and the passes after every change, paced by queryPace) and the
 // content check (once the database has been quiet for the settle window).
 //
 //	go test ./pkg/watch -run '^$' -bench DatabaseChecks
@@ -65,4 +67,41 @@ func BenchmarkDatabaseChecks(b *testing.B) {
 		}
 		b.SetBytes(stats.Bytes)
 	})
+}
+
+// TestChangeQueriesArePaced: after a change query that took a second, the
+// database is not asked again for four seconds, however soon it changes;
+// the session that change broke is then found and repaired.
+func TestChangeQueriesArePaced(t *testing.T) {
+	f := loadFixture(t, "tool-loop-negative")
+	var dir string
+	h := newHarness(t, store.ShapeSQLite, func(o *Options) {
+		dir = filepath.Dir(o.Stores[0].Info().Path)
+		o.Poll = 0
+	}, f)
+	h.step(0)
+	// A write that changes no time_updated: the query it causes finds
+	// nothing and takes a second.
+	h.w.queried = func() { h.clock.Advance(time.Second) }
+	storetest.ExecSQL(t, h.path, "UPDATE session SET title = title")
+	h.sync(dir)
+	h.step(DefaultCoalesce)
+	if got := h.w.stores[0].queryCost; got != time.Second {
+		t.Fatalf("the change query was taken to last %s, want 1s", got)
+	}
+	h.w.queried = nil
+	storetest.ExecSQL(t, h.path, blankFirstText(f.ID, false))
+	h.sync(dir)
+	h.step(DefaultCoalesce)
+	if h.w.pending[key{0, f.ID}] != nil {
+		t.Fatalf("the database was asked again %s after a query that took 1s", DefaultCoalesce)
+	}
+	h.step(queryPace*time.Second - DefaultCoalesce)
+	if h.w.pending[key{0, f.ID}] == nil {
+		t.Fatal("the change was not found once the pace allowed another query")
+	}
+	h.step(2 * time.Second)
+	if rep := h.kinds(Repaired); len(rep) != 1 || rep[0].Session != f.ID {
+		t.Fatalf("repaired %+v, want %s", rep, f.ID)
+	}
 }

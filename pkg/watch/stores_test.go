@@ -371,11 +371,12 @@ func TestMigrationSwitchesToTheDatabase(t *testing.T) {
 }
 
 // blankFirstText is an UPDATE that blanks a session's first text part,
-// keeping time_updated as it is when keep is set.
+// keeping time_updated as it is when keep is set, else setting it to now,
+// as OpenCode does.
 func blankFirstText(sid string, keep bool) string {
 	set := "data = json_set(data, '$.text', '   ')"
 	if !keep {
-		set += ", time_updated = time_updated + 1"
+		set += ", time_updated = CAST(unixepoch('subsec') * 1000 AS INTEGER)"
 	}
 	return "UPDATE part SET " + set + " WHERE id = (SELECT id FROM part WHERE session_id = '" + sid +
 		"' AND json_extract(data, '$.type') = 'text' ORDER BY id LIMIT 1)"
