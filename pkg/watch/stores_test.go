@@ -261,15 +261,7 @@ func emptyHarness(t *testing.T, dir string, configure func(*Options)) *harness {
 	if configure != nil {
 		configure(&opts)
 	}
-	w, err := New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.w = w
-	if err := w.start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.close)
+	h.begin(opts)
 	return h
 }
 
@@ -446,14 +438,8 @@ func TestCopyInPlaceIsNoticed(t *testing.T) {
 	if _, err := os.Stat(other + "-wal"); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the copy has a write-ahead log (%v): copying the file alone would lose it", err)
 	}
-	f, err := os.OpenFile(h.path, os.O_WRONLY|os.O_TRUNC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.Write(b); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
+	// In place, as cp does: the file keeps its inode.
+	if err := os.WriteFile(h.path, b, 0); err != nil {
 		t.Fatal(err)
 	}
 	h.sync(dir)

@@ -154,16 +154,23 @@ func newHarness(t *testing.T, shape store.Shape, configure func(*Options), fixtu
 	if configure != nil {
 		configure(&opts)
 	}
+	h.begin(opts)
+	return h
+}
+
+// begin creates the harness's watcher with opts and starts it (the
+// initial scan), closing it when the test ends.
+func (h *harness) begin(opts Options) {
+	h.t.Helper()
 	w, err := New(opts)
 	if err != nil {
-		t.Fatal(err)
+		h.t.Fatal(err)
 	}
 	h.w = w
 	if err := w.start(context.Background()); err != nil {
-		t.Fatal(err)
+		h.t.Fatal(err)
 	}
-	t.Cleanup(w.close)
-	return h
+	h.t.Cleanup(w.close)
 }
 
 // step advances the clock and runs what is due, as the loop would.
