@@ -317,3 +317,34 @@ func TestUnopenableDatabaseWithoutSF501(t *testing.T) {
 		t.Fatalf("store error %v, findings %+v: want the damage as the store's error", res.Stores[0].Err, res.Findings)
 	}
 }
+
+// TestUnloadableSessionPointsAtTheDeepScan: a session that fails to load
+// on a damaged page (SF201) says how to see the damage with sessfix itself
+// (SF501's full check), not with a sqlite3 shell the user may not have.
+func TestUnloadableSessionPointsAtTheDeepScan(t *testing.T) {
+	rs := realstore.Copy(t, ocrelease.V1_18)
+	rs.OverwritePage(t, rs.RootPage(t, "message"))
+	d, err := shapes.Open([]string{rs.Path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	res, err := scan.Run(context.Background(), d.Stores, &scan.Options{Select: []string{"SF201"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "see the damage with `sessfix scan --deep --select SF501 " + rs.Path + "`"
+	n := 0
+	for _, f := range res.Findings {
+		if f.Code != "SF201" {
+			continue
+		}
+		n++
+		if !strings.Contains(f.Message, want) || strings.Contains(f.Message, "sqlite3") {
+			t.Errorf("SF201 message %q does not say %q", f.Message, want)
+		}
+	}
+	if n == 0 {
+		t.Fatalf("no SF201 finding for the sessions on the damaged page: %+v", res.Findings)
+	}
+}

@@ -1,6 +1,9 @@
 package store
 
-import "context"
+import (
+	"context"
+	"strings"
+)
 
 // Health is what a store's own file says about the database as a whole,
 // apart from any session: SQLite's integrity check, the size of its
@@ -54,6 +57,17 @@ type HealthOptions struct {
 	// Oversized is the data size, in bytes, at which a part row is listed
 	// in Health.Oversized; 0 lists none.
 	Oversized int64
+}
+
+// DamageCommand is the command a user runs to see the damage of the
+// database at path: sessfix's full check of it (the store-health rule
+// SF501 with --deep, SQLite's integrity_check), which needs no sqlite3
+// shell.
+func DamageCommand(path string) string {
+	if strings.HasPrefix(path, "-") {
+		path = "./" + path // a file name, not a flag
+	}
+	return "sessfix scan --deep --select SF501 " + ShellArg(path)
 }
 
 // HealthChecker is a store that can report its database's health (the

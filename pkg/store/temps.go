@@ -84,13 +84,15 @@ func TempNote(info Info, temps []string) string {
 // removeCommand is a shell command that removes a store's temporary files.
 func removeCommand(info Info) string {
 	if fi, err := os.Stat(info.Path); err == nil && fi.IsDir() {
-		return "find " + shellQuote(info.Path) + " -name '.sessfix-*.tmp' -type f -delete"
+		return "find " + ShellArg(info.Path) + " -name '.sessfix-*.tmp' -type f -delete"
 	}
-	return "rm -f -- " + shellQuote(filepath.Dir(info.Path)) + "/" + shellQuote(atomicfile.TempPrefix(info.Path)) + "*.tmp"
+	return "rm -f -- " + ShellArg(filepath.Dir(info.Path)) + "/" + ShellArg(atomicfile.TempPrefix(info.Path)) + "*.tmp"
 }
 
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
+// ShellArg is s as one word of a POSIX shell command line: as it is when
+// no shell treats any of its characters specially, else in single quotes.
+// The commands sessfix prints for a user to run quote paths with it.
+func ShellArg(s string) string {
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./@%+=:,") == "" {
 		return s
 	}

@@ -42,7 +42,7 @@ func libraryHint(err error, within *backup.ApplyError) []string {
 		return []string{
 			"the database is damaged; sessfix wrote nothing and left it untouched",
 			"keep a copy of it before anything else writes to it: cp -- " + ShellArg(e.Path) + " " + ShellArg(e.Path+".damaged"),
-			"see the damage: sqlite3 " + ShellArg(e.Path) + " 'PRAGMA integrity_check'",
+			"see the damage: " + store.DamageCommand(e.Path),
 		}
 	case *store.WriteError:
 		state := nothing("changed")

@@ -36,7 +36,7 @@ func TestLibraryHints(t *testing.T) {
 		{"damaged database", &store.DamagedError{Path: "/d/my db/opencode.db", Check: "integrity_check", Problems: []string{"Tree 27 page 73: btreeInitPage() returns error code 11"}},
 			[]string{"the database is damaged; sessfix wrote nothing and left it untouched",
 				"keep a copy of it before anything else writes to it: cp -- '/d/my db/opencode.db' '/d/my db/opencode.db.damaged'",
-				`see the damage: sqlite3 '/d/my db/opencode.db' 'PRAGMA integrity_check'`}},
+				`see the damage: sessfix scan --deep --select SF501 '/d/my db/opencode.db'`}},
 		{"disk full", full, []string{"the disk is full; free some space and run sessfix again (nothing was changed)"}},
 		{"read-only, left changed", &store.WriteError{Err: fmt.Errorf("x: %w", syscall.EROFS)},
 			[]string{"the store is on a read-only filesystem; remount it read-write or copy the store elsewhere (see the error for what was left changed)"}},

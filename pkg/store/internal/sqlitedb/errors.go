@@ -34,7 +34,7 @@ func Error(path, doing string, err error) error {
 	case sqlite3.SQLITE_NOTADB:
 		return &corruptError{store.NotFoundf("%s is not an sqlite database", path), err}
 	case sqlite3.SQLITE_CORRUPT:
-		return &corruptError{fmt.Errorf("%s is corrupt (%v); run `sqlite3 %s \"PRAGMA integrity_check\"` to see the damage", path, err, path), err}
+		return &corruptError{fmt.Errorf("%s is corrupt (%v); see the damage with `%s`", path, err, store.DamageCommand(path)), err}
 	}
 	if sys := sysErr(path, se.Code()); sys != nil {
 		// SQLite reports its own codes; the command's hints know the
