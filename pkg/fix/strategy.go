@@ -83,15 +83,22 @@ var strategyTable = map[string][]Strategy{
 
 // Strategies returns the strategies of a rule code in the order they are
 // tried (nil when the rule has none: report-only). Preflight codes
-// (SF150–SF169) share SF302's.
+// (SF150–SF169) share SF302's, but for a report-only preflight rule
+// (SF158, SF159), which has none.
 func Strategies(code string) []Strategy {
 	code = strings.ToUpper(code)
 	if isPreflight(code) {
+		if r := scan.Lookup(code); r != nil && !r.Fixable {
+			return nil
+		}
 		code = "SF302"
 	}
 	return strategyTable[code]
 }
 
+// isPreflight reports the preflight codes that share SF302's repairs
+// (SF150–SF169). The size rules SF170–SF179 are preflight rules too
+// (scan.IsPreflightCode) but have no repair yet: they are not among them.
 func isPreflight(code string) bool {
 	return len(code) == 5 && code >= "SF150" && code <= "SF169"
 }

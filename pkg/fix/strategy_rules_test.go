@@ -2,6 +2,7 @@ package fix
 
 import (
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/sessfix/sessfix/pkg/scan"
@@ -19,7 +20,7 @@ func TestEveryFixableRuleHasStrategies(t *testing.T) {
 		if r.Fixable && !has {
 			t.Errorf("%s is fixable (%s) but has no strategy", r.Code, r.Fix)
 		}
-		if !r.Fixable && has && r.Code != "SF302" {
+		if !r.Fixable && has {
 			t.Errorf("%s is report only but has strategies", r.Code)
 		}
 	}
@@ -37,5 +38,20 @@ func TestEveryFixableRuleHasStrategies(t *testing.T) {
 		if !r.Fixable {
 			t.Errorf("strategy table names %s, which is report only", code)
 		}
+	}
+}
+
+// TestReportOnlyPreflightRuleTakesNoStrategy: --strategy on a report-only
+// preflight rule is refused as for any report-only rule, instead of being
+// taken (with SF302's strategies) and doing nothing.
+func TestReportOnlyPreflightRuleTakesNoStrategy(t *testing.T) {
+	for _, code := range []string{"SF158", "SF159", "SF170"} {
+		err := ValidateStrategies(map[string]string{code: "strip"})
+		if err == nil || !strings.Contains(err.Error(), "rule "+code+" has no repair strategies") {
+			t.Errorf("--strategy %s=strip: %v, want no repair strategies", code, err)
+		}
+	}
+	if err := ValidateStrategies(map[string]string{"SF153": "strip"}); err != nil {
+		t.Errorf("--strategy SF153=strip: %v", err)
 	}
 }
