@@ -127,12 +127,7 @@ func checkFailedAttempt(c *Context) {
 	case !r.Names():
 		causes := ErrorCauses(others, text)
 		f.Message += "; " + CausesNote(causes)
-		if r.Type.NotRepairedYet() {
-			f.Message += "; " + NotRepairedYetNote
-			c.reportNoFix(f)
-			return
-		}
-		if len(causes) == 0 {
+		if len(causes) == 0 && !r.Type.NotRepairedYet() {
 			c.reportNoFix(f)
 			return
 		}
