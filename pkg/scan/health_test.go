@@ -348,3 +348,26 @@ func TestUnloadableSessionPointsAtTheDeepScan(t *testing.T) {
 		t.Fatalf("no SF201 finding for the sessions on the damaged page: %+v", res.Findings)
 	}
 }
+
+// TestUnopenableDatabaseNamedAsGiven: a database SQL cannot open, scanned
+// by a relative path, is named as the user named it, as a database that
+// opens is: its store and its SF501 finding say "opencode.db", not the
+// absolute path.
+func TestUnopenableDatabaseNamedAsGiven(t *testing.T) {
+	rs := realstore.Copy(t, ocrelease.V1_18)
+	rs.OverwritePage(t, 1)
+	t.Chdir(filepath.Dir(rs.Path))
+	d, err := shapes.Open([]string{"opencode.db"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if len(d.Stores) != 1 || d.Stores[0].Info().Path != "opencode.db" {
+		t.Fatalf("stores %v (failed %v), want one named opencode.db", d.Stores, d.Failed)
+	}
+	fs := scanPath(t, "opencode.db", nil)
+	oneDamage(t, fs, "sql cannot open the database")
+	if fs[0].Location.Path != "opencode.db" || fs[0].StorePath != "opencode.db" {
+		t.Errorf("SF501 at %q in store %q, want opencode.db", fs[0].Location.Path, fs[0].StorePath)
+	}
+}

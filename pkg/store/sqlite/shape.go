@@ -26,11 +26,8 @@ func (Shape) Open(path string) (store.Store, error) {
 	st, err := openSQLite(path)
 	if err != nil {
 		if why, ok := sqlitedb.Corrupt(err); ok && sqlitedb.IsSQLiteFile(path) && fileSize(path) >= 512 {
-			abs, aerr := filepath.Abs(path)
-			if aerr != nil {
-				abs = path
-			}
-			return sqlitedb.NewDamaged(store.Info{Shape: store.ShapeSQLite, Path: abs}, why), nil
+			// Named as the user named it, as a database that opens is.
+			return sqlitedb.NewDamaged(store.Info{Shape: store.ShapeSQLite, Path: filepath.Clean(path)}, why), nil
 		}
 		return nil, err
 	}
