@@ -210,20 +210,18 @@ func TestPreflightImageLimits(t *testing.T) {
 	}
 }
 
-// BenchmarkPreflightImages checks a session holding 40 MB of base64 images
-// (eight pasted images of 5.9 MB each): the scan reads each image's length
-// and a 128 KiB prefix, so its allocations per scan stay near one copy of
-// each image's URL (gjson's), not a decoded picture.
+// BenchmarkPreflightImages checks a session holding 47 MB of base64 images
+// (eight pasted images of 5.9 MB each), loaded from a database as a scan
+// loads it: the scan reads each image's length and a 128 KiB prefix of its
+// data in place in the loaded bytes, so it allocates well under a megabyte
+// per check, no copy of an image and nothing decoded.
 //
 //	go test -run '^$' -bench PreflightImages -benchmem ./pkg/scan
 func BenchmarkPreflightImages(b *testing.B) {
 	big := pngB64(b, 1100, 1000, true)
-	parts := []string{`{"type":"text","text":"look"}`}
-	for range 8 {
-		parts = append(parts, `{"type":"file","mime":"image/png","filename":"a.png","url":"data:image/png;base64,`+big+`"}`)
-	}
-	s := session(store.ShapeSQLite, testMessage("u1", "user", userBody, parts...),
-		testMessage("a1", "assistant", asstBody, `{"type":"step-start"}`, `{"type":"text","text":"ok"}`))
+	mf := mediaFixture{userImgs: repeat(big, 8)}
+	st := storetest.OpenOne(b, storetest.Materialize(b, store.ShapeSQLite, b.TempDir(), mf.fixture()))
+	s := storetest.LoadAll(b, st)[0]
 	opts := settled()
 	b.ReportAllocs()
 	b.ResetTimer()
