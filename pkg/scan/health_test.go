@@ -371,3 +371,36 @@ func TestUnopenableDatabaseNamedAsGiven(t *testing.T) {
 		t.Errorf("SF501 at %q in store %q, want opencode.db", fs[0].Location.Path, fs[0].StorePath)
 	}
 }
+
+// TestOversizedPartsGoWithTheirSessions: a store-health finding about a
+// part (SF503) is ordered with its session's other findings, as Result
+// promises (store, then session id), so a printer grouping by session sees
+// each session once.
+func TestOversizedPartsGoWithTheirSessions(t *testing.T) {
+	rs := realstore.Copy(t, ocrelease.V1_18)
+	rs.WhitespaceText(t)
+	d, err := shapes.Open([]string{rs.Path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	// Every part is "oversized": each session has SF503 findings.
+	res, err := scan.Run(context.Background(), d.Stores, &scan.Options{Oversized: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	codes := map[string]bool{}
+	for _, f := range res.Findings {
+		codes[f.Code] = true
+		if n := len(order); n == 0 || order[n-1] != f.SessionID {
+			order = append(order, f.SessionID)
+		}
+	}
+	if !codes["SF503"] || len(codes) < 2 {
+		t.Fatalf("want SF503 and other findings, got codes %v", codes)
+	}
+	if !slices.IsSorted(order) || len(slices.Compact(slices.Clone(order))) != len(order) {
+		t.Errorf("findings by session %q: each session's findings are not together, in id order", order)
+	}
+}

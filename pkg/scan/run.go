@@ -261,7 +261,9 @@ type StoreResult struct {
 }
 
 // Result is a whole scan. Findings are ordered by store (in the order given),
-// session id, then position in the session.
+// then session id (a store's own findings, about no session, first), then
+// position in the session; a store-health finding about a session's part
+// (SF503) leads that session's findings.
 type Result struct {
 	Stores   []StoreResult
 	Findings []Finding
@@ -354,7 +356,6 @@ func Run(ctx context.Context, stores []store.Store, opts *Options) (*Result, err
 		if err != nil && res.Stores[si].Err == nil {
 			res.Stores[si].Err = err
 		}
-		res.Findings = append(res.Findings, health...)
 		if reportsDamage(health) && errors.As(res.Stores[si].Err, new(*store.DamagedError)) {
 			// A database SQL cannot open lists nothing: SF501 says so.
 			res.Stores[si].Err = nil
@@ -362,13 +363,18 @@ func Run(ctx context.Context, stores []store.Store, opts *Options) (*Result, err
 		if _, ok := store.HealthOf(stores[si]); !ok && broken > 0 {
 			res.Stores[si].Info.Notes = append(res.Stores[si].Info.Notes, readableNote(len(ds), readable, broken))
 		}
+		found := health
 		for _, d := range ds {
 			res.Stores[si].Sessions = append(res.Stores[si].Sessions, d.summary)
-			res.Findings = append(res.Findings, d.findings...)
+			found = append(found, d.findings...)
 			if d.summary.InUse != "" {
 				res.Stores[si].Info.Notes = append(res.Stores[si].Info.Notes, InUseNote(d.summary))
 			}
 		}
+		// The store's own findings first, then each session's: a
+		// store-health finding about a part (SF503) goes with its session.
+		sort.SliceStable(found, func(a, b int) bool { return found[a].SessionID < found[b].SessionID })
+		res.Findings = append(res.Findings, found...)
 	}
 	return res, nil
 }
