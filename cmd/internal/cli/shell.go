@@ -1,16 +1,14 @@
 package cli
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/sessfix/sessfix/pkg/store"
+)
 
 // ShellArg is s as one word of a command line a user can paste into a
-// shell: as it is when it holds only characters no shell treats specially,
-// else in single quotes.
-func ShellArg(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-=:,@+") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+// shell (store.ShellArg: the hints and the store's own notes quote alike).
+func ShellArg(s string) string { return store.ShellArg(s) }
 
 // CommandLine is a sessfix command with its arguments, each made a shell
 // word (ShellArg): what a hint tells the user to run.
