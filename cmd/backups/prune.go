@@ -20,7 +20,8 @@ func newCmdPrune(opts *BackupsOptions, runF func(context.Context, *BackupsOption
 		Use:   "prune --older-than AGE",
 		Short: "Delete backup runs older than an age",
 		Long: `Delete backup runs older than --older-than (a Go duration such as 72h, or days: 30d). A pruned run
-can no longer be undone.
+can no longer be undone. The runs of one command (one fix over many stores) go together, once the newest
+of them is older than the age.
 
 prune lists the runs it would delete and asks on a terminal; --yes deletes without asking, --dry-run only
 lists. Without a terminal and without --yes it deletes nothing. An age under a day (1d, 24h) would delete

@@ -641,7 +641,11 @@ func TestListAndPrune(t *testing.T) {
 		t.Fatalf("runs = %+v, want newest first", runs)
 	}
 	opts.Now = func() time.Time { return now }
-	removed, err := backup.Prune(opts, 30*24*time.Hour)
+	old, err := backup.Older(opts, 30*24*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	removed, err := backup.Remove(old)
 	if err != nil {
 		t.Fatal(err)
 	}

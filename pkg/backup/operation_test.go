@@ -82,3 +82,37 @@ func TestLastOperationGroupsTheRunsOfOneCommand(t *testing.T) {
 		t.Fatalf("no run matches: err = %v, want ErrNoRuns", err)
 	}
 }
+
+// TestOlderKeepsAnOperationWhole: backups prune deletes the runs of a
+// command only when every one of them is older than the age; a command
+// whose runs straddle the cutoff is kept whole, so that undo --last never
+// finds part of it gone. Runs of no operation and damaged runs stand alone.
+func TestOlderKeepsAnOperationWhole(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	day := 24 * time.Hour
+	at := func(age time.Duration) time.Time { return now.Add(-age) }
+	// op1: every run 40 days old; op2: its runs straddle the 30-day cutoff.
+	writeRun(t, dir, "20261012T120000Z-aaaaaa", "20261012T120000Z-op1op1", "/s/a.json", at(40*day), false)
+	writeRun(t, dir, "20261012T120001Z-bbbbbb", "20261012T120000Z-op1op1", "/s/b.json", at(40*day-time.Second), false)
+	writeRun(t, dir, "20261022T115959Z-cccccc", "20261022T115959Z-op2op2", "/s/a.json", at(30*day+time.Second), false)
+	writeRun(t, dir, "20261022T120001Z-dddddd", "20261022T115959Z-op2op2", "/s/b.json", at(30*day-time.Second), true)
+	writeRun(t, dir, "20261012T110000Z-eeeeee", "", "/s/old.json", at(40*day+time.Hour), false)
+	damaged := filepath.Join(dir, "backups", "20261011T110000Z-ffffff")
+	if err := os.MkdirAll(damaged, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	opts := backup.Options{Dir: dir, Now: func() time.Time { return now }}
+
+	old, err := backup.Older(opts, 30*day)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "20261012T120001Z-bbbbbb 20261012T120000Z-aaaaaa 20261012T110000Z-eeeeee 20261011T110000Z-ffffff"
+	if ids(old) != want {
+		t.Fatalf("Older(30d) = [%s]\nwant [%s]: op2 straddles the cutoff and stays whole", ids(old), want)
+	}
+	if old, err = backup.Older(opts, 29*day); err != nil || !strings.Contains(ids(old), "-cccccc") || !strings.Contains(ids(old), "-dddddd") {
+		t.Fatalf("Older(29d) = [%s] %v; want op2 whole", ids(old), err)
+	}
+}

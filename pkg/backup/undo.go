@@ -532,30 +532,39 @@ func LastOperation(opts Options, match func(RunInfo) bool) (string, []RunInfo, e
 	return op, out, nil
 }
 
-// Prune removes runs older than olderThan and returns them.
-func Prune(opts Options, olderThan time.Duration) ([]RunInfo, error) {
-	old, err := Older(opts, olderThan)
-	if err != nil {
-		return nil, err
-	}
-	return Remove(old)
-}
-
-// Older returns the runs begun more than olderThan ago, newest first: what
-// Prune would remove.
+// Older returns the runs of the operations whose every run was begun more
+// than olderThan ago, newest first: what backups prune removes. An
+// operation is kept whole: one run younger than the age keeps every run
+// of its command, which undo --last reverts together. A run whose manifest
+// cannot be read is an operation of its own.
 func Older(opts Options, olderThan time.Duration) ([]RunInfo, error) {
 	runs, err := List(opts)
 	if err != nil {
 		return nil, err
 	}
 	cutoff := opts.now().Add(-olderThan)
+	young := map[string]bool{} // operations with a run not older than the cutoff
+	for _, r := range runs {
+		if !r.Time.Before(cutoff) {
+			young[operationOf(r)] = true
+		}
+	}
 	var old []RunInfo
 	for _, r := range runs {
-		if r.Time.Before(cutoff) {
+		if !young[operationOf(r)] {
 			old = append(old, r)
 		}
 	}
 	return old, nil
+}
+
+// operationOf is the operation r belongs to; a run whose manifest cannot
+// be read (no operation known) is its own.
+func operationOf(r RunInfo) string {
+	if r.Operation == "" {
+		return r.ID
+	}
+	return r.Operation
 }
 
 // Remove deletes the folders of runs (as List or Older returned them) and
