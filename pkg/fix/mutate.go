@@ -117,18 +117,9 @@ func addPart(s *store.Session, m *store.Message, id string, fields *object, muta
 // thinking part with non-blank text, else it reads "[Continuing from
 // previous reasoning]".
 func prependThinkingPart(s *store.Session, m *store.Message, e env) ([]store.Edit, error) {
-	lo, hi := "", ""
-	if fc := firstContent(m); fc >= 0 {
-		hi = m.Parts[fc].ID
-		if fc > 0 {
-			lo = m.Parts[fc-1].ID
-		}
-	} else if n := len(m.Parts); n > 0 {
-		lo = m.Parts[n-1].ID
-	}
-	id, err := store.MintBetween(store.PrefixPart, lo, hi, e.now)
-	if err != nil {
-		return nil, fmt.Errorf("no part id fits before the first content part of message %s: %w", m.ID, err)
+	at := firstContent(m)
+	if at < 0 {
+		at = len(m.Parts)
 	}
 	text, meta := continuingText, []byte(nil)
 	if src := earlierThinking(s, m); src != nil {
@@ -137,14 +128,36 @@ func prependThinkingPart(s *store.Session, m *store.Message, e env) ([]store.Edi
 			meta = []byte(md.Raw)
 		}
 	}
+	ed, err := addReasoning(s, m, at, text, meta, e, "synthetic thinking part placed before the first content part")
+	if err != nil {
+		return nil, err
+	}
+	return []store.Edit{ed}, nil
+}
+
+// addReasoning adds a synthetic reasoning part reading text (with
+// metadata meta when not nil) at position at of m: its id sorts after
+// m.Parts[at-1] and before m.Parts[at]. It is prependThinkingPart's part,
+// for the whole message or for one step.
+func addReasoning(s *store.Session, m *store.Message, at int, text string, meta []byte, e env, reason string) (store.Edit, error) {
+	lo, hi := "", ""
+	if at > 0 {
+		lo = m.Parts[at-1].ID
+	}
+	if at < len(m.Parts) {
+		hi = m.Parts[at].ID
+	}
+	id, err := store.MintBetween(store.PrefixPart, lo, hi, e.now)
+	if err != nil {
+		return store.Edit{}, fmt.Errorf("no part id fits where the reasoning goes in message %s: %w", m.ID, err)
+	}
 	// Keys in the order OpenCode writes reasoning parts.
 	f := obj().set("type", "reasoning").set("text", text).set("synthetic", true)
 	if meta != nil {
 		f.set("metadata", json.RawMessage(compactJSON(meta)))
 	}
 	f.set("time", obj().set("start", e.ms()).set("end", e.ms()))
-	reason := "synthetic thinking part placed before the first content part"
-	return []store.Edit{addPart(s, m, id, f, "prependThinkingPart", reason, e.now)}, nil
+	return addPart(s, m, id, f, "prependThinkingPart", reason, e.now), nil
 }
 
 func compactJSON(raw []byte) []byte { return compactLayout.format(raw, "") }

@@ -1,6 +1,8 @@
 package fix
 
 import (
+	"slices"
+
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -21,13 +23,36 @@ var stCutOff = Strategy{Name: "cut-off", Mutations: "markToolCutOff", Doc: "rewr
 // is not a JSON object becomes {}, its text kept in
 // state.metadata.truncatedInput. Other parts are left alone.
 func markToolCutOff(m *store.Message, p *store.Part, e env) ([]store.Edit, error) {
-	cut := false
-	for _, q := range scan.CutToolInputs(m) {
-		cut = cut || q == p
-	}
-	if !cut {
+	if !slices.Contains(scan.CutToolInputs(m), p) {
 		return nil, nil
 	}
+	ed, err := cutOffEdit(m, p, e)
+	if err != nil {
+		return nil, err
+	}
+	return []store.Edit{ed}, nil
+}
+
+// markToolsCutOff applies markToolCutOff to every part of the message the
+// output limit cut off, in part order.
+func markToolsCutOff(m *store.Message, e env) ([]store.Edit, error) {
+	cut := scan.CutToolInputs(m)
+	var out []store.Edit
+	for _, p := range m.Parts {
+		if !slices.Contains(cut, p) {
+			continue
+		}
+		ed, err := cutOffEdit(m, p, e)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ed)
+	}
+	return out, nil
+}
+
+// cutOffEdit is markToolCutOff's edit of p, a call the output limit cut off.
+func cutOffEdit(m *store.Message, p *store.Part, e env) (store.Edit, error) {
 	after, err := abortShape(p, ToolCutOffError, e, func(set func(v any, keys ...string)) {
 		if !scan.InputIsObject(p) {
 			set(p.Get("state.input").String(), "state", "metadata", "truncatedInput")
@@ -35,22 +60,9 @@ func markToolCutOff(m *store.Message, p *store.Part, e env) ([]store.Edit, error
 		}
 	})
 	if err != nil {
-		return nil, err
+		return store.Edit{}, err
 	}
 	ed := partEdit(store.OpUpdate, m, p, "markToolCutOff", "tool call cut off by the output limit marked failed")
 	ed.After = after
-	return []store.Edit{ed}, nil
-}
-
-// markToolsCutOff applies markToolCutOff to every part of the message.
-func markToolsCutOff(m *store.Message, e env) ([]store.Edit, error) {
-	var out []store.Edit
-	for _, p := range m.Parts {
-		eds, err := markToolCutOff(m, p, e)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, eds...)
-	}
-	return out, nil
+	return ed, nil
 }

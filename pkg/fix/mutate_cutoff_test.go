@@ -181,6 +181,14 @@ func TestStoredToolInputErrorMarksCutOffCalls(t *testing.T) {
 	if err != nil || len(p.Fixed) != 1 || p.Fixed[0].Strategy != "cut-off" {
 		t.Fatalf("plan from the stored error: %v %+v unfixed %+v", err, p.Fixed, p.Unfixed)
 	}
+	// It changes the cut-off call and no other part of its message.
+	if eds := p.Changes.Edits; len(eds) != 1 || eds[0].ID != prt3 || eds[0].Mutation != "markToolCutOff" {
+		var got []string
+		for _, ed := range eds {
+			got = append(got, ed.Mutation+" "+ed.ID)
+		}
+		t.Fatalf("plan from the stored error: %v, want markToolCutOff of %s only", got, prt3)
+	}
 	fixed := fixAndRecheck(t, s, "cut-off")
 	if got := fixed.Message(msgA1).Parts[1].Get("state.error").String(); got != ToolCutOffError {
 		t.Errorf("error after the repair %q", got)

@@ -96,19 +96,5 @@ func stepReasoning(s *store.Session, m *store.Message, st [2]int, e env) (store.
 	for first < st[1] && scan.IsMetaPart(m.Parts[first]) {
 		first++
 	}
-	lo, hi := "", ""
-	if first > 0 {
-		lo = m.Parts[first-1].ID
-	}
-	if first < len(m.Parts) {
-		hi = m.Parts[first].ID
-	}
-	id, err := store.MintBetween(store.PrefixPart, lo, hi, e.now)
-	if err != nil {
-		return store.Edit{}, fmt.Errorf("no part id fits at the start of a step of message %s: %w", m.ID, err)
-	}
-	// Keys in the order OpenCode writes reasoning parts.
-	f := obj().set("type", "reasoning").set("text", NotRecordedText).set("synthetic", true).
-		set("time", obj().set("start", e.ms()).set("end", e.ms()))
-	return addPart(s, m, id, f, "prependThinkingPart", "synthetic reasoning for a tool step whose reasoning was not recorded", e.now), nil
+	return addReasoning(s, m, first, NotRecordedText, nil, e, "synthetic reasoning for a tool step whose reasoning was not recorded")
 }
