@@ -38,9 +38,9 @@ their old bytes, deleted and quarantined records come back, added records go awa
 session). Runs are listed by ` + "`sessfix backups`" + `.
 
 --last undoes the last operation: every run the newest sessfix command that wrote (one fix over many
-stores) made and that is not undone yet. A second --last steps back to the command before. With PATHs,
-only runs of the stores at or under them count, and only those are undone (an opencode.db, an export
-file, a data dir).
+stores) made and that is not undone yet; ` + "`sessfix undo last`" + ` is the same. A second --last steps back
+to the command before. With PATHs, only runs of the stores at or under them count, and only those are
+undone (an opencode.db, an export file, a data dir).
 
 undo refuses, and changes nothing, when a record no longer holds the bytes the fix wrote (OpenCode or
 someone changed the session since); --force restores anyway and overwrites those changes. Undoing a run
@@ -67,6 +67,10 @@ Exit codes:
 			case len(args) > 1:
 				return cli.WithHints(cli.FlagErrorf("undo takes one run id, got %d arguments", len(args)),
 					"to undo the newest run of a store: sessfix undo --last PATH")
+			case len(args) == 1 && args[0] == "last":
+				// `undo last` reads as --last and does what it does: a
+				// run id never reads "last".
+				opts.Last = true
 			case len(args) == 1:
 				opts.RunID = args[0]
 			}
@@ -113,7 +117,7 @@ func RunUndo(ctx context.Context, opts *UndoOptions) error {
 	}
 	if err != nil {
 		switch {
-		case errors.Is(err, backup.ErrNoRuns), errors.Is(err, backup.ErrNoRun):
+		case errors.Is(err, backup.ErrNoRun):
 			return cli.WithHints(err, "list runs with `sessfix backups`")
 		}
 		return err

@@ -200,7 +200,7 @@ func TestApplyUndoRoundTrip(t *testing.T) {
 			}
 			checkJournal(t, opts, run, info, cs)
 
-			res, err := backup.Undo(ctx, opts, "last", false)
+			res, err := backup.Undo(ctx, opts, run, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -605,10 +605,8 @@ func TestUndoWaitsForTheWriterLock(t *testing.T) {
 
 func TestUndoUnknownRuns(t *testing.T) {
 	opts := testOptions(t)
-	if _, err := backup.Undo(context.Background(), opts, "", false); !errors.Is(err, backup.ErrNoRuns) {
-		t.Fatalf("undo with an empty journal: %v, want ErrNoRuns", err)
-	}
-	for _, id := range []string{"20261121T153000Z-aaaaaa", "../../etc", "nope"} {
+	// "last" is no run id: the newest operation is LastOperation's.
+	for _, id := range []string{"20261121T153000Z-aaaaaa", "../../etc", "nope", "", "last"} {
 		if _, err := backup.Undo(context.Background(), opts, id, false); !errors.Is(err, backup.ErrNoRun) {
 			t.Errorf("undo %q: %v, want ErrNoRun", id, err)
 		}

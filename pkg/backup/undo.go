@@ -48,8 +48,7 @@ type UndoResult struct {
 // target key identifying one file or row.
 func key(t store.Target) string { return t.Path + "\x00" + t.Table + "\x00" + t.ID }
 
-// Undo restores the store a run changed, byte for byte. runID "" or "last"
-// means the newest run. Records whose current bytes are not what the run
+// Undo restores the store a run changed, byte for byte. Records whose current bytes are not what the run
 // left are refused (the error wraps store.ErrChanged, the result lists
 // them) and nothing is restored, unless force. It takes the store's writer
 // lock. Undoing a run that was already undone does nothing and says so.
@@ -353,16 +352,6 @@ func openRun(opts Options, runID string) (string, *Manifest, error) {
 	base, err := opts.backupsDir()
 	if err != nil {
 		return "", nil, err
-	}
-	if runID == "" || runID == "last" {
-		runs, err := List(opts)
-		if err != nil {
-			return "", nil, err
-		}
-		if len(runs) == 0 {
-			return "", nil, fmt.Errorf("%w in %s; nothing to undo", ErrNoRuns, base)
-		}
-		runID = runs[0].ID
 	}
 	if !runIDPattern.MatchString(runID) {
 		return "", nil, fmt.Errorf("%q is not a run id (they look like 20261121T153000Z-k3x9qa): %w", runID, ErrNoRun)
