@@ -59,6 +59,13 @@ func undoLast(ctx context.Context, opts *UndoOptions, bopts backup.Options) erro
 			}
 		}
 		if uerr != nil {
+			var gone *backup.StoreGoneError
+			if errors.As(uerr, &gone) {
+				// The operation stays the last one until its store is
+				// back: say how to reach the commands before it.
+				uerr = cli.WithHints(uerr, "until then undo --last takes up this command again; undo the ones before it by store "+
+					"(sessfix undo --last PATH) or by run id (sessfix undo RUN; sessfix backups lists them)")
+			}
 			errs = append(errs, uerr)
 			continue
 		}
