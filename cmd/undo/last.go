@@ -48,7 +48,9 @@ func undoLast(ctx context.Context, opts *UndoOptions, bopts backup.Options) erro
 	undone := 0
 	for _, r := range runs {
 		if ctx.Err() != nil {
+			// The runs left are not undone: the document says why.
 			errs = append(errs, context.Cause(ctx))
+			done = append(done, report.UndoneRun{Err: context.Cause(ctx)})
 			break
 		}
 		res, uerr := backup.Undo(ctx, bopts, r.ID, opts.Force)

@@ -35,9 +35,6 @@ func materialize(t *testing.T, shape store.Shape, cases ...string) string {
 	return storetest.MaterializeCases(t, shape, "../../testdata/sessions", clock.Add(-24*time.Hour), cases...)
 }
 
-// TestFixUndoRoundTrip: fix writes through the real backup journal, a
-// second fix plans nothing, undo --last restores the whole store, a second
-// undo does nothing, and backups lists the run.
 // fixBackedUp runs sessfix fix --yes on the store at path, backing up into
 // journal, and returns what it printed on stderr.
 func fixBackedUp(t *testing.T, path string, journal backup.Options) string {
@@ -53,6 +50,9 @@ func fixBackedUp(t *testing.T, path string, journal backup.Options) string {
 	return errOut.String()
 }
 
+// TestFixUndoRoundTrip: fix writes through the real backup journal, a
+// second fix plans nothing, undo --last restores the whole store, a second
+// undo does nothing, and backups lists the run.
 func TestFixUndoRoundTrip(t *testing.T) {
 	cases := []string{"preflight-reasoning-after-tool", "preflight-blank-text", "preflight-thinking-only", "sf105-abandoned-tool", "sf205-foreign-parts"}
 	for _, shape := range []store.Shape{store.ShapeSessions, store.ShapeStorage, store.ShapeSQLite} {
