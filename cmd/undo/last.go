@@ -20,7 +20,12 @@ import (
 func undoLast(ctx context.Context, opts *UndoOptions, bopts backup.Options) error {
 	f := opts.Factory
 	ios := f.IOStreams
-	op, runs, err := backup.LastOperation(bopts, underPaths(opts.Paths))
+	last, err := backup.LastOperation(bopts, underPaths(opts.Paths))
+	op, runs := last.ID, last.Runs
+	for _, r := range last.Unread {
+		// Newer than what --last undoes, and not undone by it.
+		ios.Statusf("warning: run %s is newer but cannot be read, so it is not undone: %s", r.ID, r.Problem)
+	}
 	var done []report.UndoneRun
 	switch {
 	case errors.Is(err, backup.ErrAllUndone):

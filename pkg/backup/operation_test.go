@@ -52,34 +52,64 @@ func TestLastOperationGroupsTheRunsOfOneCommand(t *testing.T) {
 	writeRun(t, dir, "20261121T120202Z-eeeeee", "20261121T120200Z-op2op2", "/s/e.json", t0.Add(122*time.Second), true) // undone alone
 	opts := backup.Options{Dir: dir}
 
-	op, runs, err := backup.LastOperation(opts, nil)
-	if err != nil || op != "20261121T120200Z-op2op2" || ids(runs) != "20261121T120201Z-dddddd 20261121T120200Z-cccccc" {
-		t.Fatalf("LastOperation = %s [%s] %v; want op2's two runs not undone, newest first", op, ids(runs), err)
+	last, err := backup.LastOperation(opts, nil)
+	if err != nil || last.ID != "20261121T120200Z-op2op2" || ids(last.Runs) != "20261121T120201Z-dddddd 20261121T120200Z-cccccc" || len(last.Unread) != 0 {
+		t.Fatalf("LastOperation = %+v %v; want op2's two runs not undone, newest first", last, err)
 	}
 	under := func(root string) func(backup.RunInfo) bool {
 		return func(r backup.RunInfo) bool { return strings.HasPrefix(r.Store.Path, root) }
 	}
-	if op, runs, err := backup.LastOperation(opts, under("/s/")); err != nil || ids(runs) != "20261121T120200Z-cccccc" {
-		t.Fatalf("LastOperation(/s/) = %s [%s] %v; want op2's run of /s/a.json only", op, ids(runs), err)
+	if last, err := backup.LastOperation(opts, under("/s/")); err != nil || ids(last.Runs) != "20261121T120200Z-cccccc" {
+		t.Fatalf("LastOperation(/s/) = %+v %v; want op2's run of /s/a.json only", last, err)
 	}
 	for _, id := range []string{"20261121T120201Z-dddddd", "20261121T120200Z-cccccc"} {
 		writeRun(t, dir, id, "20261121T120200Z-op2op2", "/s/x.json", t0.Add(2*time.Minute), true)
 	}
-	if op, runs, err := backup.LastOperation(opts, nil); err != nil || op != "20261121T120100Z-op1op1" || ids(runs) != "20261121T120101Z-bbbbbb 20261121T120100Z-aaaaaa" {
-		t.Fatalf("after op2 is undone, LastOperation = %s [%s] %v; want op1's two runs", op, ids(runs), err)
+	if last, err := backup.LastOperation(opts, nil); err != nil || last.ID != "20261121T120100Z-op1op1" || ids(last.Runs) != "20261121T120101Z-bbbbbb 20261121T120100Z-aaaaaa" {
+		t.Fatalf("after op2 is undone, LastOperation = %+v %v; want op1's two runs", last, err)
 	}
 	for _, id := range []string{"20261121T120101Z-bbbbbb", "20261121T120100Z-aaaaaa"} {
 		writeRun(t, dir, id, "20261121T120100Z-op1op1", "/s/x.json", t0.Add(time.Minute), true)
 	}
-	if op, runs, err := backup.LastOperation(opts, nil); err != nil || op != "20261121T120000Z-old000" || len(runs) != 1 {
-		t.Fatalf("a run without an operation: LastOperation = %s [%s] %v; want it alone", op, ids(runs), err)
+	if last, err := backup.LastOperation(opts, nil); err != nil || last.ID != "20261121T120000Z-old000" || len(last.Runs) != 1 {
+		t.Fatalf("a run without an operation: LastOperation = %+v %v; want it alone", last, err)
 	}
 	writeRun(t, dir, "20261121T120000Z-old000", "", "/s/old.json", t0, true)
-	if _, _, err := backup.LastOperation(opts, nil); !errors.Is(err, backup.ErrAllUndone) {
+	if _, err := backup.LastOperation(opts, nil); !errors.Is(err, backup.ErrAllUndone) {
 		t.Fatalf("every run undone: err = %v, want ErrAllUndone", err)
 	}
-	if _, _, err := backup.LastOperation(opts, under("/nowhere/")); !errors.Is(err, backup.ErrNoRuns) {
+	if _, err := backup.LastOperation(opts, under("/nowhere/")); !errors.Is(err, backup.ErrNoRuns) {
 		t.Fatalf("no run matches: err = %v, want ErrNoRuns", err)
+	}
+}
+
+// TestLastOperationNamesTheRunsItCannotRead: a run newer than the
+// operation whose manifest cannot be read (written by a newer sessfix,
+// say) is not undone by undo --last; it is named, not passed over in
+// silence. An older one is not.
+func TestLastOperationNamesTheRunsItCannotRead(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	damaged := func(id string) {
+		run := filepath.Join(dir, "backups", id)
+		if err := os.MkdirAll(run, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(run, "manifest.json"), []byte(`{"format": 99}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	damaged("20261121T115900Z-older0")
+	writeRun(t, dir, "20261121T120000Z-aaaaaa", "20261121T120000Z-op1op1", "/s/a.json", t0, false)
+	damaged("20261121T120100Z-newer0")
+	opts := backup.Options{Dir: dir}
+	last, err := backup.LastOperation(opts, nil)
+	if err != nil || last.ID != "20261121T120000Z-op1op1" || ids(last.Unread) != "20261121T120100Z-newer0" || last.Unread[0].Problem == "" {
+		t.Fatalf("LastOperation = %+v %v; want op1, and the newer unreadable run named", last, err)
+	}
+	writeRun(t, dir, "20261121T120000Z-aaaaaa", "20261121T120000Z-op1op1", "/s/a.json", t0, true)
+	if last, err := backup.LastOperation(opts, nil); !errors.Is(err, backup.ErrAllUndone) || ids(last.Unread) != "20261121T120100Z-newer0 20261121T115900Z-older0" {
+		t.Fatalf("every readable run undone: LastOperation = %+v %v; want ErrAllUndone naming both unreadable runs", last, err)
 	}
 }
 

@@ -481,44 +481,62 @@ func List(opts Options) ([]RunInfo, error) {
 // ErrAllUndone means every run undo --last could pick is undone already.
 var ErrAllUndone = errors.New("every backup run is already undone")
 
+// LastOp is what undo --last reverts: an operation and its runs.
+type LastOp struct {
+	// ID is the operation's id ("" when no run is left to undo).
+	ID string
+	// Runs are the operation's runs that are not undone (and that the
+	// match accepts), newest first.
+	Runs []RunInfo
+	// Unread are the runs newer than every run of Runs (all of them when
+	// none is left to undo) whose manifest cannot be read, newest first:
+	// sessfix cannot tell what they changed, nor undo them.
+	Unread []RunInfo
+}
+
 // LastOperation finds what undo --last reverts: among the runs match
 // accepts (nil: every run), the newest one not yet undone names an
 // operation, and LastOperation returns that operation and its runs that
 // match accepts and are not undone, newest first. Runs whose manifest
-// cannot be read are left out. The error wraps ErrNoRuns when match
-// accepts no run, ErrAllUndone when each one it accepts is undone.
-func LastOperation(opts Options, match func(RunInfo) bool) (string, []RunInfo, error) {
+// cannot be read are left out, and those newer than the operation named
+// in Unread. The error wraps ErrNoRuns when match accepts no run,
+// ErrAllUndone when each one it accepts is undone (Unread is set then too).
+func LastOperation(opts Options, match func(RunInfo) bool) (LastOp, error) {
+	var last LastOp
 	runs, err := List(opts)
 	if err != nil {
-		return "", nil, err
+		return last, err
 	}
-	var candidates []RunInfo
-	for _, r := range runs {
-		if r.Problem == "" && (match == nil || match(r)) {
-			candidates = append(candidates, r)
+	candidates := 0
+	for _, r := range runs { // newest first
+		switch {
+		case r.Problem != "":
+			if last.ID == "" {
+				last.Unread = append(last.Unread, r)
+			}
+			continue
+		case match != nil && !match(r):
+			continue
 		}
-	}
-	op := ""
-	var out []RunInfo
-	for _, r := range candidates { // newest first
+		candidates++
 		if r.Undone != nil {
 			continue
 		}
-		if op == "" {
-			op = r.Operation
+		if last.ID == "" {
+			last.ID = r.Operation
 		}
-		if r.Operation == op {
-			out = append(out, r)
+		if r.Operation == last.ID {
+			last.Runs = append(last.Runs, r)
 		}
 	}
 	switch {
-	case len(candidates) == 0:
+	case candidates == 0:
 		base, _ := opts.backupsDir()
-		return "", nil, fmt.Errorf("%w in %s; nothing to undo", ErrNoRuns, base)
-	case op == "":
-		return "", nil, ErrAllUndone
+		return last, fmt.Errorf("%w in %s; nothing to undo", ErrNoRuns, base)
+	case last.ID == "":
+		return last, ErrAllUndone
 	}
-	return op, out, nil
+	return last, nil
 }
 
 // Older returns the runs of the operations whose every run was begun more
