@@ -11,17 +11,11 @@ import (
 // UndoDocument is the `sessfix undo --format json` output, part of the
 // contract in docs/json-output.md like FixDocument.
 type UndoDocument struct {
-	Version       string    `json:"version"`
-	SchemaVersion int       `json:"schema_version"`
-	Run           string    `json:"run"`
-	Store         UndoStore `json:"store"`
-	Outcome       string    `json:"outcome"`
-	Error         string    `json:"error"`
-	// Forced is true when --force put records back over later changes.
-	Forced    bool          `json:"forced"`
-	Restored  []UndoRecord  `json:"restored"`
-	Unchanged int           `json:"unchanged"`
-	Refused   []UndoRefusal `json:"refused"`
+	Version       string `json:"version"`
+	SchemaVersion int    `json:"schema_version"`
+	// UndoRun's fields, at the top level: the newest run's run and store,
+	// the worst outcome, and what every run put back or refused.
+	UndoRun
 	// Operation is the sessfix command whose runs were undone (every run
 	// one fix wrote over several stores shares it); "" when no run was
 	// found.
@@ -34,10 +28,11 @@ type UndoDocument struct {
 
 // UndoRun is what undo did to one run.
 type UndoRun struct {
-	Run       string        `json:"run"`
-	Store     UndoStore     `json:"store"`
-	Outcome   string        `json:"outcome"`
-	Error     string        `json:"error"`
+	Run     string    `json:"run"`
+	Store   UndoStore `json:"store"`
+	Outcome string    `json:"outcome"`
+	Error   string    `json:"error"`
+	// Forced is true when --force put records back over later changes.
 	Forced    bool          `json:"forced"`
 	Restored  []UndoRecord  `json:"restored"`
 	Unchanged int           `json:"unchanged"`
@@ -76,12 +71,9 @@ const (
 // document: res may be nil when err says why there is nothing to report
 // but the error; run names the run asked for.
 func NewUndoDocument(version, run string, res *backup.UndoResult, force bool, err error) *UndoDocument {
-	if res != nil {
-		run = res.RunID
-	}
 	op := ""
-	if run != "" && res != nil {
-		op = res.Operation
+	if res != nil {
+		run, op = res.RunID, res.Operation
 	}
 	return NewUndoOperationDocument(version, op, []UndoneRun{{Run: run, Result: res, Err: err}}, force)
 }
@@ -99,8 +91,8 @@ type UndoneRun struct {
 // A run entry with neither Run nor Result (nothing was found to undo)
 // gives its error and outcome to the document but no entry in runs.
 func NewUndoOperationDocument(version, op string, runs []UndoneRun, force bool) *UndoDocument {
-	doc := &UndoDocument{Version: version, SchemaVersion: SchemaVersion, Restored: []UndoRecord{}, Refused: []UndoRefusal{},
-		Operation: op, Runs: []UndoRun{}}
+	doc := &UndoDocument{Version: version, SchemaVersion: SchemaVersion, Operation: op, Runs: []UndoRun{},
+		UndoRun: UndoRun{Restored: []UndoRecord{}, Refused: []UndoRefusal{}}}
 	var errs []string
 	for i, u := range runs {
 		r := newUndoRun(u, force)
