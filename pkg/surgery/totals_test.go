@@ -75,6 +75,17 @@ func TestCutTotalsKeepWhatOpenCodeCounted(t *testing.T) {
 		t.Errorf("no note names the new totals: %q", p.Notes)
 	}
 
+	// The cost too: one that is not the sum loses the removed share, and
+	// stops at zero.
+	st2, _ := open(t, store.ShapeSQLite, f)
+	p2, err := PlanRewind(withTotalsColumns(t, st2, 0.005, 1000, 5), asst2, CutOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := p2.Changes.Edits[len(p2.Changes.Edits)-1]; last.Kind != store.KindSession || gjson.GetBytes(last.After, "cost").Float() != 0 {
+		t.Errorf("a cost of 0.005 less the removed 0.01 is %s, want 0", gjson.GetBytes(last.After, "cost").Raw)
+	}
+
 	p, err = PlanDrop(s, nil, []string{partID(asst3, 2)}, CutOptions{})
 	if err != nil {
 		t.Fatal(err)
