@@ -23,8 +23,11 @@ func undoLast(ctx context.Context, opts *UndoOptions, bopts backup.Options) erro
 	last, err := backup.LastOperation(bopts, underPaths(opts.Paths))
 	op, runs := last.ID, last.Runs
 	for _, r := range last.Unread {
-		// Newer than what --last undoes, and not undone by it.
-		ios.Statusf("warning: run %s is newer but cannot be read, so it is not undone: %s", r.ID, r.Problem)
+		if op != "" { // newer than what --last undoes, and not undone by it
+			ios.Statusf("warning: run %s is newer but cannot be read, so it is not undone: %s", r.ID, r.Problem)
+		} else { // nothing to undo: each unreadable run, older ones too
+			ios.Statusf("warning: run %s cannot be read, so it is not undone: %s", r.ID, r.Problem)
+		}
 	}
 	var done []report.UndoneRun
 	switch {
