@@ -2,9 +2,7 @@ package fix
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
@@ -272,116 +270,4 @@ func (r *fixRun) size() (sessions, edits int) {
 		}
 	}
 	return sessions, edits
-}
-
-// show prints the plans on stdout (or --output) before anything is
-// written: with --diff, the diff there and the plans on stderr. With
-// --format json the document comes at the end (finish); the plans go to
-// stderr when the user is asked, so the question is never blind.
-func (r *fixRun) show() error {
-	ios := r.opts.Factory.IOStreams
-	if r.opts.Factory.Format() == "json" {
-		if r.mode == cli.WriteAsk {
-			_ = report.WritePlans(ios.ErrOut, r.plans, ios.ColorEnabled())
-		}
-		return nil
-	}
-	out, err := r.output()
-	if err != nil {
-		return err
-	}
-	if r.opts.Diff {
-		if err := report.WriteDiffs(out.W, r.plans, out.Color); err != nil {
-			return fmt.Errorf("cannot write the diff: %w", err)
-		}
-		_ = report.WritePlans(ios.ErrOut, r.plans, false)
-		return nil
-	}
-	if err := report.WritePlans(out.W, r.plans, out.Color); err != nil {
-		return fmt.Errorf("cannot write the plan: %w", err)
-	}
-	return nil
-}
-
-// output opens stdout or the --output file, once.
-func (r *fixRun) output() (*cli.Output, error) {
-	if r.out == nil {
-		out, err := r.opts.Factory.OpenOutput()
-		if err != nil {
-			return nil, err
-		}
-		r.out = out
-	}
-	return r.out, nil
-}
-
-// finish ends a run that planned: with --format json it prints the
-// document of what the run did, then it closes the output. err is the
-// run's own result; inputs the error for inputs that could not be opened.
-// Stores that could not be read or written make the run fail (exit 3)
-// after the others were fixed.
-func (r *fixRun) finish(err, inputs error) error {
-	var storeErrs []error
-	for _, info := range r.stores {
-		if e := r.storeErrs[info.Path]; e != nil && info.Shape != "" {
-			storeErrs = append(storeErrs, e)
-		}
-	}
-	if r.opts.Factory.Format() == "json" {
-		doc := report.NewFixDocument(&report.FixRun{
-			Version: r.opts.Factory.Build.Version, Written: r.written,
-			Stores: r.stores, Errs: r.storeErrs, Runs: r.runs,
-			Sessions: r.sessions(), FailPolicy: r.fails,
-		})
-		out, oerr := r.output()
-		if oerr == nil {
-			if werr := report.WriteJSON(out.W, doc); werr != nil {
-				oerr = fmt.Errorf("cannot write the report: %w", werr)
-			}
-		}
-		if oerr != nil {
-			err = errors.Join(err, oerr)
-		}
-	}
-	if r.out != nil {
-		if cerr := r.out.Close(); cerr != nil {
-			err = errors.Join(err, cerr)
-		}
-	}
-	if err == cli.ErrFindings && (inputs != nil || len(storeErrs) > 0) {
-		err = nil // the failures say more than "findings remain"
-	}
-	failed := errors.Join(append([]error{inputs}, storeErrs...)...)
-	var fixed []string
-	for _, info := range r.stores {
-		if run := r.runs[info.Path]; run != "" && r.applied[info.Path] {
-			fixed = append(fixed, run)
-		}
-	}
-	if failed != nil && len(fixed) > 0 {
-		// Said even with -q, where the runs' status lines are not.
-		failed = cli.WithHints(failed, fmt.Sprintf("the other %s %s fixed: `sessfix undo RUN` reverts each (%s)",
-			plural.Word(len(fixed), "store", "stores"), plural.Word(len(fixed), "was", "were"), strings.Join(fixed, ", ")))
-	}
-	return errors.Join(err, failed)
-}
-
-// sessions are the outcomes as they stand after writing: a planned session
-// of a store that was written is applied, one whose store failed to be
-// written failed.
-func (r *fixRun) sessions() []fix.Outcome {
-	out := make([]fix.Outcome, len(r.outcomes))
-	for i, o := range r.outcomes {
-		path := o.Store.Info().Path
-		if o.Status == fix.Planned && o.Changes() {
-			switch {
-			case r.applied[path]:
-				o.Status, o.Run = fix.Applied, r.runs[path]
-			case r.written && r.storeErrs[path] != nil:
-				o.Status, o.Step, o.Err, o.Run = fix.Failed, fix.StepWrite, r.storeErrs[path], r.runs[path]
-			}
-		}
-		out[i] = o
-	}
-	return out
 }
