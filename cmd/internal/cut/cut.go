@@ -145,6 +145,20 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 			}
 		}()
 	}
+	if err := notPlanned(opts, o, mode); err != nil {
+		return err
+	}
+	if !o.Changes() {
+		ios.Statusf("nothing to change")
+		return nil
+	}
+	return write(ctx, opts, pipe, &o, mode)
+}
+
+// notPlanned is the error of a cut whose session was not planned: the
+// cut refused, the session not loaded, or held back as possibly in use
+// (its plan shown by a dry run). It is nil for a planned session.
+func notPlanned(opts *Options, o fix.Outcome, mode cli.WriteMode) error {
 	switch o.Status {
 	case fix.Failed:
 		var refused *surgery.RefusedError
@@ -160,7 +174,7 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 		}
 		return o.Err
 	case fix.SkippedBusy:
-		if !mode.Writes() && o.Changes() && f.Format() != "json" {
+		if !mode.Writes() && o.Changes() && opts.Factory.Format() != "json" {
 			// Shown, marked as skipped, as sessfix fix --dry-run does.
 			if err := show(opts, o); err != nil {
 				return err
@@ -169,27 +183,32 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 		return cli.WithHints(&busyError{fmt.Sprintf("session %s: %s, so OpenCode may still be writing it; nothing was written", o.ID, o.Use.Why)},
 			"let OpenCode finish the turn (or close it), then run the command again; --force writes anyway")
 	}
-	if !o.Changes() {
-		ios.Statusf("nothing to change")
-		return nil
-	}
+	return nil
+}
+
+// write shows the plan of o, asks (or not, as mode says) and writes it in
+// one backup run through pipe; o records the run and how it ended, for the
+// JSON document.
+func write(ctx context.Context, opts *Options, pipe *fix.Pipeline, o *fix.Outcome, mode cli.WriteMode) error {
+	f := opts.Factory
+	ios := f.IOStreams
 	if o.Forced {
 		ios.Statusf("WARNING: session %s may still be in use (%s); writing anyway because of --force", o.ID, o.Use.Why)
 	}
 	switch {
 	case f.Format() != "json":
-		if err := show(opts, o); err != nil {
+		if err := show(opts, *o); err != nil {
 			return err
 		}
 	case mode == cli.WriteAsk:
 		// The document follows the answer: the question needs the plan.
-		_ = report.WritePlans(ios.ErrOut, []fix.Outcome{o}, ios.ColorEnabled())
+		_ = report.WritePlans(ios.ErrOut, []fix.Outcome{*o}, ios.ColorEnabled())
 	}
 	edits := len(o.Plan.Changes.Edits)
 	if err := cli.ConfirmWrite(ctx, ios, mode, plural.Count(edits, "edit", "edits"), opts.Confirm); err != nil {
 		return err
 	}
-	run, err := pipe.ApplyLocked(ctx, o.Store, []fix.Outcome{o})
+	run, err := pipe.ApplyLocked(ctx, o.Store, []fix.Outcome{*o})
 	o.Run = run
 	if err != nil {
 		o.Status, o.Step, o.Err = fix.Failed, fix.StepWrite, err
@@ -201,7 +220,7 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 	o.Status = fix.Applied
 	ios.Statusf("%s session %s: %s", opts.Verb, o.ID, plural.Count(edits, "edit", "edits"))
 	if opts.Written != nil {
-		if err := opts.Written(ctx, o, run); err != nil {
+		if err := opts.Written(ctx, *o, run); err != nil {
 			return cli.WithHints(err, "undo what was written with `sessfix undo "+run+"`")
 		}
 	}
