@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"syscall"
 
 	"github.com/sessfix/sessfix/internal/plural"
@@ -17,10 +18,12 @@ var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 // watchSignals stops the running command at the first signal from sigs:
 // ctx is cancelled with a *SignalError and the command ends on its own. A
 // second signal (the user pressing Ctrl-C again while it finishes) ends
-// the process at once through exit, with that signal's exit code, but
-// never leaves a writer lock behind: every lock the process holds is
-// released first (store.ReleaseHeld), and stderr says so. It returns when
-// done is closed (the command returned).
+// the process at once through exit, with that signal's exit code, and
+// never lets another sessfix in while a store is half written: between
+// two changes, every writer lock is released and no change begins
+// (store.ReleaseHeld); in the middle of one, the locks stay until the
+// process has ended. stderr says which, and how to undo what was written.
+// It returns when done is closed (the command returned).
 func watchSignals(sigs <-chan os.Signal, cancel context.CancelCauseFunc, done <-chan struct{}, errOut io.Writer, exit func(int)) {
 	stopped := false
 	for {
@@ -32,13 +35,20 @@ func watchSignals(sigs <-chan os.Signal, cancel context.CancelCauseFunc, done <-
 				cancel(sig)
 				continue
 			}
-			released := store.ReleaseHeld()
+			released, left, resume := store.ReleaseHeld()
 			fmt.Fprintf(errOut, "\nsessfix: %s again, stopped at once\n", signalName(s))
-			if n := len(released); n > 0 {
-				fmt.Fprintf(errOut, "hint: %s released; if it was writing, `sessfix undo --last` reverts what it wrote\n",
-					plural.Count(n, "writer lock", "writer locks"))
+			switch {
+			case len(left) > 0:
+				fmt.Fprintf(errOut, "hint: it stopped in the middle of a change: `sessfix undo --last` puts back what this run wrote; "+
+					"its %s (%s) %s until this sessfix has ended, then the next sessfix replaces %s\n",
+					plural.Word(len(left), "writer lock", "writer locks"), strings.Join(left, ", "),
+					plural.Word(len(left), "stays", "stay"), plural.Word(len(left), "it", "them"))
+			case len(released) > 0:
+				fmt.Fprintf(errOut, "hint: %s released between two changes; `sessfix undo --last` puts back what this run wrote, if anything\n",
+					plural.Count(len(released), "writer lock", "writer locks"))
 			}
 			exit(sig.code())
+			resume() // exit returned: a test's, not the process's
 			return
 		case <-done:
 			return

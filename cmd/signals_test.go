@@ -66,7 +66,7 @@ func TestSecondSignalLeavesNoLock(t *testing.T) {
 					t.Errorf("second %s: %s is left (%v)", c.sig, p, err)
 				}
 			}
-			if !strings.Contains(errOut.String(), "again, stopped at once") || !strings.Contains(errOut.String(), "2 writer locks released") {
+			if !strings.Contains(errOut.String(), "again, stopped at once") || !strings.Contains(errOut.String(), "2 writer locks released between two changes") {
 				t.Errorf("stderr:\n%s", errOut.String())
 			}
 			// The command's own release, later, finds nothing to do.
@@ -76,6 +76,40 @@ func TestSecondSignalLeavesNoLock(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSecondSignalMidChangeKeepsTheLock: a second signal while a store
+// is being changed (store.Writing) ends the process at once but removes
+// no lock, so no other sessfix starts on a half-written store, and stderr
+// says the change was cut and how to put it back.
+func TestSecondSignalMidChangeKeepsTheLock(t *testing.T) {
+	l, err := store.AcquireLock(store.Info{Path: filepath.Join(t.TempDir(), "b.json")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := l.Path()
+	defer l.Release()
+	done := store.Writing()
+	defer done()
+	_, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	sigs := make(chan os.Signal, 2)
+	exited := make(chan int, 1)
+	var errOut bytes.Buffer
+	sigs <- syscall.SIGINT
+	sigs <- syscall.SIGINT
+	watchSignals(sigs, cancel, make(chan struct{}), &errOut, func(code int) { exited <- code })
+	if code := <-exited; code != ExitInterrupted {
+		t.Errorf("exit %d, want %d", code, ExitInterrupted)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("the lock of the store being changed was removed (%v)", err)
+	}
+	want := "hint: it stopped in the middle of a change: `sessfix undo --last` puts back what this run wrote; its writer lock (" +
+		path + ") stays until this sessfix has ended, then the next sessfix replaces it\n"
+	if !strings.HasSuffix(errOut.String(), want) {
+		t.Errorf("stderr:\n%s\nwant it to end with:\n%s", errOut.String(), want)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"sort"
 	"sync"
 	"syscall"
 	"time"
@@ -268,22 +269,51 @@ func (h *heldLocks) add(l *Lock) {
 	h.locks[l] = true
 }
 
-// ReleaseHeld releases every writer lock this process holds, for a process
-// about to end at once (a second Ctrl-C) without returning through the
-// code that took them: the locks go, whatever a store was being written
-// (a database's open transaction is rolled back by SQLite when the next
-// program opens it; undo reverts a backup run cut short). It returns the
-// lock files removed, in no particular order.
-func ReleaseHeld() []string {
+// writing is held shared by every change this process makes to a store
+// (Writing), and taken for good by ReleaseHeld: no writer lock is removed
+// while its store may still be changing, and no change begins after.
+var writing sync.RWMutex
+
+// Writing marks a change to a store under way until done is called.
+// ReleaseHeld releases no lock meanwhile; once it has released them,
+// Writing blocks until the process has ended. The writers the shape
+// registry opens call it around Apply and Restore.
+func Writing() (done func()) {
+	writing.RLock()
+	return writing.RUnlock
+}
+
+// ReleaseHeld stops this process's changes to stores for good, for a
+// process about to end at once (a second Ctrl-C) without returning through
+// the code that holds its locks. When no change is under way (Writing),
+// none begins from now on, every writer lock the process holds is
+// released, and released lists their files: each store holds whole change
+// sets (a backup run cut short between two is undone as any other). When a
+// change is under way, nothing is released and left lists the lock files:
+// they stay until the process has ended, and the next sessfix replaces
+// them as stale (sweeping any temporary file of the interrupted write);
+// the change set is left half written for undo, which knows what each
+// record held before and what the run was writing. resume lets changes
+// begin again: a process that ends does not call it.
+func ReleaseHeld() (released, left []string, resume func()) {
 	held.mu.Lock()
 	defer held.mu.Unlock()
-	var out []string
+	if !writing.TryLock() {
+		for l := range held.locks {
+			if l.path != "" {
+				left = append(left, l.path)
+			}
+		}
+		sort.Strings(left)
+		return nil, left, func() {}
+	}
 	for l := range held.locks {
 		path := l.path
 		if l.release() == nil && path != "" {
-			out = append(out, path)
+			released = append(released, path)
 		}
 		delete(held.locks, l)
 	}
-	return out
+	sort.Strings(released)
+	return released, nil, writing.Unlock
 }

@@ -229,3 +229,51 @@ func TestLockReleaseLeavesAReplacedLock(t *testing.T) {
 		t.Fatalf("the other sessfix's lock was removed: %v", err)
 	}
 }
+
+// TestReleaseHeldNeverInTheMiddleOfAChange: a second Ctrl-C while a change
+// is under way (Writing) releases no lock, so no other sessfix can take
+// the store while it is half written; between changes it releases every
+// lock, and no change can begin afterwards until resume.
+func TestReleaseHeldNeverInTheMiddleOfAChange(t *testing.T) {
+	dir := t.TempDir()
+	l, err := AcquireLock(Info{Path: filepath.Join(dir, "a.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	path := l.Path()
+
+	done := Writing()
+	released, left, resume := ReleaseHeld()
+	resume()
+	if len(released) != 0 || len(left) != 1 || left[0] != path {
+		t.Errorf("mid-change: released %q, left %q; want only %s left", released, left, path)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("mid-change: the lock was removed (%v)", err)
+	}
+	if _, err := AcquireLock(Info{Path: filepath.Join(dir, "a.db")}); !errors.Is(err, ErrLocked) {
+		t.Fatalf("mid-change: another writer got in: %v", err)
+	}
+	done()
+
+	released, left, resume = ReleaseHeld()
+	if len(released) != 1 || released[0] != path || len(left) != 0 {
+		t.Errorf("between changes: released %q, left %q; want %s released", released, left, path)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("between changes: the lock is left (%v)", err)
+	}
+	if writing.TryRLock() {
+		writing.RUnlock()
+		t.Error("a change may begin after the locks were released")
+	}
+	resume()
+	if !writing.TryRLock() {
+		t.Fatal("no change may begin after resume")
+	}
+	writing.RUnlock()
+	if err := l.Release(); err != nil {
+		t.Errorf("the command's own release afterwards: %v", err)
+	}
+}

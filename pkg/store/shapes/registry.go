@@ -103,11 +103,16 @@ type HomeShape interface {
 type Registry []Shape
 
 // OpenWriter returns the writer of a store, by its shape. It needs only the
-// store's Info, so undo can write a store without reading it.
+// store's Info, so undo can write a store without reading it. Its Apply
+// and Restore are changes under way (store.Writing) while they run.
 func (r Registry) OpenWriter(info store.Info, opts store.WriteOptions) (store.Writer, error) {
 	for _, sh := range r {
 		if sh.Name() == info.Shape {
-			return sh.OpenWriter(info, opts)
+			w, err := sh.OpenWriter(info, opts)
+			if err != nil {
+				return nil, err
+			}
+			return gated{w}, nil
 		}
 	}
 	return nil, fmt.Errorf("cannot write %s: unknown store shape %q: %w", info.Path, info.Shape, store.ErrUnsupported)

@@ -1,6 +1,7 @@
 package shapes_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -55,6 +56,59 @@ func (fakeStore) Close() error       { return nil }
 
 type fakeWriter struct{ store.Writer }
 
+var errFakeApply = errors.New("the fake writer's Apply")
+
+func (fakeWriter) Apply(context.Context, *store.ChangeSet) error { return errFakeApply }
+
+// midChange is a writer that, in the middle of its Apply and Restore, is
+// stopped at once (store.ReleaseHeld), and records the locks it left.
+type midChange struct {
+	store.Writer
+	left *[][]string
+}
+
+func (w midChange) stop() error {
+	_, left, resume := store.ReleaseHeld()
+	resume()
+	*w.left = append(*w.left, left)
+	return nil
+}
+
+func (w midChange) Apply(context.Context, *store.ChangeSet) error { return w.stop() }
+func (w midChange) Restore(context.Context, []store.Image) error  { return w.stop() }
+
+type midChangeShape struct {
+	fakeShape
+	left *[][]string
+}
+
+func (s midChangeShape) OpenWriter(store.Info, store.WriteOptions) (store.Writer, error) {
+	return midChange{left: s.left}, nil
+}
+
+// TestRegistryWritersMarkTheirChanges: every writer the registry opens
+// marks its Apply and Restore as changes under way, so a sessfix stopped
+// at once in the middle of one (a second Ctrl-C) keeps its writer locks.
+func TestRegistryWritersMarkTheirChanges(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.fake")
+	l, err := store.AcquireLock(store.Info{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	var left [][]string
+	reg := shapes.Registry{midChangeShape{left: &left}}
+	w, err := reg.OpenWriter(store.Info{Shape: "fake", Path: path}, store.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = w.Apply(context.Background(), nil)
+	_ = w.Restore(context.Background(), nil)
+	if len(left) != 2 || len(left[0]) != 1 || len(left[1]) != 1 || left[0][0] != l.Path() {
+		t.Errorf("stopped mid-change, the locks left were %q, want %s twice", left, l.Path())
+	}
+}
+
 func TestANewShapeIsOneRegistryLine(t *testing.T) {
 	reg := append(shapes.Registry{fakeShape{}}, shapes.Default...)
 	home := t.TempDir()
@@ -82,8 +136,8 @@ func TestANewShapeIsOneRegistryLine(t *testing.T) {
 	// Its writer is found by its name.
 	if w, err := reg.OpenWriter(store.Info{Shape: "fake", Path: data}, store.WriteOptions{}); err != nil {
 		t.Fatalf("open the fake writer: %v", err)
-	} else if _, ok := w.(fakeWriter); !ok {
-		t.Fatalf("writer %T, want the fake shape's", w)
+	} else if err := w.Apply(context.Background(), nil); !errors.Is(err, errFakeApply) {
+		t.Fatalf("writer %T applied with %v, want the fake shape's", w, err)
 	}
 	if _, err := shapes.OpenWriter(store.Info{Shape: "fake", Path: data}, store.WriteOptions{}); !errors.Is(err, store.ErrUnsupported) {
 		t.Errorf("the default registry opened a writer for a shape it does not have: %v", err)
