@@ -83,7 +83,9 @@ func decode(raw []byte) ([]byte, encoding, error) {
 	return text, enc, nil
 }
 
-// encode is the file holding text in encoding e: decode's inverse.
+// encode is the file holding text in encoding e: decode's inverse. Text
+// a UTF-16 file cannot hold exactly (bytes that are not UTF-8) is an
+// error, never a file that would read back otherwise.
 func (e encoding) encode(text []byte) ([]byte, error) {
 	switch {
 	case e.plain():
@@ -95,6 +97,11 @@ func (e encoding) encode(text []byte) ([]byte, error) {
 		out := bytes.Clone(text)
 		copy(out, e.bom)
 		return out, nil
+	}
+	if !utf8.Valid(text) {
+		// Each invalid byte would become U+FFFD: the file would not read
+		// back as the text sessfix meant to write.
+		return nil, fmt.Errorf("the text is not valid UTF-8, which %s cannot hold", e.name)
 	}
 	units := utf16.Encode([]rune(string(text)))
 	out := make([]byte, len(e.bom), len(e.bom)+2*len(units))

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"unicode/utf16"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/sessfix/sessfix/internal/atomicfile"
 	"github.com/sessfix/sessfix/internal/atomicfile/atomicfiletest"
 	"github.com/sessfix/sessfix/pkg/store"
@@ -151,5 +153,36 @@ func TestExportUTF16NotRoundTrippingIsRefused(t *testing.T) {
 	}
 	if !bytes.Equal(out, doc) {
 		t.Error("the file was written")
+	}
+}
+
+// TestExportUTF16NeverWritesWhatWouldNotReadBack: an edit whose bytes are
+// not valid UTF-8 (a cut through a character) cannot be held by a UTF-16
+// file: written, it would read back as U+FFFD, not as the edit. It is
+// refused, nothing written, in UTF-16; the UTF-8 encodings keep its bytes
+// as they are, and read them back.
+func TestExportUTF16NeverWritesWhatWouldNotReadBack(t *testing.T) {
+	for _, e := range encodings {
+		t.Run(e.name, func(t *testing.T) {
+			f := newExportFixture(t, true)
+			orig := e.enc(string(f.doc))
+			atomicfiletest.WriteFile(t, f.info.Path, string(orig), 0o600)
+			before := f.raw(t, "messages.1.parts.1")
+			after := bytes.Replace(before, []byte(`"text": ""`), []byte("\"text\": \"caf\xc3\""), 1)
+			out, err := f.apply(t, store.Edit{Op: store.OpUpdate, Kind: store.KindPart, ID: writertest.Prt3, MessageID: writertest.MsgB, Before: before, After: after})
+			if !strings.HasPrefix(e.name, "utf-16") {
+				if err != nil || !bytes.Contains(out, []byte("caf\xc3\"")) {
+					t.Errorf("%s: err %v, the edit's bytes written: %v", e.name, err, bytes.Contains(out, []byte("caf\xc3\"")))
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), "not valid UTF-8") {
+				t.Errorf("err = %v, want a refusal", err)
+			}
+			if !bytes.Equal(out, orig) {
+				text, _, _ := decode(out)
+				t.Errorf("the file was written; it reads back as %q", gjson.GetBytes(text, "messages.1.parts.1.text").Str)
+			}
+		})
 	}
 }
