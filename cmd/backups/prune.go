@@ -99,7 +99,7 @@ func RunPrune(ctx context.Context, opts *BackupsOptions) error {
 	case cli.WriteAsk:
 		confirm := opts.Confirm
 		if confirm == nil {
-			confirm = func(q string) (bool, error) { return cli.AskLine(ctx, ios.In, ios.ErrOut, q) }
+			confirm = func(q string) (bool, error) { return cli.AskLine(ctx, ios, q) }
 		}
 		ok, err := confirm("delete " + what + "? they can no longer be undone")
 		if err != nil {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -11,36 +10,26 @@ import (
 	"github.com/sessfix/sessfix/cmd/internal/iostreams"
 )
 
-// AskLine asks a yes/no question on out and reads the answer from in: only
-// "y" or "yes" is yes; end of input is no. When ctx ends first (Ctrl-C at
-// the question) the answer is no, at once, and the error is ctx's cause:
-// the line being read is abandoned, so a command never waits for Enter
-// while it holds a store's writer lock.
-func AskLine(ctx context.Context, in io.Reader, out io.Writer, q string) (bool, error) {
-	fmt.Fprintf(out, "%s [y/N] ", q)
-	type answer struct {
-		line string
-		err  error
+// AskLine asks a yes/no question on ios.ErrOut and reads the answer from
+// ios.In: only "y" or "yes" is yes; end of input is no. When ctx ends
+// first (Ctrl-C at the question) the answer is no, at once, and the error
+// is ctx's cause: a command never waits for Enter while it holds a
+// store's writer lock, and the line then typed is kept for the next
+// question (ios.ReadLine).
+func AskLine(ctx context.Context, ios *iostreams.IOStreams, q string) (bool, error) {
+	fmt.Fprintf(ios.ErrOut, "%s [y/N] ", q)
+	line, err := ios.ReadLine(ctx)
+	if ctx.Err() != nil && err == context.Cause(ctx) {
+		fmt.Fprintln(ios.ErrOut) // the next line starts on its own
+		return false, err
 	}
-	read := make(chan answer, 1)
-	go func() {
-		line, err := bufio.NewReader(in).ReadString('\n')
-		read <- answer{line, err}
-	}()
-	var a answer
-	select {
-	case a = <-read:
-	case <-ctx.Done():
-		fmt.Fprintln(out) // the next line starts on its own
-		return false, context.Cause(ctx)
-	}
-	if a.err != nil && a.line == "" {
-		if errors.Is(a.err, io.EOF) {
+	if err != nil && line == "" {
+		if errors.Is(err, io.EOF) {
 			return false, nil
 		}
-		return false, a.err
+		return false, err
 	}
-	line := strings.ToLower(strings.TrimSpace(a.line))
+	line = strings.ToLower(strings.TrimSpace(line))
 	return line == "y" || line == "yes", nil
 }
 
@@ -90,7 +79,7 @@ func ConfirmWrite(ctx context.Context, ios *iostreams.IOStreams, mode WriteMode,
 		return nil
 	case WriteAsk:
 		if confirm == nil {
-			confirm = func(q string) (bool, error) { return AskLine(ctx, ios.In, ios.ErrOut, q) }
+			confirm = func(q string) (bool, error) { return AskLine(ctx, ios, q) }
 		}
 		ok, err := confirm("write " + what + "?")
 		if err != nil {

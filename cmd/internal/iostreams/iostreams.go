@@ -38,6 +38,8 @@ type IOStreams struct {
 	color     bool
 
 	quiet bool
+
+	lines lineReader // ReadLine's
 }
 
 // System returns streams bound to the process's stdin, stdout and stderr.
