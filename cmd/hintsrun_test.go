@@ -76,7 +76,7 @@ func TestSuggestedCommandsRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range []string{"good", "good2"} {
+	for _, d := range []string{"good", "good2", "two words"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -125,6 +125,10 @@ func TestSuggestedCommandsRun(t *testing.T) {
 		{[]string{"scan"}, 0, 1},
 		{[]string{"fix", "/no/such"}, 1, 1},
 		{[]string{"drop", "ses_33c1", "--store", "good/broken.json"}, 0, 1},
+		// A session in two stores: the command again, one store named.
+		{[]string{"show", "ses_33c1", "--store", "two words", "--store", "good"}, 0, 1},
+		{[]string{"drop", "ses_33c1", "msg_cc3e0a5d9000o4Z8YH3gBXEHXq", "--store", "two words", "--store", "good"}, 0, 1},
+		{[]string{"diagnose", "--error", apiError, "--session", "ses_33c1", "two words", "good"}, 0, 1},
 		// No store found: the surgery commands repeat their arguments
 		// with --store.
 		{[]string{"show", s.ID[:12]}, 0, 1},

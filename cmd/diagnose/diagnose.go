@@ -3,7 +3,6 @@ package diagnose
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -114,8 +113,13 @@ func RunDiagnose(ctx context.Context, opts *DiagnoseOptions) error {
 	if err := cli.SetSettle(sopts, opts.Settle, opts.Abandon); err != nil {
 		return err
 	}
-	// A command the hints suggest repeats --error: diagnose needs it.
-	verb := "diagnose --error " + cli.ShellArg(opts.Error)
+	// A command the hints suggest repeats --error (diagnose needs it) and
+	// --session.
+	words := []string{"diagnose", "--error", opts.Error}
+	if opts.Session != "" {
+		words = append(words, "--session", opts.Session)
+	}
+	verb := cli.Verb(words...)
 	disc, err := f.OpenStores(verb, opts.Paths)
 	if err != nil {
 		return err
@@ -125,7 +129,7 @@ func RunDiagnose(ctx context.Context, opts *DiagnoseOptions) error {
 		return err
 	}
 
-	s, info, err := findSession(ctx, disc.Stores, opts)
+	s, info, err := findSession(ctx, disc.Stores, opts, verb)
 	if err != nil {
 		return err
 	}
@@ -167,8 +171,8 @@ func RunDiagnose(ctx context.Context, opts *DiagnoseOptions) error {
 }
 
 // findSession loads the named session, or the one whose stored failed
-// attempt carries the error.
-func findSession(ctx context.Context, stores []store.Store, opts *DiagnoseOptions) (*store.Session, store.Info, error) {
+// attempt carries the error. verb is the command its hints repeat.
+func findSession(ctx context.Context, stores []store.Store, opts *DiagnoseOptions, verb string) (*store.Session, store.Info, error) {
 	type hit struct {
 		s    *store.Session
 		info store.Info
@@ -177,12 +181,8 @@ func findSession(ctx context.Context, stores []store.Store, opts *DiagnoseOption
 		// An id or a prefix naming one session, as show, drop and
 		// rewind take it.
 		found, err := surgery.Find(ctx, stores, opts.Session)
-		var several *surgery.InStoresError
-		if errors.As(err, &several) {
-			return nil, store.Info{}, cli.WithHints(&cli.FlagError{Err: err}, "pass only the store to read as PATH, for example "+several.Stores[0])
-		}
 		if err != nil {
-			return nil, store.Info{}, cli.SessionError(err)
+			return nil, store.Info{}, cli.SessionError(err, verb)
 		}
 		s, err := found.Store.Load(ctx, found.Ref)
 		if err != nil {

@@ -81,14 +81,15 @@ Exit codes:
 func RunShow(ctx context.Context, opts *ShowOptions) error {
 	f := opts.Factory
 	format := f.Format()
-	disc, err := f.OpenStores(cli.Verb("show", opts.Session), opts.Paths)
+	verb := cli.Verb("show", opts.Session)
+	disc, err := f.OpenStores(verb, opts.Paths)
 	if err != nil {
 		return err
 	}
 	defer disc.Close()
 	s, _, err := surgery.Load(ctx, disc.Stores, opts.Session)
 	if err != nil {
-		return cli.SessionError(err)
+		return cli.SessionError(err, verb)
 	}
 	v := surgery.Show(s, surgery.ShowOptions{Sent: opts.Sent || format == "json"})
 	out, err := f.OpenOutput()

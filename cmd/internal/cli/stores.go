@@ -138,7 +138,7 @@ func ResolveSessions(ctx context.Context, stores []store.Store, ids []string) ([
 		case errors.As(err, &several):
 			out[i] = several.ID // scan and fix read every store that holds it
 		case err != nil:
-			return nil, SessionError(err)
+			return nil, SessionError(err, "")
 		default:
 			out[i] = found.Ref.ID
 		}
@@ -158,8 +158,10 @@ func CheckSessionsFound(ids []string, found map[string]bool) error {
 }
 
 // SessionError is the error of a session argument that names no session,
-// or several (a usage error): with the hint that says where ids are listed.
-func SessionError(err error) error {
+// or several (a usage error): with the hint that says where ids are
+// listed, or, for a session found in several stores, the command (verb,
+// as OpenStores takes it) again with one of them named.
+func SessionError(err error, verb string) error {
 	var amb *surgery.AmbiguousError
 	var nf *surgery.NotFoundError
 	var several *surgery.InStoresError
@@ -167,7 +169,7 @@ func SessionError(err error) error {
 	case errors.As(err, &amb):
 		return WithHints(&FlagError{Err: err}, ListSessions)
 	case errors.As(err, &several):
-		return WithHints(&FlagError{Err: err}, "name the store with --store, for example --store "+several.Stores[0])
+		return WithHints(&FlagError{Err: err}, "name the store to use, e.g. "+withPath(verb, ShellArg(several.Stores[0])))
 	case errors.As(err, &nf):
 		return WithHints(err, ListSessions)
 	}

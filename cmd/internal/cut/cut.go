@@ -93,14 +93,15 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 	if command == nil {
 		command = []string{opts.Verb, opts.Session}
 	}
-	disc, err := f.OpenStores(cli.Verb(command...), opts.Paths)
+	verb := cli.Verb(command...)
+	disc, err := f.OpenStores(verb, opts.Paths)
 	if err != nil {
 		return err
 	}
 	defer disc.Close()
 	found, err := surgery.Find(ctx, disc.Stores, opts.Session)
 	if err != nil {
-		return cli.SessionError(err)
+		return cli.SessionError(err, verb)
 	}
 	mode := cli.DecideWrite(ios, opts.DryRun, opts.Yes, opts.Interactive)
 	if mode.Writes() {
