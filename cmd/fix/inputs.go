@@ -2,7 +2,6 @@ package fix
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/pkg/report"
@@ -21,13 +20,5 @@ func noInputs(f *cli.Factory, fails report.FailPolicy, err error) error {
 		run.Stores = append(run.Stores, store.Info{Path: in.Path})
 		run.Errs[in.Path] = in.Err
 	}
-	out, oerr := f.OpenOutput()
-	if oerr != nil {
-		return errors.Join(err, oerr)
-	}
-	if werr := report.WriteJSON(out.W, report.NewFixDocument(run)); werr != nil {
-		out.Close()
-		return errors.Join(err, fmt.Errorf("cannot write the report: %w", werr))
-	}
-	return errors.Join(err, out.Close())
+	return errors.Join(err, f.WriteDocument(report.NewFixDocument(run)))
 }

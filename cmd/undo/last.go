@@ -86,7 +86,7 @@ func undoLast(ctx context.Context, opts *UndoOptions, bopts backup.Options) erro
 		ios.Statusf("undid %d of the %s of operation %s", undone, plural.Count(len(runs), "run", "runs"), op)
 	}
 	if f.Format() == "json" {
-		if perr := printDocument(f, report.NewUndoOperationDocument(f.Build.Version, op, done, opts.Force)); perr != nil {
+		if perr := f.WriteDocument(report.NewUndoOperationDocument(f.Build.Version, op, done, opts.Force)); perr != nil {
 			errs = append(errs, perr)
 		}
 	}

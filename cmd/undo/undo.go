@@ -3,7 +3,6 @@ package undo
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 
@@ -144,18 +143,5 @@ func canonical(p string) string {
 
 // printJSON writes the undo document of one run to stdout or --output.
 func printJSON(f *cli.Factory, run string, res *backup.UndoResult, force bool, err error) error {
-	return printDocument(f, report.NewUndoDocument(f.Build.Version, run, res, force, err))
-}
-
-// printDocument writes an undo document to stdout or --output.
-func printDocument(f *cli.Factory, doc *report.UndoDocument) error {
-	out, oerr := f.OpenOutput()
-	if oerr != nil {
-		return oerr
-	}
-	if werr := report.WriteJSON(out.W, doc); werr != nil {
-		out.Close()
-		return fmt.Errorf("cannot write the report: %w", werr)
-	}
-	return out.Close()
+	return f.WriteDocument(report.NewUndoDocument(f.Build.Version, run, res, force, err))
 }

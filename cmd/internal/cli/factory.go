@@ -118,6 +118,20 @@ func (f *Factory) OpenOutput() (*Output, error) {
 	}}, nil
 }
 
+// WriteDocument writes a command's --format json document (report.WriteJSON)
+// to stdout or the --output file.
+func (f *Factory) WriteDocument(doc any) error {
+	out, err := f.OpenOutput()
+	if err != nil {
+		return err
+	}
+	if err := report.WriteJSON(out.W, doc); err != nil {
+		out.Close()
+		return fmt.Errorf("cannot write the report: %w", err)
+	}
+	return out.Close()
+}
+
 // pathCause is the system's reason in a file operation's error, without
 // the operation and path it repeats ("permission denied" of "open PATH:
 // permission denied"), for messages that name the path themselves.

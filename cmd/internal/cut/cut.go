@@ -266,15 +266,7 @@ func document(opts *Options, o fix.Outcome, written bool) error {
 		Stores: []store.Info{info}, Runs: map[string]string{info.Path: o.Run},
 		Sessions: []fix.Outcome{o},
 	})
-	out, err := f.OpenOutput()
-	if err != nil {
-		return err
-	}
-	if err := report.WriteJSON(out.W, doc); err != nil {
-		out.Close()
-		return fmt.Errorf("cannot write the report: %w", err)
-	}
-	return out.Close()
+	return f.WriteDocument(doc)
 }
 
 // busyError is a session the settle policy calls busy: exit 4, like a
