@@ -17,15 +17,18 @@ func init() {
 		if o.TTY {
 			return &ttyPrinter{st: NewStyles(o.Color)}
 		}
-		return linePrinter{st: NewStyles(o.Color), color: o.Color}
+		return linePrinter{st: NewStyles(o.Color)}
 	})
 }
 
 // FindingLine renders a finding as the one stable line piped text output
 // prints: "LOCATION: SEVERITY CODE message". See docs/json-output.md for the
 // exact LOCATION format.
-func FindingLine(f scan.Finding) string {
-	return Where(f) + ": " + f.Severity.String() + " " + f.Code + " " + Clean(f.Message)
+func FindingLine(f scan.Finding) string { return findingLine(f, f.Severity.String()) }
+
+// findingLine is FindingLine with the severity as rendered (coloured).
+func findingLine(f scan.Finding, severity string) string {
+	return Where(f) + ": " + severity + " " + f.Code + " " + Clean(f.Message)
 }
 
 // Where renders a finding's location: Location.String() (the store path when
@@ -62,19 +65,12 @@ func idPath(ids ...string) string {
 // linePrinter is the piped text format: one line per finding, nothing
 // else; with colour forced (--color always), the severity is coloured as
 // on a terminal.
-type linePrinter struct {
-	st    *Styles
-	color bool
-}
+type linePrinter struct{ st *Styles }
 
 func (p linePrinter) Print(w io.Writer, r *Report) error {
 	bw := bufio.NewWriter(w)
 	for _, f := range r.findings() {
-		if p.color {
-			bw.WriteString(Where(f) + ": " + p.st.Severity(f.Severity).Render(f.Severity.String()) + " " + f.Code + " " + Clean(f.Message))
-		} else {
-			bw.WriteString(FindingLine(f))
-		}
+		bw.WriteString(findingLine(f, p.st.Severity(f.Severity).Render(f.Severity.String())))
 		bw.WriteByte('\n')
 	}
 	return bw.Flush()
