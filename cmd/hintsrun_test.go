@@ -129,6 +129,14 @@ func TestSuggestedCommandsRun(t *testing.T) {
 		{[]string{"show", "ses_33c1", "--store", "two words", "--store", "good"}, 0, 1},
 		{[]string{"drop", "ses_33c1", "msg_cc3e0a5d9000o4Z8YH3gBXEHXq", "--store", "two words", "--store", "good"}, 0, 1},
 		{[]string{"diagnose", "--error", apiError, "--session", "ses_33c1", "two words", "good"}, 0, 1},
+		// A session id no store holds: the list of sessions is that of
+		// the stores read, not of the discovered ones nor of a path
+		// that failed.
+		{[]string{"scan", "good", "/no/such", "--session", "ses_nope"}, 0, 1},
+		{[]string{"fix", "good", "--session", "ses_nope"}, 0, 1},
+		{[]string{"show", "ses_nope", "--store", "good/broken.json"}, 0, 1},
+		{[]string{"drop", "--store", "good/broken.json"}, 0, 1},
+		{[]string{"diagnose", "good", "--error", apiError}, 0, 1},
 		// No store found: the surgery commands repeat their arguments
 		// with --store.
 		{[]string{"show", s.ID[:12]}, 0, 1},

@@ -182,7 +182,7 @@ func findSession(ctx context.Context, stores []store.Store, opts *DiagnoseOption
 		// rewind take it.
 		found, err := surgery.Find(ctx, stores, opts.Session)
 		if err != nil {
-			return nil, store.Info{}, cli.SessionError(err, verb)
+			return nil, store.Info{}, cli.SessionError(err, verb, opts.Paths)
 		}
 		s, err := found.Store.Load(ctx, found.Ref)
 		if err != nil {
@@ -211,7 +211,7 @@ func findSession(ctx context.Context, stores []store.Store, opts *DiagnoseOption
 		return hits[0].s, hits[0].info, nil
 	case len(hits) == 0:
 		return nil, store.Info{}, cli.WithHints(cli.FlagErrorf("no session stores a failed attempt with this error; name the session with --session"),
-			cli.ListSessions, "then: sessfix diagnose --session ID --error TEXT")
+			cli.ListSessions(opts.Paths), "then: sessfix diagnose --session ID --error TEXT")
 	}
 	var ids []string
 	for _, h := range hits {

@@ -58,9 +58,9 @@ show). Without --store, sessfix looks where OpenCode keeps its data. See docs/su
   sessfix drop ses_3a1f msg_1fed62645001 --keep-replies`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return cli.WithHints(cli.FlagErrorf("drop needs a session id"), cli.ListSessions)
+				return cli.WithHints(cli.FlagErrorf("drop needs a session id"), cli.ListSessions(opts.Paths))
 			}
-			if err := cli.SessionArg("drop", args[0]); err != nil {
+			if err := cli.SessionArg("drop", args[0], opts.Paths); err != nil {
 				return err
 			}
 			if len(args) == 1 && len(opts.Parts) == 0 {

@@ -32,7 +32,8 @@ func RunFix(ctx context.Context, opts *FixOptions) (err error) {
 		return noInputs(f, fails, err)
 	}
 	defer disc.Close()
-	if opts.Sessions, err = cli.ResolveSessions(ctx, disc.Stores, opts.Sessions); err != nil {
+	read := cli.ReadPaths(opts.Paths, disc)
+	if opts.Sessions, err = cli.ResolveSessions(ctx, disc.Stores, opts.Sessions, read); err != nil {
 		return err
 	}
 	pipe.Sessions, pipe.Scan.Sessions = opts.Sessions, opts.Sessions
@@ -43,7 +44,7 @@ func RunFix(ctx context.Context, opts *FixOptions) (err error) {
 		pipe.Scan.Activity = scan.StoreActivity(disc.Stores)
 	}
 	pipe.SkipInUse = true
-	run := &fixRun{opts: opts, pipe: pipe, fails: fails, storeErrs: map[string]error{}, runs: map[string]string{}, applied: map[string]bool{}}
+	run := &fixRun{opts: opts, pipe: pipe, fails: fails, paths: read, storeErrs: map[string]error{}, runs: map[string]string{}, applied: map[string]bool{}}
 	for _, st := range disc.Stores {
 		run.stores = append(run.stores, st.Info())
 	}
@@ -107,7 +108,7 @@ func newPipeline(opts *FixOptions) (*fix.Pipeline, report.FailPolicy, error) {
 	}
 	if opts.Error != "" && len(opts.Sessions) != 1 {
 		return nil, none, cli.WithHints(cli.FlagErrorf("--error needs exactly one --session: the error's messages.N only means something in the session it came from"),
-			cli.ListSessions, "then: sessfix fix --session ID --error TEXT")
+			cli.ListSessions(opts.Paths), "then: sessfix fix --session ID --error TEXT")
 	}
 	sopts, fails, err := (&cli.Filters{Select: opts.Select, Ignore: opts.Ignore, FailOn: opts.FailOn}).ScanFilters()
 	if err != nil {
@@ -146,6 +147,8 @@ type fixRun struct {
 	mode  cli.WriteMode
 	// locks are the writer locks taken before planning, by store.
 	locks map[store.Store]*store.Lock
+	// paths are the inputs named that could be opened, for hints.
+	paths []string
 	// plans are the sessions to show: a change, findings left, or notes.
 	plans []fix.Outcome
 	// unfixed counts findings left that fail the run; busy the sessions
@@ -202,7 +205,7 @@ func (r *fixRun) plan(ctx context.Context, stores []store.Store) error {
 			return err
 		}
 	}
-	return cli.CheckSessionsFound(r.opts.Sessions, found)
+	return cli.CheckSessionsFound(r.opts.Sessions, found, r.paths)
 }
 
 // take counts one session's outcome and says on stderr what the user must

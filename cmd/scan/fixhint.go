@@ -7,20 +7,13 @@ import (
 	"github.com/sessfix/sessfix/pkg/store/shapes"
 )
 
-// fixPaths are the paths a suggested `sessfix fix` names: those the user
-// named, less those that could not be opened (fix would fail on them) and
-// those whose every store is one sessfix never writes (fix would refuse
-// them). A path matches the stores at or under it.
-func fixPaths(paths []string, disc *shapes.Discovery) []string {
-	failed := map[string]bool{}
-	for _, in := range disc.Failed {
-		failed[in.Path] = true
-	}
+// fixPaths are the paths a suggested `sessfix fix` names: those of read
+// (the paths named that could be opened, cli.ReadPaths) less those whose
+// every store is one sessfix never writes (fix would refuse them). A path
+// matches the stores at or under it.
+func fixPaths(read []string, disc *shapes.Discovery) []string {
 	var out []string
-	for _, p := range paths {
-		if failed[p] {
-			continue
-		}
+	for _, p := range read {
 		abs, err := filepath.Abs(p)
 		matched, writable := false, false
 		for _, st := range disc.Stores {

@@ -84,15 +84,16 @@ type announcing struct {
 	announce func(info store.Info, sessions int, err error)
 }
 
-// checkSessionsFound fails the scan when a --session id is in no store.
-func checkSessionsFound(ids []string, res *scan.Result) error {
+// checkSessionsFound fails the scan when a --session id is in no store;
+// paths are the inputs read, for the hint.
+func checkSessionsFound(ids []string, res *scan.Result, paths []string) error {
 	found := map[string]bool{}
 	for _, sr := range res.Stores {
 		for _, s := range sr.Sessions {
 			found[s.ID] = true
 		}
 	}
-	return cli.CheckSessionsFound(ids, found)
+	return cli.CheckSessionsFound(ids, found, paths)
 }
 
 // Unwrap is the store announced, for what scan asks of it beyond

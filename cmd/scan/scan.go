@@ -161,7 +161,8 @@ func RunScan(ctx context.Context, opts *ScanOptions) error {
 		return noInputs(f, opts, failPolicy, err)
 	}
 	defer disc.Close()
-	if opts.Sessions, err = cli.ResolveSessions(ctx, disc.Stores, opts.Sessions); err != nil {
+	read := cli.ReadPaths(opts.Paths, disc)
+	if opts.Sessions, err = cli.ResolveSessions(ctx, disc.Stores, opts.Sessions, read); err != nil {
 		return err
 	}
 	sopts.Sessions = opts.Sessions
@@ -174,7 +175,7 @@ func RunScan(ctx context.Context, opts *ScanOptions) error {
 		// In the report too, where its format has a place for it.
 		res.Stores = append(res.Stores, scan.StoreResult{Info: store.Info{Path: in.Path}, Err: in.Err})
 	}
-	if err := checkSessionsFound(opts.Sessions, res); err != nil {
+	if err := checkSessionsFound(opts.Sessions, res, read); err != nil {
 		return err
 	}
 
@@ -190,7 +191,7 @@ func RunScan(ctx context.Context, opts *ScanOptions) error {
 		fixArgs = append(fixArgs, "--session", id)
 	}
 	rep := &report.Report{Result: res, Version: f.Build.Version, FailPolicy: failPolicy,
-		FixCommand: cli.CommandLine(append(fixArgs, fixPaths(opts.Paths, disc)...)...),
+		FixCommand: cli.CommandLine(append(fixArgs, fixPaths(read, disc)...)...),
 		ReadOnly:   func(info store.Info) bool { return shapes.CheckWritable(info) != nil }}
 	if err := printReport(f, rep); err != nil {
 		return err

@@ -89,7 +89,7 @@ func RunShow(ctx context.Context, opts *ShowOptions) error {
 	defer disc.Close()
 	s, _, err := surgery.Load(ctx, disc.Stores, opts.Session)
 	if err != nil {
-		return cli.SessionError(err, verb)
+		return cli.SessionError(err, verb, cli.ReadPaths(opts.Paths, disc))
 	}
 	v := surgery.Show(s, surgery.ShowOptions{Sent: opts.Sent || format == "json"})
 	out, err := f.OpenOutput()

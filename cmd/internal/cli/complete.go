@@ -225,14 +225,14 @@ func OneSession(verb, more string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		switch {
 		case len(args) == 0:
-			return WithHints(FlagErrorf("%s needs a session id", verb), ListSessions)
+			return WithHints(FlagErrorf("%s needs a session id", verb), ListSessions(storePaths(cmd, nil)))
 		case len(args) > 1:
-			if err := SessionArg(verb, args[0]); err != nil {
+			if err := SessionArg(verb, args[0], storePaths(cmd, nil)); err != nil {
 				return err
 			}
 			return WithHints(FlagErrorf("%s takes one session id, got %d arguments", verb, len(args)), more)
 		}
-		return SessionArg(verb, args[0])
+		return SessionArg(verb, args[0], storePaths(cmd, nil))
 	}
 }
 
@@ -240,9 +240,10 @@ func OneSession(verb, more string) cobra.PositionalArgs {
 // store): a surgery command names its stores with --store, and a user who
 // passes the file where the session id goes needs to be told how to say
 // it. Session ids and their prefixes hold no path separator and no dot.
-func SessionArg(verb, arg string) error {
+// paths are the stores named with --store, for the hint.
+func SessionArg(verb, arg string, paths []string) error {
 	if strings.TrimSpace(arg) == "" {
-		return WithHints(FlagErrorf("%s needs a session id, got an empty argument", verb), ListSessions)
+		return WithHints(FlagErrorf("%s needs a session id, got an empty argument", verb), ListSessions(paths))
 	}
 	if !strings.ContainsAny(arg, `/\.`) {
 		if _, err := os.Stat(arg); err != nil {

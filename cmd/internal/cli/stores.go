@@ -111,21 +111,43 @@ func ShowCommand(id string, stores []string) string {
 	return CommandLine(args...)
 }
 
-// ListSessions is the hint that says where the user finds session ids.
-const ListSessions = "list the sessions with `sessfix sessions`"
+// ListSessions is the hint that says where the user finds session ids:
+// `sessfix sessions` on the stores the command read (paths, none for the
+// discovered ones), so that it lists the sessions the command looked in.
+func ListSessions(paths []string) string {
+	return "list the sessions with `" + CommandLine(append([]string{"sessions"}, paths...)...) + "`"
+}
+
+// ReadPaths are the paths of a command's inputs that could be opened: those
+// a hint may name (one that failed would make the suggested command fail).
+func ReadPaths(paths []string, disc *shapes.Discovery) []string {
+	failed := map[string]bool{}
+	for _, in := range disc.Failed {
+		failed[in.Path] = true
+	}
+	var out []string
+	for _, p := range paths {
+		if !failed[p] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
 
 // SessionNotFound is the error for a --session id that no store holds:
-// a mistyped id must not pass as a clean run.
-func SessionNotFound(id string) error {
-	return WithHints(fmt.Errorf("session %s not found in the stores", id), ListSessions)
+// a mistyped id must not pass as a clean run. paths are the stores read,
+// as ListSessions takes them.
+func SessionNotFound(id string, paths []string) error {
+	return WithHints(fmt.Errorf("session %s not found in the stores", id), ListSessions(paths))
 }
 
 // ResolveSessions returns ids with each prefix replaced by the whole id of
 // the one session of stores it names (an error when it names none or
 // several), as show, drop and rewind resolve theirs. A whole session id is
 // kept as it is: a session missing from the stores is reported once they
-// are read (CheckSessionsFound).
-func ResolveSessions(ctx context.Context, stores []store.Store, ids []string) ([]string, error) {
+// are read (CheckSessionsFound). paths are the stores' paths for the hints,
+// as ListSessions takes them.
+func ResolveSessions(ctx context.Context, stores []store.Store, ids, paths []string) ([]string, error) {
 	out := make([]string, len(ids))
 	for i, id := range ids {
 		out[i] = id
@@ -138,7 +160,7 @@ func ResolveSessions(ctx context.Context, stores []store.Store, ids []string) ([
 		case errors.As(err, &several):
 			out[i] = several.ID // scan and fix read every store that holds it
 		case err != nil:
-			return nil, SessionError(err, "")
+			return nil, SessionError(err, "", paths)
 		default:
 			out[i] = found.Ref.ID
 		}
@@ -147,11 +169,11 @@ func ResolveSessions(ctx context.Context, stores []store.Store, ids []string) ([
 }
 
 // CheckSessionsFound returns SessionNotFound for the first of ids that
-// found lacks.
-func CheckSessionsFound(ids []string, found map[string]bool) error {
+// found lacks; paths are the stores read, as ListSessions takes them.
+func CheckSessionsFound(ids []string, found map[string]bool, paths []string) error {
 	for _, id := range ids {
 		if !found[id] {
-			return SessionNotFound(id)
+			return SessionNotFound(id, paths)
 		}
 	}
 	return nil
@@ -159,19 +181,20 @@ func CheckSessionsFound(ids []string, found map[string]bool) error {
 
 // SessionError is the error of a session argument that names no session,
 // or several (a usage error): with the hint that says where ids are
-// listed, or, for a session found in several stores, the command (verb,
-// as OpenStores takes it) again with one of them named.
-func SessionError(err error, verb string) error {
+// listed (in the stores at paths, as ListSessions takes them), or, for a
+// session found in several stores, the command (verb, as OpenStores takes
+// it) again with one of them named.
+func SessionError(err error, verb string, paths []string) error {
 	var amb *surgery.AmbiguousError
 	var nf *surgery.NotFoundError
 	var several *surgery.InStoresError
 	switch {
 	case errors.As(err, &amb):
-		return WithHints(&FlagError{Err: err}, ListSessions)
+		return WithHints(&FlagError{Err: err}, ListSessions(paths))
 	case errors.As(err, &several):
 		return WithHints(&FlagError{Err: err}, "name the store to use, e.g. "+withPath(verb, ShellArg(several.Stores[0])))
 	case errors.As(err, &nf):
-		return WithHints(err, ListSessions)
+		return WithHints(err, ListSessions(paths))
 	}
 	return err
 }

@@ -101,7 +101,7 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 	defer disc.Close()
 	found, err := surgery.Find(ctx, disc.Stores, opts.Session)
 	if err != nil {
-		return cli.SessionError(err, verb)
+		return cli.SessionError(err, verb, cli.ReadPaths(opts.Paths, disc))
 	}
 	mode := cli.DecideWrite(ios, opts.DryRun, opts.Yes, opts.Interactive)
 	if mode.Writes() {
