@@ -47,7 +47,7 @@ where OpenCode keeps its data, as scan does; --store names a data dir, database,
 Exit codes:
   0    the session was shown
   2    usage error, a prefix that names several sessions, or a session found in several stores
-  3    no store found, the session is not in the stores or cannot be read
+  3    no store found, a --store path cannot be read, the session is not in the stores or cannot be read
   129  stopped by SIGHUP
   130  interrupted (Ctrl-C)
   143  stopped by SIGTERM`,
@@ -87,9 +87,12 @@ func RunShow(ctx context.Context, opts *ShowOptions) error {
 		return err
 	}
 	defer disc.Close()
+	if err := cli.InputsFailed(cli.Verb("show", opts.Session), disc); err != nil {
+		return err
+	}
 	s, _, err := surgery.Load(ctx, disc.Stores, opts.Session)
 	if err != nil {
-		return cli.SessionError(err, verb, cli.ReadPaths(opts.Paths, disc))
+		return cli.SessionError(err, verb, opts.Paths)
 	}
 	v := surgery.Show(s, surgery.ShowOptions{Sent: opts.Sent || format == "json"})
 	out, err := f.OpenOutput()

@@ -69,7 +69,8 @@ const ExitCodes = `Exit codes:
   0    written, or nothing to change
   1    a dry run printed the plan, or it was not written (the question was declined, no terminal to ask on)
   2    usage error, a prefix that names several sessions or messages, or a session found in several stores
-  3    no store found; the session is not in the stores; the change was refused (it would leave a session broken)
+  3    no store found, or a --store path cannot be read; the session is not in the stores; the change was
+       refused (it would leave a session broken)
   4    the store is locked, or OpenCode may still be writing the session (docs/fixing.md, "Sessions in use")
   129  stopped by SIGHUP
   130  interrupted (Ctrl-C)
@@ -99,9 +100,12 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 		return err
 	}
 	defer disc.Close()
+	if err := cli.InputsFailed(cli.Verb(command...), disc); err != nil {
+		return err
+	}
 	found, err := surgery.Find(ctx, disc.Stores, opts.Session)
 	if err != nil {
-		return cli.SessionError(err, verb, cli.ReadPaths(opts.Paths, disc))
+		return cli.SessionError(err, verb, opts.Paths)
 	}
 	mode := cli.DecideWrite(ios, opts.DryRun, opts.Yes, opts.Interactive)
 	if mode.Writes() {
