@@ -145,12 +145,16 @@ func SessionNotFound(id string, paths []string) error {
 // the one session of stores it names (an error when it names none or
 // several), as show, drop and rewind resolve theirs. A whole session id is
 // kept as it is: a session missing from the stores is reported once they
-// are read (CheckSessionsFound). paths are the stores' paths for the hints,
-// as ListSessions takes them.
+// are read (CheckSessionsFound); an empty one is a usage error, as an empty
+// SESSION argument is (SessionArg). paths are the stores' paths for the
+// hints, as ListSessions takes them.
 func ResolveSessions(ctx context.Context, stores []store.Store, ids, paths []string) ([]string, error) {
 	out := make([]string, len(ids))
 	for i, id := range ids {
 		out[i] = id
+		if strings.TrimSpace(id) == "" {
+			return nil, WithHints(FlagErrorf("--session needs a session id, got an empty argument"), ListSessions(paths))
+		}
 		if store.ValidID(id, store.PrefixFor(store.KindSession)) {
 			continue
 		}
