@@ -87,7 +87,7 @@ func RunShow(ctx context.Context, opts *ShowOptions) error {
 		return err
 	}
 	defer disc.Close()
-	if err := cli.InputsFailed(cli.Verb("show", opts.Session), disc); err != nil {
+	if err := cli.InputsFailed(verb, disc); err != nil {
 		return err
 	}
 	s, _, err := surgery.Load(ctx, disc.Stores, opts.Session)

@@ -100,7 +100,7 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 		return err
 	}
 	defer disc.Close()
-	if err := cli.InputsFailed(cli.Verb(command...), disc); err != nil {
+	if err := cli.InputsFailed(verb, disc); err != nil {
 		return err
 	}
 	found, err := surgery.Find(ctx, disc.Stores, opts.Session)
