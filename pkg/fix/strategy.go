@@ -156,117 +156,25 @@ func ruleStrats(f scan.Finding) []strat {
 }
 
 func rulePlanFunc(f scan.Finding, st Strategy) planFunc {
-	code := f.Code
+	if mut := messagePlanFunc(f, st); mut != nil {
+		return func(w *work) ([]store.Edit, error) {
+			m, err := w.message(f)
+			if err != nil {
+				return nil, err
+			}
+			return mut(w, m)
+		}
+	}
+	if mut := partPlanFunc(st); mut != nil {
+		return func(w *work) ([]store.Edit, error) {
+			m, p, err := w.part(f)
+			if err != nil {
+				return nil, err
+			}
+			return mut(w, m, p)
+		}
+	}
 	switch st {
-	case stReplace:
-		return func(w *work) ([]store.Edit, error) {
-			m, err := w.message(f)
-			if err != nil {
-				return nil, err
-			}
-			if !hasBlankText(m) {
-				return nil, errNotApplicable
-			}
-			return replaceEmptyTextParts(w.s, m, w.env.placeholder)
-		}
-	case stInject:
-		return func(w *work) ([]store.Edit, error) {
-			m, err := w.message(f)
-			if err != nil {
-				return nil, err
-			}
-			return injectTextPart(w.s, m, w.env.placeholder, w.env)
-		}
-	case stExclude:
-		return func(w *work) ([]store.Edit, error) {
-			m, err := w.message(f)
-			if err != nil {
-				return nil, err
-			}
-			if m.Role != "assistant" {
-				return nil, errNotApplicable
-			}
-			return excludeMessage(w.s, m, excludeReason(f), w.env)
-		}
-	case stMove:
-		return func(w *work) ([]store.Edit, error) {
-			m, err := w.message(f)
-			if err != nil {
-				return nil, err
-			}
-			if !scan.OwnsSignedThinking(m) {
-				return nil, errNotApplicable
-			}
-			return moveThinkingFirst(w.s, m, w.env)
-		}
-	case stStrip:
-		return func(w *work) ([]store.Edit, error) {
-			m, err := w.message(f)
-			if err != nil {
-				return nil, err
-			}
-			var which func(*store.Part) bool
-			if code == "SF107" {
-				which = func(p *store.Part) bool {
-					if f.PartID != "" {
-						return p.ID == f.PartID
-					}
-					return !scan.IsSigned(p)
-				}
-			}
-			return stripThinkingParts(w.s, m, which)
-		}
-	case stPrepend:
-		return func(w *work) ([]store.Edit, error) {
-			m, err := w.message(f)
-			if err != nil {
-				return nil, err
-			}
-			return prependThinkingPart(w.s, m, w.env)
-		}
-	case stDelete:
-		return func(w *work) ([]store.Edit, error) {
-			m, p, err := w.part(f)
-			if err != nil {
-				return nil, err
-			}
-			return deletePart(w.s, m, p)
-		}
-	case stAbort:
-		return func(w *work) ([]store.Edit, error) {
-			m, p, err := w.part(f)
-			if err != nil {
-				return nil, err
-			}
-			return markToolAborted(w.s, m, p, w.env)
-		}
-	case stCutOff:
-		return func(w *work) ([]store.Edit, error) {
-			m, p, err := w.part(f)
-			if err != nil {
-				return nil, err
-			}
-			return markToolCutOff(m, p, w.env)
-		}
-	case stClose:
-		return func(w *work) ([]store.Edit, error) {
-			m, err := w.message(f)
-			if err != nil {
-				return nil, err
-			}
-			eds, err := markMessageAborted(w.s, m, w.env)
-			if err != nil {
-				return nil, err
-			}
-			for _, p := range m.Parts {
-				more, err := markToolAborted(w.s, m, p, w.env)
-				if err != nil {
-					return nil, err
-				}
-				eds = append(eds, more...)
-			}
-			return eds, nil
-		}
 	case stQuar:
 		return func(w *work) ([]store.Edit, error) { return w.quarantine(f) }
 	case stRekey:
@@ -286,14 +194,6 @@ func rulePlanFunc(f scan.Finding, st Strategy) planFunc {
 		}
 	case stRewrite:
 		return func(w *work) ([]store.Edit, error) { return w.rewriteIDs(f) }
-	case stRepoint:
-		return func(w *work) ([]store.Edit, error) {
-			m, err := w.message(f)
-			if err != nil {
-				return nil, err
-			}
-			return repointParent(w.s, m)
-		}
 	case stProject:
 		return func(w *work) ([]store.Edit, error) {
 			project, ok := scan.ProjectRepair(w.s, w.opts.validation())
@@ -321,6 +221,91 @@ func rulePlanFunc(f scan.Finding, st Strategy) planFunc {
 				return nil, err
 			}
 			return mutate(w.s, m, p)
+		}
+	}
+	return nil
+}
+
+// messagePlanFunc is the repair of a strategy that changes the message
+// the finding f names, nil for another strategy.
+func messagePlanFunc(f scan.Finding, st Strategy) func(w *work, m *store.Message) ([]store.Edit, error) {
+	switch st {
+	case stReplace:
+		return func(w *work, m *store.Message) ([]store.Edit, error) {
+			if !hasBlankText(m) {
+				return nil, errNotApplicable
+			}
+			return replaceEmptyTextParts(w.s, m, w.env.placeholder)
+		}
+	case stInject:
+		return func(w *work, m *store.Message) ([]store.Edit, error) {
+			return injectTextPart(w.s, m, w.env.placeholder, w.env)
+		}
+	case stExclude:
+		return func(w *work, m *store.Message) ([]store.Edit, error) {
+			if m.Role != "assistant" {
+				return nil, errNotApplicable
+			}
+			return excludeMessage(w.s, m, excludeReason(f), w.env)
+		}
+	case stMove:
+		return func(w *work, m *store.Message) ([]store.Edit, error) {
+			if !scan.OwnsSignedThinking(m) {
+				return nil, errNotApplicable
+			}
+			return moveThinkingFirst(w.s, m, w.env)
+		}
+	case stStrip:
+		return func(w *work, m *store.Message) ([]store.Edit, error) {
+			var which func(*store.Part) bool
+			if f.Code == "SF107" {
+				which = func(p *store.Part) bool {
+					if f.PartID != "" {
+						return p.ID == f.PartID
+					}
+					return !scan.IsSigned(p)
+				}
+			}
+			return stripThinkingParts(w.s, m, which)
+		}
+	case stPrepend:
+		return func(w *work, m *store.Message) ([]store.Edit, error) {
+			return prependThinkingPart(w.s, m, w.env)
+		}
+	case stClose:
+		return func(w *work, m *store.Message) ([]store.Edit, error) {
+			eds, err := markMessageAborted(w.s, m, w.env)
+			if err != nil {
+				return nil, err
+			}
+			for _, p := range m.Parts {
+				more, err := markToolAborted(w.s, m, p, w.env)
+				if err != nil {
+					return nil, err
+				}
+				eds = append(eds, more...)
+			}
+			return eds, nil
+		}
+	case stRepoint:
+		return func(w *work, m *store.Message) ([]store.Edit, error) { return repointParent(w.s, m) }
+	}
+	return nil
+}
+
+// partPlanFunc is the repair of a strategy that changes the part the
+// finding names, nil for another strategy.
+func partPlanFunc(st Strategy) func(w *work, m *store.Message, p *store.Part) ([]store.Edit, error) {
+	switch st {
+	case stDelete:
+		return func(w *work, m *store.Message, p *store.Part) ([]store.Edit, error) { return deletePart(w.s, m, p) }
+	case stAbort:
+		return func(w *work, m *store.Message, p *store.Part) ([]store.Edit, error) {
+			return markToolAborted(w.s, m, p, w.env)
+		}
+	case stCutOff:
+		return func(w *work, m *store.Message, p *store.Part) ([]store.Edit, error) {
+			return markToolCutOff(m, p, w.env)
 		}
 	}
 	return nil
