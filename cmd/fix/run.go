@@ -63,6 +63,8 @@ func RunFix(ctx context.Context, opts *FixOptions) (err error) {
 				err = rerr
 			}
 		}()
+	} else {
+		cli.SayInterrupted(ios, pipe.Write.Backup, infos(writable)...)
 	}
 	if len(writable) > 0 {
 		if err := run.plan(ctx, writable); err != nil {

@@ -46,6 +46,15 @@ func (r *fixRun) lock(ctx context.Context, stores []store.Store) ([]store.Store,
 	return out, nil
 }
 
+// infos are the stores' Info.
+func infos(stores []store.Store) []store.Info {
+	out := make([]store.Info, len(stores))
+	for i, st := range stores {
+		out[i] = st.Info()
+	}
+	return out
+}
+
 // refuseReadOnly returns the stores fix may write. A store sessfix never
 // writes (an OpenCode 2 database) is not planned at all, dry run or not:
 // a plan would promise a repair the writer then refuses. Its refusal, with

@@ -68,7 +68,7 @@ func TestRerunAfterAKillConverges(t *testing.T) {
 				t.Fatalf("the run logged no write step: %v", err)
 			}
 			steps := strings.Split(strings.TrimSpace(string(b)), "\n")
-			var reran int
+			var reran, noted int
 			var rerun string
 			for _, n := range killPoints(len(steps), rounds) {
 				dir := t.TempDir()
@@ -87,6 +87,19 @@ func TestRerunAfterAKillConverges(t *testing.T) {
 				// drop, rewind and fork write one change set, and are run
 				// again only when the killed one did not finish it.
 				again := name == "fix" || len(runs) == 0 || runs[0].State != backup.StateApplied || runs[0].Sessions == 0
+				if len(runs) > 0 && runs[0].State == "incomplete" {
+					// A dry run changes nothing, and says what the next
+					// run that writes puts back first.
+					dry := slices.Clone(args(path))
+					dry[slices.Index(dry, "--yes")] = "--dry-run"
+					dry = slices.DeleteFunc(dry, func(a string) bool { return a == "-q" })
+					before := normalized(t, path, known)
+					out, _ := sessfixCmd(bin, state, dry...).CombinedOutput()
+					if !strings.Contains(string(out), "was killed while it wrote session") || normalized(t, path, known) != before {
+						t.Fatalf("step %s: a dry run after the kill did not say what the next run puts back first, or changed the store:\n%s", steps[n-1], out)
+					}
+					noted++
+				}
 				if again {
 					reran++
 					out, err := sessfixCmd(bin, state, args(path)...).CombinedOutput()
@@ -105,6 +118,9 @@ func TestRerunAfterAKillConverges(t *testing.T) {
 				if len(left) > 0 {
 					t.Fatalf("step %s: left %v", steps[n-1], left)
 				}
+			}
+			if noted == 0 {
+				t.Fatalf("no kill point of the %d steps left an incomplete run", len(steps))
 			}
 			if reran == 0 {
 				t.Fatalf("no kill point of the %d steps stopped the write before it finished", len(steps))

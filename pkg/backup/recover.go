@@ -26,13 +26,19 @@ type Rollback struct {
 	// killed: the change set was left as it is, for the user to undo with
 	// --force or keep.
 	Refused []Refusal
+	// pending marks a change set Interrupted found: nothing was done yet.
+	pending bool
 }
 
 // Done reports whether the change set was rolled back.
-func (r Rollback) Done() bool { return len(r.Refused) == 0 }
+func (r Rollback) Done() bool { return !r.pending && len(r.Refused) == 0 }
 
 // Message says what happened, as one lowercase line for stderr.
 func (r Rollback) Message() string {
+	if r.Restored == 0 && r.Refused == nil && r.pending {
+		return fmt.Sprintf("run %s was killed while it wrote session %s; a run that writes puts that session back as it was before it first, and plans from there",
+			r.RunID, r.Session)
+	}
 	if r.Done() {
 		return fmt.Sprintf("run %s was killed while it wrote session %s; put its %d records back as they were before it, so this run starts from a whole session",
 			r.RunID, r.Session, r.Restored)
@@ -77,22 +83,49 @@ var interruptedState = []byte(`"state": "` + StateRecorded + `"`)
 // The caller holds the store's writer lock, so no other sessfix is
 // writing it. Runs whose manifest cannot be read are passed over.
 func Recover(ctx context.Context, opts Options, info store.Info) ([]Rollback, error) {
+	var out []Rollback
+	err := interrupted(opts, info, func(dir string, m *Manifest, s *SessionEntry) error {
+		rb, err := rollBack(ctx, opts, dir, m, s)
+		if err != nil {
+			return &RecoverError{RunID: m.RunID, Session: s.SessionID, Err: err}
+		}
+		out = append(out, rb)
+		return nil
+	})
+	return out, err
+}
+
+// Interrupted lists, changing nothing, the change sets killed sessfix runs
+// left half-applied in the store info names: what the next Lock of it puts
+// back first (a dry run says so). Only RunID and Session are set.
+func Interrupted(opts Options, info store.Info) ([]Rollback, error) {
+	var out []Rollback
+	err := interrupted(opts, info, func(_ string, m *Manifest, s *SessionEntry) error {
+		out = append(out, Rollback{RunID: m.RunID, Session: s.SessionID, pending: true})
+		return nil
+	})
+	return out, err
+}
+
+// interrupted calls fn with every change set of the store info names that
+// a run recorded and never finished, with its run's folder and manifest,
+// oldest run first. Runs whose manifest cannot be read are passed over.
+func interrupted(opts Options, info store.Info, fn func(dir string, m *Manifest, s *SessionEntry) error) error {
 	base, err := opts.backupsDir()
 	if err != nil {
-		return nil, err
+		return &RecoverError{Err: err}
 	}
 	ents, err := os.ReadDir(base)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil
 	}
 	if err != nil {
-		return nil, &RecoverError{Err: fmt.Errorf("cannot list backups in %s: %w", base, err)}
+		return &RecoverError{Err: fmt.Errorf("cannot list backups in %s: %w", base, err)}
 	}
 	path := info.Path
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
-	var out []Rollback
 	for _, e := range ents {
 		if !e.IsDir() || !runIDPattern.MatchString(e.Name()) {
 			continue
@@ -110,14 +143,12 @@ func Recover(ctx context.Context, opts Options, info store.Info) ([]Rollback, er
 			if s.State != StateRecorded {
 				continue
 			}
-			rb, err := rollBack(ctx, opts, dir, m, s)
-			if err != nil {
-				return out, &RecoverError{RunID: m.RunID, Session: s.SessionID, Err: err}
+			if err := fn(dir, m, s); err != nil {
+				return err
 			}
-			out = append(out, rb)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // rollBack puts one half-applied change set s of run m (in dir) back.

@@ -45,6 +45,15 @@ func TestLockRollsBackAKilledChangeSet(t *testing.T) {
 				}
 				left := storeState(t, r.info)
 
+				pending, err := backup.Interrupted(r.opts, r.info)
+				if err != nil || len(pending) != 1 || pending[0].RunID != j.ID() || pending[0].Done() ||
+					!strings.Contains(pending[0].Message(), "puts that session back") {
+					t.Fatalf("Interrupted = %+v, %v; want the change set, not yet put back", pending, err)
+				}
+				if storeState(t, r.info) != left {
+					t.Fatal("Interrupted changed the store")
+				}
+
 				lock, rbs, err := backup.Lock(ctx, r.opts, r.info)
 				if err != nil {
 					t.Fatal(err)

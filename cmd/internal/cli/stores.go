@@ -213,15 +213,27 @@ func AddStoreFlag(cmd *cobra.Command, paths *[]string) {
 }
 
 // SayRollbacks says on stderr what taking a store's writer lock did about
-// change sets a killed sessfix left half-written (backup.Lock).
-// A roll-back is a status line (quiet hides it); a change set left alone
-// is a warning, printed even when quiet.
+// change sets a killed sessfix left half-written (backup.Lock), or, in a
+// dry run, what it will do (backup.Interrupted). A roll-back is a status
+// line (quiet hides it); a change set left alone is a warning, printed
+// even when quiet.
 func SayRollbacks(ios *iostreams.IOStreams, rbs []backup.Rollback) {
 	for _, rb := range rbs {
-		if rb.Done() {
+		if len(rb.Refused) == 0 {
 			ios.Statusf("%s", rb.Message())
 			continue
 		}
 		fmt.Fprintf(ios.ErrOut, "warning: %s\nhint: to put it back anyway, run %s\n", rb.Message(), CommandLine("undo", rb.RunID, "--force"))
+	}
+}
+
+// SayInterrupted is SayRollbacks for a dry run, which takes no lock: what
+// the first run that writes the stores will put back before it plans.
+func SayInterrupted(ios *iostreams.IOStreams, opts backup.Options, infos ...store.Info) {
+	for _, info := range infos {
+		rbs, err := backup.Interrupted(opts, info)
+		if err == nil {
+			SayRollbacks(ios, rbs)
+		}
 	}
 }

@@ -119,6 +119,8 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 				err = rerr
 			}
 		}()
+	} else {
+		cli.SayInterrupted(ios, backup.Options{Now: f.Now}, found.Store.Info())
 	}
 	now := f.Now
 	if now == nil {
