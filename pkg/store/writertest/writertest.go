@@ -109,140 +109,12 @@ type SessionCase struct {
 // record is removed only with every message of it, and undone byte for
 // byte; nothing is written by a refused change set.
 func SessionContract(t *testing.T, c SessionCase) {
-	t.Run("update", func(t *testing.T) {
-		st, w := c.Open(t)
-		initial := c.Snapshot(t)
-		info := LoadSession(t, st, c.Session).Info
-		after, err := sjson.SetBytes(info.Raw, "title", "Renamed by sessfix")
-		if err != nil {
-			t.Fatal(err)
-		}
-		cs := &store.ChangeSet{Store: st.Info(), SessionID: c.Session, Edits: []store.Edit{{
-			Op: store.OpUpdate, Kind: store.KindSession, ID: c.Session, SessionID: c.Session, Loc: info.Loc, Before: info.Raw, After: after}}}
-		targets, images := applyAsPlanned(t, w, cs)
-		if got := LoadSession(t, st, c.Session).Info.Get("title").Str; got != "Renamed by sessfix" {
-			t.Fatalf("the session's title after the update is %q", got)
-		}
-		changed := c.Snapshot(t)
-		if err := w.Apply(context.Background(), cs); !errors.Is(err, store.ErrChanged) {
-			t.Fatalf("applying the update again (its Before is stale) = %v, want ErrChanged", err)
-		}
-		if got := c.Snapshot(t); got != changed {
-			t.Fatalf("a refused update changed the store:\n%s\nwant:\n%s", got, changed)
-		}
-		ExpectNow(t, w, targets, images)
-		if err := w.Restore(context.Background(), images); err != nil {
-			t.Fatal(err)
-		}
-		if got := c.Snapshot(t); got != initial {
-			t.Fatalf("after restoring the update the store differs:\n%s\nwant:\n%s", got, initial)
-		}
-	})
+	t.Run("update", func(t *testing.T) { sessionUpdate(t, c) })
 	if c.Unstorable != "" {
-		t.Run("unstorable field", func(t *testing.T) {
-			st, w := c.Open(t)
-			initial := c.Snapshot(t)
-			info := LoadSession(t, st, c.Session).Info
-			after, _ := sjson.SetBytes(info.Raw, c.Unstorable, "x")
-			cs := &store.ChangeSet{Store: st.Info(), SessionID: c.Session, Edits: []store.Edit{{
-				Op: store.OpUpdate, Kind: store.KindSession, ID: c.Session, SessionID: c.Session, Loc: info.Loc, Before: info.Raw, After: after}}}
-			err := applyBackedUpErr(w, cs)
-			if err == nil || !strings.Contains(err.Error(), c.Unstorable) {
-				t.Fatalf("an update setting %q = %v, want a refusal naming the field", c.Unstorable, err)
-			}
-			if got := c.Snapshot(t); got != initial {
-				t.Fatalf("a refused update changed the store:\n%s\nwant:\n%s", got, initial)
-			}
-		})
+		t.Run("unstorable field", func(t *testing.T) { sessionUnstorable(t, c) })
 	}
-	t.Run("add", func(t *testing.T) {
-		st, w := c.Open(t)
-		initial := c.Snapshot(t)
-		created := time.Date(2026, 11, 24, 9, 30, 0, 0, time.UTC)
-		id := store.NewSessionID(created)
-		add := store.Edit{Op: store.OpAdd, Kind: store.KindSession, ID: id, SessionID: id, Created: created.UnixMilli()}
-		if c.NewBody == nil {
-			add.After = []byte(`{"id":"` + id + `","title":"new"}`)
-			cs := &store.ChangeSet{Store: st.Info(), SessionID: id, Edits: []store.Edit{add}}
-			err := applyBackedUpErr(w, cs)
-			if err == nil || !strings.Contains(err.Error(), "session") {
-				t.Fatalf("adding a session = %v, want a refusal that says why", err)
-			}
-			if got := c.Snapshot(t); got != initial {
-				t.Fatalf("a refused add changed the store:\n%s\nwant:\n%s", got, initial)
-			}
-			return
-		}
-		add.After = c.NewBody(id)
-		cs := &store.ChangeSet{Store: st.Info(), SessionID: id, Edits: []store.Edit{add}}
-		targets, images := applyAsPlanned(t, w, cs)
-		if cs.Edits[0].Loc.Path == "" {
-			t.Error("Apply left the added session's location empty")
-		}
-		sess := LoadSession(t, st, id)
-		if sess.Info == nil || sess.Info.Get("title").Str != gjson.GetBytes(add.After, "title").Str {
-			t.Fatalf("the added session reads back as %+v", sess.Info)
-		}
-		if c.Created != nil {
-			if got := c.Created(sess.Info); got != add.Created {
-				t.Errorf("the added session was created at %d, want Edit.Created %d", got, add.Created)
-			}
-		}
-		again := &store.ChangeSet{Store: st.Info(), SessionID: id, Edits: []store.Edit{add}}
-		added := c.Snapshot(t)
-		if err := applyBackedUpErr(w, again); err == nil || !strings.Contains(err.Error(), "exists") {
-			t.Fatalf("adding the session a second time = %v, want a refusal saying it exists", err)
-		}
-		if got := c.Snapshot(t); got != added {
-			t.Fatalf("a refused add changed the store:\n%s\nwant:\n%s", got, added)
-		}
-		ExpectNow(t, w, targets, images)
-		if err := w.Restore(context.Background(), images); err != nil {
-			t.Fatal(err)
-		}
-		if got := c.Snapshot(t); got != initial {
-			t.Fatalf("after undoing the add the store differs:\n%s\nwant:\n%s", got, initial)
-		}
-	})
-	t.Run("delete", func(t *testing.T) {
-		st, w := c.Open(t)
-		initial := c.Snapshot(t)
-		sess := LoadSession(t, st, c.Session)
-		del := store.Edit{Op: store.OpDelete, Kind: store.KindSession, ID: c.Session, SessionID: c.Session, Loc: sess.Info.Loc, Before: sess.Info.Raw}
-		alone := &store.ChangeSet{Store: st.Info(), SessionID: c.Session, Edits: []store.Edit{del}}
-		if err := applyBackedUpErr(w, alone); err == nil {
-			t.Fatal("a session record was deleted while its messages stay")
-		}
-		if got := c.Snapshot(t); got != initial {
-			t.Fatalf("a refused delete changed the store:\n%s\nwant:\n%s", got, initial)
-		}
-		if !c.Deletes || len(sess.Messages) == 0 {
-			return
-		}
-		// Messages first, then the session, as a planner lists them.
-		var edits []store.Edit
-		for _, m := range sess.Messages {
-			edits = append(edits, store.Edit{Op: store.OpDelete, Kind: store.KindMessage, ID: m.ID, SessionID: c.Session, Loc: m.Loc, Before: m.Raw})
-		}
-		cs := &store.ChangeSet{Store: st.Info(), SessionID: c.Session, Edits: append(edits, del)}
-		targets, images := applyAsPlanned(t, w, cs)
-		refs, err := st.List(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, ref := range refs {
-			if ref.ID == c.Session {
-				t.Fatalf("the deleted session is still listed")
-			}
-		}
-		ExpectNow(t, w, targets, images)
-		if err := w.Restore(context.Background(), images); err != nil {
-			t.Fatal(err)
-		}
-		if got := c.Snapshot(t); got != initial {
-			t.Fatalf("after undoing the delete the store differs:\n%s\nwant:\n%s", got, initial)
-		}
-	})
+	t.Run("add", func(t *testing.T) { sessionAdd(t, c) })
+	t.Run("delete", func(t *testing.T) { sessionDelete(t, c) })
 	t.Run("add needs a session id", func(t *testing.T) {
 		_, w := c.Open(t)
 		cs := &store.ChangeSet{SessionID: MsgNew, Edits: []store.Edit{{Op: store.OpAdd, Kind: store.KindSession, ID: MsgNew, After: []byte(`{}`)}}}
@@ -250,6 +122,146 @@ func SessionContract(t *testing.T, c SessionCase) {
 			t.Fatalf("adding a session with the id %s = %v, want a refusal of the id", MsgNew, err)
 		}
 	})
+}
+
+// sessionUpdate updates the session record, refuses a stale Before and restores it.
+func sessionUpdate(t *testing.T, c SessionCase) {
+	st, w := c.Open(t)
+	initial := c.Snapshot(t)
+	info := LoadSession(t, st, c.Session).Info
+	after, err := sjson.SetBytes(info.Raw, "title", "Renamed by sessfix")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := &store.ChangeSet{Store: st.Info(), SessionID: c.Session, Edits: []store.Edit{{
+		Op: store.OpUpdate, Kind: store.KindSession, ID: c.Session, SessionID: c.Session, Loc: info.Loc, Before: info.Raw, After: after}}}
+	targets, images := applyAsPlanned(t, w, cs)
+	if got := LoadSession(t, st, c.Session).Info.Get("title").Str; got != "Renamed by sessfix" {
+		t.Fatalf("the session's title after the update is %q", got)
+	}
+	changed := c.Snapshot(t)
+	if err := w.Apply(context.Background(), cs); !errors.Is(err, store.ErrChanged) {
+		t.Fatalf("applying the update again (its Before is stale) = %v, want ErrChanged", err)
+	}
+	if got := c.Snapshot(t); got != changed {
+		t.Fatalf("a refused update changed the store:\n%s\nwant:\n%s", got, changed)
+	}
+	ExpectNow(t, w, targets, images)
+	if err := w.Restore(context.Background(), images); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Snapshot(t); got != initial {
+		t.Fatalf("after restoring the update the store differs:\n%s\nwant:\n%s", got, initial)
+	}
+}
+
+// sessionUnstorable refuses an update setting a field the store cannot hold.
+func sessionUnstorable(t *testing.T, c SessionCase) {
+	st, w := c.Open(t)
+	initial := c.Snapshot(t)
+	info := LoadSession(t, st, c.Session).Info
+	after, _ := sjson.SetBytes(info.Raw, c.Unstorable, "x")
+	cs := &store.ChangeSet{Store: st.Info(), SessionID: c.Session, Edits: []store.Edit{{
+		Op: store.OpUpdate, Kind: store.KindSession, ID: c.Session, SessionID: c.Session, Loc: info.Loc, Before: info.Raw, After: after}}}
+	err := applyBackedUpErr(w, cs)
+	if err == nil || !strings.Contains(err.Error(), c.Unstorable) {
+		t.Fatalf("an update setting %q = %v, want a refusal naming the field", c.Unstorable, err)
+	}
+	if got := c.Snapshot(t); got != initial {
+		t.Fatalf("a refused update changed the store:\n%s\nwant:\n%s", got, initial)
+	}
+}
+
+// sessionAdd adds a session record (or refuses to, with c.NewBody nil), refuses a second add and undoes it.
+func sessionAdd(t *testing.T, c SessionCase) {
+	st, w := c.Open(t)
+	initial := c.Snapshot(t)
+	created := time.Date(2026, 11, 24, 9, 30, 0, 0, time.UTC)
+	id := store.NewSessionID(created)
+	add := store.Edit{Op: store.OpAdd, Kind: store.KindSession, ID: id, SessionID: id, Created: created.UnixMilli()}
+	if c.NewBody == nil {
+		add.After = []byte(`{"id":"` + id + `","title":"new"}`)
+		cs := &store.ChangeSet{Store: st.Info(), SessionID: id, Edits: []store.Edit{add}}
+		err := applyBackedUpErr(w, cs)
+		if err == nil || !strings.Contains(err.Error(), "session") {
+			t.Fatalf("adding a session = %v, want a refusal that says why", err)
+		}
+		if got := c.Snapshot(t); got != initial {
+			t.Fatalf("a refused add changed the store:\n%s\nwant:\n%s", got, initial)
+		}
+		return
+	}
+	add.After = c.NewBody(id)
+	cs := &store.ChangeSet{Store: st.Info(), SessionID: id, Edits: []store.Edit{add}}
+	targets, images := applyAsPlanned(t, w, cs)
+	if cs.Edits[0].Loc.Path == "" {
+		t.Error("Apply left the added session's location empty")
+	}
+	sess := LoadSession(t, st, id)
+	if sess.Info == nil || sess.Info.Get("title").Str != gjson.GetBytes(add.After, "title").Str {
+		t.Fatalf("the added session reads back as %+v", sess.Info)
+	}
+	if c.Created != nil {
+		if got := c.Created(sess.Info); got != add.Created {
+			t.Errorf("the added session was created at %d, want Edit.Created %d", got, add.Created)
+		}
+	}
+	again := &store.ChangeSet{Store: st.Info(), SessionID: id, Edits: []store.Edit{add}}
+	added := c.Snapshot(t)
+	if err := applyBackedUpErr(w, again); err == nil || !strings.Contains(err.Error(), "exists") {
+		t.Fatalf("adding the session a second time = %v, want a refusal saying it exists", err)
+	}
+	if got := c.Snapshot(t); got != added {
+		t.Fatalf("a refused add changed the store:\n%s\nwant:\n%s", got, added)
+	}
+	ExpectNow(t, w, targets, images)
+	if err := w.Restore(context.Background(), images); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Snapshot(t); got != initial {
+		t.Fatalf("after undoing the add the store differs:\n%s\nwant:\n%s", got, initial)
+	}
+}
+
+// sessionDelete refuses a session record deleted alone, and deletes it with its messages and undoes it (c.Deletes).
+func sessionDelete(t *testing.T, c SessionCase) {
+	st, w := c.Open(t)
+	initial := c.Snapshot(t)
+	sess := LoadSession(t, st, c.Session)
+	del := store.Edit{Op: store.OpDelete, Kind: store.KindSession, ID: c.Session, SessionID: c.Session, Loc: sess.Info.Loc, Before: sess.Info.Raw}
+	alone := &store.ChangeSet{Store: st.Info(), SessionID: c.Session, Edits: []store.Edit{del}}
+	if err := applyBackedUpErr(w, alone); err == nil {
+		t.Fatal("a session record was deleted while its messages stay")
+	}
+	if got := c.Snapshot(t); got != initial {
+		t.Fatalf("a refused delete changed the store:\n%s\nwant:\n%s", got, initial)
+	}
+	if !c.Deletes || len(sess.Messages) == 0 {
+		return
+	}
+	// Messages first, then the session, as a planner lists them.
+	var edits []store.Edit
+	for _, m := range sess.Messages {
+		edits = append(edits, store.Edit{Op: store.OpDelete, Kind: store.KindMessage, ID: m.ID, SessionID: c.Session, Loc: m.Loc, Before: m.Raw})
+	}
+	cs := &store.ChangeSet{Store: st.Info(), SessionID: c.Session, Edits: append(edits, del)}
+	targets, images := applyAsPlanned(t, w, cs)
+	refs, err := st.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ref := range refs {
+		if ref.ID == c.Session {
+			t.Fatalf("the deleted session is still listed")
+		}
+	}
+	ExpectNow(t, w, targets, images)
+	if err := w.Restore(context.Background(), images); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Snapshot(t); got != initial {
+		t.Fatalf("after undoing the delete the store differs:\n%s\nwant:\n%s", got, initial)
+	}
 }
 
 // LoadSession loads a session through the store's listing (fresh), and
