@@ -157,8 +157,9 @@ type Session struct {
 	// store.
 	OpenCode2 *OpenCode2
 	// Projects are the store's project rows, read with the session (SQLite:
-	// the project table); nil for shapes that keep none. OpenCode lists a
-	// session under the project its directory resolves to.
+	// the project table; the storage tree: storage/project/<id>.json); nil
+	// for shapes that keep none. OpenCode lists a session under the project
+	// its directory resolves to.
 	Projects []Project
 }
 

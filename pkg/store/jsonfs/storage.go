@@ -3,6 +3,7 @@ package jsonfs
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/sessfix/sessfix/pkg/store"
@@ -37,6 +38,9 @@ type storageIndex struct {
 	// message ids of part directories whose message exists nowhere.
 	orphans map[string][]string
 	refs    []store.SessionRef
+	// projects are the project records (storage/project/<id>.json): what
+	// rebuilding a missing session record files it under.
+	projects []store.Project
 }
 
 func openStorage(dir string) (*storageStore, error) {
@@ -132,11 +136,46 @@ func (s *storageStore) buildIndex(ctx context.Context) (*storageIndex, error) {
 		ref(sid)
 	}
 
+	idx.projects = s.projects()
 	for _, r := range refs {
 		idx.refs = append(idx.refs, *r)
 	}
 	store.SortRefs(idx.refs)
 	return idx, nil
+}
+
+// sessionFiles looks for the record files of session id under every
+// project, on disk.
+func (s *storageStore) sessionFiles(id string) []string {
+	var out []string
+	projects, _ := s.fs.readDir(filepath.Join(s.dir, "session"))
+	for _, p := range subdirs(projects) {
+		files, _ := s.fs.readDir(p.Path)
+		for _, f := range jsonFiles(files) {
+			if recordID(f.Name) == id {
+				out = append(out, f.Path)
+			}
+		}
+	}
+	return out
+}
+
+// projects reads the project records, skipping unreadable ones and those
+// whose id or worktree is not a string; never nil.
+func (s *storageStore) projects() []store.Project {
+	out := []store.Project{}
+	files, _ := s.fs.readDir(filepath.Join(s.dir, "project"))
+	for _, f := range jsonFiles(files) {
+		raw, _, perr := s.fs.readFile(f.Path)
+		if perr != nil || store.CheckBody(raw) != nil {
+			continue
+		}
+		id, wt := gjson.GetBytes(raw, "id"), gjson.GetBytes(raw, "worktree")
+		if id.Type == gjson.String && id.Str == recordID(f.Name) && wt.Type == gjson.String {
+			out = append(out, store.Project{ID: id.Str, Worktree: wt.Str})
+		}
+	}
+	return out
 }
 
 // orphanSession returns the session id named by the first readable part
@@ -170,8 +209,12 @@ func (s *storageStore) Load(ctx context.Context, ref store.SessionRef) (*store.S
 	if err != nil {
 		return nil, err
 	}
-	sess := &store.Session{Store: s.info, ID: ref.ID}
+	sess := &store.Session{Store: s.info, ID: ref.ID, Projects: slices.Clone(idx.projects)}
 	files := idx.files[ref.ID]
+	if len(files) == 0 && ref.ID != "" {
+		// Written since the index was built (a rebuilt session record).
+		files = s.sessionFiles(ref.ID)
+	}
 	if len(files) == 0 && ref.Key != "" {
 		files = []string{ref.Key}
 	}
