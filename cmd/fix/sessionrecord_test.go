@@ -17,9 +17,10 @@ import (
 
 // TestFixNeverLeavesASessionWorse: a session whose session record is
 // unreadable (truncated). Quarantining the record would leave the session
-// without one, which OpenCode does not list (SF203, which fix does not
-// repair): a fix must never leave a store with more or worse findings than
-// it found. The plan leaves the record alone and says why (a dry run shows
+// without one, which OpenCode does not list (SF203; fix rebuilds the record
+// from the messages only when they name one project, and this fixture's
+// worktree has no project record): a fix must never leave a store with
+// more or worse findings than it found. The plan leaves the record alone and says why (a dry run shows
 // it), and after `fix --yes` a scan finds nothing it did not find before.
 // In the sessions layout, whose session.json is optional, the record is
 // quarantined: nothing gets worse there.

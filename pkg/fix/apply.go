@@ -110,8 +110,11 @@ func checkBefore(rec *store.Record, ed store.Edit) error {
 }
 
 func (a *applier) add(ed store.Edit) error {
+	if ed.Kind == store.KindSession {
+		return a.addSession(ed)
+	}
 	if ed.Kind != store.KindPart {
-		return fmt.Errorf("only parts can be added")
+		return fmt.Errorf("only parts and session records can be added")
 	}
 	i := msgIndex(a.s, ed.MessageID)
 	if i < 0 {
@@ -126,6 +129,21 @@ func (a *applier) add(ed store.Edit) error {
 		return err
 	}
 	insertPart(a.own(i), p)
+	return nil
+}
+
+// addSession puts a session record (rebuildSessionRecord) in place of a
+// missing one.
+func (a *applier) addSession(ed store.Edit) error {
+	s := a.s
+	if ed.ID != s.ID || s.Info != nil {
+		return fmt.Errorf("session %s already has a record", ed.ID)
+	}
+	rec := &store.Record{Kind: store.KindSession, ID: ed.ID, Raw: ed.After}
+	if err := store.CheckBody(rec.Raw); err != nil {
+		return fmt.Errorf("session %s: %w", ed.ID, err)
+	}
+	s.Info, s.InfoMissing, s.Title = rec, false, rec.Get("title").String()
 	return nil
 }
 

@@ -321,8 +321,8 @@ func (w *work) stepFor(f scan.Finding) step {
 		st.why = scan.NotRepairedYetNote
 		return st
 	}
-	if f.Code == "SF203" && f.MessageID == "" && f.PartID == "" {
-		st.why = "sessfix does not move a whole session whose record is missing; restore the session record from a backup, or `opencode import` an export of it"
+	if f.Code == "SF203" && f.MessageID == "" && f.PartID == "" && f.Fix == "" {
+		st.why = "sessfix cannot rebuild the session record with confidence (the finding says why) and does not move a whole session; restore the session record from a backup, or `opencode import` an export of it"
 		return st
 	}
 	if r := scan.Lookup(f.Code); f.Fix == "" && r != nil && r.Fixable {
@@ -786,7 +786,11 @@ func (w *work) quarantine(f scan.Finding) ([]store.Edit, error) {
 			if b.Loc.Path == s.Store.Path && b.Kind == store.KindSession {
 				return nil, fmt.Errorf("the session could not be loaded as a whole (%v); nothing to move", b.Err)
 			}
-			return quarantine(s, b, f.MessageID)
+			out, err := quarantine(s, b, f.MessageID)
+			if b.Kind == store.KindSession && err == nil {
+				out = append(out, w.rebuildAfterQuarantine(b)...)
+			}
+			return out, err
 		}
 	}
 	for _, o := range s.Orphans {

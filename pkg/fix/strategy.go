@@ -68,7 +68,7 @@ var strategyTable = map[string][]Strategy{
 	"SF107": {stStrip, stExclude},
 	"SF201": {stQuar},
 	"SF202": {stRekey},
-	"SF203": {stRewrite, stQuar},
+	"SF203": {stRewrite, stQuar, stRebuild},
 	"SF205": {stDelete},
 	"SF206": {stFill},
 	"SF208": {stDropKey},
@@ -194,6 +194,8 @@ func rulePlanFunc(f scan.Finding, st Strategy) planFunc {
 		}
 	case stRewrite:
 		return func(w *work) ([]store.Edit, error) { return w.rewriteIDs(f) }
+	case stRebuild:
+		return func(w *work) ([]store.Edit, error) { return rebuildSessionRecord(w.s, w.opts.validation()) }
 	case stProject:
 		return func(w *work) ([]store.Edit, error) {
 			project, ok := scan.ProjectRepair(w.s, w.opts.validation())
