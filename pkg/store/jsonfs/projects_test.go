@@ -66,3 +66,36 @@ func TestStorageProjectsAndLateSessionRecord(t *testing.T) {
 		t.Errorf("after the record is written: missing %v, info %v", s.InfoMissing, s.Info)
 	}
 }
+
+// A duplicate session record removed after the store listed its sessions
+// is no longer reported by Load (the check after a fix that quarantined
+// it re-reads the session through the same store).
+func TestStorageRemovedDuplicateSessionRecord(t *testing.T) {
+	const id = "ses_e0129dd6fffeTpKH3aMlTYHUC9"
+	dir := filepath.Join(t.TempDir(), "storage")
+	body := `{"id": "` + id + `", "projectID": "global", "title": "t", "time": {"created": 1, "updated": 1}}`
+	for _, project := range []string{"global", "zzz"} {
+		p := filepath.Join(dir, "session", project, id+".json")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := storetest.OpenOne(t, dir)
+	refs, err := st.List(context.Background())
+	if err != nil || len(refs) != 1 {
+		t.Fatalf("list: %v %v", refs, err)
+	}
+	s, err := st.Load(context.Background(), refs[0])
+	if err != nil || len(s.Broken) != 1 {
+		t.Fatalf("load: %v, broken %d, want the duplicate", err, len(s.Broken))
+	}
+	if err := os.Remove(filepath.Join(dir, "session", "zzz", id+".json")); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = st.Load(context.Background(), refs[0]); err != nil || len(s.Broken) != 0 || s.Info == nil {
+		t.Fatalf("after the duplicate is removed: %v, broken %d, info %v", err, len(s.Broken), s.Info != nil)
+	}
+}

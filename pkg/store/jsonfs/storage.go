@@ -218,14 +218,19 @@ func (s *storageStore) Load(ctx context.Context, ref store.SessionRef) (*store.S
 	if len(files) == 0 && ref.Key != "" {
 		files = []string{ref.Key}
 	}
-	found := false
-	for i, f := range files {
-		if i == 0 {
-			found = s.fs.readInfo(sess, f)
+	found, first := false, ""
+	for _, f := range files {
+		// The first file still there is the record; the listing may
+		// name files a fix removed since.
+		if !found {
+			found, first = s.fs.readInfo(sess, f), f
+			continue
+		}
+		if _, ok := s.fs.entryFor(f); !ok {
 			continue
 		}
 		sess.Broken = append(sess.Broken, &store.Record{Kind: store.KindSession, ID: ref.ID, Loc: store.Location{Path: f},
-			Err: &store.ParseError{Reason: "duplicate session record", Detail: "the session is also stored in " + files[0]}})
+			Err: &store.ParseError{Reason: "duplicate session record", Detail: "the session is also stored in " + first}})
 	}
 	sess.InfoMissing = !found
 	if ref.ID != "" {
