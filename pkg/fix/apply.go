@@ -249,7 +249,10 @@ func (a *applier) remove(ed store.Edit) error {
 			case store.KindMessage:
 				dropOrphansOf(s, b.ID)
 			case store.KindSession:
-				s.InfoMissing = keepsSessionRecords(s.Store.Shape)
+				// A duplicate leaves the record read first (Info, or
+				// another unreadable one) in place.
+				s.InfoMissing = s.Info == nil && !slices.ContainsFunc(s.Broken, func(o *store.Record) bool { return o.Kind == store.KindSession }) &&
+					keepsSessionRecords(s.Store.Shape)
 			}
 			return nil
 		}

@@ -245,3 +245,46 @@ func TestQuarantinedSessionRecordIsRebuilt(t *testing.T) {
 		t.Errorf("record changed: %q", b)
 	}
 }
+
+// A second record of the same session under another project (SF201,
+// "duplicate session record") is quarantined: the record read first stays,
+// so the session keeps its record. The plan used to be refused as if the
+// quarantine left the session without one (SF203).
+func TestDuplicateSessionRecordIsQuarantined(t *testing.T) {
+	var dup string
+	rs, p, _ := rebuildStore(t, func(rs *realstore.Store, record string) {
+		b, err := os.ReadFile(record)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dup = filepath.Join(rs.Path, "session", "zzz", rs.SessionID+".json")
+		if err := os.MkdirAll(filepath.Dir(dup), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dup, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	})
+	before := storetest.State(t, rs.Path, store.ShapeStorage)
+	st, o := planOf(t, p, rs.Path, rs.SessionID)
+	if !o.Changes() || len(o.Plan.Fixed) != 1 || o.Plan.Fixed[0].Finding.Code != "SF201" || len(o.Plan.Unfixed) != 0 {
+		t.Fatalf("plan %+v, want SF201 fixed", o.Plan)
+	}
+	if eds := o.Plan.Changes.Edits; len(eds) != 1 || eds[0].Op != store.OpQuarantine || eds[0].Loc.Path != dup {
+		t.Fatalf("edits %+v, want the duplicate quarantined alone", eds)
+	}
+	run, err := p.Apply(context.Background(), st, []Outcome{o})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := storetest.Load(t, storetest.OpenOne(t, rs.Path), rs.SessionID)
+	if fs := scan.CheckSession(s, p.Scan); len(fs) != 0 || s.Info == nil {
+		t.Errorf("after the fix: %+v (record %v), want no findings", fs, s.Info != nil)
+	}
+	if _, err := backup.Undo(context.Background(), p.Write.Backup, run, false); err != nil {
+		t.Fatal(err)
+	}
+	if after := storetest.State(t, rs.Path, store.ShapeStorage); after != before {
+		t.Fatalf("after undo:\n%s\nwant:\n%s", after, before)
+	}
+}
