@@ -239,18 +239,17 @@ func (s *V1) LoadIn(ctx context.Context, tx *sql.Tx, ref store.SessionRef) (*sto
 		return nil, s.dbError(err)
 	}
 	byID := map[string]*store.Message{}
+	var r messageRow
+	dest := r.dest()
 	for rows.Next() {
-		var rowid, created, updated int64
-		var id string
-		var data Bytes
-		if err := rows.Scan(&rowid, &id, &created, &updated, &data); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			rows.Close()
 			return nil, s.dbError(err)
 		}
-		rec := s.record(store.KindMessage, "message", rowid, id, updated, data)
+		rec := s.record(store.KindMessage, "message", r.rowid, r.id, r.updated, r.data)
 		if m := sess.AddMessage(rec, ref.ID); m != nil {
-			m.Created = created
-			byID[id] = m
+			m.Created = r.created
+			byID[r.id] = m
 		}
 	}
 	rows.Close()
@@ -277,25 +276,49 @@ func (s *V1) loadParts(ctx context.Context, tx *sql.Tx, sess *store.Session, byI
 		return err
 	}
 	defer rows.Close()
+	var r partRow
+	dest := r.dest()
 	for rows.Next() {
-		var rowid, updated int64
-		var id, mid, sid string
-		var data Bytes
-		if err := rows.Scan(&rowid, &id, &mid, &sid, &updated, &data); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return err
 		}
-		rec := s.record(store.KindPart, "part", rowid, id, updated, data)
-		p := sess.MakePart(rec, mid, sid)
+		rec := s.record(store.KindPart, "part", r.rowid, r.id, r.updated, r.data)
+		p := sess.MakePart(rec, r.mid, r.sid)
 		if p == nil {
 			continue
 		}
-		if m := byID[mid]; m != nil {
+		if m := byID[r.mid]; m != nil {
 			m.Parts = append(m.Parts, p)
 		} else {
 			sess.Orphans = append(sess.Orphans, p)
 		}
 	}
 	return rows.Err()
+}
+
+// messageRow and partRow hold one row of the message and part queries.
+// Their fields are scanned into again for every row (through dest, made
+// once per query): the values are new on every row (the driver allocates
+// each text), so nothing scanned is ever overwritten in place, and a row
+// costs no allocation for the scan's destinations.
+type messageRow struct {
+	rowid, created, updated int64
+	id                      string
+	data                    Bytes
+}
+
+func (r *messageRow) dest() []any {
+	return []any{&r.rowid, &r.id, &r.created, &r.updated, &r.data}
+}
+
+type partRow struct {
+	rowid, updated int64
+	id, mid, sid   string
+	data           Bytes
+}
+
+func (r *partRow) dest() []any {
+	return []any{&r.rowid, &r.id, &r.mid, &r.sid, &r.updated, &r.data}
 }
 
 // Bytes scans a data column as the bytes database/sql would give a
@@ -450,11 +473,10 @@ func (s *V1) QueryOnly(id string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	var m messageRow
+	dest := m.dest()
 	for rows.Next() {
-		var rowid, created, updated int64
-		var mid string
-		var data Bytes
-		if err := rows.Scan(&rowid, &mid, &created, &updated, &data); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			rows.Close()
 			return 0, err
 		}
@@ -465,11 +487,10 @@ func (s *V1) QueryOnly(id string) (int, error) {
 		return 0, err
 	}
 	defer rows.Close()
+	var p partRow
+	dest = p.dest()
 	for rows.Next() {
-		var rowid, updated int64
-		var pid, mid, sid string
-		var data Bytes
-		if err := rows.Scan(&rowid, &pid, &mid, &sid, &updated, &data); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return 0, err
 		}
 		n++
