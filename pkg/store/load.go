@@ -52,6 +52,45 @@ func (s *Session) MakePart(rec *Record, messageID, sessionID string) *Part {
 	return p
 }
 
+// AddMessageRecord is AddMessage for a record held by value (a reader that
+// builds one record per row): only a record filed under Broken is copied to
+// the heap, so a usable one costs no allocation besides its Message.
+func (s *Session) AddMessageRecord(rec Record, sessionID string) *Message {
+	if rec.Err == nil {
+		m, err := loadedMessage(rec, sessionID)
+		if err == nil {
+			s.Messages = append(s.Messages, m)
+			return m
+		}
+		rec.Err = err
+	}
+	s.Broken = append(s.Broken, heapRecord(rec))
+	return nil
+}
+
+// MakePartRecord is MakePart for a record held by value (see
+// AddMessageRecord).
+func (s *Session) MakePartRecord(rec Record, messageID, sessionID string) *Part {
+	if rec.Err == nil {
+		p, err := loadedPart(rec, messageID, sessionID)
+		if err == nil {
+			return p
+		}
+		rec.Err = err
+	}
+	rec.Parent = messageID
+	s.Broken = append(s.Broken, heapRecord(rec))
+	return nil
+}
+
+// heapRecord copies rec to the heap (a parameter whose address escapes
+// would be moved there on every call, not only on this path).
+func heapRecord(rec Record) *Record {
+	r := new(Record)
+	*r = rec
+	return r
+}
+
 // loadedMessage is NewMessage for a record a reader just read: the index
 // Check built with the validation is kept instead of built again.
 func loadedMessage(rec Record, sessionID string) (*Message, error) {

@@ -247,7 +247,7 @@ func (s *V1) LoadIn(ctx context.Context, tx *sql.Tx, ref store.SessionRef) (*sto
 			return nil, s.dbError(err)
 		}
 		rec := s.record(store.KindMessage, "message", r.rowid, r.id, r.updated, r.data)
-		if m := sess.AddMessage(rec, ref.ID); m != nil {
+		if m := sess.AddMessageRecord(rec, ref.ID); m != nil {
 			m.Created = r.created
 			byID[r.id] = m
 		}
@@ -283,7 +283,7 @@ func (s *V1) loadParts(ctx context.Context, tx *sql.Tx, sess *store.Session, byI
 			return err
 		}
 		rec := s.record(store.KindPart, "part", r.rowid, r.id, r.updated, r.data)
-		p := sess.MakePart(rec, r.mid, r.sid)
+		p := sess.MakePartRecord(rec, r.mid, r.sid)
 		if p == nil {
 			continue
 		}
@@ -353,8 +353,10 @@ func (c *Bytes) Scan(src any) error {
 	return nil
 }
 
-func (s *V1) record(kind store.Kind, table string, rowid int64, id string, updated int64, data []byte) *store.Record {
-	rec := &store.Record{Kind: kind, ID: id, Raw: data, Modified: time.UnixMilli(updated),
+// record is the record of a row, checked (store.Record.Check); by value, so
+// that a usable one is never allocated apart from its Message or Part.
+func (s *V1) record(kind store.Kind, table string, rowid int64, id string, updated int64, data []byte) store.Record {
+	rec := store.Record{Kind: kind, ID: id, Raw: data, Modified: time.UnixMilli(updated),
 		Loc: store.Location{Path: s.path, Table: table, RowID: rowid}}
 	rec.Check()
 	return rec
