@@ -125,6 +125,32 @@ func TestSQLiteOrphansAndMismatches(t *testing.T) {
 	}
 }
 
+// A part's SessionID is its session_id column as database/sql scans it into
+// a string, whatever the value's type: the reader reads the column only
+// when it is not the session's own id as text, and stands in for that case
+// with an empty blob, which a stored empty blob must not be taken for.
+func TestSQLitePartSessionIDAsStored(t *testing.T) {
+	path := storetest.Materialize(t, store.ShapeSQLite, t.TempDir(), sqliteFixture())
+	const mid = "msg_000000000001000000000000aa"
+	storetest.ExecSQL(t, path,
+		`INSERT INTO part VALUES ('prt_000000000002000000000000aa', '`+mid+`', CAST('`+sqlSession+`' AS BLOB), 1, 1, '{"type":"text"}')`,
+		`INSERT INTO part VALUES ('prt_000000000003000000000000aa', '`+mid+`', x'', 1, 1, '{"type":"text"}')`,
+		`INSERT INTO part VALUES ('prt_000000000004000000000000aa', '`+mid+`', upper('`+sqlSession+`'), 1, 1, '{"type":"text"}')`,
+		`INSERT INTO part VALUES ('prt_000000000005000000000000aa', '`+mid+`', '', 1, 1, '{"type":"text"}')`,
+	)
+	s := storetest.Load(t, storetest.OpenOne(t, path), sqlSession)
+	want := []string{sqlSession, sqlSession, "", strings.ToUpper(sqlSession), ""}
+	m := s.Message(mid)
+	if m == nil || len(m.Parts) != len(want) {
+		t.Fatalf("message %v", m)
+	}
+	for i, p := range m.Parts {
+		if p.SessionID != want[i] {
+			t.Errorf("part %s: session %q, want %q", p.ID, p.SessionID, want[i])
+		}
+	}
+}
+
 func TestSQLiteReadsWhileWriterHoldsWALTransaction(t *testing.T) {
 	path := storetest.Materialize(t, store.ShapeSQLite, t.TempDir(), sqliteFixture())
 	// A committed write that stays in the WAL, then an open write transaction.

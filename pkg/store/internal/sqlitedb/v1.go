@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -136,12 +137,19 @@ const (
 	infoQuery    = `SELECT rowid AS "rowid", * FROM session WHERE id = ?`
 	messageQuery = `SELECT rowid, id, time_created, time_updated, data FROM message
 		WHERE session_id = ? ORDER BY time_created, id`
-	partColumns = `SELECT p.rowid, p.id, p.message_id, p.session_id, p.time_updated, p.data FROM part p `
+	// ?1 is the session's id. A part's session_id is read only when it is
+	// not the session's (partSession): the empty blob stands for "the
+	// session's" (an empty blob stored as session_id is read as '', the
+	// text it scans to), so the usual row copies three texts, not four.
+	partColumns = `SELECT p.rowid, p.id, p.message_id,
+		CASE WHEN typeof(p.session_id) = 'text' AND p.session_id = ?1 COLLATE BINARY THEN x''
+			WHEN p.session_id = x'' THEN '' ELSE p.session_id END AS session_id,
+		p.time_updated, p.data FROM part p `
 	// Parts of the session's messages, whatever their session_id says.
-	partQuery = partColumns + `WHERE p.message_id IN (SELECT id FROM message WHERE session_id = ?)
+	partQuery = partColumns + `WHERE p.message_id IN (SELECT id FROM message WHERE session_id = ?1)
 		ORDER BY p.message_id, p.id`
 	// Parts that name the session but whose message does not exist.
-	orphanQuery = partColumns + `WHERE p.session_id = ?
+	orphanQuery = partColumns + `WHERE p.session_id = ?1
 		AND NOT EXISTS (SELECT 1 FROM message m WHERE m.id = p.message_id) ORDER BY p.message_id, p.id`
 	// The project rows (Session.Projects); a database without the table
 	// (fixtures, tools that write only the session tables) has none.
@@ -270,20 +278,20 @@ func (s *V1) LoadIn(ctx context.Context, tx *sql.Tx, ref store.SessionRef) (*sto
 
 // loadParts runs a part query and puts each part under its message in
 // byID, or among the Orphans when byID does not hold it.
-func (s *V1) loadParts(ctx context.Context, tx *sql.Tx, sess *store.Session, byID map[string]*store.Message, q *sql.Stmt, args ...any) error {
-	rows, err := tx.StmtContext(ctx, q).QueryContext(ctx, args...)
+func (s *V1) loadParts(ctx context.Context, tx *sql.Tx, sess *store.Session, byID map[string]*store.Message, q *sql.Stmt, session string) error {
+	rows, err := tx.StmtContext(ctx, q).QueryContext(ctx, session)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
-	var r partRow
+	r := newPartRow(session)
 	dest := r.dest()
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return err
 		}
 		rec := s.record(store.KindPart, "part", r.rowid, r.id, r.updated, r.data)
-		p := sess.MakePartRecord(rec, r.mid, r.sid)
+		p := sess.MakePartRecord(rec, r.mid, r.sid.id)
 		if p == nil {
 			continue
 		}
@@ -313,12 +321,46 @@ func (r *messageRow) dest() []any {
 
 type partRow struct {
 	rowid, updated int64
-	id, mid, sid   string
+	id, mid        string
+	sid            partSession
 	data           Bytes
 }
 
+// newPartRow is the row of a part query for session.
+func newPartRow(session string) *partRow { return &partRow{sid: partSession{session: session}} }
+
 func (r *partRow) dest() []any {
 	return []any{&r.rowid, &r.id, &r.mid, &r.sid, &r.updated, &r.data}
+}
+
+// partSession scans the part queries' session column into id: the empty
+// blob the query gives for the session's own id is session, any other
+// value is converted as database/sql converts it into a string (NULL
+// fails, as it does for a *string).
+type partSession struct {
+	session, id string
+}
+
+func (c *partSession) Scan(src any) error {
+	switch v := src.(type) {
+	case []byte:
+		if len(v) == 0 {
+			c.id = c.session
+			return nil
+		}
+		c.id = string(v)
+	case string:
+		c.id = v
+	case nil:
+		return errors.New("converting NULL to string is unsupported")
+	default:
+		var ns sql.NullString
+		if err := ns.Scan(v); err != nil {
+			return err
+		}
+		c.id = ns.String
+	}
+	return nil
 }
 
 // Bytes scans a data column as the bytes database/sql would give a
@@ -489,8 +531,7 @@ func (s *V1) QueryOnly(id string) (int, error) {
 		return 0, err
 	}
 	defer rows.Close()
-	var p partRow
-	dest = p.dest()
+	dest = newPartRow(id).dest()
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return 0, err
