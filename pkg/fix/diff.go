@@ -28,10 +28,17 @@ import (
 // files, as the writer would, to plan them. A database's compact data
 // columns are shown indented so a change is readable (the header line says
 // so), one record at a time. A "# " line before each diff says which edit
-// it is.
+// it is. A data: URL's base64 over 4 KiB (a pasted image) is shown as its
+// length and hash, and a first "# " line says the diff cannot be applied.
 func Diff(w io.Writer, cs *store.ChangeSet) error {
 	if cs.Empty() {
 		return nil
+	}
+	if hasLongBase64(cs) {
+		if _, err := io.WriteString(w, summaryNote); err != nil {
+			return err
+		}
+		w = base64Summary{w}
 	}
 	if cs.Store.Shape == store.ShapeSQLite {
 		return diffRows(w, cs)

@@ -315,9 +315,10 @@ func (w *work) stepFor(f scan.Finding) step {
 		st.why = "info only: nothing reaches the provider from here, so nothing is changed"
 		return st
 	}
-	if scan.ErrorType(f.ErrorType).NotRepairedYet() {
-		// An image over a limit or a history over the context window:
-		// found, but no repair exists yet.
+	if f.Fix == "" && scan.ErrorType(f.ErrorType).NotRepairedYet() {
+		// An image over a limit (but a user's pasted one, shrunk) or a
+		// history over the context window: found, but no repair exists
+		// yet.
 		st.why = scan.NotRepairedYetNote
 		return st
 	}

@@ -78,6 +78,8 @@ var strategyTable = map[string][]Strategy{
 	"SF213": {stModel},
 	"SF301": {stClose, stExclude},
 	"SF303": {stCutOff, stExclude},
+	"SF170": {stShrink},
+	"SF171": {stShrink},
 	"SF302": {stMove, stStrip, stInject, stReplace, stAbort, stDropEncrypted, stDropItemIDs, stDropSignatures, stReasoning, stCutOff, stExclude, stPrepend},
 }
 
@@ -98,7 +100,8 @@ func Strategies(code string) []Strategy {
 
 // isPreflight reports the preflight codes that share SF302's repairs
 // (SF150–SF169). The size rules SF170–SF179 are preflight rules too
-// (scan.IsPreflightCode) but have no repair yet: they are not among them.
+// (scan.IsPreflightCode) but are not among them: SF170 and SF171 have
+// their own repair (shrinkImage), the others none yet.
 func isPreflight(code string) bool {
 	return len(code) == 5 && code >= "SF150" && code <= "SF169"
 }
@@ -309,6 +312,8 @@ func partPlanFunc(st Strategy) func(w *work, m *store.Message, p *store.Part) ([
 		return func(w *work, m *store.Message, p *store.Part) ([]store.Edit, error) {
 			return markToolCutOff(m, p, w.env)
 		}
+	case stShrink:
+		return func(w *work, m *store.Message, p *store.Part) ([]store.Edit, error) { return shrinkImage(w.s, m, p) }
 	}
 	return nil
 }

@@ -113,6 +113,30 @@ func requestImages(s *store.Session, r *sent.Request) []mediaImage {
 	return out
 }
 
+// Base64Data returns the base64 payload of a data: URL.
+func Base64Data(url string) (string, bool) { return base64Data(url) }
+
+// ImageLimits are the limits each image of the session's next request must
+// meet on an Anthropic provider: its base64 size, and its longest side
+// (8000 px, 2000 px when the request holds more than 20 images). They are
+// what shrinkImage scales an image within.
+func ImageLimits(s *store.Session) (maxBase64, maxSide int) {
+	r := sent.Build(s, sent.Options{NextPrompt: true})
+	if len(requestImages(s, r)) > manyImages {
+		return anthropicImageBase64Max, manyImagesSideMax
+	}
+	return anthropicImageBase64Max, anthropicImageSideMax
+}
+
+// shrinkFix is the repair of an image over a limit: a user's file part is
+// shrunk; a tool result's image is not repaired yet.
+func (im mediaImage) shrinkFix() string {
+	if im.tool {
+		return ""
+	}
+	return "shrinkImage"
+}
+
 // base64Data returns the base64 payload of a data: URL.
 func base64Data(url string) (string, bool) {
 	if !strings.HasPrefix(url, "data:") {
@@ -231,7 +255,7 @@ func checkImages(s *store.Session, r *sent.Request) []Violation {
 		base := Violation{N: im.n, M: im.m, Index: im.index(), MessageID: im.messageID, PartID: im.partID}
 		if n := len(im.data); n > anthropicImageBase64Max {
 			v := base
-			v.Code = "SF170"
+			v.Code, v.Fix = "SF170", im.shrinkFix()
 			v.ProviderError = fmt.Sprintf("%s.image.source.base64: image exceeds 5 MB maximum: %d bytes > %d bytes", im.index(), n, anthropicImageBase64Max)
 			v.Message = fmt.Sprintf("%s is %d bytes of base64, over the 5 MB limit", im.what(), n)
 			out = append(out, v)
@@ -245,7 +269,7 @@ func checkImages(s *store.Session, r *sent.Request) []Violation {
 			out = append(out, v)
 		case known && (w > side || h > side):
 			v := base
-			v.Code = "SF171"
+			v.Code, v.Fix = "SF171", im.shrinkFix()
 			if many {
 				v.ProviderError = im.index() + ".image.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels"
 				v.Message = fmt.Sprintf("%s is %d×%d px, over the 2000 px limit of a request with more than 20 images (it has %d)", im.what(), w, h, len(ims))

@@ -1,0 +1,185 @@
+package fix
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"image"
+	"image/color"
+	_ "image/gif" // decoder for image.Decode
+	"image/jpeg"
+	"image/png"
+	"math"
+	"strings"
+
+	"golang.org/x/image/draw"
+	_ "golang.org/x/image/webp" // decoder for image.Decode
+
+	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+var stShrink = Strategy{Name: "shrink", Mutations: "shrinkImage", Doc: "decode the pasted image, scale it within the side limit and re-encode it (png kept when it fits, else jpeg) until its base64 is under the size limit with a margin; mime updated, filename kept"}
+
+// shrinkTarget is the most base64 a shrunk image may have: 1 MiB under
+// Anthropic's 5 MB limit (5,242,880 bytes), so a shrunk image never sits
+// at the edge of it.
+const shrinkTarget = 4 << 20
+
+// maxDecodePixels bounds the images shrinkImage decodes (4 bytes a pixel
+// once decoded): a larger one is not repaired.
+const maxDecodePixels = 1 << 27
+
+// jpegQualities are the qualities tried, best first, before the image is
+// scaled down further.
+var jpegQualities = []int{85, 70, 55}
+
+// shrinkImage re-encodes the image of a user's file part (a data: URL with
+// base64) so that both its sides are within the side limit of the
+// session's next request and its base64 is at most shrinkTarget: scaled
+// down, a PNG (GIF, WebP: written as PNG) kept as PNG when that fits, else
+// JPEG at decreasing quality, then scaled down further. mime and the
+// URL's type follow the new format; the filename is kept. An image already
+// within the limits gets no edit; data that does not decode is
+// errNotApplicable.
+func shrinkImage(s *store.Session, m *store.Message, p *store.Part) ([]store.Edit, error) {
+	if m.Role != "user" || p.Get("type").String() != "file" {
+		return nil, errNotApplicable
+	}
+	data, ok := scan.Base64Data(p.Get("url").String())
+	if !ok {
+		return nil, errNotApplicable
+	}
+	maxBase64, side := scan.ImageLimits(s)
+	raw, err := base64.StdEncoding.DecodeString(data)
+	if err != nil {
+		return nil, errNotApplicable
+	}
+	cfg, format, err := image.DecodeConfig(bytes.NewReader(raw))
+	if err != nil || cfg.Width <= 0 || cfg.Height <= 0 || cfg.Width*cfg.Height > maxDecodePixels {
+		return nil, errNotApplicable
+	}
+	if len(data) <= maxBase64 && cfg.Width <= side && cfg.Height <= side {
+		return nil, nil
+	}
+	src, _, err := image.Decode(bytes.NewReader(raw))
+	raw = nil
+	if err != nil {
+		return nil, errNotApplicable
+	}
+	out, mime, size := shrink(src, format, side, shrinkTarget)
+	if out == "" {
+		return nil, errNotApplicable
+	}
+	after, err := setJSON(p.Raw, "data:"+mime+";base64,"+out, "url")
+	if err == nil && !strings.EqualFold(p.Get("mime").String(), mime) {
+		after, err = setJSON(after, mime, "mime")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("part %s: %w", p.ID, err)
+	}
+	ed := partEdit(store.OpUpdate, m, p, "shrinkImage", fmt.Sprintf("image shrunk from %d×%d px, %d bytes of base64, to %d×%d px %s, %d bytes",
+		cfg.Width, cfg.Height, len(data), size.X, size.Y, mime, len(out)))
+	ed.After = after
+	return []store.Edit{ed}, nil
+}
+
+// shrink encodes src within side px on each side and target bytes of
+// base64: PNG first unless src is a JPEG, then JPEG at each of
+// jpegQualities, then at a smaller scale, a few times. An encoding whose
+// estimate (worth) is well over target is not tried, but the last
+// quality at each scale. It returns the base64, its mime type and the
+// size written; "" when nothing fits.
+func shrink(src image.Image, format string, side, target int) (string, string, image.Point) {
+	b := src.Bounds()
+	scale := math.Min(1, float64(side)/float64(max(b.Dx(), b.Dy())))
+	for range 8 {
+		size := image.Pt(max(1, int(float64(b.Dx())*scale)), max(1, int(float64(b.Dy())*scale)))
+		img := scaled(src, size)
+		var out string
+		var n int
+		if format != "jpeg" && worth(img, "png", 0, target) {
+			if out, n = encodeB64(img, "png", 0); n <= target {
+				return out, "image/png", size
+			}
+		}
+		flat := flatten(img)
+		for i, q := range jpegQualities {
+			if i < len(jpegQualities)-1 && !worth(flat, "jpeg", q, target) {
+				continue
+			}
+			if out, n = encodeB64(flat, "jpeg", q); n <= target {
+				return out, "image/jpeg", size
+			}
+		}
+		// The base64 grows about with the pixel count: scale by the
+		// square root of what is too much, and a little more.
+		scale *= math.Min(0.9, math.Sqrt(float64(target)/float64(n))*0.95)
+	}
+	return "", "", image.Point{}
+}
+
+// sampleSide is the side of the crop worth encodes to estimate a whole
+// encoding's size.
+const sampleSide = 512
+
+// worth reports whether encoding img whole may fit target: the size of
+// a centred crop, encoded so, scaled to the whole image's pixel count, is
+// under 1.4 times target. It saves encoding a large image that cannot fit
+// (noise as PNG) at the cost of a small one.
+func worth(img image.Image, format string, q, target int) bool {
+	b := img.Bounds()
+	if b.Dx()*b.Dy() <= 4*sampleSide*sampleSide {
+		return true
+	}
+	c := image.Rect(0, 0, min(sampleSide, b.Dx()), min(sampleSide, b.Dy())).
+		Add(b.Min).Add(image.Pt((b.Dx()-min(sampleSide, b.Dx()))/2, (b.Dy()-min(sampleSide, b.Dy()))/2))
+	sub, ok := img.(interface {
+		SubImage(image.Rectangle) image.Image
+	})
+	if !ok {
+		return true
+	}
+	_, n := encodeB64(sub.SubImage(c), format, q)
+	est := float64(n) * float64(b.Dx()*b.Dy()) / float64(c.Dx()*c.Dy())
+	return est <= 1.4*float64(target)
+}
+
+// scaled is src scaled to size (src itself at its own size), by Catmull-Rom.
+func scaled(src image.Image, size image.Point) image.Image {
+	if src.Bounds().Size() == size {
+		return src
+	}
+	dst := image.NewNRGBA(image.Rectangle{Max: size})
+	draw.CatmullRom.Scale(dst, dst.Bounds(), src, src.Bounds(), draw.Src, nil)
+	return dst
+}
+
+// flatten puts an image with transparency on white, as JPEG has no alpha
+// (else transparent pixels would turn black).
+func flatten(img image.Image) image.Image {
+	if o, ok := img.(interface{ Opaque() bool }); ok && o.Opaque() {
+		return img
+	}
+	dst := image.NewRGBA(img.Bounds())
+	draw.Draw(dst, dst.Bounds(), image.NewUniform(color.White), image.Point{}, draw.Src)
+	draw.Draw(dst, dst.Bounds(), img, img.Bounds().Min, draw.Over)
+	return dst
+}
+
+// encodeB64 encodes img as PNG or JPEG (at quality q) and returns its base64
+// and the base64's length.
+func encodeB64(img image.Image, format string, q int) (string, int) {
+	var buf bytes.Buffer
+	var err error
+	if format == "png" {
+		err = png.Encode(&buf, img)
+	} else {
+		err = jpeg.Encode(&buf, img, &jpeg.Options{Quality: q})
+	}
+	if err != nil {
+		return "", math.MaxInt
+	}
+	out := base64.StdEncoding.EncodeToString(buf.Bytes())
+	return out, len(out)
+}

@@ -1,0 +1,165 @@
+package fix
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"image"
+	"image/color"
+	"image/gif"
+	"strings"
+	"testing"
+
+	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/storetest"
+)
+
+// imageSession loads storetest.ImageSession(images...) from a store of the
+// shape.
+func imageSession(t *testing.T, shape store.Shape, images ...storetest.Image) *store.Session {
+	t.Helper()
+	st := storetest.OpenOne(t, storetest.Materialize(t, shape, t.TempDir(), storetest.ImageSession(images...)))
+	return storetest.LoadAll(t, st)[0]
+}
+
+// shrunkPart plans the session's findings and returns the first image part
+// of the repaired session, decoded, after checking that the plan shrank it
+// and left nothing at warning level.
+func shrunkPart(t *testing.T, s *store.Session, code string) (*store.Part, image.Config, string, int) {
+	t.Helper()
+	if f := fs0(scan.CheckSession(s, scanOpts()), code); f.Code == "" || f.Fix != "shrinkImage" || f.PartID != storetest.ImagePartID(1) {
+		t.Fatalf("%s should report the pasted image with shrinkImage: %+v", code, f)
+	}
+	fixed := fixAndRecheck(t, s, "shrink")
+	p := fixed.Message(storetest.ImageUserID).Parts[1]
+	data, ok := scan.Base64Data(p.Get("url").String())
+	if !ok {
+		t.Fatalf("the shrunk part's url is no base64 data: URL: %.60s", p.Get("url").String())
+	}
+	raw, err := base64.StdEncoding.DecodeString(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, format, err := image.DecodeConfig(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatalf("the shrunk image does not decode: %v", err)
+	}
+	if _, _, err := image.Decode(bytes.NewReader(raw)); err != nil {
+		t.Fatalf("the shrunk image does not decode whole: %v", err)
+	}
+	if want := "data:" + p.Get("mime").String() + ";base64,"; !strings.HasPrefix(p.Get("url").String(), want) || p.Get("mime").String() != "image/"+format {
+		t.Errorf("mime %q, url %.40s, data is %s", p.Get("mime").String(), p.Get("url").String(), format)
+	}
+	if p.Get("filename").String() != "shot.png" {
+		t.Errorf("filename %q, want it kept", p.Get("filename").String())
+	}
+	return p, cfg, format, len(data)
+}
+
+// A pasted 3000×3000 photo of noise is far over 5 MB of base64 and within
+// 8000 px: it is re-encoded as JPEG (noise does not fit as PNG) under the
+// 4 MiB target, at the largest size that fits.
+func TestShrinkImageOverSizeLimit(t *testing.T) {
+	big := storetest.NoisyPNG(t, 1, 3000, 3000)
+	if len(big) <= 5<<20 {
+		t.Fatalf("test image is only %d bytes of base64", len(big))
+	}
+	s := imageSession(t, store.ShapeStorage, storetest.Image{Mime: "image/png", Filename: "shot.png", Base64: big})
+	_, cfg, format, n := shrunkPart(t, s, "SF170")
+	if n > shrinkTarget {
+		t.Errorf("shrunk to %d bytes of base64, over %d", n, shrinkTarget)
+	}
+	if format != "jpeg" || cfg.Width != cfg.Height || cfg.Width > 3000 || cfg.Width < 1000 {
+		t.Errorf("shrunk to a %s of %d×%d, want a square jpeg between 1000 and 3000 px", format, cfg.Width, cfg.Height)
+	}
+}
+
+// A 9000 px wide screenshot (small in bytes) is scaled to 8000 px wide,
+// its aspect ratio kept, and stays a PNG.
+func TestShrinkImageOverDimensionLimit(t *testing.T) {
+	wide := storetest.NoisyPNG(t, 2, 9000, 90)
+	s := imageSession(t, store.ShapeSQLite, storetest.Image{Mime: "image/png", Filename: "shot.png", Base64: wide})
+	_, cfg, format, _ := shrunkPart(t, s, "SF171")
+	if format != "png" || cfg.Width != 8000 || cfg.Height != 80 {
+		t.Errorf("shrunk to a %s of %d×%d, want a png of 8000×80", format, cfg.Width, cfg.Height)
+	}
+}
+
+// Among more than 20 images the side limit is 2000 px; a GIF is written
+// as PNG, its mime type with it.
+func TestShrinkImageManyImagesGIF(t *testing.T) {
+	pal := image.NewPaletted(image.Rect(0, 0, 2400, 600), []color.Color{color.White, color.Black})
+	for i := range pal.Pix {
+		pal.Pix[i] = byte(i / 7 % 2)
+	}
+	var b bytes.Buffer
+	if err := gif.Encode(&b, pal, nil); err != nil {
+		t.Fatal(err)
+	}
+	images := []storetest.Image{{Mime: "image/gif", Filename: "shot.png", Base64: base64.StdEncoding.EncodeToString(b.Bytes())}}
+	small := storetest.NoisyPNG(t, 3, 4, 4)
+	for range 20 {
+		images = append(images, storetest.Image{Mime: "image/png", Filename: "dot.png", Base64: small})
+	}
+	s := imageSession(t, store.ShapeStorage, images...)
+	_, cfg, format, _ := shrunkPart(t, s, "SF171")
+	if format != "png" || cfg.Width != 2000 || cfg.Height != 500 {
+		t.Errorf("shrunk to a %s of %d×%d, want a png of 2000×500", format, cfg.Width, cfg.Height)
+	}
+}
+
+// Data that starts like a PNG over 8000 px but does not decode is not
+// repaired: the plan leaves the finding, and changes nothing.
+func TestShrinkImageUndecodableStays(t *testing.T) {
+	wide := storetest.NoisyPNG(t, 4, 9000, 2)
+	raw, _ := base64.StdEncoding.DecodeString(wide)
+	broken := base64.StdEncoding.EncodeToString(raw[:len(raw)/2]) // the header is whole, the pixels cut
+	s := imageSession(t, store.ShapeStorage, storetest.Image{Mime: "image/png", Filename: "shot.png", Base64: broken})
+	before := scan.CheckSession(s, scanOpts())
+	f := fs0(before, "SF171")
+	if f.Code == "" {
+		t.Fatalf("SF171 should report the cut image: %v", codes(before))
+	}
+	p, err := Plan(s, before, planOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Empty() || len(p.Fixed) != 0 {
+		t.Fatalf("plan changes an undecodable image: %+v", p.Fixed)
+	}
+	found := false
+	for _, u := range p.Unfixed {
+		found = found || u.Finding.Code == "SF171"
+	}
+	if !found {
+		t.Errorf("SF171 is not among the unfixed: %+v", p.Unfixed)
+	}
+}
+
+// The dry-run diff of a shrink shows each side's base64 as its length and
+// hash, not megabytes, and says it cannot be applied.
+func TestShrinkImageDiffSummarisesBase64(t *testing.T) {
+	wide := storetest.NoisyPNG(t, 2, 9000, 90)
+	for _, shape := range []store.Shape{store.ShapeStorage, store.ShapeSQLite} {
+		t.Run(string(shape), func(t *testing.T) {
+			s := imageSession(t, shape, storetest.Image{Mime: "image/png", Filename: "shot.png", Base64: wide})
+			p, err := Plan(s, scan.CheckSession(s, scanOpts()), planOpts())
+			if err != nil || p.Empty() {
+				t.Fatalf("plan: %v %+v", err, p.Unfixed)
+			}
+			var out bytes.Buffer
+			if err := Diff(&out, p.Changes); err != nil {
+				t.Fatal(err)
+			}
+			d := out.String()
+			if !strings.HasPrefix(d, summaryNote) || len(d) > 8<<10 {
+				t.Fatalf("diff of %d bytes:\n%.3000s", len(d), d)
+			}
+			if !strings.Contains(d, "-") || !strings.Contains(d, fmt.Sprintf("data:image/png;base64,[… %d bytes of base64, sha256 ", len(wide))) ||
+				strings.Count(d, "bytes of base64, sha256") != 2 {
+				t.Errorf("diff does not summarise both sides:\n%s", d)
+			}
+		})
+	}
+}
