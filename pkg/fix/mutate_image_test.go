@@ -163,3 +163,33 @@ func TestShrinkImageDiffSummarisesBase64(t *testing.T) {
 		})
 	}
 }
+
+// Right after the failed attempt: the stored image error points at the
+// pasted image, its repair is the preflight finding's shrink, and once
+// shrunk the stored error is history (info), not "not repaired yet".
+func TestStoredImageErrorShrinksThePastedImage(t *testing.T) {
+	wide := storetest.NoisyPNG(t, 2, 9000, 90)
+	fx := storetest.ImageSession(storetest.Image{Mime: "image/png", Filename: "shot.png", Base64: wide})
+	text := "messages.0.content.1.image.source.base64.data: At least one of the image dimensions exceed max allowed size: 8000 pixels"
+	fx.Messages[1].Body = []byte(`{"id":"` + storetest.ImageAsstID + `","role":"assistant","parentID":"` + storetest.ImageUserID + `","providerID":"anthropic","modelID":"claude-sonnet-4-5","mode":"build","agent":"build",` +
+		`"path":{"cwd":"/work/x","root":"/work/x"},"cost":0,"tokens":{"input":0,"output":0,"reasoning":0,"cache":{"read":0,"write":0}},"time":{"created":1767225602000,"completed":1767225603000},` +
+		`"error":{"name":"APIError","data":{"message":` + jsonString(text) + `,"isRetryable":false}}}`)
+	fx.Messages[1].Parts = nil
+	s := storetest.LoadAll(t, storetest.OpenOne(t, storetest.Materialize(t, store.ShapeStorage, t.TempDir(), fx)))[0]
+	before := scan.CheckSession(s, scanOpts())
+	if f := fs0(before, "SF302"); f.Severity != scan.Error || f.Fix != "shrinkImage" || strings.Contains(f.Message, "not repaired yet") {
+		t.Fatalf("SF302 should name shrinkImage as the stored error's repair: %+v", f)
+	}
+	// The stored error alone plans the shrink.
+	p, err := Plan(s, []scan.Finding{fs0(before, "SF302")}, planOpts())
+	if err != nil || len(p.Changes.Edits) != 1 || p.Changes.Edits[0].Mutation != "shrinkImage" || len(p.Unfixed) != 0 {
+		t.Fatalf("plan from the stored error: %v %+v unfixed %+v", err, p.Fixed, p.Unfixed)
+	}
+	fixed, err := ApplyInMemory(s, p.Changes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := fs0(scan.CheckSession(fixed, scanOpts()), "SF302"); g.Severity != scan.Info || !strings.Contains(g.Message, "shrunk since") {
+		t.Errorf("SF302 after the shrink: %s %q", g.Severity, g.Message)
+	}
+}

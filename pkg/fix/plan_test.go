@@ -333,9 +333,10 @@ func TestApplyInMemoryRejectsStaleBefore(t *testing.T) {
 	}
 }
 
-// An image over the provider's limit is found but not repaired yet: fix
-// plans nothing for the preflight finding and says so, and `fix --error`
-// says the same of the provider's texts.
+// An image over the provider's limit whose finding carries no repair (a
+// tool's image: only a user's pasted one is shrunk) is not repaired yet:
+// fix plans nothing for it and says so, and `fix --error` says the same of
+// the provider's texts when no pasted image causes them.
 func TestPlanTooBigNotRepairedYet(t *testing.T) {
 	b, _ := thinkingAfterText(t)
 	f := scan.Finding{Code: "SF170", MessageID: msgA1, SessionID: sesID, Severity: scan.Error, ErrorType: string(scan.ErrorImageTooLarge),

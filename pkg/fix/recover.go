@@ -102,17 +102,6 @@ func (w *work) errorSteps(f scan.Finding, text string, failed *store.Message) []
 	if st.f.Index == "" {
 		st.f.Index = r.Index
 	}
-	if r.Defect == scan.DefectNone {
-		switch {
-		case r.Type == scan.ErrorNone:
-			st.why = "sessfix does not recognise this provider error; nothing changed"
-		case r.Type.NotRepairedYet():
-			st.why = fmt.Sprintf("%s errors are %s; nothing changed", r.Type, scan.NotRepairedYetNote)
-		default:
-			st.why = fmt.Sprintf("sessfix has no storage repair for %s errors; nothing changed", r.Type)
-		}
-		return []step{st}
-	}
 	others := func(fs []scan.Finding) []scan.Finding {
 		out := make([]scan.Finding, 0, len(fs))
 		for _, g := range fs {
@@ -125,6 +114,22 @@ func (w *work) errorSteps(f scan.Finding, text string, failed *store.Message) []
 	resolved := func(s *store.Session, fs []scan.Finding) bool {
 		_, ok := r.Resolved(s, others(fs))
 		return ok
+	}
+	if r.Defect == scan.DefectNone {
+		// A pasted image over a limit: repaired through the preflight's
+		// findings of it, which shrinkImage repairs.
+		if causes := scan.ShrinkCauses(others(w.findings), text, r.PartID); len(causes) > 0 {
+			return w.causeSteps(st, causes, resolved)
+		}
+		switch {
+		case r.Type == scan.ErrorNone:
+			st.why = "sessfix does not recognise this provider error; nothing changed"
+		case r.Type.NotRepairedYet():
+			st.why = fmt.Sprintf("%s errors are %s; nothing changed", r.Type, scan.NotRepairedYetNote)
+		default:
+			st.why = fmt.Sprintf("sessfix has no storage repair for %s errors; nothing changed", r.Type)
+		}
+		return []step{st}
 	}
 	if why, ok := r.Resolved(w.orig, others(w.findings)); ok {
 		st.note = "the provider error " + describeError(r)
@@ -141,23 +146,13 @@ func (w *work) errorSteps(f scan.Finding, text string, failed *store.Message) []
 			st.why = scan.CausesNote(causes) + "; nothing changed"
 			return []step{st}
 		}
-		st.note = scan.CausesNote(causes)
 		if failed == nil {
 			// A pasted error: repaired once nothing causes it any more.
 			resolved = func(_ *store.Session, fs []scan.Finding) bool {
 				return len(scan.ErrorCauses(others(fs), text)) == 0
 			}
 		}
-		var out []step
-		for _, c := range causes {
-			if !w.planned[findingKey(c)] {
-				w.planned[findingKey(c)] = true
-				out = append(out, w.stepFor(c))
-			}
-		}
-		st.leftWhy = "the repairs of the places that cause it leave the problem in place"
-		st.gone = resolved
-		return append(out, st)
+		return w.causeSteps(st, causes, resolved)
 	}
 	if r.MapErr != nil && !r.Defect.SessionWide() {
 		st.why = "it maps to no stored message (" + r.MapErr.Error() + "); nothing changed"
@@ -173,6 +168,23 @@ func (w *work) errorSteps(f scan.Finding, text string, failed *store.Message) []
 	st.strats = errorStrats(r.Defect, r.TargetID, until, "the provider rejected it: "+describeError(r))
 	st.gone = resolved
 	return []step{st}
+}
+
+// causeSteps repairs an error through the findings that cause it (each by
+// its own strategies, unless the plan has it already), then holds st once
+// resolved says the error no longer applies.
+func (w *work) causeSteps(st step, causes []scan.Finding, resolved func(*store.Session, []scan.Finding) bool) []step {
+	st.note = scan.CausesNote(causes)
+	var out []step
+	for _, c := range causes {
+		if !w.planned[findingKey(c)] {
+			w.planned[findingKey(c)] = true
+			out = append(out, w.stepFor(c))
+		}
+	}
+	st.leftWhy = "the repairs of the places that cause it leave the problem in place"
+	st.gone = resolved
+	return append(out, st)
 }
 
 // describeError names an error by its type and index or item id:

@@ -59,6 +59,9 @@ func WriteRulesMarkdown(w io.Writer) error {
 		if f := t.DefaultFix(); f != "" {
 			fix = "`" + f + "`"
 		}
+		if t == ErrorImageTooLarge || t == ErrorImageDimensions {
+			fix = "`shrinkImage` on a user's pasted image (through SF170, SF171)"
+		}
 		p("| %s | %s | %s |\n", t, cell(code(t.Example())), cell(fix))
 	}
 	return b.Flush()

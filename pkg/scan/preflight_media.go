@@ -282,3 +282,42 @@ func checkImages(s *store.Session, r *sent.Request) []Violation {
 	}
 	return out
 }
+
+// ShrinkCauses returns the findings of fs that a stored image error (text,
+// of type image_too_large or image_dimensions, pointing at partID when
+// known) is about and that shrinkImage repairs: the preflight's SF170 and
+// SF171 findings on a user's pasted image.
+func ShrinkCauses(fs []Finding, text, partID string) []Finding {
+	var out []Finding
+	for _, f := range ErrorCauses(fs, text) {
+		if f.Fix == "shrinkImage" && (partID == "" || f.PartID == partID) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// imageWithinLimits names how the stored image an image error points at
+// shows the repair ("" when it does not): a user's file part whose base64
+// and sides are within the limits now, which the error said it was not.
+func (r *Recovery) imageWithinLimits(s *store.Session) string {
+	if (r.Type != ErrorImageTooLarge && r.Type != ErrorImageDimensions) || r.PartID == "" {
+		return ""
+	}
+	p := findPart(s, r.TargetID, r.PartID)
+	if p == nil || p.Get("type").String() != "file" {
+		return ""
+	}
+	data, ok := base64Data(p.Get("url").String())
+	if !ok || len(data) > anthropicImageBase64Max {
+		return ""
+	}
+	side := anthropicImageSideMax
+	if strings.Contains(r.Text, "many-image") {
+		side = manyImagesSideMax
+	}
+	if w, h, ok, known := imageHeader(data); !ok || !known || w > side || h > side {
+		return ""
+	}
+	return "that image is within the limits now (shrunk since)"
+}

@@ -538,6 +538,9 @@ func (r *Recovery) Resolved(s *store.Session, found []Finding) (string, bool) {
 	if how := r.changed(m, true); how != "" {
 		return "that message has been changed since (" + how + ") and no longer shows the problem", true
 	}
+	if how := r.imageWithinLimits(s); how != "" {
+		return how, true
+	}
 	if found := foundType(r.Text); found != "" {
 		if ix, ok := sent.ParseIndex(r.Index); ok && ix.M >= 0 {
 			n, k, req := ix.Entry(), ix.M, r.request(s)

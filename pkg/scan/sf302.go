@@ -21,9 +21,10 @@ func init() {
 			"the OpenAI Responses API (reasoning_without_following_item, encrypted_content_invalid, " +
 			"item_not_persisted) and Gemini (thought_signature_corrupted), or one of the recognised types without a " +
 			"storage fix (thinking_modified, prefill_unsupported, first_message_not_user, reasoning_item_missing, " +
-			"invalid_item_id, thought_signature_missing, turn_order), or an error of a history too big to send, recognised but " +
-			"not repaired yet (image_too_large, image_dimensions, too_many_images, invalid_image, context_overflow; " +
-			"also OpenCode's `ContextOverflowError` whatever its text). The finding names the type, the provider's text and the place " +
+			"invalid_item_id, thought_signature_missing, turn_order), or an error of a history too big to send " +
+			"(image_too_large, image_dimensions, too_many_images, invalid_image, context_overflow; " +
+			"also OpenCode's `ContextOverflowError` whatever its text): an image over a limit that a user pasted is repaired " +
+			"through the preflight's finding of it (SF170, SF171: `shrinkImage`), the others are recognised but not repaired yet. The finding names the type, the provider's text and the place " +
 			"it points at: a `messages.N` index mapped to the stored message (and part), or an item id (`rs_…`, " +
 			"`msg_…`, `fc_…`, `call_…`) mapped to the part that stores it (`metadata.openai.itemId`, a tool part's " +
 			"`callID`). An error that names no message (\"messages: text content blocks must contain " +
@@ -134,6 +135,12 @@ func checkFailedAttempt(c *Context) {
 	}
 	if fix := r.DefaultFix(); fix != "" {
 		f.Fix = fix
+		c.Report(f)
+	} else if causes := ShrinkCauses(others, text, r.PartID); len(causes) > 0 {
+		// A pasted image over a limit: the preflight finds it, and its
+		// repair (shrinkImage) is this error's.
+		f.Fix = "shrinkImage"
+		f.Message += "; the preflight finds the image: " + DescribeCauses(causes) + ", which shrinkImage repairs"
 		c.Report(f)
 	} else if r.Type.NotRepairedYet() {
 		f.Message += "; " + NotRepairedYetNote
