@@ -99,6 +99,16 @@ type Block struct {
 	ToolUseID string          `json:"tool_use_id,omitempty"`
 	Content   json.RawMessage `json:"content,omitempty"`
 	IsError   bool            `json:"is_error,omitempty"`
+
+	Source *ImageSource `json:"source,omitempty"` // image
+}
+
+// ImageSource is an image block's source: base64 data and its media type.
+type ImageSource struct {
+	Type      string `json:"type"`
+	MediaType string `json:"media_type,omitempty"`
+	Data      string `json:"data,omitempty"`
+	URL       string `json:"url,omitempty"`
 }
 
 // ToolResultText returns the text of a tool_result block's content.

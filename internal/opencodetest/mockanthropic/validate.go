@@ -111,6 +111,15 @@ const (
 	TextFirstNotUser = `messages: first message must use the "user" role`
 )
 
+// ImageBase64Max is the most base64 an image block may carry (5 MB).
+const ImageBase64Max = 5 << 20
+
+// MsgImageTooLarge is the API's answer to an image block of size bytes of
+// base64, over ImageBase64Max (users' reports of the text: OpenCode #21668).
+func MsgImageTooLarge(n, m, size int) string {
+	return fmt.Sprintf("messages.%d.content.%d.image.source.base64: image exceeds 5 MB maximum: %d bytes > %d bytes", n, m, size, ImageBase64Max)
+}
+
 // MsgEmptyContent is the error for an empty message at index n.
 func MsgEmptyContent(n int) string { return fmt.Sprintf("messages.%d: %s", n, TextEmptyContent) }
 
@@ -198,6 +207,10 @@ func (v Validator) Validate(r *MessagesRequest) *APIError {
 			case "redacted_thinking":
 				if b.Data == "" {
 					return invalid("messages.%d.content.%d.%s", n, i, TextRedactedDataRequired)
+				}
+			case "image":
+				if b.Source != nil && b.Source.Type == "base64" && len(b.Source.Data) > ImageBase64Max {
+					return invalid("%s", MsgImageTooLarge(n, i, len(b.Source.Data)))
 				}
 			}
 		}

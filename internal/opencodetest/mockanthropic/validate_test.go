@@ -148,3 +148,24 @@ func TestErrorBody(t *testing.T) {
 		t.Fatalf("body %s", e.Body())
 	}
 }
+
+// An image block over 5 MB of base64 is rejected with the API's text (400
+// invalid_request_error); 5 MB exactly is accepted.
+func TestImageOverFiveMB(t *testing.T) {
+	img := func(n int) string {
+		return `{"role":"user","content":[{"type":"text","text":"look"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + strings.Repeat("A", n) + `"}}]}`
+	}
+	r, err := ParseRequest([]byte(body(false, user, asst(text), img(ImageBase64Max+1))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := Validator{}.Validate(r)
+	if e == nil || e.Status != 400 || e.Type != "invalid_request_error" ||
+		e.Message != "messages.2.content.1.image.source.base64: image exceeds 5 MB maximum: 5242881 bytes > 5242880 bytes" {
+		t.Fatalf("got %v", e)
+	}
+	r, _ = ParseRequest([]byte(body(false, img(ImageBase64Max))))
+	if e := (Validator{}).Validate(r); e != nil {
+		t.Fatalf("5 MB exactly: %v", e)
+	}
+}
