@@ -193,3 +193,22 @@ func TestStoredImageErrorShrinksThePastedImage(t *testing.T) {
 		t.Errorf("SF302 after the shrink: %s %q", g.Severity, g.Message)
 	}
 }
+
+// An image over both limits has two findings on one part (SF170, SF171):
+// one shrink repairs both, and the plan holds one edit.
+func TestShrinkImageOverBothLimits(t *testing.T) {
+	both := storetest.NoisyPNG(t, 5, 8100, 200) // 6.5 MB of base64
+	s := imageSession(t, store.ShapeStorage, storetest.Image{Mime: "image/png", Filename: "shot.png", Base64: both})
+	fs := scan.CheckSession(s, scanOpts())
+	if fs0(fs, "SF170").Code == "" || fs0(fs, "SF171").Code == "" {
+		t.Fatalf("want SF170 and SF171: %v", codes(fs))
+	}
+	p, err := Plan(s, fs, planOpts())
+	if err != nil || len(p.Changes.Edits) != 1 || p.Changes.Edits[0].Mutation != "shrinkImage" {
+		t.Fatalf("plan: %v %+v unfixed %+v", err, p.Fixed, p.Unfixed)
+	}
+	_, cfg, _, n := shrunkPart(t, s, "SF170")
+	if cfg.Width > 8000 || n > shrinkTarget {
+		t.Errorf("shrunk to %d px wide, %d bytes of base64", cfg.Width, n)
+	}
+}
