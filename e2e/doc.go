@@ -43,8 +43,8 @@
 // DeepSeek's and Kimi's thinking rule is not settled (does it cover every
 // turn, does "" count as passed back?), so their cases also run under both
 // readings internal/opencodetest/mockopenai knows, lenient and strict, with `sessfix fix`
-// before any resume and right after a failed one (readings_test.go,
-// TestReasoningReadings): every broken session must resume with its tool
+// before any resume and right after a failed one (readings_test.go, run by
+// TestCompatibility): every broken session must resume with its tool
 // calls and outputs still in the request, and a healthy one must be left
 // alone.
 //

@@ -343,17 +343,12 @@ func renderReadings(b *bytes.Buffer, rows []readingOutcome) {
 	}
 }
 
-// TestReasoningReadings runs the readings cases alone and checks their
-// section of docs/compatibility.md (rewriting it with -update).
-func TestReasoningReadings(t *testing.T) {
-	var rows readingRows
-	var keys []string
-	t.Run("run", func(t *testing.T) { keys = addReadingRuns(t, rows.add) })
-	got, all := rows.ordered(keys)
-	if !all {
-		t.Logf("%d of %d runs finished (filtered with -run, or failed early): docs/compatibility.md not checked", len(got), len(keys))
-		return
-	}
+// checkReadingsSection checks the readings section of
+// docs/compatibility.md against the rows of a run of every readings case
+// (rewriting it with -update). TestCompatibility calls it when the
+// readings cases ran alone (`-run 'TestCompatibility/run/readings/'`).
+func checkReadingsSection(t *testing.T, got []readingOutcome) {
+	t.Helper()
 	var b bytes.Buffer
 	renderReadings(&b, got)
 	root, err := opencodetest.RepoRoot()
@@ -374,7 +369,7 @@ func TestReasoningReadings(t *testing.T) {
 	}
 	if !bytes.Equal(old, doc) {
 		t.Errorf("docs/compatibility.md's readings section does not match this run; if the change is intended, "+
-			"regenerate it with go test -tags acceptance ./e2e -run TestReasoningReadings -update\n--- this run:\n%s", b.Bytes())
+			"regenerate it with go test -tags acceptance ./e2e -run 'TestCompatibility/run/readings/' -update\n--- this run:\n%s", b.Bytes())
 	}
 }
 
