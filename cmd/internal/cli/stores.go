@@ -232,8 +232,11 @@ func SayRollbacks(ios *iostreams.IOStreams, rbs []backup.Rollback) {
 func SayInterrupted(ios *iostreams.IOStreams, opts backup.Options, infos ...store.Info) {
 	for _, info := range infos {
 		rbs, err := backup.Interrupted(opts, info)
-		if err == nil {
-			SayRollbacks(ios, rbs)
+		if err != nil {
+			// The run that writes will stop on it (backup.Lock): say so now.
+			fmt.Fprintf(ios.ErrOut, "warning: %v\n", err)
+			continue
 		}
+		SayRollbacks(ios, rbs)
 	}
 }
