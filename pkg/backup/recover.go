@@ -35,16 +35,18 @@ func (r Rollback) Done() bool { return !r.pending && len(r.Refused) == 0 }
 
 // Message says what happened, as one lowercase line for stderr.
 func (r Rollback) Message() string {
-	if r.Restored == 0 && r.Refused == nil && r.pending {
-		return fmt.Sprintf("run %s was killed while it wrote session %s; a run that writes puts that session back as it was before it first, and plans from there",
-			r.RunID, r.Session)
+	killed := fmt.Sprintf("run %s was killed while it wrote session %s", r.RunID, r.Session)
+	switch {
+	case r.pending:
+		return killed + "; a run that writes puts that session back as it was before it first, and plans from there"
+	case len(r.Refused) > 0:
+		return fmt.Sprintf("%s, and %s changed since (%s): left as it is", killed, r.Refused[0].Target, r.Refused[0].Reason)
+	case r.Restored == 0:
+		// A database's transaction, or a run killed before its first
+		// write: SQLite or the kill left the session whole.
+		return killed + "; nothing of it had been written, so this run starts from a whole session"
 	}
-	if r.Done() {
-		return fmt.Sprintf("run %s was killed while it wrote session %s; put its %d records back as they were before it, so this run starts from a whole session",
-			r.RunID, r.Session, r.Restored)
-	}
-	return fmt.Sprintf("run %s was killed while it wrote session %s, and %s since (%s): left as it is",
-		r.RunID, r.Session, r.Refused[0].Target, r.Refused[0].Reason)
+	return fmt.Sprintf("%s; put its %d records back as they were before it, so this run starts from a whole session", killed, r.Restored)
 }
 
 // RecoverError says that what a killed sessfix left half-written in a
@@ -131,11 +133,12 @@ func interrupted(opts Options, info store.Info, fn func(dir string, m *Manifest,
 			continue
 		}
 		dir := filepath.Join(base, e.Name())
-		raw, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+		file := filepath.Join(dir, "manifest.json")
+		raw, err := os.ReadFile(file)
 		if err != nil || !bytes.Contains(raw, interruptedState) {
 			continue
 		}
-		m, err := readManifest(dir)
+		m, err := parseManifest(file, raw)
 		if err != nil || m.Undone != nil || m.Store.Path != path || m.Store.Shape != info.Shape {
 			continue
 		}

@@ -97,3 +97,38 @@ func TestLockRollsBackAKilledChangeSet(t *testing.T) {
 		}
 	}
 }
+
+// TestLockAfterAKillBeforeTheFirstWrite: a change set recorded but never
+// applied (killed before its first write, or a database transaction SQLite
+// rolled back) leaves nothing to put back; Lock marks it and says that
+// nothing had been written, not that it put back no records.
+func TestLockAfterAKillBeforeTheFirstWrite(t *testing.T) {
+	ctx := context.Background()
+	for _, shape := range storetest.Shapes {
+		t.Run(string(shape), func(t *testing.T) {
+			r := newRig(t, shape)
+			w, err := shapes.OpenWriter(r.info, store.WriteOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			j, err := backup.Begin(r.opts, r.info)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := j.Record(ctx, w, repair(t, r.s)); err != nil {
+				t.Fatal(err)
+			}
+			lock, rbs, err := backup.Lock(ctx, r.opts, r.info)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lock.Release()
+			if len(rbs) != 1 || !rbs[0].Done() || rbs[0].Restored != 0 ||
+				!strings.Contains(rbs[0].Message(), "nothing of it had been written") {
+				t.Fatalf("rollbacks = %+v (%v), want one with nothing to put back, said so", rbs, rbs)
+			}
+			r.assertAsBefore(t, "after the lock")
+		})
+	}
+}

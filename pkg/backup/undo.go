@@ -373,6 +373,11 @@ func readManifest(dir string) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseManifest(path, b)
+}
+
+// parseManifest parses b, the bytes of the manifest at path.
+func parseManifest(path string, b []byte) (*Manifest, error) {
 	var m Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("backup manifest %s is damaged: %w", path, err)
