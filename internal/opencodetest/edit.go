@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 )
 
 // EditPart rewrites the data of one stored part of an OpenCode 1.2+ data
@@ -37,9 +36,9 @@ func DeletePart(dataDir, partID string) error {
 	return nil
 }
 
-// openData opens the opencode.db of a data dir.
+// openData opens the database of a data dir (DBFile).
 func openData(dataDir string) (*sql.DB, error) {
-	path := filepath.Join(dataDir, "opencode.db")
+	path := DBFile(dataDir)
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("%s: only OpenCode 1.2+ SQLite data can be edited: %w", dataDir, err)
 	}

@@ -198,8 +198,28 @@ func (e *Env) Close() {
 // DataDir is OpenCode's data directory, $XDG_DATA_HOME/opencode.
 func (e *Env) DataDir() string { return filepath.Join(e.DataHome, "opencode") }
 
-// DBPath is where 1.2+ keeps its SQLite database.
-func (e *Env) DBPath() string { return filepath.Join(e.DataDir(), "opencode.db") }
+// DBPath is where 1.2+ keeps its SQLite database: opencode.db, or a
+// channel build's opencode-<channel>.db.
+func (e *Env) DBPath() string {
+	if ocrelease.IsChannel(e.Version) {
+		return filepath.Join(e.DataDir(), "opencode-dev.db")
+	}
+	return filepath.Join(e.DataDir(), "opencode.db")
+}
+
+// DBFile is the database of a data dir: opencode.db, else the first
+// channel build's opencode-<channel>.db there, else opencode.db (which
+// does not exist).
+func DBFile(dataDir string) string {
+	db := filepath.Join(dataDir, "opencode.db")
+	if _, err := os.Stat(db); err == nil {
+		return db
+	}
+	if m, _ := filepath.Glob(filepath.Join(dataDir, "opencode-*.db")); len(m) > 0 {
+		return m[0]
+	}
+	return db
+}
 
 // StorageDir is the JSON storage tree of 1.0–1.1.
 func (e *Env) StorageDir() string { return filepath.Join(e.DataDir(), "storage") }

@@ -24,6 +24,8 @@ const (
 	V1_18 = ocrelease.V1_18
 	// V1_1 stores sessions as JSON files (<data>/storage/…).
 	V1_1 = ocrelease.V1_1
+	// VDev is a dev channel build (its database is opencode-dev.db).
+	VDev = ocrelease.VDev
 )
 
 // InstallTimeout bounds one npm install.
@@ -100,12 +102,9 @@ func install(version string) (string, error) {
 	defer os.RemoveAll(tmp)
 	ctx, cancel := context.WithTimeout(context.Background(), InstallTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "npm", "install", "--prefix", tmp, "--no-audit", "--no-fund",
-		"--loglevel=error", "opencode-ai@"+version)
 	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("npm install opencode-ai@%s: %v\n%s", version, err, out.String())
+	if err := npmInstall(ctx, tmp, version, &out); err != nil {
+		return "", err
 	}
 	if _, err := binaryIn(tmp, version); err != nil {
 		return "", fmt.Errorf("after npm install: %w\n%s", err, out.String())
@@ -130,6 +129,29 @@ func install(version string) (string, error) {
 		}
 	}
 	return binaryIn(final, version)
+}
+
+// npmInstall installs opencode-ai@version into prefix; a channel build,
+// which npm serves only as the platform packages, is installed as the first
+// of them the registry has for this machine.
+func npmInstall(ctx context.Context, prefix, version string, out *bytes.Buffer) error {
+	pkgs := []string{"opencode-ai"}
+	if ocrelease.IsChannel(version) {
+		pkgs = platformPackages()
+	}
+	var errs []error
+	for _, pkg := range pkgs {
+		cmd := exec.CommandContext(ctx, "npm", "install", "--prefix", prefix, "--no-audit", "--no-fund",
+			"--loglevel=error", pkg+"@"+version)
+		cmd.Stdout, cmd.Stderr = out, out
+		err := cmd.Run()
+		if err == nil {
+			return nil
+		}
+		errs = append(errs, fmt.Errorf("npm install %s@%s: %v\n%s", pkg, version, err, out.String()))
+		out.Reset()
+	}
+	return errors.Join(errs...)
 }
 
 func randHex(n int) string {
@@ -171,7 +193,7 @@ func platformPackages() []string {
 // binaryIn finds the native binary in an install prefix and checks that it
 // reports the wanted version.
 func binaryIn(prefix, version string) (string, error) {
-	if _, err := os.Stat(filepath.Join(prefix, "node_modules", "opencode-ai", "package.json")); err != nil {
+	if _, err := os.Stat(filepath.Join(prefix, "node_modules", "opencode-ai", "package.json")); err != nil && !ocrelease.IsChannel(version) {
 		return "", fmt.Errorf("opencode-ai@%s not installed in %s", version, prefix)
 	}
 	exe := "opencode"

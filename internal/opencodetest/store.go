@@ -49,9 +49,9 @@ func Get(m map[string]any, path string) any {
 }
 
 // LoadSession reads a session's messages and parts from a data dir: from
-// opencode.db when it exists, else from the storage/ tree.
+// its database (DBFile) when it exists, else from the storage/ tree.
 func LoadSession(dataDir, sessionID string) ([]Message, error) {
-	db := filepath.Join(dataDir, "opencode.db")
+	db := DBFile(dataDir)
 	if _, err := os.Stat(db); err == nil {
 		return loadSQLite(db, sessionID)
 	}
@@ -178,7 +178,7 @@ func QueryIDs(db *sql.DB, q string, args ...any) ([]string, error) {
 
 // Sessions lists the session ids in a data dir (SQLite or storage/ tree).
 func Sessions(dataDir string) ([]string, error) {
-	dbPath := filepath.Join(dataDir, "opencode.db")
+	dbPath := DBFile(dataDir)
 	if _, err := os.Stat(dbPath); err == nil {
 		db, err := OpenDB(dbPath)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Pinned OpenCode versions the lab installs, runs and recorded.
@@ -17,7 +18,16 @@ const (
 	V1_18 = "1.18.33"
 	// V1_1 stores sessions as JSON files (<data>/storage/…).
 	V1_1 = "1.1.65"
+	// VDev is a build of OpenCode's dev channel (2026-09-21). It is not
+	// published as opencode-ai, only as the platform packages
+	// (opencode-linux-x64@VDev, ...), and it keeps its database in
+	// <data>/opencode-dev.db, beside an event log (the event table).
+	VDev = "0.0.0-dev-202609212252"
 )
+
+// IsChannel reports whether version is a channel build (VDev), which npm
+// serves only as the platform packages.
+func IsChannel(version string) bool { return strings.Contains(version, "-dev-") }
 
 // CopyTree copies the regular files under src to dst, creating directories.
 func CopyTree(src, dst string) error {
