@@ -111,6 +111,21 @@ type ImageSource struct {
 	URL       string `json:"url,omitempty"`
 }
 
+// oversizedImage returns the index and base64 size of the first image in a
+// tool_result's content whose base64 is over ImageBase64Max, or -1.
+func (b Block) oversizedImage() (int, int) {
+	var inner []Block
+	if json.Unmarshal(b.Content, &inner) != nil {
+		return -1, 0 // a string, or nothing
+	}
+	for k, c := range inner {
+		if c.Type == "image" && c.Source != nil && c.Source.Type == "base64" && len(c.Source.Data) > ImageBase64Max {
+			return k, len(c.Source.Data)
+		}
+	}
+	return -1, 0
+}
+
 // ToolResultText returns the text of a tool_result block's content.
 func (b Block) ToolResultText() string {
 	c := bytes.TrimSpace(b.Content)

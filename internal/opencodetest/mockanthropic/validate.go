@@ -120,6 +120,16 @@ func MsgImageTooLarge(n, m, size int) string {
 	return fmt.Sprintf("messages.%d.content.%d.image.source.base64: image exceeds 5 MB maximum: %d bytes > %d bytes", n, m, size, ImageBase64Max)
 }
 
+// MsgToolResultImageTooLarge is the API's answer to an image of size bytes
+// of base64 inside a tool_result's content (block k of the result in block
+// m of message n), over ImageBase64Max. The path names the tool_result as
+// reported from the live API (earendil-works/pi#424, January 2026:
+// "messages.168.content.0.tool_result.content.1.image.source.base64: image
+// exceeds 5 MB maximum: 5649924 bytes > 5242880 bytes").
+func MsgToolResultImageTooLarge(n, m, k, size int) string {
+	return fmt.Sprintf("messages.%d.content.%d.tool_result.content.%d.image.source.base64: image exceeds 5 MB maximum: %d bytes > %d bytes", n, m, k, size, ImageBase64Max)
+}
+
 // MsgEmptyContent is the error for an empty message at index n.
 func MsgEmptyContent(n int) string { return fmt.Sprintf("messages.%d: %s", n, TextEmptyContent) }
 
@@ -211,6 +221,10 @@ func (v Validator) Validate(r *MessagesRequest) *APIError {
 			case "image":
 				if b.Source != nil && b.Source.Type == "base64" && len(b.Source.Data) > ImageBase64Max {
 					return invalid("%s", MsgImageTooLarge(n, i, len(b.Source.Data)))
+				}
+			case "tool_result":
+				if k, size := b.oversizedImage(); k >= 0 {
+					return invalid("%s", MsgToolResultImageTooLarge(n, i, k, size))
 				}
 			}
 		}

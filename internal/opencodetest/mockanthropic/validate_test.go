@@ -169,3 +169,32 @@ func TestImageOverFiveMB(t *testing.T) {
 		t.Fatalf("5 MB exactly: %v", e)
 	}
 }
+
+// An image over 5 MB inside a tool result (what the read tool of an image
+// sends) is rejected with the API's path through the tool_result; 5 MB
+// exactly is accepted, and a result whose content is a string is not
+// looked into.
+func TestToolResultImageOverFiveMB(t *testing.T) {
+	call := `{"role":"assistant","content":[` + toolUse + `]}`
+	result := func(n int) string {
+		return `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"Image read successfully"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + strings.Repeat("A", n) + `"}}]}]}`
+	}
+	r, err := ParseRequest([]byte(body(false, user, call, result(ImageBase64Max+1))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := Validator{}.Validate(r)
+	if e == nil || e.Status != 400 || e.Type != "invalid_request_error" ||
+		e.Message != "messages.2.content.0.tool_result.content.1.image.source.base64: image exceeds 5 MB maximum: 5242881 bytes > 5242880 bytes" {
+		t.Fatalf("got %v", e)
+	}
+	r, _ = ParseRequest([]byte(body(false, user, call, result(ImageBase64Max))))
+	if e := (Validator{}).Validate(r); e != nil {
+		t.Fatalf("5 MB exactly: %v", e)
+	}
+	str := `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"` + strings.Repeat("A", ImageBase64Max+1) + `"}]}`
+	r, _ = ParseRequest([]byte(body(false, user, call, str)))
+	if e := (Validator{}).Validate(r); e != nil {
+		t.Fatalf("a string result: %v", e)
+	}
+}
