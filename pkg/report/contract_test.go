@@ -5,106 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sessfix/sessfix/pkg/report/reporttest"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 )
-
-// jsonContract is every field of `sessfix scan --format json`, with its JSON
-// type. It must match the output and docs/json-output.md: adding, removing or
-// retyping a field fails this test until all three agree.
-var jsonContract = map[string]string{
-	"version":                       "string",
-	"schema_version":                "number",
-	"stores":                        "array",
-	"stores[].shape":                "string",
-	"stores[].path":                 "string",
-	"stores[].notes":                "array",
-	"stores[].error":                "string",
-	"stores[].sessions":             "array",
-	"stores[].sessions[].id":        "string",
-	"stores[].sessions[].title":     "string",
-	"stores[].sessions[].messages":  "number",
-	"stores[].sessions[].parts":     "number",
-	"stores[].sessions[].findings":  "number",
-	"findings":                      "array",
-	"findings[].code":               "string",
-	"findings[].rule":               "string",
-	"findings[].severity":           "string",
-	"findings[].message":            "string",
-	"findings[].store":              "string",
-	"findings[].shape":              "string",
-	"findings[].session":            "string",
-	"findings[].message_id":         "string",
-	"findings[].part_id":            "string",
-	"findings[].location":           "object",
-	"findings[].location.path":      "string",
-	"findings[].location.line":      "number",
-	"findings[].location.table":     "string",
-	"findings[].location.rowid":     "number",
-	"findings[].fix":                "string",
-	"findings[].fixable":            "boolean",
-	"findings[].provider_error":     "string",
-	"findings[].index":              "string",
-	"findings[].error_type":         "string",
-	"findings[].suppressed":         "boolean",
-	"findings[].suppression_reason": "string",
-	"summary":                       "object",
-	"summary.total":                 "number",
-	"summary.suppressed":            "number",
-	"summary.by_severity":           "object",
-	"summary.by_severity.error":     "number",
-	"summary.by_severity.warning":   "number",
-	"summary.by_severity.info":      "number",
-	"summary.by_code":               "object",
-	"summary.fixable":               "number",
-	"summary.sessions":              "number",
-	"summary.stores":                "number",
-	"summary.fail_on":               "string",
-	"summary.failing":               "number",
-}
-
-// openMaps are objects whose keys are data (rule codes), not fields.
-var openMaps = map[string]bool{"summary.by_code": true}
-
-func jsonType(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "string"
-	case float64:
-		return "number"
-	case bool:
-		return "boolean"
-	case []any:
-		return "array"
-	case map[string]any:
-		return "object"
-	}
-	return "unknown"
-}
-
-// walk records the path and type of every field under v.
-func walk(path string, v any, out map[string]string) {
-	switch x := v.(type) {
-	case map[string]any:
-		if openMaps[path] {
-			return
-		}
-		for k, child := range x {
-			p := k
-			if path != "" {
-				p = path + "." + k
-			}
-			out[p] = jsonType(child)
-			walk(p, child, out)
-		}
-	case []any:
-		for _, child := range x {
-			walk(path+"[]", child, out)
-		}
-	}
-}
 
 func decode(t *testing.T, r *Report) map[string]any {
 	t.Helper()
@@ -167,4 +71,12 @@ func TestJSONValuesComeFromTheScan(t *testing.T) {
 	if bc := sum["by_code"].(map[string]any); bc["SF103"] != 2.0 || bc["SF302"] != 1.0 || len(bc) != 5 {
 		t.Errorf("by_code = %v", bc)
 	}
+}
+
+// TestJSONFieldSetMatchesContract: scan's document has exactly the fields
+// of its contract (reporttest.Scan), and docs/json-output.md documents
+// them.
+func TestJSONFieldSetMatchesContract(t *testing.T) {
+	reporttest.Check(t, "scan", decode(t, sampleReport()), reporttest.Scan)
+	reporttest.CheckDocumented(t, "../../docs/json-output.md", "scan", reporttest.Scan)
 }

@@ -2,24 +2,21 @@ package report
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
-	"os"
-	"regexp"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/fix"
+	"github.com/sessfix/sessfix/pkg/report/reporttest"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
 // fixContract is every field of `sessfix fix --format json`, like
-// jsonContract (scan's). A finding inside it (fixed[].finding,
+// reporttest.Scan (scan's). A finding inside it (fixed[].finding,
 // unfixed[].finding) has exactly the fields of scan's findings[].
-var fixContract = map[string]string{
+var fixContract = reporttest.Contract{
 	"version":                           "string",
 	"schema_version":                    "number",
 	"written":                           "boolean",
@@ -76,7 +73,7 @@ var fixContract = map[string]string{
 }
 
 // undoContract is every field of `sessfix undo --format json`.
-var undoContract = map[string]string{
+var undoContract = reporttest.Contract{
 	"version":                       "string",
 	"schema_version":                "number",
 	"run":                           "string",
@@ -186,121 +183,24 @@ func sampleUndo() *UndoDocument {
 	return NewUndoDocument("1.2.3", "last", res, true, nil)
 }
 
-// checkFields compares the fields of a decoded document with a contract.
-func checkFields(t *testing.T, name string, doc map[string]any, contract map[string]string) {
-	t.Helper()
-	got := map[string]string{}
-	walk("", doc, got)
-	var problems []string
-	for p, typ := range got {
-		if f, ok := insideFinding(p); ok {
-			if want := jsonContract["findings[]."+f]; want != typ {
-				problems = append(problems, p+" is "+typ+", scan's findings[]."+f+" is "+want)
-			}
-			continue
-		}
-		want, ok := contract[p]
-		switch {
-		case !ok:
-			problems = append(problems, "field not in the contract: "+p)
-		case want != typ:
-			problems = append(problems, p+" is "+typ+", contract says "+want)
-		}
-	}
-	for p := range contract {
-		if _, ok := got[p]; !ok {
-			problems = append(problems, "contract field missing from output: "+p)
-		}
-	}
-	for _, obj := range findingObjects {
-		if _, ok := contract[obj]; !ok {
-			continue
-		}
-		for p := range jsonContract {
-			if f, ok := strings.CutPrefix(p, "findings[]."); ok {
-				if _, ok := got[obj+"."+f]; !ok {
-					problems = append(problems, "finding field missing from output: "+obj+"."+f)
-				}
-			}
-		}
-	}
-	sort.Strings(problems)
-	for _, p := range problems {
-		t.Errorf("%s: %s", name, p)
-	}
-}
-
-// insideFinding returns the path of p inside one of findingObjects.
-func insideFinding(p string) (string, bool) {
-	for _, obj := range findingObjects {
-		if f, ok := strings.CutPrefix(p, obj+"."); ok {
-			return f, true
-		}
-	}
-	return "", false
-}
-
-// decodeJSON renders v as the commands do and decodes it; null anywhere
-// fails the test.
+// decodeJSON renders v as the commands do and decodes it.
 func decodeJSON(t *testing.T, v any) map[string]any {
 	t.Helper()
 	var b bytes.Buffer
 	if err := WriteJSON(&b, v); err != nil {
 		t.Fatal(err)
 	}
-	var doc map[string]any
-	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
-		t.Fatalf("output is not one JSON document: %v\n%s", err, b.String())
-	}
-	if strings.Contains(b.String(), "null") {
-		t.Errorf("document contains null:\n%s", b.String())
-	}
-	return doc
+	return reporttest.Decode(t, b.Bytes())
 }
 
-func TestJSONFieldSetMatchesContract(t *testing.T) {
-	checkFields(t, "scan", decode(t, sampleReport()), jsonContract)
-	checkFields(t, "fix", decodeJSON(t, NewFixDocument(sampleFixRun())), fixContract)
-	checkFields(t, "undo", decodeJSON(t, sampleUndo()), undoContract)
-}
-
-func TestJSONContractIsDocumented(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/json-output.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Each document's tables follow its marker, <!-- contract: NAME -->;
-	// field rows are | `path` | type | meaning |.
-	marker := regexp.MustCompile(`<!-- contract: (\w+) -->`)
-	sections := marker.Split(string(doc), -1)
-	names := marker.FindAllStringSubmatch(string(doc), -1)
-	row := regexp.MustCompile("(?m)^\\| `([a-z_\\[\\].]+)` \\| ([a-z]+) \\|")
-	contracts := map[string]map[string]string{"scan": jsonContract, "fix": fixContract, "undo": undoContract}
-	if len(names) != len(contracts) {
-		t.Fatalf("docs/json-output.md has %d contract markers, want one per document (%d)", len(names), len(contracts))
-	}
-	for i, m := range names {
-		contract := contracts[m[1]]
-		if contract == nil {
-			t.Fatalf("docs/json-output.md marks an unknown contract %q", m[1])
-		}
-		documented := map[string]string{}
-		for _, r := range row.FindAllStringSubmatch(sections[i+1], -1) {
-			documented[r[1]] = r[2]
-		}
-		for p, typ := range contract {
-			if documented[p] == "" {
-				t.Errorf("docs/json-output.md does not document %s's %s", m[1], p)
-			} else if documented[p] != typ {
-				t.Errorf("docs/json-output.md says %s's %s is %s, contract says %s", m[1], p, documented[p], typ)
-			}
-		}
-		for p := range documented {
-			if _, ok := contract[p]; !ok {
-				t.Errorf("docs/json-output.md documents %s's %s, which the output does not have", m[1], p)
-			}
-		}
-	}
+// TestFixAndUndoFieldSetsMatchTheirContracts: the documents of fix and
+// undo have exactly the fields of their contracts, and
+// docs/json-output.md documents them.
+func TestFixAndUndoFieldSetsMatchTheirContracts(t *testing.T) {
+	reporttest.Check(t, "fix", decodeJSON(t, NewFixDocument(sampleFixRun())), fixContract, findingObjects...)
+	reporttest.CheckDocumented(t, "../../docs/json-output.md", "fix", fixContract)
+	reporttest.Check(t, "undo", decodeJSON(t, sampleUndo()), undoContract)
+	reporttest.CheckDocumented(t, "../../docs/json-output.md", "undo", undoContract)
 }
 
 // TestFixDocumentSaysWhatHappened: outcomes, counts, runs and errors come
