@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
+	"github.com/sessfix/sessfix/cmd/internal/plandoc"
 	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -15,10 +16,10 @@ func noInputs(f *cli.Factory, fails report.FailPolicy, err error) error {
 	if f.Format() != "json" {
 		return err
 	}
-	run := &report.FixRun{Version: f.Build.Version, Errs: map[string]error{}, Runs: map[string]string{}, FailPolicy: fails}
+	run := &plandoc.FixRun{Version: f.Build.Version, Errs: map[string]error{}, Runs: map[string]string{}, FailPolicy: fails}
 	for _, in := range cli.FailedInputs(err) {
 		run.Stores = append(run.Stores, store.Info{Path: in.Path})
 		run.Errs[in.Path] = in.Err
 	}
-	return errors.Join(err, f.WriteDocument(report.NewFixDocument(run)))
+	return errors.Join(err, f.WriteDocument(plandoc.NewFixDocument(run)))
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
+	"github.com/sessfix/sessfix/cmd/internal/plandoc"
 	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/fix"
 	"github.com/sessfix/sessfix/pkg/report"
@@ -22,7 +23,7 @@ func (r *fixRun) show() error {
 	ios := r.opts.Factory.IOStreams
 	if r.opts.Factory.Format() == "json" {
 		if r.mode == cli.WriteAsk {
-			_ = report.WritePlans(ios.ErrOut, r.plans, ios.ColorEnabled())
+			_ = plandoc.WritePlans(ios.ErrOut, r.plans, ios.ColorEnabled())
 		}
 		return nil
 	}
@@ -31,13 +32,13 @@ func (r *fixRun) show() error {
 		return err
 	}
 	if r.opts.Diff {
-		if err := report.WriteDiffs(out.W, r.plans, out.Color); err != nil {
+		if err := plandoc.WriteDiffs(out.W, r.plans, out.Color); err != nil {
 			return fmt.Errorf("cannot write the diff: %w", err)
 		}
-		_ = report.WritePlans(ios.ErrOut, r.plans, false)
+		_ = plandoc.WritePlans(ios.ErrOut, r.plans, false)
 		return nil
 	}
-	if err := report.WritePlans(out.W, r.plans, out.Color); err != nil {
+	if err := plandoc.WritePlans(out.W, r.plans, out.Color); err != nil {
 		return fmt.Errorf("cannot write the plan: %w", err)
 	}
 	return nil
@@ -68,7 +69,7 @@ func (r *fixRun) finish(err, inputs error) error {
 		}
 	}
 	if r.opts.Factory.Format() == "json" {
-		doc := report.NewFixDocument(&report.FixRun{
+		doc := plandoc.NewFixDocument(&plandoc.FixRun{
 			Version: r.opts.Factory.Build.Version, Written: r.written,
 			Stores: r.stores, Errs: r.storeErrs, Runs: r.runs,
 			Sessions: r.sessions(), FailPolicy: r.fails,

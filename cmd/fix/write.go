@@ -6,10 +6,10 @@ import (
 	"fmt"
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
+	"github.com/sessfix/sessfix/cmd/internal/plandoc"
 	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/fix"
-	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/shapes"
 )
@@ -138,7 +138,7 @@ func (r *fixRun) apply(ctx context.Context) error {
 		written = append(written, byStore[st]...)
 	}
 	if len(written) > 0 {
-		ios.Statusf("%s", report.FixSummary(written))
+		ios.Statusf("%s", plandoc.FixSummary(written))
 	}
 	for _, run := range runs {
 		ios.Statusf("backup run %s; undo with: sessfix undo %s", run, run)

@@ -13,11 +13,6 @@
 // decides what fails: the severity threshold, or rule codes (--fail-on);
 // scan's exit code and the findings fix leaves both go by it.
 //
-// plan.go renders repair plans from fix.Pipeline outcomes: WritePlans (what
-// `sessfix fix` will change and leave, per store and session), WriteDiffs
-// (their unified diffs, coloured on request) and FixSummary (the line after
-// a write).
-//
 // Guarantees:
 //   - Output is a pure function of the Report and the Options: findings keep
 //     the order scan.Run gives them, groups and counts are sorted, no map

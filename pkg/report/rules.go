@@ -2,7 +2,6 @@ package report
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -60,15 +59,6 @@ func PrintRulesJSON(w io.Writer, rules []*scan.Rule) error {
 
 // PrintRuleJSON writes one rule as a JSON object.
 func PrintRuleJSON(w io.Writer, r *scan.Rule) error { return WriteJSON(w, NewJSONRule(r)) }
-
-// WriteJSON writes v as indented JSON without HTML escaping, ending in a
-// newline: the layout of every sessfix JSON output.
-func WriteJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
 
 // PrintRulesText writes a table of the rules: code, name, severity, whether
 // `sessfix fix` repairs it, and the one-line summary. The layout is the same

@@ -64,7 +64,7 @@ const (
 	OutcomeUndone        = "undone"         // the run's records were put back
 	OutcomeAlreadyUndone = "already-undone" // nothing to do
 	OutcomeRefused       = "refused"        // records changed since; nothing was restored
-	// OutcomeFailed ("failed"): the undo could not be done; see error.
+	OutcomeFailed        = "failed"         // the undo could not be done; see error
 )
 
 // NewUndoDocument converts what `sessfix undo RUN` did to its JSON

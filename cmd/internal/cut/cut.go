@@ -14,10 +14,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
+	"github.com/sessfix/sessfix/cmd/internal/plandoc"
 	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/fix"
-	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/surgery"
@@ -209,7 +209,7 @@ func write(ctx context.Context, opts *Options, pipe *fix.Pipeline, o *fix.Outcom
 		}
 	case mode == cli.WriteAsk:
 		// The document follows the answer: the question needs the plan.
-		_ = report.WritePlans(ios.ErrOut, []fix.Outcome{*o}, ios.ColorEnabled())
+		_ = plandoc.WritePlans(ios.ErrOut, []fix.Outcome{*o}, ios.ColorEnabled())
 	}
 	edits := len(o.Plan.Changes.Edits)
 	if err := cli.ConfirmWrite(ctx, ios, mode, plural.Count(edits, "edit", "edits"), opts.Confirm); err != nil {
@@ -245,10 +245,10 @@ func show(opts *Options, o fix.Outcome) error {
 	}
 	plans := []fix.Outcome{o}
 	if opts.Diff {
-		err = report.WriteDiffs(out.W, plans, out.Color)
-		_ = report.WritePlans(f.IOStreams.ErrOut, plans, false)
+		err = plandoc.WriteDiffs(out.W, plans, out.Color)
+		_ = plandoc.WritePlans(f.IOStreams.ErrOut, plans, false)
 	} else {
-		err = report.WritePlans(out.W, plans, out.Color)
+		err = plandoc.WritePlans(out.W, plans, out.Color)
 	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
@@ -267,7 +267,7 @@ func document(opts *Options, o fix.Outcome, written bool) error {
 		// new file, and its backup run is that file's.
 		info = o.Plan.Changes.Store
 	}
-	doc := report.NewFixDocument(&report.FixRun{
+	doc := plandoc.NewFixDocument(&plandoc.FixRun{
 		Version: f.Build.Version, Written: written && o.Run != "",
 		Stores: []store.Info{info}, Runs: map[string]string{info.Path: o.Run},
 		Sessions: []fix.Outcome{o},

@@ -1,20 +1,15 @@
-package report
+package plandoc
 
 import (
 	"github.com/sessfix/sessfix/pkg/fix"
+	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
-// SchemaVersion is the version of the JSON documents of scan, fix and undo
-// (the `schema_version` field). It changes only when a field is removed,
-// renamed or retyped, which happens only in a new major version of
-// sessfix; new fields do not change it.
-const SchemaVersion = 1
-
-// The `sessfix fix --format json` document. Like JSONDocument, these
-// structs are the contract documented in docs/json-output.md and checked by
-// pkg/report/contract_test.go: snake_case, every field always present, no
-// null.
+// The `sessfix fix --format json` document, which drop, rewind and fork
+// print too. Like scan's (report.JSONDocument), these structs are the
+// contract documented in docs/json-output.md and checked by fixdoc_test.go:
+// snake_case, every field always present, no null.
 
 // FixDocument is the whole `--format json` output of `sessfix fix`.
 type FixDocument struct {
@@ -63,29 +58,29 @@ type FixSession struct {
 
 // FixEdit is one edit of a session's plan.
 type FixEdit struct {
-	Op        string       `json:"op"`
-	Kind      string       `json:"kind"`
-	Record    string       `json:"record"`
-	NewID     string       `json:"new_id"`
-	MessageID string       `json:"message_id"`
-	Location  JSONLocation `json:"location"`
-	Rule      string       `json:"rule"`
-	Mutation  string       `json:"mutation"`
-	Reason    string       `json:"reason"`
+	Op        string              `json:"op"`
+	Kind      string              `json:"kind"`
+	Record    string              `json:"record"`
+	NewID     string              `json:"new_id"`
+	MessageID string              `json:"message_id"`
+	Location  report.JSONLocation `json:"location"`
+	Rule      string              `json:"rule"`
+	Mutation  string              `json:"mutation"`
+	Reason    string              `json:"reason"`
 }
 
 // FixRepair is a finding the plan repairs.
 type FixRepair struct {
-	Finding   JSONFinding `json:"finding"`
-	Strategy  string      `json:"strategy"`
-	Mutations string      `json:"mutations"`
-	Edits     int         `json:"edits"`
+	Finding   report.JSONFinding `json:"finding"`
+	Strategy  string             `json:"strategy"`
+	Mutations string             `json:"mutations"`
+	Edits     int                `json:"edits"`
 }
 
 // FixUnfixed is a finding the plan leaves.
 type FixUnfixed struct {
-	Finding JSONFinding `json:"finding"`
-	Reason  string      `json:"reason"`
+	Finding report.JSONFinding `json:"finding"`
+	Reason  string             `json:"reason"`
 	// Failing is true when the finding fails the run (--fail-on).
 	Failing bool `json:"failing"`
 }
@@ -117,7 +112,7 @@ type FixRun struct {
 	// Sessions are the outcomes to report (clean ones are skipped).
 	Sessions []fix.Outcome
 	// FailPolicy decides which unfixed findings fail the run.
-	FailPolicy
+	report.FailPolicy
 }
 
 // Outcome names, the values of `sessions[].outcome`.
@@ -149,7 +144,7 @@ func outcomeName(o fix.Outcome) string {
 func NewFixDocument(run *FixRun) *FixDocument {
 	doc := &FixDocument{
 		Version:       run.Version,
-		SchemaVersion: SchemaVersion,
+		SchemaVersion: report.SchemaVersion,
 		Written:       run.Written,
 		Stores:        []FixStore{},
 		Sessions:      []FixSession{},
@@ -178,17 +173,17 @@ func NewFixDocument(run *FixRun) *FixDocument {
 				for _, e := range p.Changes.Edits {
 					s.Edits = append(s.Edits, FixEdit{
 						Op: string(e.Op), Kind: string(e.Kind), Record: e.ID, NewID: e.NewID, MessageID: e.MessageID,
-						Location: JSONLocation{Path: e.Loc.Path, Line: e.Loc.Line, Table: e.Loc.Table, RowID: e.Loc.RowID},
+						Location: report.JSONLocation{Path: e.Loc.Path, Line: e.Loc.Line, Table: e.Loc.Table, RowID: e.Loc.RowID},
 						Rule:     e.Rule, Mutation: e.Mutation, Reason: e.Reason,
 					})
 				}
 			}
 			for _, r := range p.Fixed {
-				s.Fixed = append(s.Fixed, FixRepair{Finding: NewJSONFinding(r.Finding), Strategy: r.Strategy, Mutations: r.Mutations, Edits: r.Edits})
+				s.Fixed = append(s.Fixed, FixRepair{Finding: report.NewJSONFinding(r.Finding), Strategy: r.Strategy, Mutations: r.Mutations, Edits: r.Edits})
 			}
 			for _, u := range p.Unfixed {
 				failing := run.Fails(u.Finding)
-				s.Unfixed = append(s.Unfixed, FixUnfixed{Finding: NewJSONFinding(u.Finding), Reason: u.Reason, Failing: failing})
+				s.Unfixed = append(s.Unfixed, FixUnfixed{Finding: report.NewJSONFinding(u.Finding), Reason: u.Reason, Failing: failing})
 				if failing {
 					sum.Failing++
 				}

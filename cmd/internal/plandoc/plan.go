@@ -1,4 +1,4 @@
-package report
+package plandoc
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/fix"
+	"github.com/sessfix/sessfix/pkg/report"
 )
 
 // WritePlans writes, per session, what fix will change and why, and what
@@ -18,22 +19,22 @@ import (
 // policy says may be in use (fix.SkippedBusy, shown by a dry run) is
 // marked as one that would be skipped.
 func WritePlans(w io.Writer, plans []fix.Outcome, color bool) error {
-	st := NewStyles(color)
+	st := report.NewStyles(color)
 	bw := bufio.NewWriter(w)
 	var last string
 	for _, o := range plans {
 		info := o.Store.Info()
 		if key := string(info.Shape) + "\x00" + info.Path; key != last {
-			fmt.Fprintln(bw, st.Header.Render(Clean(StoreName(info))))
+			fmt.Fprintln(bw, st.Header.Render(report.Clean(report.StoreName(info))))
 			last = key
 		}
 		title := ""
 		if o.Title != "" {
 			title = fmt.Sprintf(" %q", o.Title)
 		}
-		fmt.Fprintf(bw, "  session %s%s\n", st.Title.Render(Clean(o.ID)), title)
+		fmt.Fprintf(bw, "  session %s%s\n", st.Title.Render(report.Clean(o.ID)), title)
 		if o.Status == fix.SkippedBusy {
-			fmt.Fprintf(bw, "    %s %s\n", st.Warning.Render("would be skipped:"), Clean(skippedBecause(o)))
+			fmt.Fprintf(bw, "    %s %s\n", st.Warning.Render("would be skipped:"), report.Clean(skippedBecause(o)))
 		}
 		p := o.Plan
 		for _, r := range p.Fixed {
@@ -41,16 +42,16 @@ func WritePlans(w io.Writer, plans []fix.Outcome, color bool) error {
 			if r.Strategy != "" {
 				how = fmt.Sprintf("%s (%s), %s", r.Strategy, r.Mutations, plural.Count(r.Edits, "edit", "edits"))
 			}
-			fmt.Fprintf(bw, "    %s %s %s: %s\n", st.OK.Render("fix"), st.Code.Render(r.Finding.Code), Clean(r.Finding.Message), how)
+			fmt.Fprintf(bw, "    %s %s %s: %s\n", st.OK.Render("fix"), st.Code.Render(r.Finding.Code), report.Clean(r.Finding.Message), how)
 		}
 		for _, u := range p.Unfixed {
-			fmt.Fprintf(bw, "    %s %s %s: %s\n", st.Warning.Render("left"), st.Code.Render(u.Finding.Code), Clean(u.Finding.Message), Clean(u.Reason))
+			fmt.Fprintf(bw, "    %s %s %s: %s\n", st.Warning.Render("left"), st.Code.Render(u.Finding.Code), report.Clean(u.Finding.Message), report.Clean(u.Reason))
 		}
 		for _, sk := range p.Skipped {
-			fmt.Fprintf(bw, "    %s %s %s %s: %s\n", st.Dim.Render("skipped edit"), sk.Edit.Op, sk.Edit.Kind, Clean(sk.Edit.ID), Clean(sk.Reason))
+			fmt.Fprintf(bw, "    %s %s %s %s: %s\n", st.Dim.Render("skipped edit"), sk.Edit.Op, sk.Edit.Kind, report.Clean(sk.Edit.ID), report.Clean(sk.Reason))
 		}
 		for _, n := range p.Notes {
-			fmt.Fprintf(bw, "    %s %s\n", st.Hint.Render("note:"), Clean(n))
+			fmt.Fprintf(bw, "    %s %s\n", st.Hint.Render("note:"), report.Clean(n))
 		}
 	}
 	return bw.Flush()
@@ -61,7 +62,7 @@ func WritePlans(w io.Writer, plans []fix.Outcome, color bool) error {
 // skipped as possibly in use (fix.SkippedBusy) starts with a comment line
 // that says so.
 func WriteDiffs(w io.Writer, plans []fix.Outcome, color bool) error {
-	st := NewStyles(color)
+	st := report.NewStyles(color)
 	for _, o := range plans {
 		if !o.Changes() {
 			continue
@@ -77,7 +78,7 @@ func WriteDiffs(w io.Writer, plans []fix.Outcome, color bool) error {
 			if line == "" {
 				continue
 			}
-			body := Clean(strings.TrimSuffix(line, "\n"))
+			body := report.Clean(strings.TrimSuffix(line, "\n"))
 			switch {
 			case !color:
 			case strings.HasPrefix(body, "---"), strings.HasPrefix(body, "+++"), strings.HasPrefix(body, "#"):

@@ -1,4 +1,4 @@
-package report
+package plandoc
 
 import (
 	"bytes"
@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/fix"
+	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/report/reporttest"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
@@ -72,54 +72,6 @@ var fixContract = reporttest.Contract{
 	"summary.failing":                   "number",
 }
 
-// undoContract is every field of `sessfix undo --format json`.
-var undoContract = reporttest.Contract{
-	"version":                       "string",
-	"schema_version":                "number",
-	"run":                           "string",
-	"store":                         "object",
-	"store.shape":                   "string",
-	"store.path":                    "string",
-	"outcome":                       "string",
-	"error":                         "string",
-	"forced":                        "boolean",
-	"restored":                      "array",
-	"restored[].kind":               "string",
-	"restored[].id":                 "string",
-	"restored[].path":               "string",
-	"restored[].table":              "string",
-	"unchanged":                     "number",
-	"refused":                       "array",
-	"refused[].record":              "object",
-	"refused[].record.kind":         "string",
-	"refused[].record.id":           "string",
-	"refused[].record.path":         "string",
-	"refused[].record.table":        "string",
-	"refused[].reason":              "string",
-	"operation":                     "string",
-	"runs":                          "array",
-	"runs[].run":                    "string",
-	"runs[].store":                  "object",
-	"runs[].store.shape":            "string",
-	"runs[].store.path":             "string",
-	"runs[].outcome":                "string",
-	"runs[].error":                  "string",
-	"runs[].forced":                 "boolean",
-	"runs[].restored":               "array",
-	"runs[].restored[].kind":        "string",
-	"runs[].restored[].id":          "string",
-	"runs[].restored[].path":        "string",
-	"runs[].restored[].table":       "string",
-	"runs[].unchanged":              "number",
-	"runs[].refused":                "array",
-	"runs[].refused[].record":       "object",
-	"runs[].refused[].record.kind":  "string",
-	"runs[].refused[].record.id":    "string",
-	"runs[].refused[].record.path":  "string",
-	"runs[].refused[].record.table": "string",
-	"runs[].refused[].reason":       "string",
-}
-
 // findingObjects are the fields of fix's document that hold a finding as
 // scan's findings[] does.
 var findingObjects = []string{"sessions[].fixed[].finding", "sessions[].unfixed[].finding"}
@@ -129,10 +81,20 @@ var findingObjects = []string{"sessions[].fixed[].finding", "sessions[].unfixed[
 // failed, one that could not be loaded, one that changes nothing but
 // keeps a finding.
 func sampleFixRun() *FixRun {
-	sr := sampleReport()
-	db := sr.Result.Stores[0].Info
-	exp := sr.Result.Stores[2].Info
-	fs := sr.Result.Findings
+	db := store.Info{Shape: store.ShapeSQLite, Path: "/data/opencode/opencode.db", Notes: []string{}}
+	exp := store.Info{Shape: store.ShapeExport, Path: "/tmp/ses.json"}
+	finding := func(in store.Info, code, rule string, sev scan.Severity, msg, ses, m, p string, loc store.Location, fix string) scan.Finding {
+		return scan.Finding{Code: code, Rule: rule, Severity: sev, Message: msg, Store: in, StorePath: in.Path, Shape: in.Shape,
+			SessionID: ses, MessageID: m, PartID: p, Location: loc, Fix: fix}
+	}
+	fs := []scan.Finding{
+		finding(db, "SF103", "thinking-not-first", scan.Error, "reasoning part comes after a text part", "ses_a", "msg_1", "prt_2",
+			store.Location{Path: db.Path, Table: "part", RowID: 42}, "moveThinkingFirst"),
+		finding(db, "SF104", "empty-text-part", scan.Warning, "text part is whitespace-only", "ses_a", "msg_1", "prt_3",
+			store.Location{Path: db.Path, Table: "part", RowID: 43}, "replaceEmptyTextParts"),
+		finding(exp, "SF101", "empty-message", scan.Warning, "assistant message has no content part", "ses_e", "msg_5", "",
+			store.Location{Path: exp.Path, Line: 88}, "injectTextPart"),
+	}
 	dbStore, expStore := infoStore{info: db}, infoStore{info: exp}
 	edit := store.Edit{Op: store.OpUpdate, Kind: store.KindPart, ID: "prt_2", SessionID: "ses_a", MessageID: "msg_1",
 		Loc: store.Location{Path: db.Path, Table: "part", RowID: 42}, Rule: "SF103", Mutation: "moveThinkingFirst", Reason: "thinking moved first"}
@@ -145,9 +107,9 @@ func sampleFixRun() *FixRun {
 	}
 	applied := plan("ses_a", edit)
 	applied.Fixed = []fix.Repair{{Finding: fs[0], Strategy: "move", Mutations: "moveThinkingFirst", Edits: 1}}
-	applied.Unfixed = []fix.Unfixed{{Finding: fs[2], Reason: "suppressed by the user"}}
+	applied.Unfixed = []fix.Unfixed{{Finding: fs[1], Reason: "suppressed by the user"}}
 	kept := plan("ses_e")
-	kept.Unfixed = []fix.Unfixed{{Finding: fs[5], Reason: "no strategy fixes it"}}
+	kept.Unfixed = []fix.Unfixed{{Finding: fs[2], Reason: "no strategy fixes it"}}
 	return &FixRun{
 		Version: "1.2.3", Written: true,
 		Stores: []store.Info{db, exp, {Path: "notes.txt"}},
@@ -173,34 +135,21 @@ type infoStore struct {
 
 func (s infoStore) Info() store.Info { return s.info }
 
-func sampleUndo() *UndoDocument {
-	info := store.Info{Shape: store.ShapeSQLite, Path: "/data/opencode/opencode.db"}
-	res := &backup.UndoResult{RunID: "20261121T153000Z-k3x9qa", Store: info,
-		Restored:  []store.Target{{Kind: store.KindPart, ID: "prt_2", Path: info.Path, Table: "part"}},
-		Unchanged: 1,
-		Refused:   []backup.Refusal{{Target: store.Target{Kind: store.KindPart, ID: "prt_2", Path: info.Path, Table: "part"}, Reason: "it was modified after sessfix wrote it"}},
-	}
-	return NewUndoDocument("1.2.3", "last", res, true, nil)
-}
-
 // decodeJSON renders v as the commands do and decodes it.
 func decodeJSON(t *testing.T, v any) map[string]any {
 	t.Helper()
 	var b bytes.Buffer
-	if err := WriteJSON(&b, v); err != nil {
+	if err := report.WriteJSON(&b, v); err != nil {
 		t.Fatal(err)
 	}
 	return reporttest.Decode(t, b.Bytes())
 }
 
-// TestFixAndUndoFieldSetsMatchTheirContracts: the documents of fix and
-// undo have exactly the fields of their contracts, and
-// docs/json-output.md documents them.
-func TestFixAndUndoFieldSetsMatchTheirContracts(t *testing.T) {
+// TestFixFieldSetMatchesContract: fix's document has exactly the fields
+// of its contract, and docs/json-output.md documents them.
+func TestFixFieldSetMatchesContract(t *testing.T) {
 	reporttest.Check(t, "fix", decodeJSON(t, NewFixDocument(sampleFixRun())), fixContract, findingObjects...)
-	reporttest.CheckDocumented(t, "../../docs/json-output.md", "fix", fixContract)
-	reporttest.Check(t, "undo", decodeJSON(t, sampleUndo()), undoContract)
-	reporttest.CheckDocumented(t, "../../docs/json-output.md", "undo", undoContract)
+	reporttest.CheckDocumented(t, "../../../docs/json-output.md", "fix", fixContract)
 }
 
 // TestFixDocumentSaysWhatHappened: outcomes, counts, runs and errors come
@@ -232,27 +181,5 @@ func TestFixDocumentSaysWhatHappened(t *testing.T) {
 	}
 	if d.Stores[0].BackupRun == "" || d.Stores[1].Error == "" || d.Stores[2].Shape != "" || d.Stores[2].Error == "" {
 		t.Errorf("stores %+v", d.Stores)
-	}
-}
-
-func TestUndoDocumentOutcomes(t *testing.T) {
-	res := &backup.UndoResult{RunID: "r1", Store: store.Info{Shape: store.ShapeExport, Path: "/x.json"}}
-	for _, c := range []struct {
-		res  *backup.UndoResult
-		err  error
-		want string
-	}{
-		{res, nil, OutcomeUndone},
-		{&backup.UndoResult{RunID: "r1", AlreadyUndone: true}, nil, OutcomeAlreadyUndone},
-		{res, &backup.RefusedError{RunID: "r1"}, OutcomeRefused},
-		{nil, backup.ErrNoRun, OutcomeFailed},
-	} {
-		d := NewUndoDocument("1", "r1", c.res, false, c.err)
-		if d.Outcome != c.want || (c.err != nil) != (d.Error != "") || d.Run != "r1" {
-			t.Errorf("%v %v: %+v, want outcome %s", c.res, c.err, d, c.want)
-		}
-	}
-	if d := sampleUndo(); !d.Forced || d.Restored[0].Table != "part" || d.Refused[0].Reason == "" || d.Unchanged != 1 {
-		t.Errorf("undo document %+v", d)
 	}
 }
