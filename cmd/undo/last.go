@@ -10,7 +10,6 @@ import (
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/backup"
-	"github.com/sessfix/sessfix/pkg/report"
 )
 
 // undoLast undoes the last operation: every run, not undone yet, of the
@@ -29,7 +28,7 @@ func undoLast(ctx context.Context, opts *UndoOptions, bopts backup.Options) erro
 			ios.Statusf("warning: run %s cannot be read, so it is not undone: %s", r.ID, r.Problem)
 		}
 	}
-	var done []report.UndoneRun
+	var done []UndoneRun
 	switch {
 	case errors.Is(err, backup.ErrAllUndone):
 		err = nil
@@ -38,16 +37,16 @@ func undoLast(ctx context.Context, opts *UndoOptions, bopts backup.Options) erro
 			msg = "nothing to undo: every backup run of a store at " + strings.Join(opts.Paths, " or ") + " is already undone"
 		}
 		ios.Statusf("%s", msg)
-		done = append(done, report.UndoneRun{Err: backup.ErrAllUndone})
+		done = append(done, UndoneRun{Err: backup.ErrAllUndone})
 	case errors.Is(err, backup.ErrNoRuns) && len(opts.Paths) > 0:
 		err = cli.WithHints(fmt.Errorf("no backup run changed a store at %s: %w", strings.Join(opts.Paths, " or "), backup.ErrNoRun),
 			"list runs and the stores they changed with `sessfix backups`")
-		done = append(done, report.UndoneRun{Err: err})
+		done = append(done, UndoneRun{Err: err})
 	case errors.Is(err, backup.ErrNoRuns):
-		done = append(done, report.UndoneRun{Err: err})
+		done = append(done, UndoneRun{Err: err})
 		err = cli.WithHints(err, "list runs with `sessfix backups`")
 	case err != nil:
-		done = append(done, report.UndoneRun{Err: err})
+		done = append(done, UndoneRun{Err: err})
 	}
 	var errs []error
 	if err != nil {
@@ -58,11 +57,11 @@ func undoLast(ctx context.Context, opts *UndoOptions, bopts backup.Options) erro
 		if ctx.Err() != nil {
 			// The runs left are not undone: the document says why.
 			errs = append(errs, context.Cause(ctx))
-			done = append(done, report.UndoneRun{Err: context.Cause(ctx)})
+			done = append(done, UndoneRun{Err: context.Cause(ctx)})
 			break
 		}
 		res, uerr := backup.Undo(ctx, bopts, r.ID, opts.Force)
-		done = append(done, report.UndoneRun{Run: r.ID, Result: res, Err: uerr})
+		done = append(done, UndoneRun{Run: r.ID, Result: res, Err: uerr})
 		if res != nil && opts.Force {
 			for _, rf := range res.Refused {
 				ios.Statusf("overwrote %s: %s", rf.Target, rf.Reason)
@@ -86,7 +85,7 @@ func undoLast(ctx context.Context, opts *UndoOptions, bopts backup.Options) erro
 		ios.Statusf("undid %d of the %s of operation %s", undone, plural.Count(len(runs), "run", "runs"), op)
 	}
 	if f.Format() == "json" {
-		if perr := f.WriteDocument(report.NewUndoOperationDocument(f.Build.Version, op, done, opts.Force)); perr != nil {
+		if perr := f.WriteDocument(NewUndoOperationDocument(f.Build.Version, op, done, opts.Force)); perr != nil {
 			errs = append(errs, perr)
 		}
 	}

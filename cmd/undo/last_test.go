@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/sessfix/sessfix/pkg/backup"
-	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
@@ -33,11 +32,11 @@ func TestUndoLastInterruptedSaysSo(t *testing.T) {
 	if storetest.Hash(t, path, store.ShapeSessions) != fixed {
 		t.Fatal("an undo interrupted before it began changed the store")
 	}
-	var doc report.UndoDocument
+	var doc UndoDocument
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatalf("undo document: %v\n%s", err, out)
 	}
-	if doc.Outcome != report.OutcomeFailed || doc.Error == "" || doc.Operation == "" || len(doc.Runs) != 0 {
+	if doc.Outcome != OutcomeFailed || doc.Error == "" || doc.Operation == "" || len(doc.Runs) != 0 {
 		t.Fatalf("outcome %q, error %q, operation %q, %d runs; want failed, the interruption, the operation and no run undone",
 			doc.Outcome, doc.Error, doc.Operation, len(doc.Runs))
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/pkg/backup"
-	"github.com/sessfix/sessfix/pkg/report"
 )
 
 // UndoOptions are the parsed inputs of `sessfix undo`.
@@ -143,5 +142,5 @@ func canonical(p string) string {
 
 // printJSON writes the undo document of one run to stdout or --output.
 func printJSON(f *cli.Factory, run string, res *backup.UndoResult, force bool, err error) error {
-	return f.WriteDocument(report.NewUndoDocument(f.Build.Version, run, res, force, err))
+	return f.WriteDocument(NewUndoDocument(f.Build.Version, run, res, force, err))
 }

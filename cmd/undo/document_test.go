@@ -1,10 +1,11 @@
-package report
+package undo
 
 import (
 	"bytes"
 	"testing"
 
 	"github.com/sessfix/sessfix/pkg/backup"
+	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/report/reporttest"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -71,7 +72,7 @@ func sampleUndo() *UndoDocument {
 func decodeJSON(t *testing.T, v any) map[string]any {
 	t.Helper()
 	var b bytes.Buffer
-	if err := WriteJSON(&b, v); err != nil {
+	if err := report.WriteJSON(&b, v); err != nil {
 		t.Fatal(err)
 	}
 	return reporttest.Decode(t, b.Bytes())

@@ -1,15 +1,17 @@
-package report
+package undo
 
 import (
 	"errors"
 	"strings"
 
 	"github.com/sessfix/sessfix/pkg/backup"
+	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
 // UndoDocument is the `sessfix undo --format json` output, part of the
-// contract in docs/json-output.md like FixDocument.
+// contract in docs/json-output.md like fix's (plandoc.FixDocument) and
+// checked by document_test.go.
 type UndoDocument struct {
 	Version       string `json:"version"`
 	SchemaVersion int    `json:"schema_version"`
@@ -91,7 +93,7 @@ type UndoneRun struct {
 // A run entry with neither Run nor Result (nothing was found to undo)
 // gives its error and outcome to the document but no entry in runs.
 func NewUndoOperationDocument(version, op string, runs []UndoneRun, force bool) *UndoDocument {
-	doc := &UndoDocument{Version: version, SchemaVersion: SchemaVersion, Operation: op, Runs: []UndoRun{},
+	doc := &UndoDocument{Version: version, SchemaVersion: report.SchemaVersion, Operation: op, Runs: []UndoRun{},
 		UndoRun: UndoRun{Restored: []UndoRecord{}, Refused: []UndoRefusal{}}}
 	var errs []string
 	for i, u := range runs {
