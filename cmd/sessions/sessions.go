@@ -153,9 +153,9 @@ func printList(f *cli.Factory, l *surgery.Listing, now func() time.Time) error {
 		return err
 	}
 	if f.Format() == "json" {
-		err = report.WriteJSON(out.W, report.NewSessionsDocument(f.Build.Version, l))
+		err = report.WriteJSON(out.W, NewSessionsDocument(f.Build.Version, l))
 	} else {
-		err = report.WriteSessions(out.W, l.Sessions, out.TTY, out.Color, now())
+		err = WriteSessions(out.W, l.Sessions, out.TTY, out.Color, now())
 	}
 	if cerr := out.Close(); err == nil {
 		err = cerr

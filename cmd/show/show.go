@@ -101,11 +101,11 @@ func RunShow(ctx context.Context, opts *ShowOptions) error {
 	}
 	switch {
 	case format == "json":
-		err = report.WriteJSON(out.W, report.NewShowDocument(f.Build.Version, v))
+		err = report.WriteJSON(out.W, NewShowDocument(f.Build.Version, v))
 	case opts.Sent:
-		err = report.WriteSent(out.W, v, out.Color)
+		err = WriteSent(out.W, v, out.Color)
 	default:
-		err = report.WriteSession(out.W, v, out.Color)
+		err = WriteSession(out.W, v, out.Color)
 	}
 	if cerr := out.Close(); err == nil {
 		err = cerr

@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"io"
+	"time"
 )
 
 // SchemaVersion is the version of every sessfix JSON document (the
@@ -19,4 +20,13 @@ func WriteJSON(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// JSONTime is how every JSON document writes a time: RFC 3339 in UTC with
+// milliseconds; "" for the zero time.
+func JSONTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
 }

@@ -1,4 +1,4 @@
-package report
+package sessions
 
 import (
 	"bufio"
@@ -11,13 +11,13 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/surgery"
 )
 
-// This file renders `sessfix sessions` and `sessfix show`: a table (a
-// terminal) or tab-separated lines (a pipe) of sessions, one session's
-// stored history or the request OpenCode would send, and their JSON
-// documents (docs/json-output.md).
+// This file renders `sessfix sessions`: a table (a terminal) or
+// tab-separated lines (a pipe) of sessions, and its JSON document
+// (docs/json-output.md).
 
 // SessionsDocument is `sessfix sessions --format json`.
 type SessionsDocument struct {
@@ -63,7 +63,7 @@ type SessionHealth struct {
 
 // NewSessionsDocument builds the JSON document of a session list.
 func NewSessionsDocument(version string, l *surgery.Listing) *SessionsDocument {
-	doc := &SessionsDocument{Version: version, SchemaVersion: SchemaVersion, Stores: []SessionsStore{}, Sessions: []SessionListEntry{}}
+	doc := &SessionsDocument{Version: version, SchemaVersion: report.SchemaVersion, Stores: []SessionsStore{}, Sessions: []SessionListEntry{}}
 	for _, st := range l.Stores {
 		e := SessionsStore{Shape: string(st.Info.Shape), Path: st.Info.Path}
 		if st.Err != nil {
@@ -80,18 +80,10 @@ func NewSessionsDocument(version string, l *surgery.Listing) *SessionsDocument {
 			ID: s.ID, Title: s.Title, Store: s.Store.Path, Shape: string(s.Store.Shape),
 			Directory: s.Directory, Project: s.Project, ParentID: s.ParentID,
 			Provider: s.ProviderID, Model: s.ModelID, Messages: s.Messages, Parts: s.Parts,
-			LastActivity: jsonTime(s.LastActivity), Health: h,
+			LastActivity: report.JSONTime(s.LastActivity), Health: h,
 		})
 	}
 	return doc
-}
-
-// jsonTime is an RFC 3339 UTC time with milliseconds, "" for the zero time.
-func jsonTime(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
 }
 
 // WriteSessions writes the session list: on a terminal an aligned table
@@ -101,11 +93,11 @@ func jsonTime(t time.Time) string {
 // activity in RFC 3339, messages, health, provider/model, directory,
 // store, title) for scripts; a tab inside a value is written as \t.
 func WriteSessions(w io.Writer, list []surgery.Summary, tty, color bool, now time.Time) error {
-	st := NewStyles(color)
+	st := report.NewStyles(color)
 	bw := bufio.NewWriter(w)
 	if !tty {
 		for _, s := range list {
-			fmt.Fprintf(bw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", s.ID, jsonTime(s.LastActivity), s.Messages, healthStyle(st, s.Health).Render(s.Health.State()),
+			fmt.Fprintf(bw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", s.ID, report.JSONTime(s.LastActivity), s.Messages, healthStyle(st, s.Health).Render(s.Health.State()),
 				model(s.ProviderID, s.ModelID), field(s.Directory), field(s.Store.Path), field(s.Title))
 		}
 		return bw.Flush()
@@ -125,18 +117,18 @@ func WriteSessions(w io.Writer, list []surgery.Summary, tty, color bool, now tim
 	}
 	for _, s := range list {
 		row := []string{s.ID, ago(s.LastActivity, now), strconv.Itoa(s.Messages), healthCell(st, s.Health),
-			model(s.ProviderID, s.ModelID), Clean(shorten(s.Directory, 32, true))}
+			model(s.ProviderID, s.ModelID), report.Clean(shorten(s.Directory, 32, true))}
 		if several {
-			row = append(row, Clean(shorten(s.Store.Path, 32, true)))
+			row = append(row, report.Clean(shorten(s.Store.Path, 32, true)))
 		}
-		rows = append(rows, append(row, Clean(shorten(s.Title, 40, false))))
+		rows = append(rows, append(row, report.Clean(shorten(s.Title, 40, false))))
 	}
 	writeColumns(bw, rows)
 	return bw.Flush()
 }
 
 // field is a value of a tab-separated line: Clean, with a tab as \t.
-func field(s string) string { return strings.ReplaceAll(Clean(s), "\t", `\t`) }
+func field(s string) string { return strings.ReplaceAll(report.Clean(s), "\t", `\t`) }
 
 // writeColumns writes rows as columns two spaces apart, each as wide as its
 // widest cell on screen: colour codes take no room (text/tabwriter counts
@@ -165,7 +157,7 @@ func writeColumns(w io.Writer, rows [][]string) {
 }
 
 // healthCell is the health column: the state, with the finding counts.
-func healthCell(st *Styles, h surgery.Health) string {
+func healthCell(st *report.Styles, h surgery.Health) string {
 	state := h.State()
 	var parts []string
 	if h.Errors > 0 {
@@ -185,7 +177,7 @@ func healthCell(st *Styles, h surgery.Health) string {
 }
 
 // healthStyle is the colour of a session's health.
-func healthStyle(st *Styles, h surgery.Health) lipgloss.Style {
+func healthStyle(st *report.Styles, h surgery.Health) lipgloss.Style {
 	switch {
 	case h.Err != nil || h.Errors > 0:
 		return st.Error

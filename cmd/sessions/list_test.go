@@ -1,13 +1,16 @@
-package report
+package sessions
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sessfix/sessfix/pkg/surgery"
 )
+
+var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
 
 // TestSessionsTableIsAlignedInColour: on a terminal every column of the
 // session list starts at the same place on every line, with colour or
