@@ -5,14 +5,13 @@ import (
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/cmd/internal/plandoc"
-	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
 // noInputs ends a fix none of whose inputs could be opened (err says
 // why): with --format json the document is still written, naming each
 // input with its error, as when only some fail.
-func noInputs(f *cli.Factory, fails report.FailPolicy, err error) error {
+func noInputs(f *cli.Factory, fails cli.FailPolicy, err error) error {
 	if f.Format() != "json" {
 		return err
 	}

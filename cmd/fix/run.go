@@ -9,7 +9,6 @@ import (
 	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/fix"
-	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -95,8 +94,8 @@ func RunFix(ctx context.Context, opts *FixOptions) (err error) {
 
 // newPipeline checks the options and builds the repair pipeline and the
 // failure policy for the findings fix leaves.
-func newPipeline(opts *FixOptions) (*fix.Pipeline, report.FailPolicy, error) {
-	var none report.FailPolicy
+func newPipeline(opts *FixOptions) (*fix.Pipeline, cli.FailPolicy, error) {
+	var none cli.FailPolicy
 	fopts, err := cli.RepairOptions(opts.Strategies, opts.Placeholder)
 	if err != nil {
 		return nil, none, err
@@ -145,7 +144,7 @@ func newPipeline(opts *FixOptions) (*fix.Pipeline, report.FailPolicy, error) {
 type fixRun struct {
 	opts  *FixOptions
 	pipe  *fix.Pipeline
-	fails report.FailPolicy
+	fails cli.FailPolicy
 	mode  cli.WriteMode
 	// locks are the writer locks taken before planning, by store.
 	locks map[store.Store]*store.Lock

@@ -61,7 +61,7 @@ func writeReport(f *cli.Factory, rep *report.Report) (tty bool, err error) {
 // why): a CI job still gets its document, in every format but text,
 // naming each input with its error where the format has a place for it.
 // The text output has none: the errors on stderr are all of it.
-func noInputs(f *cli.Factory, opts *ScanOptions, policy report.FailPolicy, err error) error {
+func noInputs(f *cli.Factory, opts *ScanOptions, policy cli.FailPolicy, err error) error {
 	if f.Format() == "text" {
 		return err
 	}

@@ -27,7 +27,7 @@ var ciOpts = Options{BaseDir: "/home/u"}
 func suppressedReport() *Report {
 	r := sampleReport()
 	r.Result.Findings[2].Suppression = &scan.Suppression{Reason: "kept on purpose: the fixture shows a whitespace-only part", Source: "/home/u/.sessfix.yaml"}
-	r.FailOn = scan.Info
+	r.FailPolicy = atOrAbove(scan.Info)
 	return r
 }
 
@@ -336,7 +336,7 @@ func TestJUnitStructure(t *testing.T) {
 		sessions += len(sr.Sessions)
 	}
 	for _, f := range r.Result.Findings {
-		if r.Fails(f) {
+		if r.fails(f) {
 			failing++
 		}
 	}
@@ -355,7 +355,7 @@ func TestJUnitStructure(t *testing.T) {
 
 func TestJUnitBelowFailOnIsNotAFailure(t *testing.T) {
 	r := sampleReport()
-	r.FailOn = scan.Error
+	r.FailPolicy = atOrAbove(scan.Error)
 	var doc junitDoc
 	if err := xml.Unmarshal([]byte(render(t, "junit", ciOpts, r)), &doc); err != nil {
 		t.Fatal(err)
@@ -365,45 +365,23 @@ func TestJUnitBelowFailOnIsNotAFailure(t *testing.T) {
 	}
 }
 
-func TestFailOn(t *testing.T) {
-	tests := []struct {
-		value string
-		sev   scan.Severity
-		codes []string
-		err   bool
-	}{
-		{"", DefaultFailOn, nil, false},
-		{"error", scan.Error, nil, false},
-		{"info,error", scan.Info, nil, false},
-		{"sf103, SF2", 0, []string{"SF103", "SF2"}, false},
-		{"error,SF105", scan.Error, []string{"SF105"}, false},
-		{"fatal", 0, nil, true},
-		{"SF999", 0, nil, true},
-	}
-	for _, tt := range tests {
-		sev, codes, err := ParseFailOn(tt.value)
-		if (err != nil) != tt.err || sev != tt.sev || strings.Join(codes, ",") != strings.Join(tt.codes, ",") {
-			t.Errorf("ParseFailOn(%q) = %v %v %v", tt.value, sev, codes, err)
-		}
-	}
-	r := sampleReport()
-	r.FailOn, r.FailCodes = 0, []string{"SF105"}
-	if got := r.Failing(); got != 0 {
-		t.Errorf("--fail-on SF105 fails %d findings, want 0 (none has that code)", got)
-	}
-	// SF2 matches the info finding SF204 only: codes fail whatever their
-	// severity.
-	r.FailCodes = []string{"SF2"}
-	if got := r.Failing(); got != 1 || r.FailOnString() != "SF2" {
-		t.Errorf("--fail-on SF2: failing %d (%s), want 1", got, r.FailOnString())
-	}
-	r.FailOn = scan.Error
-	if got := r.Failing(); got != 4 || r.FailOnString() != "error,SF2" {
-		t.Errorf("--fail-on error,SF2: failing %d (%s), want 4", got, r.FailOnString())
-	}
-	r = suppressedReport()
-	if s := r.Summarize(); s.Suppressed != 1 || s.Total != len(r.Result.Findings)-1 || s.Failing != s.Total {
+// TestReportCountsWhatItsPolicyFails: the findings that fail are the
+// policy's (cli.FailPolicy's --fail-on), suppressed ones never; with no
+// policy none fail and the JSON names none.
+func TestReportCountsWhatItsPolicyFails(t *testing.T) {
+	r := suppressedReport()
+	if s := r.Summarize(); s.Suppressed != 1 || s.Total != len(r.Result.Findings)-1 || s.Failing != s.Total || r.Failing() != s.Total {
 		t.Errorf("summary with one suppressed finding = %+v", s)
+	}
+	if sum := decode(t, r)["summary"].(map[string]any); sum["fail_on"] != "info" || sum["failing"] != float64(r.Failing()) {
+		t.Errorf("summary %v, want fail_on info, failing %d", sum, r.Failing())
+	}
+	r.FailPolicy = nil
+	if s := r.Summarize(); r.Failing() != 0 || s.Failing != 0 {
+		t.Errorf("no policy: failing %d/%d, want none", r.Failing(), s.Failing)
+	}
+	if sum := decode(t, r)["summary"].(map[string]any); sum["fail_on"] != "" || sum["failing"] != 0.0 {
+		t.Errorf("no policy: summary %v", sum)
 	}
 }
 

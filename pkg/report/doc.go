@@ -9,9 +9,16 @@
 //
 // Suppressed findings (scan.Finding.Suppression, set from a config file)
 // never fail a run: text and github output leave them out, JSON and SARIF
-// show them marked, JUnit lists them in system-out. FailPolicy.Fails
-// decides what fails: the severity threshold, or rule codes (--fail-on);
-// scan's exit code and the findings fix leaves both go by it.
+// show them marked, JUnit lists them in system-out. Which findings fail
+// the run is the command's decision (--fail-on, cli.FailPolicy), handed
+// in as Report.FailPolicy: printers mark and count what it fails (JUnit's
+// failures, the JSON summary's failing and fail_on, the explain hint).
+//
+// Besides the printers, the package holds what every command's output
+// shares: Clean for text read from a store, the Styles, and the JSON
+// layout (WriteJSON, SchemaVersion, JSONTime). The documents of fix, undo,
+// sessions and show are built by their commands (cmd/internal/plandoc,
+// cmd/undo, cmd/sessions, cmd/show).
 //
 // Guarantees:
 //   - Output is a pure function of the Report and the Options: findings keep

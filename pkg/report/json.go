@@ -164,7 +164,7 @@ func NewJSONDocument(r *Report) *JSONDocument {
 		Fixable:    s.Fixable,
 		Sessions:   s.Sessions,
 		Stores:     s.Stores,
-		FailOn:     r.FailOnString(),
+		FailOn:     r.failOnString(),
 		Failing:    s.Failing,
 	}
 	for _, c := range s.ByCode {

@@ -16,7 +16,7 @@ func init() {
 
 // junitPrinter writes a JUnit XML report for CI test dashboards: one
 // testsuite per store, one testcase per session, one <failure> per finding
-// that fails the run (see Report.Fails). Findings below --fail-on and
+// that fails the run (see Report.FailPolicy). Findings below --fail-on and
 // suppressed findings do not fail their testcase; they are listed in its
 // <system-out>. A store that could not be listed gets an <error>.
 type junitPrinter struct{ base string }
@@ -158,7 +158,7 @@ func (p junitPrinter) testcase(r *Report, storePath, id, title string, fs []scan
 		switch {
 		case f.Suppressed():
 			out = append(out, "suppressed: "+line+"\n  reason: "+f.Suppression.Reason)
-		case r.Fails(f):
+		case r.fails(f):
 			if c.File == "" && f.Location.Table == "" {
 				c.File = where
 			}

@@ -11,10 +11,6 @@ import (
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
-// DefaultFailOn is the severity at or above which findings fail a scan when
-// the caller does not say.
-const DefaultFailOn = scan.Warning
-
 // Report is what printers render: a scan result plus what the reader needs
 // to judge it.
 type Report struct {
@@ -29,20 +25,20 @@ type Report struct {
 	// (an OpenCode 2 database): its findings are not counted in the hint
 	// to run FixCommand, which would refuse them.
 	ReadOnly func(store.Info) bool
-	// FailPolicy decides which findings fail the run.
+	// FailPolicy decides which findings fail the run; with none, no
+	// finding does.
 	FailPolicy
 }
 
-// FailPolicy is --fail-on: which findings fail a run (scan's exit code 1,
-// and which findings fix leaves that still count).
-type FailPolicy struct {
-	// FailOn is the severity threshold; zero means DefaultFailOn unless
-	// FailCodes is set.
-	FailOn scan.Severity
-	// FailCodes are rule codes or prefixes whose findings fail a run
-	// whatever their severity (--fail-on SF103,SF2). With FailCodes and a
-	// zero FailOn, only findings of these codes fail.
-	FailCodes []string
+// FailPolicy says which findings fail the run. The command owns it
+// (--fail-on: cli.FailPolicy); printers only mark and count the findings it
+// fails, and name it.
+type FailPolicy interface {
+	// Fails reports whether f fails the run.
+	Fails(f scan.Finding) bool
+	// FailOnString is the policy as --fail-on takes it ("warning",
+	// "error,SF105"): the JSON summary's fail_on.
+	FailOnString() string
 }
 
 // Printer renders a report in one format.
@@ -111,71 +107,18 @@ func StoreErrorf(sr scan.StoreResult) error {
 	return fmt.Errorf("cannot list the sessions of %s: %w", StoreName(sr.Info), sr.Err)
 }
 
-// failOn returns the effective severity threshold; zero when only
-// FailCodes fail.
-func (r FailPolicy) failOn() scan.Severity {
-	if r.FailOn == 0 && len(r.FailCodes) == 0 {
-		return DefaultFailOn
-	}
-	return r.FailOn
+// fails reports whether f fails the run: whether the report's FailPolicy
+// says so.
+func (r *Report) fails(f scan.Finding) bool {
+	return r.FailPolicy != nil && r.FailPolicy.Fails(f)
 }
 
-// Fails reports whether f fails the run: it is not suppressed, and its
-// severity is at or above the threshold or its code is one of FailCodes.
-func (r FailPolicy) Fails(f scan.Finding) bool {
-	if f.Suppressed() {
-		return false
+// failOnString names the report's FailPolicy, "" when it has none.
+func (r *Report) failOnString() string {
+	if r.FailPolicy == nil {
+		return ""
 	}
-	if sev := r.failOn(); sev != 0 && f.Severity >= sev {
-		return true
-	}
-	for _, c := range r.FailCodes {
-		if len(f.Code) >= len(c) && strings.EqualFold(f.Code[:len(c)], c) {
-			return true
-		}
-	}
-	return false
-}
-
-// FailOnString renders the threshold as --fail-on takes it: "warning",
-// "SF103,SF104" or "error,SF105".
-func (r FailPolicy) FailOnString() string {
-	var parts []string
-	if sev := r.failOn(); sev != 0 {
-		parts = append(parts, sev.String())
-	}
-	parts = append(parts, r.FailCodes...)
-	return strings.Join(parts, ",")
-}
-
-// ParseFailOn parses a --fail-on value: a comma-separated list of severity
-// names (error, warning, info; the lowest wins) and rule codes or prefixes.
-// An empty value is DefaultFailOn.
-func ParseFailOn(value string) (sev scan.Severity, codes []string, err error) {
-	if strings.TrimSpace(value) == "" {
-		return DefaultFailOn, nil, nil
-	}
-	for _, item := range strings.Split(value, ",") {
-		item = strings.TrimSpace(item)
-		if item == "" {
-			continue
-		}
-		if s, perr := scan.ParseSeverity(item); perr == nil {
-			if sev == 0 || s < sev {
-				sev = s
-			}
-			continue
-		}
-		code := strings.ToUpper(item)
-		if err := (&scan.Options{Select: []string{code}}).ValidateFilters(); err != nil {
-			return 0, nil, fmt.Errorf("%q is neither a severity (error, warning, info) nor a rule code or prefix (see `sessfix rules`)", item)
-		}
-		codes = append(codes, code)
-	}
-	if sev == 0 && len(codes) == 0 {
-		return DefaultFailOn, nil, nil
-	}
-	return sev, codes, nil
+	return r.FailPolicy.FailOnString()
 }
 
 // findings returns the findings that are not suppressed: what text output
@@ -224,9 +167,7 @@ type Summary struct {
 	// Sessions and Stores count what was scanned; Affected counts the
 	// sessions with at least one of the Total findings.
 	Sessions, Stores, Affected int
-	// FailOn is the severity threshold (zero when only codes fail);
-	// Failing counts findings that fail the run (see Report.Fails).
-	FailOn  scan.Severity
+	// Failing counts findings that fail the run (see Report.FailPolicy).
 	Failing int
 }
 
@@ -242,7 +183,7 @@ type CodeCount struct {
 
 // Summarize counts the report's findings.
 func (r *Report) Summarize() Summary {
-	s := Summary{FailOn: r.failOn()}
+	var s Summary
 	for _, st := range r.stores() {
 		if st.Info.Shape != "" { // not an input that did not open
 			s.Stores++
@@ -273,7 +214,7 @@ func (r *Report) Summarize() Summary {
 		case scan.Info:
 			s.Info++
 		}
-		if r.Fails(f) {
+		if r.fails(f) {
 			s.Failing++
 		}
 		c := byCode[f.Code]
@@ -312,12 +253,12 @@ func FindingsLine(s Summary) string {
 	return fmt.Sprintf("%s in %d of %s", found, s.Affected, plural.Count(s.Sessions, "session", "sessions"))
 }
 
-// Failing counts the findings that fail the run (see Fails): a scan whose
-// report has any exits 1.
+// Failing counts the findings that fail the run (see FailPolicy): a scan
+// whose report has any exits 1.
 func (r *Report) Failing() int {
 	n := 0
 	for _, f := range r.findings() {
-		if r.Fails(f) {
+		if r.fails(f) {
 			n++
 		}
 	}
@@ -373,7 +314,7 @@ func explainHint(r *Report) string {
 	}
 	codes := map[string]*tally{}
 	for _, f := range r.Result.Findings {
-		if f.Suppressed() || !r.Fails(f) {
+		if f.Suppressed() || !r.fails(f) {
 			continue
 		}
 		c := codes[f.Code]

@@ -25,7 +25,8 @@ func sampleReport() *Report {
 			SessionID: ses, MessageID: m, PartID: p, Location: loc, Fix: fix}
 	}
 	return &Report{
-		Version: "1.2.3",
+		Version:    "1.2.3",
+		FailPolicy: atOrAbove(scan.Warning),
 		Result: &scan.Result{
 			Stores: []scan.StoreResult{
 				{Info: db, Sessions: []scan.SessionSummary{
@@ -55,6 +56,17 @@ func sampleReport() *Report {
 		},
 	}
 }
+
+// atOrAbove is the policy of `--fail-on SEVERITY` (cli.FailPolicy, which
+// sessfix's commands use; the default is warning): suppressed findings never
+// fail, others do at or above the severity.
+type atOrAbove scan.Severity
+
+func (s atOrAbove) Fails(f scan.Finding) bool {
+	return !f.Suppressed() && f.Severity >= scan.Severity(s)
+}
+
+func (s atOrAbove) FailOnString() string { return scan.Severity(s).String() }
 
 func withProviderError(f scan.Finding, text, index, typ string) scan.Finding {
 	f.ProviderError, f.Index, f.ErrorType = text, index, typ
@@ -168,11 +180,11 @@ func TestSummaryAndHints(t *testing.T) {
 	if s.Failing != 5 || r.Failing() != 5 {
 		t.Errorf("failing at warning = %d/%d, want 5", s.Failing, r.Failing())
 	}
-	r.FailOn = scan.Error
+	r.FailPolicy = atOrAbove(scan.Error)
 	if r.Failing() != 3 {
 		t.Errorf("failing at error = %d, want 3", r.Failing())
 	}
-	r.FailOn = scan.Info
+	r.FailPolicy = atOrAbove(scan.Info)
 	if r.Failing() != 6 {
 		t.Errorf("failing at info = %d, want 6", r.Failing())
 	}
@@ -190,7 +202,7 @@ func TestExplainHintTieTakesLowestCode(t *testing.T) {
 	for _, code := range []string{"SF104", "SF105", "SF101", "SF104", "SF101"} {
 		fs = append(fs, scan.Finding{Code: code, Severity: scan.Error, SessionID: "ses_1"})
 	}
-	hints := Hints(&Report{Result: &scan.Result{Findings: fs}})
+	hints := Hints(&Report{Result: &scan.Result{Findings: fs}, FailPolicy: atOrAbove(scan.Warning)})
 	if len(hints) == 0 || !strings.Contains(hints[len(hints)-1], "sessfix explain SF101") {
 		t.Errorf("hints = %q, want the tie between SF101 and SF104 to name SF101", hints)
 	}
@@ -272,7 +284,7 @@ func TestExplainHintSkipsFindingsThatDoNotFail(t *testing.T) {
 	f := func(code string, sev scan.Severity) scan.Finding {
 		return scan.Finding{Code: code, Severity: sev, SessionID: "ses_1"}
 	}
-	r := &Report{Result: &scan.Result{Findings: []scan.Finding{
+	r := &Report{FailPolicy: atOrAbove(scan.Warning), Result: &scan.Result{Findings: []scan.Finding{
 		f("SF101", scan.Info), f("SF101", scan.Info), f("SF302", scan.Info), f("SF105", scan.Warning),
 	}}}
 	hints := Hints(r)
@@ -307,7 +319,7 @@ func TestExplainHintNamesTheMostFrequentError(t *testing.T) {
 		{[]scan.Finding{f("SF301", scan.Warning), f("SF105", scan.Warning), f("SF301", scan.Warning)},
 			"run `sessfix explain SF301` to read about the most frequent warning (2 findings)"},
 	} {
-		r := &Report{Result: &scan.Result{Findings: c.findings}}
+		r := &Report{Result: &scan.Result{Findings: c.findings}, FailPolicy: atOrAbove(scan.Warning)}
 		hints := Hints(r)
 		if got := hints[len(hints)-1]; got != c.want {
 			t.Errorf("hint %q, want %q", got, c.want)

@@ -12,7 +12,6 @@ import (
 	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/config"
 	"github.com/sessfix/sessfix/pkg/fix"
-	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/scan"
 )
 
@@ -35,7 +34,7 @@ func AddFilterFlags(cmd *cobra.Command, fl *Filters, verb string) {
 	f := cmd.Flags()
 	f.StringSliceVar(&fl.Select, "select", nil, verb+" only these rule `CODES` or prefixes (comma-separated or repeated, e.g. SF1,SF203)")
 	f.StringSliceVar(&fl.Ignore, "ignore", nil, "leave out these rule `CODES` or prefixes")
-	f.StringVar(&fl.FailOn, "fail-on", report.DefaultFailOn.String(), FailOnUsage)
+	f.StringVar(&fl.FailOn, "fail-on", DefaultFailOn.String(), FailOnUsage)
 	_ = cmd.RegisterFlagCompletionFunc("select", RuleCodeList)
 	_ = cmd.RegisterFlagCompletionFunc("ignore", RuleCodeList)
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", FailOnValues)
@@ -55,16 +54,16 @@ func CleanCodes(in []string) []string {
 
 // ScanFilters validates the filters and returns them as scan options
 // (rule filters only) and the failure policy.
-func (fl *Filters) ScanFilters() (*scan.Options, report.FailPolicy, error) {
-	sev, codes, err := report.ParseFailOn(fl.FailOn)
+func (fl *Filters) ScanFilters() (*scan.Options, FailPolicy, error) {
+	sev, codes, err := ParseFailOn(fl.FailOn)
 	if err != nil {
-		return nil, report.FailPolicy{}, FlagErrorf("invalid --fail-on: %v", err)
+		return nil, FailPolicy{}, FlagErrorf("invalid --fail-on: %v", err)
 	}
 	opts := &scan.Options{Select: CleanCodes(fl.Select), Ignore: CleanCodes(fl.Ignore)}
 	if err := opts.ValidateFilters(); err != nil {
-		return nil, report.FailPolicy{}, &FlagError{Err: err}
+		return nil, FailPolicy{}, &FlagError{Err: err}
 	}
-	return opts, report.FailPolicy{FailOn: sev, FailCodes: codes}, nil
+	return opts, FailPolicy{FailOn: sev, FailCodes: codes}, nil
 }
 
 // ConfigTargets points at a command's settings that a config file can

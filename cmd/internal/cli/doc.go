@@ -2,7 +2,8 @@
 // hands commands their streams, build information and store access (so tests
 // can replace each), the global flags, the rule flags every scanning command
 // shares (Filters: --select, --ignore, --fail-on) and how the config file
-// fills them (Factory.ApplyConfig; flags win), the error kinds that
+// fills them (Factory.ApplyConfig; flags win), the exit policy of findings
+// (FailPolicy: which fail a run, from --fail-on), the error kinds that
 // cmd/exitcode.go maps to exit codes, the `hint:` lines (Hints: the one
 // place that turns the typed errors of pkg/store and pkg/backup into
 // advice, plus what commands attach with WithHints), and shell completion

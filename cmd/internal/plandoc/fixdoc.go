@@ -1,6 +1,7 @@
 package plandoc
 
 import (
+	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/pkg/fix"
 	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/store"
@@ -112,7 +113,7 @@ type FixRun struct {
 	// Sessions are the outcomes to report (clean ones are skipped).
 	Sessions []fix.Outcome
 	// FailPolicy decides which unfixed findings fail the run.
-	report.FailPolicy
+	cli.FailPolicy
 }
 
 // Outcome names, the values of `sessions[].outcome`.
