@@ -10,8 +10,11 @@ import (
 	"image/jpeg"
 	"image/png"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/tidwall/gjson"
 	"golang.org/x/image/draw"
 	_ "golang.org/x/image/webp" // decoder for image.Decode
 
@@ -34,54 +37,102 @@ const maxDecodePixels = 1 << 27
 // scaled down further.
 var jpegQualities = []int{85, 70, 55}
 
-// shrinkImage re-encodes the image of a user's file part (a data: URL with
-// base64) so that both its sides are within the side limit of the
+// shrinkImage re-encodes the images a part sends, a user's file part (a
+// data: URL with base64) or the image attachments of a tool part (the read
+// tool's), so that both sides of each are within the side limit of the
 // session's next request and its base64 is at most shrinkTarget: scaled
 // down, a PNG (GIF, WebP: written as PNG) kept as PNG when that fits, else
 // JPEG at decreasing quality, then scaled down further. mime and the
-// URL's type follow the new format; the filename is kept. An image already
-// within the limits gets no edit; data that does not decode is
-// errNotApplicable.
+// URL's type follow the new format; the filename is kept. Images already
+// within the limits get no edit; a part none of whose images over a limit
+// decodes is errNotApplicable.
 func shrinkImage(s *store.Session, m *store.Message, p *store.Part) ([]store.Edit, error) {
-	if m.Role != "user" || p.Get("type").String() != "file" {
-		return nil, errNotApplicable
+	switch typ := p.Get("type").String(); {
+	case typ == "file" && m.Role == "user":
+		return shrinkParts(s, m, p, [][]string{nil})
+	case typ == "tool":
+		var at [][]string
+		for i, a := range p.Get("state.attachments").Array() {
+			if strings.HasPrefix(a.Get("mime").String(), "image/") {
+				at = append(at, []string{"state", "attachments", strconv.Itoa(i)})
+			}
+		}
+		return shrinkParts(s, m, p, at)
 	}
-	data, ok := scan.Base64Data(p.Get("url").String())
-	if !ok {
-		return nil, errNotApplicable
-	}
+	return nil, errNotApplicable
+}
+
+// shrinkParts shrinks the images of p at each path (nil for the part's
+// own url and mime, state.attachments.N for an attachment's) in one edit.
+func shrinkParts(s *store.Session, m *store.Message, p *store.Part, paths [][]string) ([]store.Edit, error) {
 	maxBase64, side := scan.ImageLimits(s)
+	after, changed, failed := p.Raw, []string(nil), 0
+	for _, path := range paths {
+		url, mimeKey := append(slices.Clip(path), "url"), append(slices.Clip(path), "mime")
+		data, ok := scan.Base64Data(gjson.GetBytes(after, strings.Join(url, ".")).String())
+		if !ok {
+			continue
+		}
+		out, mime, desc, err := shrinkData(data, maxBase64, side)
+		if err != nil {
+			failed++
+			continue
+		}
+		if out == "" {
+			continue // within the limits
+		}
+		after, err = setJSON(after, "data:"+mime+";base64,"+out, url...)
+		if err == nil && !strings.EqualFold(gjson.GetBytes(after, strings.Join(mimeKey, ".")).String(), mime) {
+			after, err = setJSON(after, mime, mimeKey...)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("part %s: %w", p.ID, err)
+		}
+		changed = append(changed, desc)
+	}
+	if len(changed) == 0 {
+		if failed > 0 {
+			return nil, errNotApplicable
+		}
+		return nil, nil
+	}
+	what := "image shrunk from " + changed[0]
+	if len(changed) > 1 {
+		what = fmt.Sprintf("%d images shrunk: %s", len(changed), strings.Join(changed, "; "))
+	}
+	ed := partEdit(store.OpUpdate, m, p, "shrinkImage", what)
+	ed.After = after
+	return []store.Edit{ed}, nil
+}
+
+// shrinkData re-encodes one image's base64 data within side px and
+// shrinkTarget bytes, and describes the change; out is "" when the image
+// is within maxBase64 and side already. Data that does not decode is
+// errNotApplicable.
+func shrinkData(data string, maxBase64, side int) (out, mime, desc string, err error) {
 	raw, err := base64.StdEncoding.DecodeString(data)
 	if err != nil {
-		return nil, errNotApplicable
+		return "", "", "", errNotApplicable
 	}
 	cfg, format, err := image.DecodeConfig(bytes.NewReader(raw))
 	if err != nil || cfg.Width <= 0 || cfg.Height <= 0 || cfg.Width*cfg.Height > maxDecodePixels {
-		return nil, errNotApplicable
+		return "", "", "", errNotApplicable
 	}
 	if len(data) <= maxBase64 && cfg.Width <= side && cfg.Height <= side {
-		return nil, nil
+		return "", "", "", nil
 	}
 	src, _, err := image.Decode(bytes.NewReader(raw))
 	raw = nil
 	if err != nil {
-		return nil, errNotApplicable
+		return "", "", "", errNotApplicable
 	}
 	out, mime, size := shrink(src, format, side, shrinkTarget)
 	if out == "" {
-		return nil, errNotApplicable
+		return "", "", "", errNotApplicable
 	}
-	after, err := setJSON(p.Raw, "data:"+mime+";base64,"+out, "url")
-	if err == nil && !strings.EqualFold(p.Get("mime").String(), mime) {
-		after, err = setJSON(after, mime, "mime")
-	}
-	if err != nil {
-		return nil, fmt.Errorf("part %s: %w", p.ID, err)
-	}
-	ed := partEdit(store.OpUpdate, m, p, "shrinkImage", fmt.Sprintf("image shrunk from %d×%d px, %d bytes of base64, to %d×%d px %s, %d bytes",
-		cfg.Width, cfg.Height, len(data), size.X, size.Y, mime, len(out)))
-	ed.After = after
-	return []store.Edit{ed}, nil
+	desc = fmt.Sprintf("%d×%d px, %d bytes of base64, to %d×%d px %s, %d bytes",
+		cfg.Width, cfg.Height, len(data), size.X, size.Y, mime, len(out))
+	return out, mime, desc, nil
 }
 
 // shrink encodes src within side px on each side and target bytes of

@@ -55,8 +55,9 @@ const (
 	// The errors of a history too big to send: an image over the
 	// provider's size or dimension limit, too many images, image data that
 	// is no image, a prompt over the model's context window. sessfix finds
-	// them (SF170–SF175); it shrinks an image a user pasted (SF170, SF171:
-	// shrinkImage) and does not repair the others yet (NotRepairedYet).
+	// them (SF170–SF175); it shrinks an image a user pasted or a tool
+	// returned (SF170, SF171: shrinkImage) and does not repair the others
+	// yet (NotRepairedYet).
 
 	// ErrorImageTooLarge: an image's base64 data is over the limit
 	// (Anthropic: 5 MB).
@@ -97,7 +98,7 @@ const contextOverflowName = "ContextOverflowError"
 
 // NotRepairedYetNote is what scan, diagnose and fix say about an error or a
 // finding of a NotRepairedYet type.
-const NotRepairedYetNote = "not repaired yet: sessfix does not shrink the images tools return, prune old tool results or replace media with a placeholder yet; " +
+const NotRepairedYetNote = "not repaired yet: sessfix does not prune old tool results or replace media with a placeholder yet; " +
 	"remove the image or start a new session"
 
 // DefaultFix returns the mutations error-driven recovery applies to the

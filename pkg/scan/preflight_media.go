@@ -128,13 +128,23 @@ func ImageLimits(s *store.Session) (maxBase64, maxSide int) {
 	return anthropicImageBase64Max, anthropicImageSideMax
 }
 
-// shrinkFix is the repair of an image over a limit: a user's file part is
-// shrunk; a tool result's image is not repaired yet.
-func (im mediaImage) shrinkFix() string {
-	if im.tool {
-		return ""
+// dataImages returns the base64 payloads of the images a part holds: a
+// user's file part's data: URL, or the image attachments (data: URLs) of a
+// tool part's state.
+func dataImages(p *store.Part) []string {
+	if p.Get("type").String() == "file" {
+		if data, ok := base64Data(p.Get("url").String()); ok {
+			return []string{data}
+		}
+		return nil
 	}
-	return "shrinkImage"
+	var out []string
+	for _, a := range p.Get("state.attachments").Array() {
+		if data, ok := base64Data(a.Get("url").String()); ok && strings.HasPrefix(a.Get("mime").String(), "image/") {
+			out = append(out, data)
+		}
+	}
+	return out
 }
 
 // base64Data returns the base64 payload of a data: URL.
@@ -214,6 +224,17 @@ func (im mediaImage) index() string {
 	return fmt.Sprintf("%s.content.%d", idx(im.n, im.m), im.nested)
 }
 
+// errorPath is the path the API's error prints: the image block, or the
+// image inside a tool result's content, named through the tool_result
+// ("messages.N.content.M.tool_result.content.K", as users quote the live
+// API).
+func (im mediaImage) errorPath() string {
+	if im.nested < 0 {
+		return idx(im.n, im.m)
+	}
+	return fmt.Sprintf("%s.tool_result.content.%d", idx(im.n, im.m), im.nested)
+}
+
 func (im mediaImage) what() string {
 	if im.tool {
 		return "an image a tool returned"
@@ -255,8 +276,8 @@ func checkImages(s *store.Session, r *sent.Request) []Violation {
 		base := Violation{N: im.n, M: im.m, Index: im.index(), MessageID: im.messageID, PartID: im.partID}
 		if n := len(im.data); n > anthropicImageBase64Max {
 			v := base
-			v.Code, v.Fix = "SF170", im.shrinkFix()
-			v.ProviderError = fmt.Sprintf("%s.image.source.base64: image exceeds 5 MB maximum: %d bytes > %d bytes", im.index(), n, anthropicImageBase64Max)
+			v.Code, v.Fix = "SF170", "shrinkImage"
+			v.ProviderError = fmt.Sprintf("%s.image.source.base64: image exceeds 5 MB maximum: %d bytes > %d bytes", im.errorPath(), n, anthropicImageBase64Max)
 			v.Message = fmt.Sprintf("%s is %d bytes of base64, over the 5 MB limit", im.what(), n)
 			out = append(out, v)
 		}
@@ -269,12 +290,12 @@ func checkImages(s *store.Session, r *sent.Request) []Violation {
 			out = append(out, v)
 		case known && (w > side || h > side):
 			v := base
-			v.Code, v.Fix = "SF171", im.shrinkFix()
+			v.Code, v.Fix = "SF171", "shrinkImage"
 			if many {
-				v.ProviderError = im.index() + ".image.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels"
+				v.ProviderError = im.errorPath() + ".image.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels"
 				v.Message = fmt.Sprintf("%s is %d×%d px, over the 2000 px limit of a request with more than 20 images (it has %d)", im.what(), w, h, len(ims))
 			} else {
-				v.ProviderError = im.index() + ".image.source.base64.data: At least one of the image dimensions exceed max allowed size: 8000 pixels"
+				v.ProviderError = im.errorPath() + ".image.source.base64.data: At least one of the image dimensions exceed max allowed size: 8000 pixels"
 				v.Message = fmt.Sprintf("%s is %d×%d px, over the 8000 px limit", im.what(), w, h)
 			}
 			out = append(out, v)
@@ -286,7 +307,7 @@ func checkImages(s *store.Session, r *sent.Request) []Violation {
 // ShrinkCauses returns the findings of fs that a stored image error (text,
 // of type image_too_large or image_dimensions, pointing at partID when
 // known) is about and that shrinkImage repairs: the preflight's SF170 and
-// SF171 findings on a user's pasted image.
+// SF171 findings on a user's pasted image or a tool result's image.
 func ShrinkCauses(fs []Finding, text, partID string) []Finding {
 	var out []Finding
 	for _, f := range ErrorCauses(fs, text) {
@@ -297,27 +318,36 @@ func ShrinkCauses(fs []Finding, text, partID string) []Finding {
 	return out
 }
 
-// imageWithinLimits names how the stored image an image error points at
-// shows the repair ("" when it does not): a user's file part whose base64
-// and sides are within the limits now, which the error said it was not.
+// imageWithinLimits names how the stored images an image error points at
+// show the repair ("" when they do not): a user's file part, or every
+// image attachment of a tool part, whose base64 and sides are within the
+// limits now, which the error said they were not.
 func (r *Recovery) imageWithinLimits(s *store.Session) string {
 	if (r.Type != ErrorImageTooLarge && r.Type != ErrorImageDimensions) || r.PartID == "" {
 		return ""
 	}
 	p := findPart(s, r.TargetID, r.PartID)
-	if p == nil || p.Get("type").String() != "file" {
+	if p == nil {
 		return ""
 	}
-	data, ok := base64Data(p.Get("url").String())
-	if !ok || len(data) > anthropicImageBase64Max {
+	images := dataImages(p)
+	if len(images) == 0 {
 		return ""
 	}
 	side := anthropicImageSideMax
 	if strings.Contains(r.Text, "many-image") {
 		side = manyImagesSideMax
 	}
-	if w, h, ok, known := imageHeader(data); !ok || !known || w > side || h > side {
-		return ""
+	for _, data := range images {
+		if len(data) > anthropicImageBase64Max {
+			return ""
+		}
+		if w, h, ok, known := imageHeader(data); !ok || !known || w > side || h > side {
+			return ""
+		}
+	}
+	if len(images) > 1 {
+		return "those images are within the limits now (shrunk since)"
 	}
 	return "that image is within the limits now (shrunk since)"
 }

@@ -164,7 +164,7 @@ func TestPreflightImageLimits(t *testing.T) {
 		{"pasted image over 5 MB", mediaFixture{userImgs: []string{big}},
 			fmt.Sprintf("SF170@messages.0.content.1 %s/%s: messages.0.content.1.image.source.base64: image exceeds 5 MB maximum: %d bytes > 5242880 bytes", mediaUser, userFilePart(1), len(big)), false},
 		{"read image over 2000 px among 21", mediaFixture{userImgs: repeat(small, 20), toolImgs: []string{wide}},
-			"SF171@messages.2.content.0.content.1 " + mediaAsst + "/" + mediaTool + ": messages.2.content.0.content.1.image.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels", false},
+			"SF171@messages.2.content.0.content.1 " + mediaAsst + "/" + mediaTool + ": messages.2.content.0.tool_result.content.1.image.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels", false},
 		{"2100 px among 20 images is accepted", mediaFixture{userImgs: repeat(small, 19), toolImgs: []string{wide}}, "", false},
 		{"image over 8000 px", mediaFixture{userImgs: []string{huge}},
 			"SF171@messages.0.content.1 " + mediaUser + "/" + userFilePart(1) + ": messages.0.content.1.image.source.base64.data: At least one of the image dimensions exceed max allowed size: 8000 pixels", false},
@@ -185,9 +185,9 @@ func TestPreflightImageLimits(t *testing.T) {
 		{"an svg is not judged", mediaFixture{mime: "image/svg+xml", userImgs: []string{base64.StdEncoding.EncodeToString([]byte("<svg/>"))}}, "", false},
 		{"compacted tool result sends no image", mediaFixture{toolImgs: []string{big}, compact: true}, "", false},
 		{"tool result image over 8000 px without text output", mediaFixture{toolImgs: []string{small, huge}, noOutput: true},
-			"SF171@messages.2.content.0.content.1 " + mediaAsst + "/" + mediaTool + ": messages.2.content.0.content.1.image.source.base64.data: At least one of the image dimensions exceed max allowed size: 8000 pixels", false},
+			"SF171@messages.2.content.0.content.1 " + mediaAsst + "/" + mediaTool + ": messages.2.content.0.tool_result.content.1.image.source.base64.data: At least one of the image dimensions exceed max allowed size: 8000 pixels", false},
 		{"tool result image over 5 MB", mediaFixture{toolImgs: []string{big}},
-			fmt.Sprintf("SF170@messages.2.content.0.content.1 %s/%s: messages.2.content.0.content.1.image.source.base64: image exceeds 5 MB maximum: %d bytes > 5242880 bytes", mediaAsst, mediaTool, len(big)), false},
+			fmt.Sprintf("SF170@messages.2.content.0.content.1 %s/%s: messages.2.content.0.tool_result.content.1.image.source.base64: image exceeds 5 MB maximum: %d bytes > 5242880 bytes", mediaAsst, mediaTool, len(big)), false},
 	}
 	for _, c := range cases {
 		for _, shape := range []store.Shape{store.ShapeSQLite, store.ShapeStorage} {
@@ -198,10 +198,10 @@ func TestPreflightImageLimits(t *testing.T) {
 					if f.Severity != c.sev() {
 						t.Errorf("%s: severity %v", f.Code, f.Severity)
 					}
-					// A user's pasted image over a limit is shrunk; the rest is
-					// not repaired yet.
+					// An image over a limit, pasted or a tool's, is shrunk;
+					// the rest is not repaired yet.
 					wantFix := ""
-					if (f.Code == "SF170" || f.Code == "SF171") && f.MessageID == mediaUser {
+					if f.Code == "SF170" || f.Code == "SF171" {
 						wantFix = "shrinkImage"
 					}
 					if f.Fix != wantFix || DetectErrorType(f.ProviderError) == ErrorNone || f.ErrorType == "" {

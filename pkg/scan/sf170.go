@@ -1,16 +1,17 @@
 package scan
 
 // The rules of a history too big to send (SF170–SF179). An image a user
-// pasted or attached that is over the size or dimension limit is shrunk
-// (shrinkImage, which keeps the picture); the others are found but not
-// repaired yet: pruning old tool results and placeholders wait.
+// pasted or attached, or a tool returned, that is over the size or
+// dimension limit is shrunk (shrinkImage, which keeps the picture); the
+// others are found but not repaired yet: pruning old tool results and
+// placeholders wait.
 
-const shrinkImageDoc = "`shrinkImage`, for an image a user pasted or attached (a `file` part): sessfix decodes it (PNG, JPEG, GIF, WebP), " +
+const shrinkImageDoc = "`shrinkImage`, for an image a user pasted or attached (a `file` part) or a tool returned (an image attachment of a completed tool part, " +
+	"such as the `read` tool's): sessfix decodes it (PNG, JPEG, GIF, WebP), " +
 	"scales it down so that both sides are within the limit that applies (8000 px, 2000 px in a request of more than 20 images) and re-encodes it " +
 	"until its base64 is at most 4 MiB, 1 MiB under the 5 MB limit: a PNG (or a GIF or WebP, written as PNG) stays PNG when that fits, else it becomes a JPEG " +
-	"at decreasing quality, then smaller still. The part's `mime` and the `data:` URL's type follow the new format; its filename is kept. " +
-	"The image is decoded only when repairing, one at a time. Data that does not decode is not repaired: the finding stays. " +
-	"An image a tool returned (the `read` tool's attachment) is not repaired yet: remove it yourself or start a new session."
+	"at decreasing quality, then smaller still. The part's (or the attachment's) `mime` and the `data:` URL's type follow the new format; its filename is kept. " +
+	"The image is decoded only when repairing, one at a time. Data that does not decode is not repaired: the finding stays."
 
 const notRepairedYetDoc = "Not repaired yet: sessfix reports the image and the provider's error, and `fix` plans nothing for it. " +
 	"Until it can shrink the image, remove it yourself (delete the message in OpenCode, or revert to before it) or start a new session."
@@ -25,7 +26,8 @@ func init() {
 			"or an image attachment of a completed tool result, such as the `read` tool on a PNG) has more than 5 MB (5,242,880 bytes) of base64 data. " +
 			"OpenCode re-sends the whole history on every prompt, so every later prompt fails. " +
 			"A tool result whose `state.time.compacted` is set is sent as `[Old tool result content cleared]` without its images and is not counted. " +
-			"The index is the image block (`messages.N.content.M`), or for a tool result's image the block inside its content (`messages.N.content.M.content.K`).",
+			"The index is the image block (`messages.N.content.M`), or for a tool result's image the block inside its content (`messages.N.content.M.content.K`; " +
+			"the API's error names it `messages.N.content.M.tool_result.content.K`).",
 		Why:           "The provider rejects the request on every retry: the session is dead until the image leaves the history.",
 		ProviderError: "messages.N.content.M.image.source.base64: image exceeds 5 MB maximum: 5895160 bytes > 5242880 bytes",
 		FixDoc:        shrinkImageDoc,

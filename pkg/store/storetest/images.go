@@ -8,6 +8,7 @@ import (
 	"image"
 	"image/png"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -46,6 +47,46 @@ func ImageSession(images ...Image) *Fixture {
 	return &Fixture{ID: ImageSessionID, Title: "images",
 		Info:     json.RawMessage(`{"id":"` + ImageSessionID + `","slug":"x","directory":"/work/x","version":"1.18.33","time":{"created":1767225600000,"updated":1767225609000}}`),
 		Messages: []Message{u, a}}
+}
+
+// Tool image session ids: ToolImageSession's read tool part, in the
+// message ImageAsstID.
+const ToolImagePartID = "prt_000000000002000000000000rd"
+
+// ToolImageSession is a finished Anthropic session whose user asked to look
+// at a file: the answer's first step calls the read tool, which returned
+// the images as attachments of its completed tool part (the shape OpenCode
+// 1.1.65 and 1.18.33 store, internal/opencodetest/OBSERVED.md), and the
+// second step answers "done". Made on 2026-01-01.
+func ToolImageSession(images ...Image) *Fixture {
+	q := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+	u := Message{Body: json.RawMessage(`{"id":"` + ImageUserID + `","role":"user","time":{"created":1767225601000},"agent":"build","model":{"providerID":"anthropic","modelID":"claude-sonnet-4-5"}}`)}
+	u.Parts = append(u.Parts, Part{Body: json.RawMessage(`{"id":"prt_00000000000100000000000000","type":"text","text":"look at big.png"}`)})
+	var atts []string
+	for i, im := range images {
+		atts = append(atts, `{"id":"prt_000000000002000000000001`+fmt.Sprintf("%02d", i)+`","sessionID":"`+ImageSessionID+`","messageID":"`+ImageAsstID+
+			`","type":"file","mime":`+q(im.Mime)+`,"url":`+q("data:"+im.Mime+";base64,"+im.Base64)+`}`)
+	}
+	asst := func(id, finish string, created int) json.RawMessage {
+		return json.RawMessage(`{"id":"` + id + `","role":"assistant","parentID":"` + ImageUserID + `","providerID":"anthropic","modelID":"claude-sonnet-4-5","mode":"build","agent":"build",` +
+			`"path":{"cwd":"/work/x","root":"/work/x"},"cost":0,"tokens":{"input":10,"output":2,"reasoning":0,"cache":{"read":0,"write":0}},` +
+			fmt.Sprintf(`"time":{"created":%d,"completed":%d},"finish":%q}`, created, created+500, finish))
+	}
+	a := Message{Body: asst(ImageAsstID, "tool-calls", 1767225602000)}
+	a.Parts = append(a.Parts,
+		Part{Body: json.RawMessage(`{"id":"prt_000000000002000000000000ss","type":"step-start"}`)},
+		Part{Body: json.RawMessage(`{"id":"prt_000000000002000000000000ra","type":"reasoning","text":"I will read it.","metadata":{"anthropic":{"signature":"c2lnbmVk"}},"time":{"start":1767225602000,"end":1767225602050}}`)},
+		Part{Body: json.RawMessage(`{"id":"` + ToolImagePartID + `","type":"tool","callID":"toolu_01read","tool":"read","state":{"status":"completed",` +
+			`"input":{"filePath":"/work/x/big.png"},"output":"Image read successfully","title":"big.png","metadata":{},` +
+			`"time":{"start":1767225602100,"end":1767225602200},"attachments":[` + strings.Join(atts, ",") + `]}}`)},
+		Part{Body: json.RawMessage(`{"id":"prt_000000000002000000000000sf","type":"step-finish","reason":"tool-calls","cost":0,"tokens":{"input":10,"output":2,"reasoning":0,"cache":{"read":0,"write":0}}}`)})
+	b := Message{Body: asst("msg_00000000000300000000000003", "stop", 1767225603000)}
+	b.Parts = append(b.Parts,
+		Part{Body: json.RawMessage(`{"id":"prt_000000000003000000000000ss","type":"step-start"}`)},
+		Part{Body: json.RawMessage(`{"id":"prt_000000000003000000000000tx","type":"text","text":"done"}`)})
+	return &Fixture{ID: ImageSessionID, Title: "tool images",
+		Info:     json.RawMessage(`{"id":"` + ImageSessionID + `","slug":"x","directory":"/work/x","version":"1.1.65","time":{"created":1767225600000,"updated":1767225609000}}`),
+		Messages: []Message{u, a, b}}
 }
 
 // NoisyPNG is a w×h opaque PNG of noise from seed, as base64, stored
