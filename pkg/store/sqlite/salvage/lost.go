@@ -116,7 +116,7 @@ func indexRange(ctx context.Context, in *sql.DB, table, index string, cols []str
 // session_id column) that have no session row, and gathers the sessions
 // of every lost range into rep.LostSessions.
 func findMissingSessions(ctx context.Context, out *sql.DB, rep *Report) error {
-	lost := append([]string(nil), rep.MissingSessions...)
+	var lost []string
 	for _, t := range rep.Tables {
 		for _, r := range t.Lost {
 			lost = append(lost, r.SessionIDs...)
@@ -150,7 +150,7 @@ func findMissingSessions(ctx context.Context, out *sql.DB, rep *Report) error {
 			missing = append(missing, ids...)
 		}
 		rep.MissingSessions = sortedUnique(missing)
-		lost = append(lost, missing...)
+		lost = append(lost, rep.MissingSessions...)
 	}
 	rep.LostSessions = sortedUnique(lost)
 	return nil

@@ -151,3 +151,5 @@ func TestHealthyDatabaseSalvagesWhole(t *testing.T) {
 		}
 	}
 }
+
+func itoa(n int) string { return fmt.Sprint(n) }

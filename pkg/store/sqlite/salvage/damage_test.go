@@ -1,0 +1,161 @@
+package salvage_test
+
+import (
+	"database/sql"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sessfix/sessfix/internal/opencodetest/ocrelease"
+	"github.com/sessfix/sessfix/internal/opencodetest/realstore"
+)
+
+// grow makes the recorded database larger: copies of every part row,
+// each with a new id, so that part spans many leaf pages and one page's
+// loss is a small share of it. The damage the tests then make is by
+// overwriting pages of the file, as a torn write would.
+func grow(t *testing.T, path string, copies int) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	_, err = db.Exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+		INSERT INTO part (id, message_id, session_id, time_created, time_updated, data)
+		SELECT p.id || printf('%04d', n.i), p.message_id, p.session_id, p.time_created, p.time_updated, p.data
+		FROM part p, n ORDER BY n.i, p.id`, copies)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// leaf is a leaf page of a table: its number and how many rows it held.
+type leaf struct{ page, cells int }
+
+// leaves are the leaf pages of table in key order (SQLite's dbstat).
+func leaves(t *testing.T, path, table string) []leaf {
+	t.Helper()
+	r, err := open(t, path).Query("SELECT pageno, ncell FROM dbstat WHERE name = ? AND pagetype = 'leaf' ORDER BY path", table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var out []leaf
+	for r.Next() {
+		var l leaf
+		if err := r.Scan(&l.page, &l.cells); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, l)
+	}
+	if len(out) < 3 {
+		t.Fatalf("%s has %d leaf pages, want 3 or more", table, len(out))
+	}
+	return out
+}
+
+// idOf is the id column of a rows line ("rowid|'id',...").
+func idOf(line string) string {
+	_, vals, _ := strings.Cut(line, "|")
+	id, _, _ := strings.Cut(vals, ",")
+	return strings.Trim(id, "'")
+}
+
+func TestDamagedPartPageLosesOnlyItsRows(t *testing.T) {
+	rs := realstore.Copy(t, ocrelease.V1_18)
+	grow(t, rs.Path, 20)
+	want := rows(t, rs.Path)
+	ls := leaves(t, rs.Path, "part")
+	hit := ls[len(ls)/2]
+	rs.OverwritePage(t, hit.page)
+
+	dst, rep := salvageCopy(t, rs.Path)
+	got := rows(t, dst)
+	sameRows(t, want, got, "part")
+	var missing []string
+	for _, line := range want["part"] {
+		if !slices.Contains(got["part"], line) {
+			missing = append(missing, idOf(line))
+		}
+	}
+	if len(got["part"])+hit.cells != len(want["part"]) || len(missing) != hit.cells {
+		t.Fatalf("part: %d of %d rows salvaged, %d missing; the damaged page held %d",
+			len(got["part"]), len(want["part"]), len(missing), hit.cells)
+	}
+	tr := rep.Table("part")
+	if tr == nil || len(tr.Lost) != 1 || tr.Read != int64(len(got["part"])) {
+		t.Fatalf("part report %+v", tr)
+	}
+	if n, exact := tr.LostRows(); n != hit.cells || !exact {
+		t.Errorf("lost rows %d (exact %v), want %d", n, exact, hit.cells)
+	}
+	if ids := tr.Lost[0].IDs; !slices.Equal(ids, missing) {
+		t.Errorf("lost ids %v, want %v", ids, missing)
+	}
+	if len(tr.Lost[0].SessionIDs) == 0 || len(tr.Lost[0].MessageIDs) == 0 || len(rep.LostSessions) == 0 {
+		t.Errorf("lost range names no session or message: %+v, lost sessions %v", tr.Lost[0], rep.LostSessions)
+	}
+	for _, other := range rep.Tables {
+		if other.Name != "part" && len(other.Lost) > 0 {
+			t.Errorf("%s lost %v", other.Name, other.Lost)
+		}
+	}
+}
+
+func TestDamagedIndexPageGivesEveryRowBack(t *testing.T) {
+	rs := realstore.Copy(t, ocrelease.V1_18)
+	want := rows(t, rs.Path)
+	rs.OverwritePage(t, rs.RootPage(t, "part_session_idx"))
+	dst, rep := salvageCopy(t, rs.Path)
+	sameRows(t, want, rows(t, dst))
+	if !rep.Whole() {
+		t.Errorf("report is not whole: %+v", rep)
+	}
+	// The index is rebuilt: a query through it sees every part.
+	n := query(t, open(t, dst), "SELECT count(*) FROM part INDEXED BY part_session_idx WHERE session_id > ''")
+	if n[0] != itoa(len(want["part"])) {
+		t.Errorf("part_session_idx holds %s rows, want %d", n[0], len(want["part"]))
+	}
+}
+
+func TestDamagedSessionPageNamesTheSessions(t *testing.T) {
+	rs := realstore.Copy(t, ocrelease.V1_18)
+	want := rows(t, rs.Path)
+	rs.OverwritePage(t, rs.RootPage(t, "session"))
+	dst, rep := salvageCopy(t, rs.Path)
+	got := rows(t, dst)
+	sameRows(t, want, got, "session")
+	if len(got["session"]) != 0 {
+		t.Errorf("%d sessions salvaged from a destroyed page", len(got["session"]))
+	}
+	var ids []string
+	for _, line := range want["session"] {
+		ids = append(ids, idOf(line))
+	}
+	slices.Sort(ids)
+	if !slices.Equal(rep.MissingSessions, ids) || !slices.Equal(rep.LostSessions, ids) {
+		t.Errorf("missing sessions %v, lost %v; want %v", rep.MissingSessions, rep.LostSessions, ids)
+	}
+	tr := rep.Table("session")
+	if n, exact := tr.LostRows(); n != len(ids) || !exact || !slices.Equal(tr.Lost[0].IDs, ids) {
+		t.Errorf("session report %+v", tr)
+	}
+}
+
+func TestDamagedMessagePageKeepsParts(t *testing.T) {
+	rs := realstore.Copy(t, ocrelease.V1_18)
+	want := rows(t, rs.Path)
+	rs.OverwritePage(t, rs.RootPage(t, "message"))
+	dst, rep := salvageCopy(t, rs.Path)
+	got := rows(t, dst)
+	sameRows(t, want, got, "message")
+	tr := rep.Table("message")
+	n, exact := tr.LostRows()
+	if len(got["message"])+n != len(want["message"]) || !exact || n == 0 {
+		t.Errorf("message: %d salvaged, %d reported lost (exact %v), want %d in all", len(got["message"]), n, exact, len(want["message"]))
+	}
+	if len(rep.LostSessions) == 0 || len(rep.MissingSessions) != 0 {
+		t.Errorf("lost sessions %v, missing %v", rep.LostSessions, rep.MissingSessions)
+	}
+}
