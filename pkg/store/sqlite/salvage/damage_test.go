@@ -2,12 +2,14 @@ package salvage_test
 
 import (
 	"database/sql"
+	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/sessfix/sessfix/internal/opencodetest/ocrelease"
 	"github.com/sessfix/sessfix/internal/opencodetest/realstore"
+	"github.com/sessfix/sessfix/pkg/store/sqlite/salvage"
 )
 
 // grow makes the recorded database larger: copies of every part row,
@@ -158,4 +160,72 @@ func TestDamagedMessagePageKeepsParts(t *testing.T) {
 	if len(rep.LostSessions) == 0 || len(rep.MissingSessions) != 0 {
 		t.Errorf("lost sessions %v, missing %v", rep.LostSessions, rep.MissingSessions)
 	}
+}
+
+// pageScanned checks a salvage that had to read the raw pages: every
+// session, message and part, and the migration rows, back as they were.
+func pageScanned(t *testing.T, want map[string][]string, dst string, rep *salvage.Report) map[string][]string {
+	t.Helper()
+	if rep.Method != salvage.MethodPages {
+		t.Fatalf("method %s, want %s", rep.Method, salvage.MethodPages)
+	}
+	got := rows(t, dst)
+	for _, name := range []string{"session", "message", "part", "project", "migration"} {
+		if !slices.Equal(got[name], want[name]) {
+			t.Errorf("%s: %d rows salvaged, want the %d of the source", name, len(got[name]), len(want[name]))
+		}
+	}
+	if len(rep.MissingSessions) != 0 {
+		t.Errorf("missing sessions %v", rep.MissingSessions)
+	}
+	return got
+}
+
+func TestDamagedSchemaPageGoesToThePageScan(t *testing.T) {
+	rs := realstore.Copy(t, ocrelease.V1_18)
+	want := rows(t, rs.Path)
+	rs.OverwritePage(t, 1)
+	dst, rep := salvageCopy(t, rs.Path)
+	got := pageScanned(t, want, dst, rep)
+	sameRows(t, want, got)
+	t.Logf("notes %v", rep.Notes)
+}
+
+func TestDamagedSchemaLeafGoesToThePageScan(t *testing.T) {
+	rs := realstore.Copy(t, ocrelease.V1_18)
+	want := rows(t, rs.Path)
+	// sqlite_master spans several pages: destroy one of its leaves, not
+	// page 1 (its root).
+	ls := leaves(t, rs.Path, "sqlite_schema")
+	rs.OverwritePage(t, ls[1].page)
+	dst, rep := salvageCopy(t, rs.Path)
+	sameRows(t, want, pageScanned(t, want, dst, rep))
+}
+
+func TestTruncatedDatabase(t *testing.T) {
+	rs := realstore.Copy(t, ocrelease.V1_18)
+	want := rows(t, rs.Path)
+	fi, err := os.Stat(rs.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(rs.Path, fi.Size()/2); err != nil {
+		t.Fatal(err)
+	}
+	dst, rep := salvageCopy(t, rs.Path)
+	got := rows(t, dst)
+	// Every session row lies in the first half of the recorded file.
+	if !slices.Equal(got["session"], want["session"]) {
+		t.Errorf("%d of %d sessions salvaged from the first half of the file", len(got["session"]), len(want["session"]))
+	}
+	for name, g := range got {
+		for _, line := range g {
+			if !slices.Contains(want[name], line) && name != "migration" {
+				t.Errorf("%s: a row the source did not have: %.80s", name, line)
+			}
+		}
+	}
+	t.Logf("method %s; kept: session %d/%d, message %d/%d, part %d/%d, migration %d/%d", rep.Method,
+		len(got["session"]), len(want["session"]), len(got["message"]), len(want["message"]),
+		len(got["part"]), len(want["part"]), len(got["migration"]), len(want["migration"]))
 }

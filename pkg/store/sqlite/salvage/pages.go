@@ -3,10 +3,313 @@ package salvage
 import (
 	"context"
 	"database/sql"
-	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
 )
 
-// copyPages reads the raw pages of src into out.
+// idPrefixes are the prefixes OpenCode's ids carry, by table and column:
+// a record of one of these tables must have them.
+var idPrefixes = map[string]map[string]string{
+	"session": {"id": "ses_"},
+	"message": {"id": "msg_", "session_id": "ses_"},
+	"part":    {"id": "prt_", "message_id": "msg_", "session_id": "ses_"},
+	"todo":    {"session_id": "ses_"},
+	"event":   {"id": "evt_"},
+}
+
+// idPatterns are what ids of tables without a prefix look like: a
+// migration is named after its time (20260127222353_familiar_lady_ursula).
+var idPatterns = map[string]map[string]*regexp.Regexp{
+	migrationTable: {"id": regexp.MustCompile(`^[0-9]{14}_`)},
+}
+
+// shape is what a table's records look like.
+type shape struct {
+	name  string
+	cols  []colShape
+	alias int // the INTEGER PRIMARY KEY column (stored as null), or -1
+}
+
+type colShape struct {
+	name, typ, prefix string
+	pattern           *regexp.Regexp
+	notNull           bool
+}
+
+// fits reports whether a record can be a row of the table.
+func (s *shape) fits(vals []any) bool {
+	if len(vals) != len(s.cols) {
+		return false
+	}
+	for i, c := range s.cols {
+		v := vals[i]
+		if v == nil {
+			if c.notNull && i != s.alias {
+				return false
+			}
+			continue
+		}
+		switch c.typ {
+		case "TEXT":
+			str, ok := v.(string)
+			if !ok || !strings.HasPrefix(str, c.prefix) || c.pattern != nil && !c.pattern.MatchString(str) {
+				return false
+			}
+		case "INTEGER":
+			if _, ok := v.(int64); !ok {
+				return false
+			}
+		case "REAL":
+			switch v.(type) {
+			case int64, float64:
+			default:
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// hinted reports whether the table's ids have known prefixes.
+func (s *shape) hinted() bool { return idPrefixes[s.name] != nil || idPatterns[s.name] != nil }
+
+func shapes(ctx context.Context, out *sql.DB, tables []string) ([]*shape, error) {
+	var all []*shape
+	for _, t := range tables {
+		rows, err := out.QueryContext(ctx, `SELECT name, upper(type), "notnull", pk FROM pragma_table_info(?) ORDER BY cid`, t)
+		if err != nil {
+			return nil, err
+		}
+		s := &shape{name: t, alias: -1}
+		pks, intPK := 0, -1
+		for rows.Next() {
+			var c colShape
+			var pk int
+			if err := rows.Scan(&c.name, &c.typ, &c.notNull, &pk); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			c.prefix, c.pattern = idPrefixes[t][c.name], idPatterns[t][c.name]
+			if pk > 0 {
+				pks++
+				if c.typ == "INTEGER" {
+					intPK = len(s.cols)
+				}
+			}
+			s.cols = append(s.cols, c)
+		}
+		rows.Close()
+		if pks == 1 {
+			s.alias = intPK
+		}
+		all = append(all, s)
+	}
+	return all, nil
+}
+
+// placePage is the table every cell of a leaf page fits: the one table
+// with known id prefixes that fits, else the only table that fits; nil
+// when none or several do.
+func placePage(all []*shape, cells []cell) *shape {
+	var fit, hinted []*shape
+	for _, s := range all {
+		ok := true
+		for _, c := range cells {
+			if !s.fits(c.values) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			fit = append(fit, s)
+			if s.hinted() {
+				hinted = append(hinted, s)
+			}
+		}
+	}
+	switch {
+	case len(hinted) == 1:
+		return hinted[0]
+	case len(fit) == 1:
+		return fit[0]
+	}
+	return nil
+}
+
+// copyPages fills out from the raw pages of src: OpenCode 1.18.33's
+// schema, then every table b-tree leaf page's rows given to the table
+// they fit.
 func copyPages(ctx context.Context, src string, out *sql.DB, rep *Report) error {
-	return errors.New("salvage: sqlite_master cannot be read and the page scan is not written yet")
+	pf, err := openPages(src)
+	if err != nil {
+		return fmt.Errorf("salvage: read %s: %w", src, err)
+	}
+	defer pf.Close()
+	if !pf.headerOK {
+		rep.Notes = append(rep.Notes, "the file header cannot be read: pages of 4096 bytes assumed")
+	}
+	if _, err := out.ExecContext(ctx, fmt.Sprintf("PRAGMA page_size = %d", pf.size)); err != nil {
+		return fmt.Errorf("salvage: set page_size: %w", err)
+	}
+	rep.Notes = append(rep.Notes, "the schema is OpenCode "+KnownVersion+"'s, embedded in sessfix")
+	var tables, later []string
+	for _, stmt := range knownStatements() {
+		if !strings.HasPrefix(stmt, "CREATE TABLE") {
+			later = append(later, stmt)
+			continue
+		}
+		if _, err := out.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("salvage: create the embedded schema: %w", err)
+		}
+		name, _ := tableName(stmt)
+		tables = append(tables, name)
+	}
+	all, err := shapes(ctx, out, tables)
+	if err != nil {
+		return fmt.Errorf("salvage: read the embedded schema: %w", err)
+	}
+	placed := map[string][]cell{}
+	var leaves, unplacedPages, unplacedRows, badCells int
+	for n := 1; n <= pf.count; n++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if pf.freelist[n] {
+			continue
+		}
+		cells, bad, ok := pf.leafCells(n)
+		if !ok {
+			continue
+		}
+		leaves++
+		badCells += bad
+		if len(cells) == 0 {
+			continue
+		}
+		s := placePage(all, cells)
+		if s == nil {
+			unplacedPages++
+			unplacedRows += len(cells)
+			continue
+		}
+		placed[s.name] = append(placed[s.name], cells...)
+	}
+	rep.Unplaced = unplacedRows
+	rep.Notes = append(rep.Notes, fmt.Sprintf("%d of %d pages are table leaves; %d rows on %d of them fit no known table (sqlite_master's among them); %d cells could not be decoded",
+		leaves, pf.count, unplacedRows, unplacedPages, badCells))
+	for _, s := range all {
+		tr, err := insertCells(ctx, out, s, placed[s.name])
+		if err != nil {
+			return err
+		}
+		rep.Tables = append(rep.Tables, tr)
+	}
+	if err := addMigrations(ctx, out, rep); err != nil {
+		return err
+	}
+	for _, stmt := range later {
+		if _, err := out.ExecContext(ctx, stmt); err != nil {
+			rep.Skipped = append(rep.Skipped, firstLine(stmt)+": "+oneLine(err))
+		}
+	}
+	if pf.headerOK {
+		if _, err := out.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d; PRAGMA application_id = %d", pf.userVersion, pf.appID)); err != nil {
+			return fmt.Errorf("salvage: set user_version: %w", err)
+		}
+	}
+	return nil
+}
+
+// insertCells writes one table's rows in rowid order; a rowid seen twice
+// (a stale copy of a page) or a row the table's constraints refuse is
+// Rejected.
+func insertCells(ctx context.Context, out *sql.DB, s *shape, cells []cell) (TableReport, error) {
+	tr := TableReport{Name: s.name}
+	slices.SortStableFunc(cells, func(a, b cell) int {
+		switch {
+		case a.rowid < b.rowid:
+			return -1
+		case a.rowid > b.rowid:
+			return 1
+		}
+		return 0
+	})
+	names := []string{"rowid"}
+	marks := []string{"?"}
+	for _, c := range s.cols {
+		names, marks = append(names, quote(c.name)), append(marks, "?")
+	}
+	tx, err := out.BeginTx(ctx, nil)
+	if err != nil {
+		return tr, err
+	}
+	defer tx.Rollback()
+	ins, err := tx.PrepareContext(ctx, "INSERT INTO "+quote(s.name)+" ("+strings.Join(names, ", ")+") VALUES ("+strings.Join(marks, ", ")+")")
+	if err != nil {
+		return tr, fmt.Errorf("salvage: insert into %s: %w", s.name, err)
+	}
+	for _, c := range cells {
+		args := append([]any{c.rowid}, c.values...)
+		if s.alias >= 0 {
+			args[1+s.alias] = c.rowid
+		}
+		if _, err := ins.ExecContext(ctx, args...); err != nil {
+			if !isConstraint(err) {
+				return tr, fmt.Errorf("salvage: write %s: %w", s.name, err)
+			}
+			tr.Rejected = append(tr.Rejected, c.rowid)
+			continue
+		}
+		tr.Read++
+	}
+	return tr, tx.Commit()
+}
+
+// addMigrations writes the embedded migration rows the pages did not give
+// back, so that OpenCode finds its migrations done and does not run them
+// again on the tables it already has.
+func addMigrations(ctx context.Context, out *sql.DB, rep *Report) error {
+	added := 0
+	for _, line := range strings.Split(strings.TrimSpace(knownMigrations), "\n") {
+		id, at, ok := strings.Cut(line, "\t")
+		if !ok {
+			continue
+		}
+		res, err := out.ExecContext(ctx, "INSERT OR IGNORE INTO "+quote(migrationTable)+" (id, time_completed) VALUES (?, CAST(? AS INTEGER))", id, at)
+		if err != nil {
+			return fmt.Errorf("salvage: write %s: %w", migrationTable, err)
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			added++
+		}
+	}
+	if added > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d rows of %s were not found in the pages and were written from OpenCode %s's", added, migrationTable, KnownVersion))
+	}
+	return nil
+}
+
+// tableName is the quoted name a CREATE TABLE statement creates.
+func tableName(stmt string) (string, bool) {
+	rest := strings.TrimPrefix(stmt, "CREATE TABLE ")
+	if rest == "" {
+		return "", false
+	}
+	q := rest[0]
+	if q != '`' && q != '"' {
+		name, _, _ := strings.Cut(rest, " ")
+		return name, true
+	}
+	end := strings.IndexByte(rest[1:], q)
+	if end < 0 {
+		return "", false
+	}
+	return rest[1 : 1+end], true
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }

@@ -33,6 +33,9 @@ type Report struct {
 	// LostSessions are the sessions with lost rows, as far as the rows'
 	// ids can still be read (intact indexes, surviving rows), sorted.
 	LostSessions []string
+	// Unplaced is how many rows the page scan decoded but could not give
+	// to a table (MethodPages only).
+	Unplaced int
 	// Notes say what else a user should know (how the source was opened,
 	// a schema taken from the embedded copy, ...).
 	Notes []string
@@ -90,8 +93,12 @@ func (r *Report) Table(name string) *TableReport {
 	return nil
 }
 
-// Whole reports whether nothing was lost, rejected or skipped.
+// Whole reports whether nothing was lost, rejected or skipped. A page
+// scan is never whole: what it did not find cannot be counted.
 func (r *Report) Whole() bool {
+	if r.Method == MethodPages {
+		return false
+	}
 	for _, t := range r.Tables {
 		if len(t.Lost) > 0 || len(t.Rejected) > 0 {
 			return false
