@@ -64,7 +64,7 @@ func copyPragmas(ctx context.Context, in, out *sql.DB, names []string, rep *Repo
 }
 
 // copySQL recreates schema in out and copies every table's rows.
-func copySQL(ctx context.Context, in, out *sql.DB, schema []entry, rep *Report) error {
+func copySQL(ctx context.Context, src string, in, out *sql.DB, schema []entry, rep *Report) error {
 	if err := copyPragmas(ctx, in, out, layoutPragmas, rep); err != nil {
 		return err
 	}
@@ -100,10 +100,15 @@ func copySQL(ctx context.Context, in, out *sql.DB, schema []entry, rep *Report) 
 		if err != nil {
 			return err
 		}
-		if len(tr.Lost) > 0 {
-			lostIDs(ctx, in, schema, &tr)
-		}
 		rep.Tables = append(rep.Tables, tr)
+	}
+	if err := recoverFromPages(ctx, src, out, rep); err != nil {
+		return err
+	}
+	for i := range rep.Tables {
+		if len(rep.Tables[i].Lost) > 0 {
+			lostIDs(ctx, in, out, schema, &rep.Tables[i])
+		}
 	}
 	for _, typ := range []string{"index", "trigger", "view"} {
 		for _, e := range schema {

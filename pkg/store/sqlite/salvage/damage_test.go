@@ -229,3 +229,20 @@ func TestTruncatedDatabase(t *testing.T) {
 		len(got["session"]), len(want["session"]), len(got["message"]), len(want["message"]),
 		len(got["part"]), len(want["part"]), len(got["migration"]), len(want["migration"]))
 }
+
+func TestDamagedInteriorPageLeavesAreFoundInThePages(t *testing.T) {
+	rs := realstore.Copy(t, ocrelease.V1_18)
+	grow(t, rs.Path, 20)
+	want := rows(t, rs.Path)
+	leaves(t, rs.Path, "part") // several leaves: the root is an interior page
+	rs.OverwritePage(t, rs.RootPage(t, "part"))
+	dst, rep := salvageCopy(t, rs.Path)
+	sameRows(t, want, rows(t, dst))
+	tr := rep.Table("part")
+	if len(tr.Lost) != 1 || tr.Lost[0].Rows != len(want["part"]) || tr.Lost[0].FromPages != len(want["part"]) || len(tr.Lost[0].IDs) != 0 {
+		t.Errorf("part report %+v", tr)
+	}
+	if !rep.Whole() || len(rep.LostSessions) != 0 {
+		t.Errorf("report whole %v, lost sessions %v", rep.Whole(), rep.LostSessions)
+	}
+}

@@ -14,7 +14,9 @@
 // where a read fails part-way, searches rowid ranges around the failure
 // down to single rowids, so only the rows SQLite cannot read are left out;
 // indexes, triggers and views are created afterwards, so indexes are built
-// from the copied rows. When sqlite_master itself cannot be read, the page
+// from the copied rows. Rows SQLite cannot reach because an interior page
+// above them is damaged are then looked for in the raw pages (below).
+// When sqlite_master itself cannot be read, the page
 // way scans every page of the file, decodes the table b-tree leaf cells and
 // assigns their records to OpenCode's known tables by their shape; the
 // schema then comes from OpenCode 1.18.33's, embedded (schema.sql).

@@ -20,7 +20,7 @@ func isConstraint(err error) bool {
 // hold about them: how many rows, and their id, session_id and
 // message_id. An index that cannot be read is passed over; a range no
 // index could be read for keeps Rows -1.
-func lostIDs(ctx context.Context, in *sql.DB, schema []entry, t *TableReport) {
+func lostIDs(ctx context.Context, in, out *sql.DB, schema []entry, t *TableReport) {
 	for _, e := range schema {
 		if e.typ != "index" || e.table != t.Name {
 			continue
@@ -30,7 +30,7 @@ func lostIDs(ctx context.Context, in *sql.DB, schema []entry, t *TableReport) {
 			continue
 		}
 		for i := range t.Lost {
-			indexRange(ctx, in, t.Name, e.name, cols, &t.Lost[i])
+			indexRange(ctx, in, out, t.Name, e.name, cols, &t.Lost[i])
 		}
 	}
 	for i := range t.Lost {
@@ -62,8 +62,9 @@ func indexColumns(ctx context.Context, db *sql.DB, index string) ([]string, erro
 }
 
 // indexRange reads the entries of index whose rowid is in r: a covering
-// scan of the index that never reads the table's pages.
-func indexRange(ctx context.Context, in *sql.DB, table, index string, cols []string, r *Range) {
+// scan of the index that never reads the table's pages. The ids of rows
+// out has after all (found in the raw pages) are left out.
+func indexRange(ctx context.Context, in, out *sql.DB, table, index string, cols []string, r *Range) {
 	sel := make([]string, len(cols))
 	for i, c := range cols {
 		sel[i] = quote(c)
@@ -87,6 +88,10 @@ func indexRange(ctx context.Context, in *sql.DB, table, index string, cols []str
 			return
 		}
 		n++
+		var there int
+		if out.QueryRowContext(ctx, "SELECT count(*) FROM "+quote(table)+" WHERE rowid = ?", vals[0]).Scan(&there) == nil && there > 0 {
+			continue
+		}
 		for i, c := range cols {
 			s, ok := vals[i+1].(string)
 			if !ok {

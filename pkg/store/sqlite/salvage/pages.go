@@ -1,6 +1,7 @@
 package salvage
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -227,15 +228,21 @@ func copyPages(ctx context.Context, src string, out *sql.DB, rep *Report) error 
 // Rejected.
 func insertCells(ctx context.Context, out *sql.DB, s *shape, cells []cell) (TableReport, error) {
 	tr := TableReport{Name: s.name}
-	slices.SortStableFunc(cells, func(a, b cell) int {
-		switch {
-		case a.rowid < b.rowid:
-			return -1
-		case a.rowid > b.rowid:
-			return 1
+	err := insertRows(ctx, out, s, cells, func(c cell, ok bool) {
+		if ok {
+			tr.Read++
+		} else {
+			tr.Rejected = append(tr.Rejected, c.rowid)
 		}
-		return 0
 	})
+	return tr, err
+}
+
+// insertRows inserts cells into s's table in rowid order in one
+// transaction, telling done of each whether it was inserted or refused
+// by a constraint.
+func insertRows(ctx context.Context, out *sql.DB, s *shape, cells []cell, done func(c cell, inserted bool)) error {
+	slices.SortStableFunc(cells, func(a, b cell) int { return cmp.Compare(a.rowid, b.rowid) })
 	names := []string{"rowid"}
 	marks := []string{"?"}
 	for _, c := range s.cols {
@@ -243,28 +250,28 @@ func insertCells(ctx context.Context, out *sql.DB, s *shape, cells []cell) (Tabl
 	}
 	tx, err := out.BeginTx(ctx, nil)
 	if err != nil {
-		return tr, err
+		return err
 	}
 	defer tx.Rollback()
 	ins, err := tx.PrepareContext(ctx, "INSERT INTO "+quote(s.name)+" ("+strings.Join(names, ", ")+") VALUES ("+strings.Join(marks, ", ")+")")
 	if err != nil {
-		return tr, fmt.Errorf("salvage: insert into %s: %w", s.name, err)
+		return fmt.Errorf("salvage: insert into %s: %w", s.name, err)
 	}
 	for _, c := range cells {
 		args := append([]any{c.rowid}, c.values...)
 		if s.alias >= 0 {
 			args[1+s.alias] = c.rowid
 		}
-		if _, err := ins.ExecContext(ctx, args...); err != nil {
-			if !isConstraint(err) {
-				return tr, fmt.Errorf("salvage: write %s: %w", s.name, err)
-			}
-			tr.Rejected = append(tr.Rejected, c.rowid)
-			continue
+		_, err := ins.ExecContext(ctx, args...)
+		if err != nil && !isConstraint(err) {
+			return fmt.Errorf("salvage: write %s: %w", s.name, err)
 		}
-		tr.Read++
+		done(c, err == nil)
 	}
-	return tr, tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("salvage: write %s: %w", s.name, err)
+	}
+	return nil
 }
 
 // addMigrations writes the embedded migration rows the pages did not give

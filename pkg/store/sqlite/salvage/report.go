@@ -63,14 +63,19 @@ type Range struct {
 	// Rows is how many rows the range held, as an intact index counts
 	// them; -1 when no index of the table could be read.
 	Rows int
+	// FromPages is how many of them were found in the raw pages (a leaf
+	// under a damaged interior page) and copied after all.
+	FromPages int
 	// IDs are the lost rows' id column values; SessionIDs and MessageIDs
 	// the sessions and messages they belong to (their own id for session
-	// and message rows); all as far as an intact index still holds them.
+	// and message rows); all as far as an intact index still holds them,
+	// and without the rows FromPages found.
 	IDs, SessionIDs, MessageIDs []string
 }
 
-// LostRows is how many rows the table lost as far as indexes count them,
-// and whether every lost range was counted.
+// LostRows is how many rows the table lost (the rows of its lost ranges
+// less those found in the raw pages) as far as indexes count them, and
+// whether every lost range was counted.
 func (t TableReport) LostRows() (n int, exact bool) {
 	exact = true
 	for _, r := range t.Lost {
@@ -78,7 +83,7 @@ func (t TableReport) LostRows() (n int, exact bool) {
 			exact = false
 			continue
 		}
-		n += r.Rows
+		n += max(r.Rows-r.FromPages, 0)
 	}
 	return n, exact
 }
@@ -100,7 +105,7 @@ func (r *Report) Whole() bool {
 		return false
 	}
 	for _, t := range r.Tables {
-		if len(t.Lost) > 0 || len(t.Rejected) > 0 {
+		if n, exact := t.LostRows(); n > 0 || !exact || len(t.Rejected) > 0 {
 			return false
 		}
 	}

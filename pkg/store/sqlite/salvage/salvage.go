@@ -86,7 +86,7 @@ func salvageInto(ctx context.Context, src string, out *sql.DB, rep *Report) erro
 	}
 	if err == nil {
 		rep.Method = MethodSQL
-		err = copySQL(ctx, in.SQL, out, schema, rep)
+		err = copySQL(ctx, src, in.SQL, out, schema, rep)
 	} else {
 		if ctx.Err() != nil {
 			return ctx.Err()
