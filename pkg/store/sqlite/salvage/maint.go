@@ -9,9 +9,19 @@ import (
 
 // Reindex rebuilds every index of the database at path from its tables
 // (the repair when only index pages are damaged) and checks the result
-// with integrity_check. It writes the database in place: its caller has
-// backed the database up and holds sessfix's writer lock; Reindex takes
-// no lock of its own beyond SQLite's.
+// with integrity_check. SQLite's REINDEX first empties an index by walking
+// its pages, which fails on a damaged page; then Reindex removes the
+// indexes created by CREATE INDEX from the schema (their pages become
+// unused), rebuilds the file with VACUUM, which reads only the tables,
+// and creates the indexes again from their statements. An index that
+// belongs to a PRIMARY KEY or UNIQUE constraint cannot be taken out that
+// way: when one of those is damaged the check fails and the database needs
+// Salvage.
+//
+// Reindex writes the database in place: its caller has backed the
+// database up and holds sessfix's writer lock; Reindex takes no lock of
+// its own beyond SQLite's. A failure part-way can leave the database
+// without its indexes; the backup is what puts it back.
 func Reindex(ctx context.Context, path string) error {
 	db, err := openInPlace(path)
 	if err != nil {
@@ -19,7 +29,14 @@ func Reindex(ctx context.Context, path string) error {
 	}
 	defer db.Close()
 	if _, err := db.ExecContext(ctx, "REINDEX"); err != nil {
-		return fmt.Errorf("reindex %s: %w", path, err)
+		db.Close()
+		if err := rebuildIndexes(ctx, path); err != nil {
+			return fmt.Errorf("reindex %s: %w", path, err)
+		}
+		if db, err = openInPlace(path); err != nil {
+			return err
+		}
+		defer db.Close()
 	}
 	lines, err := strings1(ctx, db, "PRAGMA integrity_check")
 	if err != nil {
@@ -27,6 +44,39 @@ func Reindex(ctx context.Context, path string) error {
 	}
 	if got := strings.Join(lines, "; "); got != "ok" {
 		return fmt.Errorf("%s still fails integrity_check after reindex: %s", path, got)
+	}
+	return nil
+}
+
+// rebuildIndexes drops the CREATE INDEX indexes from the schema without
+// touching their pages, vacuums, and creates them again.
+func rebuildIndexes(ctx context.Context, path string) error {
+	db, err := openInPlace(path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	stmts, err := strings1(ctx, db, "SELECT sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY rowid")
+	if err != nil {
+		return err
+	}
+	for _, q := range []string{"PRAGMA writable_schema = ON", "DELETE FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL", "PRAGMA writable_schema = OFF"} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	db.Close() // the next connection reads the schema without the indexes
+	if db, err = openInPlace(path); err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, "VACUUM"); err != nil {
+		return err
+	}
+	for _, q := range stmts {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -200,12 +200,17 @@ func copyPages(ctx context.Context, src string, out *sql.DB, rep *Report) error 
 	rep.Unplaced = unplacedRows
 	rep.Notes = append(rep.Notes, fmt.Sprintf("%d of %d pages are table leaves; %d rows on %d of them fit no known table (sqlite_master's among them); %d cells could not be decoded",
 		leaves, pf.count, unplacedRows, unplacedPages, badCells))
+	total := int64(0)
 	for _, s := range all {
 		tr, err := insertCells(ctx, out, s, placed[s.name])
 		if err != nil {
 			return err
 		}
 		rep.Tables = append(rep.Tables, tr)
+		total += tr.Read
+	}
+	if total == 0 {
+		return fmt.Errorf("salvage %s: no page of the file holds rows of OpenCode's tables", src)
 	}
 	if err := addMigrations(ctx, out, rep); err != nil {
 		return err
