@@ -10,20 +10,24 @@ import (
 )
 
 // pageFile reads a database file page by page, without SQLite: the page
-// scan's view of a file whose schema SQLite cannot read.
+// scan's view of a file whose schema SQLite cannot read. The committed
+// frames of its write-ahead log, when it has one, replace the pages they
+// hold.
 type pageFile struct {
-	f        *os.File
-	size     int // page size
-	usable   int // page size less the reserved bytes at each page's end
-	count    int // pages in the file
+	f, wal   *os.File
+	walPages map[int]int64 // page number to the offset of its newest committed frame's data
+	size     int           // page size
+	usable   int           // page size less the reserved bytes at each page's end
+	count    int           // pages in the database
 	freelist map[int]bool
 	// userVersion and appID are the header's, when the header is whole.
 	userVersion, appID int32
 	headerOK           bool
 }
 
-// openPages opens path for the page scan. A header whose page size is
-// not valid is read as 4096-byte pages (OpenCode's).
+// openPages opens path (and path-wal) for the page scan. A header whose
+// page size is not valid is read with the log's page size, or as 4096-byte
+// pages (OpenCode's).
 func openPages(path string) (*pageFile, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -36,38 +40,138 @@ func openPages(path string) (*pageFile, error) {
 	}
 	p := &pageFile{f: f, size: 4096, freelist: map[int]bool{}}
 	var h [100]byte
-	if _, err := io.ReadFull(f, h[:]); err == nil && string(h[:16]) == magic {
-		size := int(binary.BigEndian.Uint16(h[16:18]))
-		if size == 1 {
-			size = 65536
-		}
-		if size >= 512 && size&(size-1) == 0 {
-			p.size, p.headerOK = size, true
-			p.userVersion = int32(binary.BigEndian.Uint32(h[60:64]))
-			p.appID = int32(binary.BigEndian.Uint32(h[68:72]))
-		}
+	_, herr := io.ReadFull(f, h[:])
+	var walCount int
+	if size := headerPageSize(h[:]); herr == nil && size > 0 {
+		p.size = size
+		_, walCount = p.openWAL(path)
+	} else if size, _ := p.openWAL(path); size > 0 && size != p.size {
+		// No header to say: the log's page size, when it has one.
+		p.size = size
+		_, walCount = p.openWAL(path)
+	}
+	p.usable = p.size
+	p.count = max(int(fi.Size()/int64(p.size)), walCount)
+	if b, err := p.page(1); err == nil && headerPageSize(b) == p.size {
+		copy(h[:], b)
+		p.headerOK = true
 		p.usable = p.size - int(h[20])
+		p.userVersion = int32(binary.BigEndian.Uint32(h[60:64]))
+		p.appID = int32(binary.BigEndian.Uint32(h[68:72]))
+		p.readFreelist(int(binary.BigEndian.Uint32(h[32:36])))
 	}
 	if p.usable < 480 {
 		p.usable = p.size
 	}
-	p.count = int(fi.Size() / int64(p.size))
-	if p.headerOK {
-		p.readFreelist(int(binary.BigEndian.Uint32(h[32:36])))
-	}
 	return p, nil
+}
+
+// headerPageSize is the page size of a database header, or 0 when b is
+// no valid header.
+func headerPageSize(b []byte) int {
+	if len(b) < 100 || string(b[:16]) != magic {
+		return 0
+	}
+	size := int(binary.BigEndian.Uint16(b[16:18]))
+	if size == 1 {
+		size = 65536
+	}
+	if size < 512 || size&(size-1) != 0 {
+		return 0
+	}
+	return size
+}
+
+// openWAL indexes the committed frames of path-wal whose salts and
+// checksums are valid; it returns the log's page size (0 without a
+// usable log) and the database's size in pages after the last commit.
+func (p *pageFile) openWAL(path string) (size, count int) {
+	if p.wal == nil {
+		w, err := os.Open(path + "-wal")
+		if err != nil {
+			return 0, 0
+		}
+		p.wal = w
+	}
+	var h [32]byte
+	if _, err := p.wal.ReadAt(h[:], 0); err != nil {
+		return 0, 0
+	}
+	magicWord := binary.BigEndian.Uint32(h[0:4])
+	if magicWord&^1 != 0x377f0682 {
+		return 0, 0
+	}
+	order := binary.ByteOrder(binary.LittleEndian)
+	if magicWord&1 == 1 {
+		order = binary.BigEndian
+	}
+	size = int(binary.BigEndian.Uint32(h[8:12]))
+	if size < 512 || size > 65536 || size&(size-1) != 0 {
+		return 0, 0
+	}
+	if size != p.size {
+		return size, 0
+	}
+	s0, s1 := walChecksum(order, h[:24], 0, 0)
+	if s0 != binary.BigEndian.Uint32(h[24:28]) || s1 != binary.BigEndian.Uint32(h[28:32]) {
+		return 0, 0
+	}
+	p.walPages = map[int]int64{}
+	pending := map[int]int64{}
+	frame := make([]byte, 24+size)
+	for off := int64(32); ; off += int64(len(frame)) {
+		if _, err := p.wal.ReadAt(frame, off); err != nil {
+			break
+		}
+		if string(frame[8:16]) != string(h[16:24]) {
+			break // a frame of an earlier log
+		}
+		s0, s1 = walChecksum(order, frame[:8], s0, s1)
+		s0, s1 = walChecksum(order, frame[24:], s0, s1)
+		if s0 != binary.BigEndian.Uint32(frame[16:20]) || s1 != binary.BigEndian.Uint32(frame[20:24]) {
+			break
+		}
+		pending[int(binary.BigEndian.Uint32(frame[0:4]))] = off + 24
+		if commit := int(binary.BigEndian.Uint32(frame[4:8])); commit > 0 {
+			for n, at := range pending {
+				p.walPages[n] = at
+			}
+			clear(pending)
+			count = commit
+		}
+	}
+	return size, count
+}
+
+// walChecksum continues the log's checksum (s0, s1) over b.
+func walChecksum(order binary.ByteOrder, b []byte, s0, s1 uint32) (uint32, uint32) {
+	for i := 0; i+8 <= len(b); i += 8 {
+		s0 += order.Uint32(b[i:]) + s1
+		s1 += order.Uint32(b[i+4:]) + s0
+	}
+	return s0, s1
 }
 
 const magic = "SQLite format 3\x00"
 
-func (p *pageFile) Close() error { return p.f.Close() }
-
-// page reads page n (1-based).
-func (p *pageFile) page(n int) ([]byte, error) {
-	if n < 1 || n > p.count {
-		return nil, fmt.Errorf("page %d is outside the file's %d pages", n, p.count)
+func (p *pageFile) Close() error {
+	if p.wal != nil {
+		p.wal.Close()
 	}
+	return p.f.Close()
+}
+
+// page reads page n (1-based): from the log when a committed frame holds
+// it, else from the file.
+func (p *pageFile) page(n int) ([]byte, error) {
 	b := make([]byte, p.size)
+	if at, ok := p.walPages[n]; ok {
+		_, err := p.wal.ReadAt(b, at)
+		return b, err
+	}
+	if n < 1 || n > p.count {
+		return nil, fmt.Errorf("page %d is outside the database's %d pages", n, p.count)
+	}
 	_, err := p.f.ReadAt(b, int64(n-1)*int64(p.size))
 	return b, err
 }
