@@ -86,6 +86,7 @@ func TestDamagedPartPageLosesOnlyItsRows(t *testing.T) {
 			len(got["part"]), len(want["part"]), len(missing), hit.cells)
 	}
 	tr := rep.Table("part")
+	t.Logf("part: %d of %d rows salvaged; page %d held %d", len(got["part"]), len(want["part"]), hit.page, hit.cells)
 	if tr == nil || len(tr.Lost) != 1 || tr.Read != int64(len(got["part"])) {
 		t.Fatalf("part report %+v", tr)
 	}
@@ -154,6 +155,7 @@ func TestDamagedMessagePageKeepsParts(t *testing.T) {
 	sameRows(t, want, got, "message")
 	tr := rep.Table("message")
 	n, exact := tr.LostRows()
+	t.Logf("message: %d of %d rows salvaged, %d lost in sessions %v", len(got["message"]), len(want["message"]), n, rep.LostSessions)
 	if len(got["message"])+n != len(want["message"]) || !exact || n == 0 {
 		t.Errorf("message: %d salvaged, %d reported lost (exact %v), want %d in all", len(got["message"]), n, exact, len(want["message"]))
 	}
@@ -244,5 +246,38 @@ func TestDamagedInteriorPageLeavesAreFoundInThePages(t *testing.T) {
 	}
 	if !rep.Whole() || len(rep.LostSessions) != 0 {
 		t.Errorf("report whole %v, lost sessions %v", rep.Whole(), rep.LostSessions)
+	}
+}
+
+func TestDamagedOverflowPageLosesItsRowOnly(t *testing.T) {
+	rs := realstore.Copy(t, ocrelease.V1_18)
+	// One large part, whose data spans several overflow pages.
+	big := "prt_ffffffffffffOverflowRow000"
+	db, err := sql.Open("sqlite", "file:"+rs.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.Exec(`INSERT INTO part (id, message_id, session_id, time_created, time_updated, data)
+		SELECT ?, message_id, session_id, time_created, time_updated, '{"type":"text","text":"' || replace(hex(zeroblob(12000)), '0', 'x') || '"}'
+		FROM part LIMIT 1`, big)
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := rows(t, rs.Path)
+	var first int
+	err = open(t, rs.Path).QueryRow(`SELECT pageno FROM dbstat WHERE name = 'part' AND pagetype = 'overflow'
+		AND path LIKE '%+000000' ORDER BY pageno DESC LIMIT 1`).Scan(&first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs.OverwritePage(t, first) // the first page of the chain: its link to the next is gone
+	dst, rep := salvageCopy(t, rs.Path)
+	got := rows(t, dst)
+	sameRows(t, want, got, "part")
+	tr := rep.Table("part")
+	if len(got["part"]) != len(want["part"])-1 || len(tr.Lost) != 1 || tr.Lost[0].From != tr.Lost[0].To ||
+		!slices.Equal(tr.Lost[0].IDs, []string{big}) {
+		t.Errorf("part: %d of %d salvaged; report %+v", len(got["part"]), len(want["part"]), tr)
 	}
 }
