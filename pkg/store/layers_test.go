@@ -14,7 +14,8 @@ const module = "github.com/sessfix/sessfix/"
 // nothing above it; a shape package (one pkg/store/shapes registers)
 // imports no other shape, not the registry, and nothing above pkg/store;
 // the registry and the store's internal packages import nothing above the
-// store; nothing under pkg/ or internal/ imports cmd/; and no product
+// store, and so does the salvage engine, which imports no shape either;
+// nothing under pkg/ or internal/ imports cmd/; and no product
 // package (cmd/, pkg/, internal/ outside the lab) imports the test lab.
 func TestImportDirection(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{join .Imports \" \"}}|{{join .Deps \" \"}}", module+"...").Output()
@@ -68,6 +69,9 @@ func TestImportDirection(t *testing.T) {
 		check(p, func(d string) bool { return above(d) || strings.HasPrefix(d, "pkg/store/") },
 			"the store's internal packages import nothing above pkg/store")
 	}
+	check("pkg/store/sqlite/salvage", func(d string) bool {
+		return above(d) || d == "pkg/store/shapes" || slices.Contains(shapes, d)
+	}, "the salvage engine imports no shape, not the registry, and nothing above pkg/store")
 	check("pkg/sent", func(d string) bool { return above(d) || strings.HasPrefix(d, "pkg/store/") },
 		"the model of what OpenCode sends reads sessions through pkg/store only; the rules that use it import it, not the reverse")
 	for p := range deps {

@@ -281,3 +281,21 @@ func TestDamagedOverflowPageLosesItsRowOnly(t *testing.T) {
 		t.Errorf("part: %d of %d salvaged; report %+v", len(got["part"]), len(want["part"]), tr)
 	}
 }
+
+func TestDamagedHeaderGoesToThePageScan(t *testing.T) {
+	rs := realstore.Copy(t, ocrelease.V1_18)
+	want := rows(t, rs.Path)
+	b, err := os.ReadFile(rs.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[16], b[17] = 0x00, 0x03 // a page size that is no power of two
+	if err := os.WriteFile(rs.Path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dst, rep := salvageCopy(t, rs.Path)
+	pageScanned(t, want, dst, rep)
+	if !strings.Contains(strings.Join(rep.Notes, "\n"), "pages of 4096 bytes assumed") {
+		t.Errorf("notes %v", rep.Notes)
+	}
+}

@@ -52,9 +52,12 @@ func openPages(path string) (*pageFile, error) {
 	}
 	p.usable = p.size
 	p.count = max(int(fi.Size()/int64(p.size)), walCount)
-	if b, err := p.page(1); err == nil && headerPageSize(b) == p.size {
+	if b, err := p.page(1); err == nil && string(b[:16]) == magic {
+		// A header whose page size is damaged still names the
+		// reserved bytes and the freelist; its other values are kept
+		// only when the page size is whole.
 		copy(h[:], b)
-		p.headerOK = true
+		p.headerOK = headerPageSize(b) == p.size
 		p.usable = p.size - int(h[20])
 		p.userVersion = int32(binary.BigEndian.Uint32(h[60:64]))
 		p.appID = int32(binary.BigEndian.Uint32(h[68:72]))
