@@ -1,12 +1,10 @@
 package salvage
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 )
 
@@ -155,23 +153,19 @@ func copyPages(ctx context.Context, src string, out *sql.DB, rep *Report) error 
 		return fmt.Errorf("salvage: set page_size: %w", err)
 	}
 	rep.Notes = append(rep.Notes, "the schema is OpenCode "+KnownVersion+"'s, embedded in sessfix")
-	var tables, later []string
-	for _, stmt := range knownStatements() {
-		if !strings.HasPrefix(stmt, "CREATE TABLE") {
-			later = append(later, stmt)
-			continue
-		}
-		if _, err := out.ExecContext(ctx, stmt); err != nil {
-			return fmt.Errorf("salvage: create the embedded schema: %w", err)
-		}
-		name, _ := tableName(stmt)
-		tables = append(tables, name)
-	}
-	all, err := shapes(ctx, out, tables)
+	all, later, err := createKnownTables(ctx, out)
 	if err != nil {
-		return fmt.Errorf("salvage: read the embedded schema: %w", err)
+		return err
 	}
-	placed := map[string][]cell{}
+	reports := map[*shape]*TableReport{}
+	for _, sh := range all {
+		rep.Tables = append(rep.Tables, TableReport{Name: sh.name})
+	}
+	for i, sh := range all {
+		reports[sh] = &rep.Tables[i]
+	}
+	w := &pageWriter{out: out}
+	defer w.rollback()
 	var leaves, unplacedPages, unplacedRows, badCells int
 	for n := 1; n <= pf.count; n++ {
 		if err := ctx.Err(); err != nil {
@@ -189,24 +183,33 @@ func copyPages(ctx context.Context, src string, out *sql.DB, rep *Report) error 
 		if len(cells) == 0 {
 			continue
 		}
-		s := placePage(all, cells)
-		if s == nil {
+		sh := placePage(all, cells)
+		if sh == nil {
 			unplacedPages++
 			unplacedRows += len(cells)
 			continue
 		}
-		placed[s.name] = append(placed[s.name], cells...)
+		tr := reports[sh]
+		for _, c := range cells {
+			inserted, err := w.insert(ctx, sh, c)
+			if err != nil {
+				return err
+			}
+			if inserted {
+				tr.Read++
+			} else {
+				tr.Rejected = append(tr.Rejected, c.rowid)
+			}
+		}
+	}
+	if err := w.commit(); err != nil {
+		return err
 	}
 	rep.Unplaced = unplacedRows
 	rep.Notes = append(rep.Notes, fmt.Sprintf("%d of %d pages are table leaves; %d rows on %d of them fit no known table (sqlite_master's among them); %d cells could not be decoded",
 		leaves, pf.count, unplacedRows, unplacedPages, badCells))
 	total := int64(0)
-	for _, s := range all {
-		tr, err := insertCells(ctx, out, s, placed[s.name])
-		if err != nil {
-			return err
-		}
-		rep.Tables = append(rep.Tables, tr)
+	for _, tr := range rep.Tables {
 		total += tr.Read
 	}
 	if total == 0 {
@@ -228,55 +231,98 @@ func copyPages(ctx context.Context, src string, out *sql.DB, rep *Report) error 
 	return nil
 }
 
-// insertCells writes one table's rows in rowid order; a rowid seen twice
-// (a stale copy of a page) or a row the table's constraints refuse is
-// Rejected.
-func insertCells(ctx context.Context, out *sql.DB, s *shape, cells []cell) (TableReport, error) {
-	tr := TableReport{Name: s.name}
-	err := insertRows(ctx, out, s, cells, func(c cell, ok bool) {
-		if ok {
-			tr.Read++
-		} else {
-			tr.Rejected = append(tr.Rejected, c.rowid)
+// createKnownTables creates the embedded schema's tables in out and
+// returns their shapes, and the other statements (indexes, ...), which are
+// run once the rows are in.
+func createKnownTables(ctx context.Context, out *sql.DB) (all []*shape, later []string, err error) {
+	var tables []string
+	for _, stmt := range knownStatements() {
+		if !strings.HasPrefix(stmt, "CREATE TABLE") {
+			later = append(later, stmt)
+			continue
 		}
-	})
-	return tr, err
+		if _, err := out.ExecContext(ctx, stmt); err != nil {
+			return nil, nil, fmt.Errorf("salvage: create the embedded schema: %w", err)
+		}
+		name, _ := tableName(stmt)
+		tables = append(tables, name)
+	}
+	all, err = shapes(ctx, out, tables)
+	if err != nil {
+		return nil, nil, fmt.Errorf("salvage: read the embedded schema: %w", err)
+	}
+	return all, later, nil
 }
 
-// insertRows inserts cells into s's table in rowid order in one
-// transaction, telling done of each whether it was inserted or refused
-// by a constraint.
-func insertRows(ctx context.Context, out *sql.DB, s *shape, cells []cell, done func(c cell, inserted bool)) error {
-	slices.SortStableFunc(cells, func(a, b cell) int { return cmp.Compare(a.rowid, b.rowid) })
-	names := []string{"rowid"}
-	marks := []string{"?"}
-	for _, c := range s.cols {
-		names, marks = append(names, quote(c.name)), append(marks, "?")
-	}
-	tx, err := out.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	ins, err := tx.PrepareContext(ctx, "INSERT INTO "+quote(s.name)+" ("+strings.Join(names, ", ")+") VALUES ("+strings.Join(marks, ", ")+")")
-	if err != nil {
-		return fmt.Errorf("salvage: insert into %s: %w", s.name, err)
-	}
-	for _, c := range cells {
-		args := append([]any{c.rowid}, c.values...)
-		if s.alias >= 0 {
-			args[1+s.alias] = c.rowid
+// pageWriter inserts the rows the page scan finds as it finds them, so
+// no more than a batch of them is held: a transaction per batchRows rows,
+// one prepared statement per table.
+type pageWriter struct {
+	out   *sql.DB
+	tx    *sql.Tx
+	stmts map[*shape]*sql.Stmt
+	n     int
+}
+
+const batchRows = 10000
+
+// insert writes one row; inserted is false when a constraint refused it
+// (a rowid or key seen twice: a stale copy of a page).
+func (w *pageWriter) insert(ctx context.Context, s *shape, c cell) (inserted bool, err error) {
+	if w.tx == nil {
+		if w.tx, err = w.out.BeginTx(ctx, nil); err != nil {
+			return false, err
 		}
-		_, err := ins.ExecContext(ctx, args...)
-		if err != nil && !isConstraint(err) {
-			return fmt.Errorf("salvage: write %s: %w", s.name, err)
-		}
-		done(c, err == nil)
+		w.stmts = map[*shape]*sql.Stmt{}
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("salvage: write %s: %w", s.name, err)
+	ins := w.stmts[s]
+	if ins == nil {
+		names := []string{"rowid"}
+		marks := []string{"?"}
+		for _, c := range s.cols {
+			names, marks = append(names, quote(c.name)), append(marks, "?")
+		}
+		ins, err = w.tx.PrepareContext(ctx, "INSERT INTO "+quote(s.name)+" ("+strings.Join(names, ", ")+") VALUES ("+strings.Join(marks, ", ")+")")
+		if err != nil {
+			return false, fmt.Errorf("salvage: insert into %s: %w", s.name, err)
+		}
+		w.stmts[s] = ins
+	}
+	args := append([]any{c.rowid}, c.values...)
+	if s.alias >= 0 {
+		args[1+s.alias] = c.rowid
+	}
+	if _, err := ins.ExecContext(ctx, args...); err != nil {
+		if !isConstraint(err) {
+			return false, fmt.Errorf("salvage: write %s: %w", s.name, err)
+		}
+		return false, nil
+	}
+	if w.n++; w.n%batchRows == 0 {
+		return true, w.commit()
+	}
+	return true, nil
+}
+
+// commit ends the open transaction, if any.
+func (w *pageWriter) commit() error {
+	if w.tx == nil {
+		return nil
+	}
+	err := w.tx.Commit()
+	w.tx = nil
+	if err != nil {
+		return fmt.Errorf("salvage: write: %w", err)
 	}
 	return nil
+}
+
+// rollback drops the open transaction, if any (after an error).
+func (w *pageWriter) rollback() {
+	if w.tx != nil {
+		w.tx.Rollback()
+		w.tx = nil
+	}
 }
 
 // addMigrations writes the embedded migration rows the pages did not give

@@ -35,7 +35,8 @@ func recoverFromPages(ctx context.Context, src string, out *sql.DB, rep *Report)
 	if err != nil {
 		return fmt.Errorf("salvage: read the new schema: %w", err)
 	}
-	found := map[*shape][]cell{}
+	w := &pageWriter{out: out}
+	defer w.rollback()
 	for n := 1; n <= pf.count; n++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -51,28 +52,23 @@ func recoverFromPages(ctx context.Context, src string, out *sql.DB, rep *Report)
 		if s == nil || lost[s.name] == nil {
 			continue
 		}
-		for _, c := range cells {
-			if lostRange(lost[s.name], c.rowid) != nil {
-				found[s] = append(found[s], c)
-			}
-		}
-	}
-	for _, s := range all {
 		tr := lost[s.name]
-		if tr == nil || len(found[s]) == 0 {
-			continue
-		}
-		err := insertRows(ctx, out, s, found[s], func(c cell, inserted bool) {
+		for _, c := range cells {
+			r := lostRange(tr, c.rowid)
+			if r == nil {
+				continue
+			}
+			inserted, err := w.insert(ctx, s, c)
+			if err != nil {
+				return err
+			}
 			if inserted {
 				tr.Read++
-				lostRange(tr, c.rowid).FromPages++
+				r.FromPages++
 			}
-		})
-		if err != nil {
-			return err
 		}
 	}
-	return nil
+	return w.commit()
 }
 
 // lostRange is the lost range of t that holds rowid, or nil.
