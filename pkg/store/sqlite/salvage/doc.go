@@ -16,10 +16,12 @@
 // indexes, triggers and views are created afterwards, so indexes are built
 // from the copied rows. Rows SQLite cannot reach because an interior page
 // above them is damaged are then looked for in the raw pages (below).
-// When sqlite_master itself cannot be read, the page
-// way scans every page of the file, decodes the table b-tree leaf cells and
-// assigns their records to OpenCode's known tables by their shape; the
-// schema then comes from OpenCode 1.18.33's, embedded (schema.sql).
+// When sqlite_master itself cannot be read, the page way scans every page
+// of the file (and the committed frames of its write-ahead log), decodes
+// the table b-tree leaf cells and assigns their records to OpenCode's
+// known tables by their shape; the schema then comes from OpenCode
+// 1.18.33's, embedded (schema-1.18.33.sql, with its migration rows in
+// migrations-1.18.33.tsv).
 //
 // The Report names, per table, the rows read and the rowid ranges lost, and
 // the ids of what was lost where intact indexes or surviving rows still
