@@ -10,6 +10,7 @@ import (
 	"github.com/sessfix/sessfix/internal/opencodetest/ocrelease"
 	"github.com/sessfix/sessfix/internal/opencodetest/realstore"
 	"github.com/sessfix/sessfix/pkg/store/sqlite/salvage"
+	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
 
 // grow makes the recorded database larger: copies of every part row,
@@ -297,5 +298,47 @@ func TestDamagedHeaderGoesToThePageScan(t *testing.T) {
 	pageScanned(t, want, dst, rep)
 	if !strings.Contains(strings.Join(rep.Notes, "\n"), "pages of 4096 bytes assumed") {
 		t.Errorf("notes %v", rep.Notes)
+	}
+}
+
+func TestLostRowsUncountedWithoutAnIndex(t *testing.T) {
+	rs := realstore.Copy(t, ocrelease.V1_18)
+	grow(t, rs.Path, 20)
+	want := rows(t, rs.Path)
+	ls := leaves(t, rs.Path, "part")
+	hit := ls[len(ls)/2]
+	// Every index of part destroyed as well as one of its leaves: nothing
+	// is left to count or name the lost rows.
+	for _, idx := range []string{"sqlite_autoindex_part_1", "part_message_id_id_idx", "part_session_idx"} {
+		rs.OverwritePage(t, rs.RootPage(t, idx))
+	}
+	rs.OverwritePage(t, hit.page)
+	dst, rep := salvageCopy(t, rs.Path)
+	got := rows(t, dst)
+	if len(got["part"]) != len(want["part"])-hit.cells {
+		t.Errorf("part: %d of %d salvaged, the page held %d", len(got["part"]), len(want["part"]), hit.cells)
+	}
+	tr := rep.Table("part")
+	if n, exact := tr.LostRows(); exact || n != 0 || len(tr.Lost) != 1 || tr.Lost[0].Rows != -1 || len(tr.Lost[0].IDs) != 0 {
+		t.Errorf("part report %+v", tr)
+	}
+	if rep.Whole() {
+		t.Error("a report with an uncounted loss says whole")
+	}
+}
+
+func TestSalvagedDatabaseLoadsInSessfix(t *testing.T) {
+	rs := realstore.Copy(t, ocrelease.V1_18)
+	rs.OverwritePage(t, 1)
+	dst, _ := salvageCopy(t, rs.Path)
+	before := storetest.LoadAll(t, storetest.OpenOne(t, realstore.Copy(t, ocrelease.V1_18).Path))
+	after := storetest.LoadAll(t, storetest.OpenOne(t, dst))
+	if len(after) != len(before) || len(after) == 0 {
+		t.Fatalf("%d sessions load from the salvaged database, %d from the recorded one", len(after), len(before))
+	}
+	for i := range after {
+		if after[i].ID != before[i].ID || len(after[i].Messages) != len(before[i].Messages) {
+			t.Errorf("session %d: %s with %d messages, want %s with %d", i, after[i].ID, len(after[i].Messages), before[i].ID, len(before[i].Messages))
+		}
 	}
 }
