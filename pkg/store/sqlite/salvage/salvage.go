@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,7 +63,7 @@ func Salvage(ctx context.Context, src, dst string) (rep *Report, err error) {
 	if err := os.Chmod(tmpPath, fi.Mode().Perm()); err != nil {
 		return nil, fmt.Errorf("salvage into %s: %w", dst, err)
 	}
-	if err := os.Rename(tmpPath, dst); err != nil {
+	if err := place(tmpPath, dst); err != nil {
 		return nil, fmt.Errorf("salvage into %s: %w", dst, err)
 	}
 	if err := atomicfile.SyncDir(filepath.Dir(dst)); err != nil {
@@ -162,6 +163,20 @@ func checkDest(ctx context.Context, out *sql.DB, rep *Report) error {
 		return fmt.Errorf("the salvaged database fails integrity_check: %s", rep.Integrity)
 	}
 	return nil
+}
+
+// place puts the finished file at dst without replacing a file another
+// program created there meanwhile: a hard link fails when dst exists;
+// where links are not supported, a rename.
+func place(tmp, dst string) error {
+	err := os.Link(tmp, dst)
+	switch {
+	case err == nil:
+		return os.Remove(tmp)
+	case errors.Is(err, fs.ErrExist):
+		return fmt.Errorf("it was created meanwhile: %w", err)
+	}
+	return os.Rename(tmp, dst)
 }
 
 func syncFile(path string) error {
