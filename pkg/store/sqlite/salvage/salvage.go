@@ -172,7 +172,8 @@ func place(tmp, dst string) error {
 	err := os.Link(tmp, dst)
 	switch {
 	case err == nil:
-		return os.Remove(tmp)
+		os.Remove(tmp) // dst is whole: a temporary name left behind is no failure
+		return nil
 	case errors.Is(err, fs.ErrExist):
 		return fmt.Errorf("it was created meanwhile: %w", err)
 	}
