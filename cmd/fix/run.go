@@ -146,8 +146,8 @@ type fixRun struct {
 	pipe  *fix.Pipeline
 	fails cli.FailPolicy
 	mode  cli.WriteMode
-	// locks are the writer locks taken before planning, by store.
-	locks map[store.Store]*store.Lock
+	// txs are the write transactions begun before planning, by store.
+	txs map[store.Store]*fix.Tx
 	// paths are the inputs named that could be opened, for hints.
 	paths []string
 	// plans are the sessions to show: a change, findings left, or notes.

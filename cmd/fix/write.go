@@ -23,11 +23,12 @@ import (
 // in the store (backup.Lock), said on stderr; a store where that fails is
 // not planned, and makes the run fail in the end.
 func (r *fixRun) lock(ctx context.Context, stores []store.Store) ([]store.Store, error) {
-	r.locks = map[store.Store]*store.Lock{}
+	r.txs = map[store.Store]*fix.Tx{}
 	var out []store.Store
 	for _, st := range stores {
-		l, rbs, err := backup.Lock(ctx, r.pipe.Write.Backup, st.Info())
-		cli.SayRollbacks(r.opts.Factory.IOStreams, rbs)
+		pipe := *r.pipe
+		pipe.Write.Rollbacks = func(rbs []backup.Rollback) { cli.SayRollbacks(r.opts.Factory.IOStreams, rbs) }
+		tx, err := pipe.Begin(ctx, st, false)
 		switch {
 		case errors.Is(err, store.ErrLocked):
 			if uerr := r.unlock(); uerr != nil {
@@ -36,7 +37,7 @@ func (r *fixRun) lock(ctx context.Context, stores []store.Store) ([]store.Store,
 			// The error names the store, who holds it and what to do.
 			return nil, err
 		case err == nil:
-			r.locks[st] = l
+			r.txs[st] = tx
 		case errors.As(err, new(*backup.RecoverError)):
 			r.storeErrs[st.Info().Path] = err
 			continue
@@ -74,11 +75,11 @@ func (r *fixRun) refuseReadOnly(stores []store.Store) []store.Store {
 // unlock releases the locks lock took.
 func (r *fixRun) unlock() error {
 	var errs []error
-	for st, l := range r.locks {
-		if err := l.Release(); err != nil {
+	for st, tx := range r.txs {
+		if err := tx.Close(); err != nil {
 			errs = append(errs, err)
 		}
-		delete(r.locks, st)
+		delete(r.txs, st)
 	}
 	return errors.Join(errs...)
 }
@@ -114,8 +115,10 @@ func (r *fixRun) apply(ctx context.Context) error {
 			return err // interrupted: the stores not yet begun stay as they are
 		}
 		apply := r.pipe.Apply
-		if r.locks[st] != nil {
-			apply = r.pipe.ApplyLocked
+		if tx := r.txs[st]; tx != nil {
+			apply = func(ctx context.Context, _ store.Store, plans []fix.Outcome) (string, error) {
+				return tx.Apply(ctx, plans)
+			}
 		}
 		path := st.Info().Path
 		run, err := apply(ctx, st, byStore[st])

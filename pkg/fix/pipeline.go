@@ -8,7 +8,6 @@ import (
 
 	"github.com/sessfix/sessfix/internal/faultpoint"
 	"github.com/sessfix/sessfix/internal/pool"
-	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -195,16 +194,14 @@ func (p *Pipeline) Repair(ctx context.Context, targets []Target, yield func(Outc
 	return err
 }
 
-// repairLocked takes the store's writer lock, plans the session again under
-// it (without Admit: the session was admitted already) and writes that
-// plan. An outcome that no longer changes anything (another sessfix
-// repaired the session) is returned as planned now, unwritten.
+// repairLocked opens a write transaction on the session's store (taking
+// its writer lock), plans the session again in it (without Admit: the
+// session was admitted already) and writes that plan. An outcome that no
+// longer changes anything (another sessfix repaired the session) is
+// returned as planned now, unwritten.
 func (p *Pipeline) repairLocked(ctx context.Context, o Outcome) Outcome {
 	q := *p.withDefaults()
-	lock, rbs, err := backup.Lock(ctx, q.Write.Backup, o.Store.Info())
-	if q.Write.Rollbacks != nil {
-		q.Write.Rollbacks(rbs)
-	}
+	tx, err := Begin(ctx, o.Store, q.Write, false)
 	if err != nil {
 		o.Status, o.Step, o.Err = Failed, StepWrite, err
 		return o
@@ -213,15 +210,14 @@ func (p *Pipeline) repairLocked(ctx context.Context, o Outcome) Outcome {
 	o = q.planOne(ctx, o.Target)
 	var run string
 	if o.Status == Planned && o.Changes() {
-		run, err = writeLocked(ctx, o.Store, []Outcome{o}, q.Write)
+		run, err = tx.apply(ctx, []Outcome{o})
 	}
-	if uerr := lock.Release(); uerr != nil && err == nil {
-		err = uerr
+	if cerr := tx.Close(); cerr != nil && err == nil {
+		err = cerr
 	}
 	if o.Status != Planned || !o.Changes() {
 		return o
 	}
-	run, err = verify(ctx, o.Store, []Outcome{o}, q.Write, run, err)
 	o.Status, o.Run = Applied, run
 	if err != nil {
 		o.Status, o.Step, o.Err = Failed, StepWrite, err
@@ -229,30 +225,36 @@ func (p *Pipeline) repairLocked(ctx context.Context, o Outcome) Outcome {
 	return o
 }
 
-// Apply writes the plans of one store's outcomes that change something, in
-// one backup run: it takes the store's writer lock, backs every record up,
-// applies each change set atomically, releases the lock and verifies the
-// sessions from disk (write.go). It returns the run id (set on failure too
-// when something was written, so it can be undone) and the error; an error
-// wrapping store.ErrLocked means nothing was written.
-func (p *Pipeline) Apply(ctx context.Context, st store.Store, planned []Outcome) (run string, err error) {
-	return write(ctx, st, planned, p.withDefaults().Write)
+// Begin opens a write transaction on st (Begin) with the pipeline's write
+// options: its verification scans with the pipeline's settle window and
+// clock.
+func (p *Pipeline) Begin(ctx context.Context, st store.Store, dryRun bool) (*Tx, error) {
+	return Begin(ctx, st, p.withDefaults().Write, dryRun)
 }
 
-// ApplyLocked is Apply for a caller that took the store's writer lock
-// (backup.Lock) before it planned, and holds it: the plans are
-// written as they are, since no other sessfix can have written the store
-// since they were made. The caller releases the lock.
-func (p *Pipeline) ApplyLocked(ctx context.Context, st store.Store, planned []Outcome) (run string, err error) {
+// Apply writes the plans of one store's outcomes that change something, in
+// one write transaction of their own (Begin, Tx.Apply, Tx.Close): it takes
+// the store's writer lock, backs every record up, applies each change set
+// atomically, verifies the sessions from disk and releases the lock. It
+// returns the run id (set on failure too when something was written, so it
+// can be undone) and the error; an error wrapping store.ErrLocked means
+// nothing was written.
+func (p *Pipeline) Apply(ctx context.Context, st store.Store, planned []Outcome) (run string, err error) {
 	if !slices.ContainsFunc(planned, Outcome.Changes) {
 		return "", nil
 	}
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	opts := p.withDefaults().Write
-	run, err = writeLocked(ctx, st, planned, opts)
-	return verify(ctx, st, planned, opts, run, err)
+	tx, err := p.Begin(ctx, st, false)
+	if err != nil {
+		return "", err
+	}
+	run, err = tx.Apply(ctx, planned)
+	if cerr := tx.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	return run, err
 }
 
 // withDefaults returns a copy with Fix.Scan and Write.Scan defaulted to

@@ -3,7 +3,6 @@ package fix
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/sessfix/sessfix/pkg/backup"
@@ -15,49 +14,24 @@ import (
 type WriteOptions struct {
 	// Backup locates the backup journal and tunes the store writers.
 	Backup backup.Options
-	// Rollbacks, when set, hears what taking a store's writer lock did
-	// about change sets a killed sessfix left half-written (backup.Lock).
+	// Rollbacks, when set, hears what Begin did about change sets a killed
+	// sessfix left half-written: rolled back under the writer lock
+	// (backup.Lock), or, in a dry run, to be rolled back by the first run
+	// that writes (backup.Interrupted).
 	Rollbacks func([]backup.Rollback)
-	// Apply replaces backup.Apply (tests). The caller of Apply holds the
-	// store's writer lock.
+	// Warn, when set, hears a dry run's backup journal that cannot be
+	// read: the first run that writes stops on it.
+	Warn func(error)
+	// Apply replaces backup.Apply in a transaction's writes: the one seam
+	// where tests inject a failing or counting write. It is called under
+	// the store's writer lock, with the store the change sets name.
 	Apply func(ctx context.Context, info store.Info, sets []*store.ChangeSet) (runID string, err error)
 	// Scan holds the settle window and clock verification scans with; its
 	// rule filters are ignored.
 	Scan *scan.Options
 }
 
-// write is the write step for one store: it takes the store's writer lock,
-// applies the plans under it (writeLocked), releases it, and re-reads every
-// written session from disk to verify that the findings its plan fixes are
-// gone (verify).
-//
-// When another sessfix holds the writer lock the error wraps
-// store.ErrLocked and nothing is written. Once applying has begun it is not
-// interrupted by ctx: a change set is either applied whole or not at all.
-// On failure the run id is still returned when something was written, so
-// it can be undone.
-func write(ctx context.Context, st store.Store, plans []Outcome, opts WriteOptions) (runID string, err error) {
-	if !slices.ContainsFunc(plans, Outcome.Changes) {
-		return "", nil
-	}
-	if err := ctx.Err(); err != nil {
-		return "", err
-	}
-	lock, rbs, err := backup.Lock(ctx, opts.Backup, st.Info())
-	if opts.Rollbacks != nil {
-		opts.Rollbacks(rbs)
-	}
-	if err != nil {
-		return "", err
-	}
-	runID, err = writeLocked(ctx, st, plans, opts)
-	if uerr := lock.Release(); uerr != nil && err == nil {
-		err = uerr
-	}
-	return verify(ctx, st, plans, opts, runID, err)
-}
-
-// verify ends a write step: it names the store in a failure, else re-reads
+// verify ends a write: it names the store in a failure, else re-reads
 // every written session from disk and checks it (Verify).
 func verify(ctx context.Context, st store.Store, plans []Outcome, opts WriteOptions, runID string, err error) (string, error) {
 	if err != nil {
@@ -81,7 +55,8 @@ func verify(ctx context.Context, st store.Store, plans []Outcome, opts WriteOpti
 
 // writeLocked backs up and applies the change sets of plans in one backup
 // run (so `sessfix undo RUN` reverts it). The caller holds the store's
-// writer lock.
+// writer lock. Change sets that name another store are written there: a
+// fork of an export file is a new file next to it.
 func writeLocked(ctx context.Context, st store.Store, plans []Outcome, opts WriteOptions) (string, error) {
 	var sets []*store.ChangeSet
 	for _, p := range plans {
@@ -89,13 +64,17 @@ func writeLocked(ctx context.Context, st store.Store, plans []Outcome, opts Writ
 			sets = append(sets, p.Plan.Changes)
 		}
 	}
+	info := st.Info()
+	if to := sets[0].Store; to.Path != "" && to.Path != info.Path {
+		info = to
+	}
 	apply := opts.Apply
 	if apply == nil {
 		apply = func(ctx context.Context, info store.Info, sets []*store.ChangeSet) (string, error) {
 			return backup.Apply(ctx, opts.Backup, info, sets)
 		}
 	}
-	return apply(context.WithoutCancel(ctx), st.Info(), sets)
+	return apply(context.WithoutCancel(ctx), info, sets)
 }
 
 // Verify re-reads a written session from disk and checks that every finding

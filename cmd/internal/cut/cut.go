@@ -107,21 +107,6 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 	if err != nil {
 		return cli.SessionError(err, verb, opts.Paths)
 	}
-	mode := cli.DecideWrite(ios, opts.DryRun, opts.Yes, opts.Interactive)
-	if mode.Writes() {
-		lock, rbs, err := backup.Lock(ctx, backup.Options{Now: f.Now}, found.Store.Info())
-		cli.SayRollbacks(ios, rbs)
-		if err != nil {
-			return err
-		}
-		defer func() {
-			if rerr := lock.Release(); rerr != nil && err == nil {
-				err = rerr
-			}
-		}()
-	} else {
-		cli.SayInterrupted(ios, backup.Options{Now: f.Now}, found.Store.Info())
-	}
 	now := f.Now
 	if now == nil {
 		now = time.Now
@@ -135,6 +120,21 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 		Workers:   1,
 		Planner:   func(s *store.Session) (*fix.SessionPlan, error) { return planner(s, sopts) },
 		Write:     fix.WriteOptions{Backup: backup.Options{Now: f.Now}, Apply: opts.Apply},
+	}
+	mode := cli.DecideWrite(ios, opts.DryRun, opts.Yes, opts.Interactive)
+	var tx *fix.Tx
+	if mode.Writes() {
+		pipe.Write.Rollbacks = func(rbs []backup.Rollback) { cli.SayRollbacks(ios, rbs) }
+		if tx, err = pipe.Begin(ctx, found.Store, false); err != nil {
+			return err
+		}
+		defer func() {
+			if rerr := tx.Close(); rerr != nil && err == nil {
+				err = rerr
+			}
+		}()
+	} else {
+		cli.SayInterrupted(ios, backup.Options{Now: f.Now}, found.Store.Info())
 	}
 	var o fix.Outcome
 	if err := pipe.Plan(ctx, []fix.Target{{Store: found.Store, Ref: found.Ref}}, func(out fix.Outcome) bool {
@@ -159,7 +159,7 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 		ios.Statusf("nothing to change")
 		return nil
 	}
-	return write(ctx, opts, pipe, &o, mode)
+	return write(ctx, opts, tx, &o, mode)
 }
 
 // notPlanned is the error of a cut whose session was not planned: the
@@ -196,7 +196,7 @@ func notPlanned(opts *Options, o fix.Outcome, mode cli.WriteMode) error {
 // write shows the plan of o, asks (or not, as mode says) and writes it in
 // one backup run through pipe; o records the run and how it ended, for the
 // JSON document.
-func write(ctx context.Context, opts *Options, pipe *fix.Pipeline, o *fix.Outcome, mode cli.WriteMode) error {
+func write(ctx context.Context, opts *Options, tx *fix.Tx, o *fix.Outcome, mode cli.WriteMode) error {
 	f := opts.Factory
 	ios := f.IOStreams
 	if o.Forced {
@@ -215,7 +215,7 @@ func write(ctx context.Context, opts *Options, pipe *fix.Pipeline, o *fix.Outcom
 	if err := cli.ConfirmWrite(ctx, ios, mode, plural.Count(edits, "edit", "edits"), opts.Confirm); err != nil {
 		return err
 	}
-	run, err := pipe.ApplyLocked(ctx, o.Store, []fix.Outcome{*o})
+	run, err := tx.Apply(ctx, []fix.Outcome{*o})
 	o.Run = run
 	if err != nil {
 		o.Status, o.Step, o.Err = fix.Failed, fix.StepWrite, err
