@@ -23,10 +23,6 @@ type BackupsOptions struct {
 	OlderThan string
 	// DryRun, Yes and Force are prune's --dry-run, --yes and --force.
 	DryRun, Yes, Force bool
-	// Interactive reports whether prune can ask; nil means stdin and
-	// stdout are terminals. Confirm asks; nil reads a line from stdin.
-	Interactive func() bool
-	Confirm     func(question string) (bool, error)
 	// Backup locates the journal; its zero value uses the state directory.
 	Backup backup.Options
 }

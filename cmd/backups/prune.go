@@ -73,7 +73,7 @@ func RunPrune(ctx context.Context, opts *BackupsOptions) error {
 		return nil
 	}
 	what := plural.Count(len(old), "backup run", "backup runs")
-	mode := cli.DecideWrite(ios, opts.DryRun, opts.Yes, opts.Interactive)
+	mode := cli.DecideWrite(f.Prompt(), opts.DryRun, opts.Yes)
 	if mode != cli.WriteYes {
 		// What would go, on stdout: the answer of a dry run, the
 		// question's subject otherwise.
@@ -97,11 +97,7 @@ func RunPrune(ctx context.Context, opts *BackupsOptions) error {
 		return cli.WithHints(cli.FindingsErrorf("nothing deleted: no terminal to ask on; add --yes to delete the %s", what),
 			"sessfix backups prune --older-than "+opts.OlderThan+force(opts.Force)+" --yes")
 	case cli.WriteAsk:
-		confirm := opts.Confirm
-		if confirm == nil {
-			confirm = func(q string) (bool, error) { return cli.AskLine(ctx, ios, q) }
-		}
-		ok, err := confirm("delete " + what + "? they can no longer be undone")
+		ok, err := f.Prompt().Confirm(ctx, "delete "+what+"? they can no longer be undone")
 		if err != nil {
 			return err
 		}

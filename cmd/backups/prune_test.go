@@ -52,14 +52,11 @@ func pruneOptions(dir, age string, interactive bool, answer bool, asked *[]strin
 	f := cli.New(cli.BuildInfo{Version: "test"})
 	f.IOStreams = ios
 	f.Now = func() time.Time { return clock }
-	return &BackupsOptions{
-		Factory: f, OlderThan: age, Backup: backup.Options{Dir: dir},
-		Interactive: func() bool { return interactive },
-		Confirm: func(q string) (bool, error) {
-			*asked = append(*asked, q)
-			return answer, nil
-		},
-	}, out
+	f.Prompter = &cli.StubPrompter{Terminal: interactive, Answer: func(q string) (bool, error) {
+		*asked = append(*asked, q)
+		return answer, nil
+	}}
+	return &BackupsOptions{Factory: f, OlderThan: age, Backup: backup.Options{Dir: dir}}, out
 }
 
 // TestPruneAsksOnATerminal: prune lists the runs it would delete and asks;

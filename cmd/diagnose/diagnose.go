@@ -105,10 +105,7 @@ type FixPreview struct {
 func RunDiagnose(ctx context.Context, opts *DiagnoseOptions) error {
 	f := opts.Factory
 	format := f.Format()
-	now := f.Now
-	if now == nil {
-		now = time.Now
-	}
+	now := f.Clock()
 	sopts := &scan.Options{Now: now}
 	if err := cli.SetSettle(sopts, opts.Settle, opts.Abandon); err != nil {
 		return err

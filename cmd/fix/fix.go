@@ -42,11 +42,6 @@ type FixOptions struct {
 	// Activity reports what is seen of other programs using a store (the
 	// settle policy's evidence); nil asks the stores (store.Store.Activity).
 	Activity func(store.Info) store.Activity
-	// Confirm asks the user a yes/no question; nil reads a line from stdin.
-	Confirm func(question string) (bool, error)
-	// Interactive reports whether sessfix may ask; nil means stdin and
-	// stdout are terminals.
-	Interactive func() bool
 }
 
 // NewCmdFix returns `sessfix fix`. runF replaces the command's work in tests.

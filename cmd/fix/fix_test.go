@@ -183,7 +183,7 @@ func TestFixWithoutTerminalIsADryRun(t *testing.T) {
 	path := materialize(t, store.ShapeStorage, "preflight-blank-text")
 	before := storetest.Hash(t, path, store.ShapeStorage)
 	e := newEnv(path)
-	e.opts.Interactive = func() bool { return false }
+	e.opts.Factory.Prompter = &cli.StubPrompter{}
 	err := e.run(t)
 	// The reason is the error (printed even with -q), and it exits 1.
 	if !errors.Is(err, cli.ErrFindings) || err == cli.ErrFindings || !strings.Contains(err.Error(), "add --yes to write") {
@@ -201,9 +201,8 @@ func TestFixAsksOnATerminal(t *testing.T) {
 	path := materialize(t, store.ShapeSessions, "preflight-blank-text")
 	for _, answer := range []bool{false, true} {
 		e := newEnv(path)
-		e.opts.Interactive = func() bool { return true }
 		var asked string
-		e.opts.Confirm = func(q string) (bool, error) { asked = q; return answer, nil }
+		e.opts.Factory.Prompter = &cli.StubPrompter{Terminal: true, Answer: func(q string) (bool, error) { asked = q; return answer, nil }}
 		_ = e.run(t)
 		if !strings.HasPrefix(asked, "write ") {
 			t.Errorf("question %q", asked)

@@ -37,8 +37,10 @@ func TestFixRefusesOpenCode2Databases(t *testing.T) {
 	for _, mode := range []string{"ask", "dry run", "yes"} {
 		e := newEnv(path)
 		e.opts.Force = true
-		e.opts.Interactive = func() bool { return true }
-		e.opts.Confirm = func(string) (bool, error) { t.Errorf("%s: asked to write a read-only store", mode); return true, nil }
+		e.opts.Factory.Prompter = &cli.StubPrompter{Terminal: true, Answer: func(string) (bool, error) {
+			t.Errorf("%s: asked to write a read-only store", mode)
+			return true, nil
+		}}
 		e.opts.DryRun, e.opts.Yes = mode == "dry run", mode == "yes"
 		e.opts.Apply = func(ctx context.Context, info store.Info, sets []*store.ChangeSet) (string, error) {
 			t.Errorf("%s: a write was attempted", mode)

@@ -3,7 +3,6 @@ package fix
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/internal/plural"
@@ -52,7 +51,7 @@ func RunFix(ctx context.Context, opts *FixOptions) (err error) {
 		run.storeErrs[in.Path] = in.Err
 	}
 	writable := run.refuseReadOnly(disc.Stores)
-	run.mode = cli.DecideWrite(ios, opts.DryRun, opts.Yes, opts.Interactive)
+	run.mode = cli.DecideWrite(f.Prompt(), opts.DryRun, opts.Yes)
 	if run.mode.Writes() {
 		if writable, err = run.lock(ctx, writable); err != nil {
 			return err
@@ -118,10 +117,7 @@ func newPipeline(opts *FixOptions) (*fix.Pipeline, cli.FailPolicy, error) {
 	if err := cli.SetSettle(sopts, opts.Settle, opts.Abandon); err != nil {
 		return nil, none, err
 	}
-	now := opts.Factory.Now
-	if now == nil {
-		now = time.Now
-	}
+	now := opts.Factory.Clock()
 	sopts.Sessions, sopts.Now = opts.Sessions, now
 	sopts.OpenCode = opts.Factory.OpenCode()
 	fopts.Now, fopts.Scan = now, sopts
@@ -132,7 +128,7 @@ func newPipeline(opts *FixOptions) (*fix.Pipeline, cli.FailPolicy, error) {
 		Error:    opts.Error,
 		Force:    opts.Force,
 		// One fix is one operation: undo --last reverts every run it writes.
-		Write: fix.WriteOptions{Backup: backup.Options{Now: opts.Factory.Now, Operation: backup.NewOperationID(now())}, Apply: opts.Apply},
+		Write: fix.WriteOptions{Backup: backup.Options{Now: now, Operation: backup.NewOperationID(now())}, Apply: opts.Apply},
 	}
 	if opts.Config != nil {
 		pipe.Suppressed = opts.Config.Suppressed

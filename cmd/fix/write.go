@@ -87,7 +87,7 @@ func (r *fixRun) unlock() error {
 // confirm decides whether to write (cli.ConfirmWrite).
 func (r *fixRun) confirm(ctx context.Context, changing, edits int) error {
 	what := fmt.Sprintf("%s to %s", plural.Count(edits, "edit", "edits"), plural.Count(changing, "session", "sessions"))
-	return cli.ConfirmWrite(ctx, r.opts.Factory.IOStreams, r.mode, what, r.opts.Confirm)
+	return cli.ConfirmWrite(ctx, r.opts.Factory.IOStreams, r.opts.Factory.Prompt(), r.mode, what)
 }
 
 // apply writes each store's plans in one backup run, under its writer

@@ -3,7 +3,6 @@ package fork
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -134,11 +133,7 @@ func RunFork(ctx context.Context, opts *ForkOptions) error {
 		return nil
 	}
 	return cut.Run(ctx, &opts.Options, func(s *store.Session, so *scan.Options) (*fix.SessionPlan, error) {
-		var now time.Time // zero: the time the plan is made
-		if f.Now != nil {
-			now = f.Now()
-		}
-		p, err := surgery.PlanFork(s, surgery.ForkOptions{To: opts.To, Title: opts.Title, Scan: so, Now: now})
+		p, err := surgery.PlanFork(s, surgery.ForkOptions{To: opts.To, Title: opts.Title, Scan: so, Now: f.Clock()()})
 		if err != nil {
 			return nil, err
 		}

@@ -91,10 +91,7 @@ Exit codes:
 func RunSessions(ctx context.Context, opts *SessionsOptions) error {
 	f := opts.Factory
 	format := f.Format()
-	now := f.Now
-	if now == nil {
-		now = time.Now
-	}
+	now := f.Clock()
 	sopts := &scan.Options{}
 	if err := cli.SetSettle(sopts, opts.Settle, opts.Abandon); err != nil {
 		return err

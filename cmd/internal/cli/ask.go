@@ -48,20 +48,15 @@ const (
 // stores' writer locks before it plans.
 func (m WriteMode) Writes() bool { return m == WriteAsk || m == WriteYes }
 
-// DecideWrite decides, before planning, whether a run may write.
-// interactive reports whether the user can be asked; nil means stdin and
-// stdout are terminals (ios.CanPrompt).
-func DecideWrite(ios *iostreams.IOStreams, dryRun, yes bool, interactive func() bool) WriteMode {
+// DecideWrite decides, before planning, whether a run may write: it asks
+// when p can prompt.
+func DecideWrite(p Prompter, dryRun, yes bool) WriteMode {
 	switch {
 	case dryRun:
 		return WriteDry
 	case yes:
 		return WriteYes
-	}
-	if interactive == nil {
-		interactive = ios.CanPrompt
-	}
-	if interactive() {
+	case p.CanPrompt():
 		return WriteAsk
 	}
 	return WriteNoTerminal
@@ -69,19 +64,15 @@ func DecideWrite(ios *iostreams.IOStreams, dryRun, yes bool, interactive func() 
 
 // ConfirmWrite decides whether to write what ("3 edits to 1 session"):
 // --dry-run never does, --yes always does, otherwise the user is asked on
-// a terminal (confirm, or a line read from stdin until ctx ends). It
-// returns ErrFindings (exit 1) when nothing is to be written, and ctx's
-// cause when the question was interrupted (Ctrl-C: exit 130), which
-// writes nothing either.
-func ConfirmWrite(ctx context.Context, ios *iostreams.IOStreams, mode WriteMode, what string, confirm func(q string) (bool, error)) error {
+// a terminal (p). It returns ErrFindings (exit 1) when nothing is to be
+// written, and ctx's cause when the question was interrupted (Ctrl-C:
+// exit 130), which writes nothing either.
+func ConfirmWrite(ctx context.Context, ios *iostreams.IOStreams, p Prompter, mode WriteMode, what string) error {
 	switch mode {
 	case WriteYes:
 		return nil
 	case WriteAsk:
-		if confirm == nil {
-			confirm = func(q string) (bool, error) { return AskLine(ctx, ios, q) }
-		}
-		ok, err := confirm("write " + what + "?")
+		ok, err := p.Confirm(ctx, "write "+what+"?")
 		if err != nil {
 			if ctx.Err() != nil {
 				ios.Statusf("nothing written")

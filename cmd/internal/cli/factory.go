@@ -34,8 +34,11 @@ type Factory struct {
 	Discover func(shapes.Env) (*shapes.Discovery, error)
 	// Open opens stores at explicit paths.
 	Open func(paths []string) (*shapes.Discovery, error)
-	// Now is the clock.
+	// Now is the clock; commands read it through Clock.
 	Now func() time.Time
+	// Prompter asks the user before a command writes; nil asks on the
+	// terminal (Prompt).
+	Prompter Prompter
 	// Globals holds the persistent flags, filled in when flags are parsed.
 	Globals *Globals
 	// Getwd returns the working directory (config discovery, relative

@@ -51,9 +51,8 @@ func (c *exportCut) run() error {
 func TestCutAsksOnATerminal(t *testing.T) {
 	for _, answer := range []bool{false, true} {
 		c := newExportCut(t)
-		c.opts.Interactive = func() bool { return true }
 		var asked string
-		c.opts.Confirm = func(q string) (bool, error) { asked = q; return answer, nil }
+		c.opts.Factory.Prompter = &cli.StubPrompter{Terminal: true, Answer: func(q string) (bool, error) { asked = q; return answer, nil }}
 		err := c.run()
 		if asked != "write 4 edits?" {
 			t.Errorf("question %q", asked)

@@ -41,10 +41,6 @@ type Options struct {
 	// Settle and Abandon are the settle policy's windows.
 	Settle, Abandon time.Duration
 
-	// Interactive reports whether the user can be asked; nil means stdin
-	// and stdout are terminals. Confirm asks; nil reads a line from stdin.
-	Interactive func() bool
-	Confirm     func(question string) (bool, error)
 	// Apply replaces backup.Apply (tests; fork, whose export file is a
 	// new store).
 	Apply func(ctx context.Context, info store.Info, sets []*store.ChangeSet) (string, error)
@@ -107,10 +103,7 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 	if err != nil {
 		return cli.SessionError(err, verb, opts.Paths)
 	}
-	now := f.Now
-	if now == nil {
-		now = time.Now
-	}
+	now := f.Clock()
 	sopts.Now, sopts.Activity = now, scan.StoreActivity(disc.Stores)
 	pipe := &fix.Pipeline{
 		Scan:      sopts,
@@ -119,9 +112,9 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 		Force:     opts.Force,
 		Workers:   1,
 		Planner:   func(s *store.Session) (*fix.SessionPlan, error) { return planner(s, sopts) },
-		Write:     fix.WriteOptions{Backup: backup.Options{Now: f.Now}, Apply: opts.Apply},
+		Write:     fix.WriteOptions{Backup: backup.Options{Now: now}, Apply: opts.Apply},
 	}
-	mode := cli.DecideWrite(ios, opts.DryRun, opts.Yes, opts.Interactive)
+	mode := cli.DecideWrite(f.Prompt(), opts.DryRun, opts.Yes)
 	var tx *fix.Tx
 	if mode.Writes() {
 		pipe.Write.Rollbacks = func(rbs []backup.Rollback) { cli.SayRollbacks(ios, rbs) }
@@ -134,7 +127,7 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 			}
 		}()
 	} else {
-		cli.SayInterrupted(ios, backup.Options{Now: f.Now}, found.Store.Info())
+		cli.SayInterrupted(ios, backup.Options{Now: now}, found.Store.Info())
 	}
 	var o fix.Outcome
 	if err := pipe.Plan(ctx, []fix.Target{{Store: found.Store, Ref: found.Ref}}, func(out fix.Outcome) bool {
@@ -212,7 +205,7 @@ func write(ctx context.Context, opts *Options, tx *fix.Tx, o *fix.Outcome, mode 
 		_ = plandoc.WritePlans(ios.ErrOut, []fix.Outcome{*o}, ios.ColorEnabled())
 	}
 	edits := len(o.Plan.Changes.Edits)
-	if err := cli.ConfirmWrite(ctx, ios, mode, plural.Count(edits, "edit", "edits"), opts.Confirm); err != nil {
+	if err := cli.ConfirmWrite(ctx, ios, f.Prompt(), mode, plural.Count(edits, "edit", "edits")); err != nil {
 		return err
 	}
 	run, err := tx.Apply(ctx, []fix.Outcome{*o})
