@@ -35,9 +35,9 @@ type FixOptions struct {
 	// findings are left alone); nil when none was found.
 	Config *config.Config
 
-	// Apply writes one store's change sets, backing every edit up first, and
-	// returns the backup run's id. The caller holds the store's writer lock.
-	// Nil means backup.Apply with the default journal.
+	// Apply replaces backup.Apply in the write transactions (tests:
+	// fix.WriteOptions.Apply): it writes one store's change sets under its
+	// writer lock and returns the backup run's id.
 	Apply func(ctx context.Context, info store.Info, sets []*store.ChangeSet) (runID string, err error)
 	// Activity reports what is seen of other programs using a store (the
 	// settle policy's evidence); nil asks the stores (store.Store.Activity).

@@ -12,49 +12,8 @@ import (
 	"github.com/sessfix/sessfix/pkg/report"
 )
 
-// What a run prints: its plans before anything is written, and at the end
-// the JSON document, the failures and the backup runs to undo.
-
-// show prints the plans on stdout (or --output) before anything is
-// written: with --diff, the diff there and the plans on stderr. With
-// --format json the document comes at the end (finish); the plans go to
-// stderr when the user is asked, so the question is never blind.
-func (r *fixRun) show() error {
-	ios := r.opts.Factory.IOStreams
-	if r.opts.Factory.Format() == "json" {
-		if r.mode == cli.WriteAsk {
-			_ = plandoc.WritePlans(ios.ErrOut, r.plans, ios.ColorEnabled())
-		}
-		return nil
-	}
-	out, err := r.output()
-	if err != nil {
-		return err
-	}
-	if r.opts.Diff {
-		if err := plandoc.WriteDiffs(out.W, r.plans, out.Color); err != nil {
-			return fmt.Errorf("cannot write the diff: %w", err)
-		}
-		_ = plandoc.WritePlans(ios.ErrOut, r.plans, false)
-		return nil
-	}
-	if err := plandoc.WritePlans(out.W, r.plans, out.Color); err != nil {
-		return fmt.Errorf("cannot write the plan: %w", err)
-	}
-	return nil
-}
-
-// output opens stdout or the --output file, once.
-func (r *fixRun) output() (*cli.Output, error) {
-	if r.out == nil {
-		out, err := r.opts.Factory.OpenOutput()
-		if err != nil {
-			return nil, err
-		}
-		r.out = out
-	}
-	return r.out, nil
-}
+// What a run prints at the end: the JSON document, the failures and the
+// backup runs to undo.
 
 // finish ends a run that planned: with --format json it prints the
 // document of what the run did, then it closes the output. err is the
@@ -74,7 +33,7 @@ func (r *fixRun) finish(err, inputs error) error {
 			Stores: r.stores, Errs: r.storeErrs, Runs: r.runs,
 			Sessions: r.sessions(), FailPolicy: r.fails,
 		})
-		out, oerr := r.output()
+		out, oerr := r.flow.Output()
 		if oerr == nil {
 			if werr := report.WriteJSON(out.W, doc); werr != nil {
 				oerr = fmt.Errorf("cannot write the report: %w", werr)
@@ -84,10 +43,8 @@ func (r *fixRun) finish(err, inputs error) error {
 			err = errors.Join(err, oerr)
 		}
 	}
-	if r.out != nil {
-		if cerr := r.out.Close(); cerr != nil {
-			err = errors.Join(err, cerr)
-		}
+	if cerr := r.flow.CloseOutput(); cerr != nil {
+		err = errors.Join(err, cerr)
 	}
 	if err == cli.ErrFindings && (inputs != nil || len(storeErrs) > 0) {
 		err = nil // the failures say more than "findings remain"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
+	"github.com/sessfix/sessfix/cmd/internal/write"
 	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/fix"
@@ -50,27 +51,23 @@ func RunFix(ctx context.Context, opts *FixOptions) (err error) {
 		run.stores = append(run.stores, store.Info{Path: in.Path})
 		run.storeErrs[in.Path] = in.Err
 	}
-	writable := run.refuseReadOnly(disc.Stores)
-	run.mode = cli.DecideWrite(f.Prompt(), opts.DryRun, opts.Yes)
-	if run.mode.Writes() {
-		if writable, err = run.lock(ctx, writable); err != nil {
-			return err
-		}
-		defer func() {
-			if rerr := run.unlock(); rerr != nil && err == nil {
-				err = rerr
-			}
-		}()
-	} else {
-		cli.SayInterrupted(ios, pipe.Write.Backup, infos(writable)...)
+	run.flow = write.New(f, pipe, write.Options{DryRun: opts.DryRun, Yes: opts.Yes, Diff: opts.Diff, UndoHint: undoHint})
+	writable, err := run.begin(ctx, disc.Stores)
+	if err != nil {
+		return err
 	}
+	defer func() {
+		if cerr := run.flow.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
 	if len(writable) > 0 {
 		if err := run.plan(ctx, writable); err != nil {
 			return err
 		}
 	}
 	defer func() { err = run.finish(err, cli.InputsFailed("fix", disc)) }()
-	if err := run.show(); err != nil {
+	if err := run.flow.Show(run.plans); err != nil {
 		return err
 	}
 	changing, edits := run.size()
@@ -85,7 +82,8 @@ func RunFix(ctx context.Context, opts *FixOptions) (err error) {
 		}
 		return run.left()
 	}
-	if err := run.confirm(ctx, changing, edits); err != nil {
+	what := fmt.Sprintf("%s to %s", plural.Count(edits, "edit", "edits"), plural.Count(changing, "session", "sessions"))
+	if err := run.flow.Confirm(ctx, what); err != nil {
 		return err
 	}
 	return run.apply(ctx)
@@ -141,9 +139,9 @@ type fixRun struct {
 	opts  *FixOptions
 	pipe  *fix.Pipeline
 	fails cli.FailPolicy
-	mode  cli.WriteMode
-	// txs are the write transactions begun before planning, by store.
-	txs map[store.Store]*fix.Tx
+	// flow decides whether to write, holds a write transaction per store
+	// from before planning to the end, shows, asks and writes.
+	flow *write.Flow
 	// paths are the inputs named that could be opened, for hints.
 	paths []string
 	// plans are the sessions to show: a change, findings left, or notes.
@@ -163,8 +161,6 @@ type fixRun struct {
 	// --format json; written is set once apply has begun.
 	outcomes []fix.Outcome
 	written  bool
-	// out is stdout or the --output file, once opened.
-	out *cli.Output
 }
 
 // plan runs every session of the stores through the pipeline, store by
@@ -222,7 +218,7 @@ func (r *fixRun) take(o fix.Outcome) error {
 	case fix.SkippedBusy:
 		ios.Statusf("skipped session %s: %s, so OpenCode may still be writing it (wait, or add --force)", o.ID, o.Use.Why)
 		r.busy++
-		if !r.mode.Writes() {
+		if !r.flow.Mode().Writes() {
 			r.plans = append(r.plans, o) // shown, marked as skipped
 		}
 	case fix.Planned:
@@ -246,7 +242,7 @@ func (r *fixRun) take(o fix.Outcome) error {
 // plans (TestLiveTurnLeftAlone); a dry run still exits 1 on the plan it
 // shows.
 func (r *fixRun) remaining() int {
-	if !r.mode.Writes() {
+	if !r.flow.Mode().Writes() {
 		return r.unfixed + r.busy
 	}
 	return r.unfixed

@@ -3,42 +3,37 @@ package fix
 import (
 	"context"
 	"errors"
-	"fmt"
 
-	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/cmd/internal/plandoc"
-	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/fix"
 	"github.com/sessfix/sessfix/pkg/store"
-	"github.com/sessfix/sessfix/pkg/store/shapes"
 )
 
-// lock takes the writer lock of every store, in order, before anything is
-// planned, and returns the stores to plan. A store another sessfix holds
-// ends the run (exit 4) with the locks taken so far released. A lock that
-// cannot be created for another reason (a read-only store) is not taken:
-// the store is planned as usual, and writing it fails the way it always
-// would. Taking a lock rolls back what a killed sessfix left half-written
-// in the store (backup.Lock), said on stderr; a store where that fails is
-// not planned, and makes the run fail in the end.
-func (r *fixRun) lock(ctx context.Context, stores []store.Store) ([]store.Store, error) {
-	r.txs = map[store.Store]*fix.Tx{}
+// begin opens a write transaction on every store, in order, before
+// anything is planned, and returns the stores to plan. A store sessfix
+// never writes (an OpenCode 2 database) is not planned at all, dry run or
+// not: a plan would promise a repair the writer then refuses; its refusal,
+// with what to do instead, makes the run fail (exit 3) once the others are
+// done. A store another sessfix holds ends the run (exit 4) with the
+// transactions begun so far ended. A lock that cannot be created for
+// another reason (a read-only store) is not taken: the store is planned as
+// usual, and writing it fails the way it always would. Taking a lock rolls
+// back what a killed sessfix left half-written in the store (backup.Lock),
+// said on stderr; a store where that fails is not planned, and makes the
+// run fail in the end.
+func (r *fixRun) begin(ctx context.Context, stores []store.Store) ([]store.Store, error) {
 	var out []store.Store
 	for _, st := range stores {
-		pipe := *r.pipe
-		pipe.Write.Rollbacks = func(rbs []backup.Rollback) { cli.SayRollbacks(r.opts.Factory.IOStreams, rbs) }
-		tx, err := pipe.Begin(ctx, st, false)
+		err := r.flow.Begin(ctx, st)
 		switch {
 		case errors.Is(err, store.ErrLocked):
-			if uerr := r.unlock(); uerr != nil {
-				err = errors.Join(err, uerr)
+			if cerr := r.flow.Close(); cerr != nil {
+				err = errors.Join(err, cerr)
 			}
 			// The error names the store, who holds it and what to do.
 			return nil, err
-		case err == nil:
-			r.txs[st] = tx
-		case errors.As(err, new(*backup.RecoverError)):
+		case errors.As(err, new(*store.ReadOnlyError)), errors.As(err, new(*backup.RecoverError)):
 			r.storeErrs[st.Info().Path] = err
 			continue
 		}
@@ -47,47 +42,13 @@ func (r *fixRun) lock(ctx context.Context, stores []store.Store) ([]store.Store,
 	return out, nil
 }
 
-// infos are the stores' Info.
-func infos(stores []store.Store) []store.Info {
-	out := make([]store.Info, len(stores))
-	for i, st := range stores {
-		out[i] = st.Info()
+// undoHint is fix's hint on a store written whose read-back failed; a
+// change set that failed in the middle of the run has its own.
+func undoHint(run string, partial bool) string {
+	if partial {
+		return ""
 	}
-	return out
-}
-
-// refuseReadOnly returns the stores fix may write. A store sessfix never
-// writes (an OpenCode 2 database) is not planned at all, dry run or not:
-// a plan would promise a repair the writer then refuses. Its refusal, with
-// what to do instead, makes the run fail (exit 3) once the others are done.
-func (r *fixRun) refuseReadOnly(stores []store.Store) []store.Store {
-	var out []store.Store
-	for _, st := range stores {
-		if err := shapes.CheckWritable(st.Info()); err != nil {
-			r.storeErrs[st.Info().Path] = err
-			continue
-		}
-		out = append(out, st)
-	}
-	return out
-}
-
-// unlock releases the locks lock took.
-func (r *fixRun) unlock() error {
-	var errs []error
-	for st, tx := range r.txs {
-		if err := tx.Close(); err != nil {
-			errs = append(errs, err)
-		}
-		delete(r.txs, st)
-	}
-	return errors.Join(errs...)
-}
-
-// confirm decides whether to write (cli.ConfirmWrite).
-func (r *fixRun) confirm(ctx context.Context, changing, edits int) error {
-	what := fmt.Sprintf("%s to %s", plural.Count(edits, "edit", "edits"), plural.Count(changing, "session", "sessions"))
-	return cli.ConfirmWrite(ctx, r.opts.Factory.IOStreams, r.opts.Factory.Prompt(), r.mode, what)
+	return "undo the run with `sessfix undo " + run + "` and report the session: its repair did not verify"
 }
 
 // apply writes each store's plans in one backup run, under its writer
@@ -114,23 +75,12 @@ func (r *fixRun) apply(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err // interrupted: the stores not yet begun stay as they are
 		}
-		apply := r.pipe.Apply
-		if tx := r.txs[st]; tx != nil {
-			apply = func(ctx context.Context, _ store.Store, plans []fix.Outcome) (string, error) {
-				return tx.Apply(ctx, plans)
-			}
-		}
 		path := st.Info().Path
-		run, err := apply(ctx, st, byStore[st])
+		run, err := r.flow.Apply(ctx, st, byStore[st])
 		if run != "" {
 			r.runs[path] = run
 		}
 		if err != nil {
-			var partial *backup.ApplyError
-			if run != "" && !errors.As(err, &partial) {
-				// All was written, but a session did not verify.
-				err = cli.WithHints(err, "undo the run with `sessfix undo "+run+"` and report the session: its repair did not verify")
-			}
 			r.storeErrs[path] = err
 			continue
 		}
@@ -143,8 +93,6 @@ func (r *fixRun) apply(ctx context.Context) error {
 	if len(written) > 0 {
 		ios.Statusf("%s", plandoc.FixSummary(written))
 	}
-	for _, run := range runs {
-		ios.Statusf("backup run %s; undo with: sessfix undo %s", run, run)
-	}
+	r.flow.Undo(runs...)
 	return r.left()
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/cmd/internal/cut"
 	"github.com/sessfix/sessfix/internal/plural"
-	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/fix"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
@@ -102,13 +101,6 @@ looks where OpenCode keeps its data. See docs/surgery.md.
 func RunFork(ctx context.Context, opts *ForkOptions) error {
 	f := opts.Factory
 	var plan *surgery.ForkPlan
-	if opts.Apply == nil {
-		// The change set names the store it is written to: the original's,
-		// or a new export file.
-		opts.Apply = func(ctx context.Context, _ store.Info, sets []*store.ChangeSet) (string, error) {
-			return backup.Apply(ctx, backup.Options{Now: f.Now}, sets[0].Store, sets)
-		}
-	}
 	opts.Written = func(ctx context.Context, o fix.Outcome, run string) error {
 		st := o.Store
 		if info := plan.Changes.Store; info.Path != st.Info().Path {

@@ -19,8 +19,15 @@
 // Step), in the order the sessions were given, from an ordered worker pool
 // shared with scan.Run (internal/pool).
 //
+// Tx is the one write transaction every writing command goes through:
+// Begin refuses a store sessfix never writes and takes the store's writer
+// lock through backup.Lock (a dry run takes none and writes nothing),
+// Tx.Apply backs up, applies and verifies in one backup run, Close releases
+// the lock. WriteOptions.Apply is its one seam for tests to inject a
+// failing write.
+//
 // Guarantees:
-//   - Planning writes nothing; only the write step does, through a store
+//   - Planning writes nothing; only a writing Tx does, through a store
 //     Writer under the writer lock, after backing every record up.
 //   - Edits of existing records change only the JSON paths they must; every
 //     other byte (unknown keys, formatting) stays. New records use the

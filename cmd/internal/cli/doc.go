@@ -6,8 +6,10 @@
 // (FailPolicy: which fail a run, from --fail-on), the error kinds that
 // cmd/exitcode.go maps to exit codes, the `hint:` lines (Hints: the one
 // place that turns the typed errors of pkg/store and pkg/backup into
-// advice, plus what commands attach with WithHints), and shell completion
-// of rule codes, --fail-on lists, strategies and session ids.
+// advice, plus what commands attach with WithHints), the Prompter that asks
+// before a command writes (Factory.Prompt) and the clock (Factory.Clock),
+// and shell completion of rule codes, --fail-on lists, strategies and
+// session ids.
 //
 // It holds no command logic: each verb lives in its own package under cmd/.
 package cli

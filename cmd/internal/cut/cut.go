@@ -1,8 +1,11 @@
 // Package cut runs a session cut of `sessfix drop` and `sessfix rewind`,
-// and the copy of `sessfix fork`, through the repair pipeline (pkg/fix): the writer lock taken before the
-// plan, the settle policy's busy check, the plan or its diff, the question
-// on a terminal (--yes, --dry-run), one backup run, the atomic write and the
-// read-back. The planners are pkg/surgery's.
+// and the copy of `sessfix fork`, through the repair pipeline (pkg/fix) and
+// the flow every writing command shares (cmd/internal/write): the write
+// transaction begun before the plan, the settle policy's busy check, the
+// plan or its diff, the question on a terminal (--yes, --dry-run), one
+// backup run, the atomic write and the read-back. The planners are
+// pkg/surgery's; what is cut's own is one session, its messages and its
+// JSON document.
 package cut
 
 import (
@@ -15,6 +18,7 @@ import (
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/cmd/internal/plandoc"
+	"github.com/sessfix/sessfix/cmd/internal/write"
 	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/fix"
@@ -41,8 +45,8 @@ type Options struct {
 	// Settle and Abandon are the settle policy's windows.
 	Settle, Abandon time.Duration
 
-	// Apply replaces backup.Apply (tests; fork, whose export file is a
-	// new store).
+	// Apply replaces backup.Apply in the write transaction (tests:
+	// fix.WriteOptions.Apply).
 	Apply func(ctx context.Context, info store.Info, sets []*store.ChangeSet) (string, error)
 	// Written, when set, follows a written change set (run is its backup
 	// run): fork reads its new session back and says how to open it.
@@ -114,20 +118,14 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 		Planner:   func(s *store.Session) (*fix.SessionPlan, error) { return planner(s, sopts) },
 		Write:     fix.WriteOptions{Backup: backup.Options{Now: now}, Apply: opts.Apply},
 	}
-	mode := cli.DecideWrite(f.Prompt(), opts.DryRun, opts.Yes)
-	var tx *fix.Tx
-	if mode.Writes() {
-		pipe.Write.Rollbacks = func(rbs []backup.Rollback) { cli.SayRollbacks(ios, rbs) }
-		if tx, err = pipe.Begin(ctx, found.Store, false); err != nil {
-			return err
+	fl := write.New(f, pipe, write.Options{DryRun: opts.DryRun, Yes: opts.Yes, Diff: opts.Diff, UndoHint: undoHint})
+	defer func() {
+		if cerr := fl.Close(); cerr != nil && err == nil {
+			err = cerr
 		}
-		defer func() {
-			if rerr := tx.Close(); rerr != nil && err == nil {
-				err = rerr
-			}
-		}()
-	} else {
-		cli.SayInterrupted(ios, backup.Options{Now: now}, found.Store.Info())
+	}()
+	if err := fl.Begin(ctx, found.Store); err != nil {
+		return err
 	}
 	var o fix.Outcome
 	if err := pipe.Plan(ctx, []fix.Target{{Store: found.Store, Ref: found.Ref}}, func(out fix.Outcome) bool {
@@ -140,25 +138,25 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 		// One document whatever happens next, like sessfix fix's: the
 		// outcome, the edits and, once written, the backup run.
 		defer func() {
-			if jerr := document(opts, o, mode.Writes()); err == nil {
+			if jerr := document(opts, o, fl.Mode().Writes()); err == nil {
 				err = jerr
 			}
 		}()
 	}
-	if err := notPlanned(opts, o, mode); err != nil {
+	if err := notPlanned(opts, fl, o); err != nil {
 		return err
 	}
 	if !o.Changes() {
 		ios.Statusf("nothing to change")
 		return nil
 	}
-	return write(ctx, opts, tx, &o, mode)
+	return apply(ctx, opts, fl, &o)
 }
 
 // notPlanned is the error of a cut whose session was not planned: the
 // cut refused, the session not loaded, or held back as possibly in use
 // (its plan shown by a dry run). It is nil for a planned session.
-func notPlanned(opts *Options, o fix.Outcome, mode cli.WriteMode) error {
+func notPlanned(opts *Options, fl *write.Flow, o fix.Outcome) error {
 	switch o.Status {
 	case fix.Failed:
 		var refused *surgery.RefusedError
@@ -174,9 +172,9 @@ func notPlanned(opts *Options, o fix.Outcome, mode cli.WriteMode) error {
 		}
 		return o.Err
 	case fix.SkippedBusy:
-		if !mode.Writes() && o.Changes() && opts.Factory.Format() != "json" {
+		if !fl.Mode().Writes() && o.Changes() && opts.Factory.Format() != "json" {
 			// Shown, marked as skipped, as sessfix fix --dry-run does.
-			if err := show(opts, o); err != nil {
+			if err := fl.Show([]fix.Outcome{o}); err != nil {
 				return err
 			}
 		}
@@ -186,67 +184,41 @@ func notPlanned(opts *Options, o fix.Outcome, mode cli.WriteMode) error {
 	return nil
 }
 
-// write shows the plan of o, asks (or not, as mode says) and writes it in
-// one backup run through pipe; o records the run and how it ended, for the
-// JSON document.
-func write(ctx context.Context, opts *Options, tx *fix.Tx, o *fix.Outcome, mode cli.WriteMode) error {
-	f := opts.Factory
-	ios := f.IOStreams
+// apply shows the plan of o, asks (or not, as the flow decided) and
+// writes it in one backup run; o records the run and how it ended, for
+// the JSON document.
+func apply(ctx context.Context, opts *Options, fl *write.Flow, o *fix.Outcome) error {
+	ios := opts.Factory.IOStreams
 	if o.Forced {
 		ios.Statusf("WARNING: session %s may still be in use (%s); writing anyway because of --force", o.ID, o.Use.Why)
 	}
-	switch {
-	case f.Format() != "json":
-		if err := show(opts, *o); err != nil {
-			return err
-		}
-	case mode == cli.WriteAsk:
-		// The document follows the answer: the question needs the plan.
-		_ = plandoc.WritePlans(ios.ErrOut, []fix.Outcome{*o}, ios.ColorEnabled())
-	}
-	edits := len(o.Plan.Changes.Edits)
-	if err := cli.ConfirmWrite(ctx, ios, f.Prompt(), mode, plural.Count(edits, "edit", "edits")); err != nil {
+	if err := fl.Show([]fix.Outcome{*o}); err != nil {
 		return err
 	}
-	run, err := tx.Apply(ctx, []fix.Outcome{*o})
+	edits := len(o.Plan.Changes.Edits)
+	if err := fl.Confirm(ctx, plural.Count(edits, "edit", "edits")); err != nil {
+		return err
+	}
+	run, err := fl.Apply(ctx, o.Store, []fix.Outcome{*o})
 	o.Run = run
 	if err != nil {
 		o.Status, o.Step, o.Err = fix.Failed, fix.StepWrite, err
-		if run != "" {
-			return cli.WithHints(err, "undo what was written with `sessfix undo "+run+"`")
-		}
 		return err
 	}
 	o.Status = fix.Applied
 	ios.Statusf("%s session %s: %s", opts.Verb, o.ID, plural.Count(edits, "edit", "edits"))
 	if opts.Written != nil {
 		if err := opts.Written(ctx, *o, run); err != nil {
-			return cli.WithHints(err, "undo what was written with `sessfix undo "+run+"`")
+			return fl.Failed(err, run)
 		}
 	}
-	ios.Statusf("backup run %s; undo with: sessfix undo %s", run, run)
+	fl.Undo(run)
 	return nil
 }
 
-// show prints the plan on stdout, or with --diff the diff there and the
-// plan on stderr.
-func show(opts *Options, o fix.Outcome) error {
-	f := opts.Factory
-	out, err := f.OpenOutput()
-	if err != nil {
-		return err
-	}
-	plans := []fix.Outcome{o}
-	if opts.Diff {
-		err = plandoc.WriteDiffs(out.W, plans, out.Color)
-		_ = plandoc.WritePlans(f.IOStreams.ErrOut, plans, false)
-	} else {
-		err = plandoc.WritePlans(out.W, plans, out.Color)
-	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	return err
+// undoHint is a cut's hint on a run written that then failed.
+func undoHint(run string, _ bool) string {
+	return "undo what was written with `sessfix undo " + run + "`"
 }
 
 // document prints the `--format json` document of a cut, sessfix fix's
