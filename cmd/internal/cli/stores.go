@@ -226,17 +226,3 @@ func SayRollbacks(ios *iostreams.IOStreams, rbs []backup.Rollback) {
 		fmt.Fprintf(ios.ErrOut, "warning: %s\nhint: to put it back anyway, run %s\n", rb.Message(), CommandLine("undo", rb.RunID, "--force"))
 	}
 }
-
-// SayInterrupted is SayRollbacks for a dry run, which takes no lock: what
-// the first run that writes the stores will put back before it plans.
-func SayInterrupted(ios *iostreams.IOStreams, opts backup.Options, infos ...store.Info) {
-	for _, info := range infos {
-		rbs, err := backup.Interrupted(opts, info)
-		if err != nil {
-			// The run that writes will stop on it (backup.Lock): say so now.
-			fmt.Fprintf(ios.ErrOut, "warning: %v\n", err)
-			continue
-		}
-		SayRollbacks(ios, rbs)
-	}
-}
