@@ -13,7 +13,7 @@ import (
 )
 
 // abandonedAge is how long ago the killed turn is made to look written:
-// past scan.DefaultAbandon (10 minutes).
+// past opencode.DefaultAbandon (10 minutes).
 const abandonedAge = 11 * time.Minute
 
 // TestAbandonedTurnWhileOpenCodeServes: OpenCode 1.18.33 is killed in the

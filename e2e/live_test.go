@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/sessfix/sessfix/internal/opencodetest/mockanthropic"
-	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/opencode"
 )
 
 // sessionBytes is every stored record of a session, for comparing before
@@ -72,7 +72,7 @@ func TestLiveTurnLeftAlone(t *testing.T) {
 			}
 			// Let the settle window pass: from here on only OpenCode's hold
 			// on the store says the turn is live.
-			time.Sleep(scan.DefaultSettle + time.Second)
+			time.Sleep(opencode.DefaultSettle + time.Second)
 			before := sessionBytes(t, c.d, c.session)
 
 			fs, res := scanStore(t, e, c.session)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/pkg/fix"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/surgery"
@@ -130,7 +131,7 @@ func RunDiagnose(ctx context.Context, opts *DiagnoseOptions) error {
 	if err != nil {
 		return err
 	}
-	sopts.Activity = scan.StoreActivity(disc.Stores)
+	sopts.Activity = opencode.StoreActivity(disc.Stores)
 	res := &Result{Store: info.Path, Diagnosis: scan.Diagnose(s, opts.Error, sopts)}
 	plan, err := fix.PlanFromError(s, opts.Error, fix.Options{Now: now, Scan: sopts})
 	if err != nil {
@@ -198,7 +199,7 @@ func findSession(ctx context.Context, stores []store.Store, opts *DiagnoseOption
 			if err != nil {
 				continue
 			}
-			if scan.FailedAttempt(s, opts.Error) != nil {
+			if opencode.FailedAttempt(s, opts.Error) != nil {
 				hits = append(hits, hit{s, st.Info()})
 			}
 		}

@@ -24,7 +24,7 @@ import (
 	"github.com/sessfix/sessfix/internal/opencodetest/cpumeter"
 	"github.com/sessfix/sessfix/internal/opencodetest/storegen"
 	"github.com/sessfix/sessfix/pkg/backup"
-	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -54,13 +54,13 @@ func BenchmarkFixStore(b *testing.B) {
 				c0, _ := cpumeter.Process()
 				t0 := time.Now()
 				scanF, _ := benchFactory()
-				if err := cmdscan.RunScan(context.Background(), &cmdscan.ScanOptions{Factory: scanF, Paths: []string{path}, Settle: scan.DefaultSettle}); err != nil && !errors.Is(err, cli.ErrFindings) {
+				if err := cmdscan.RunScan(context.Background(), &cmdscan.ScanOptions{Factory: scanF, Paths: []string{path}, Settle: opencode.DefaultSettle}); err != nil && !errors.Is(err, cli.ErrFindings) {
 					b.Fatal(err)
 				}
 				c1, _ := cpumeter.Process()
 				t1 := time.Now()
 				fixF, errOut := benchFactory()
-				opts := &FixOptions{Factory: fixF, Paths: []string{path}, Yes: true, Settle: scan.DefaultSettle, Placeholder: "[user interrupted]",
+				opts := &FixOptions{Factory: fixF, Paths: []string{path}, Yes: true, Settle: opencode.DefaultSettle, Placeholder: "[user interrupted]",
 					Apply: func(ctx context.Context, info store.Info, sets []*store.ChangeSet) (string, error) {
 						return backup.Apply(ctx, backup.Options{Dir: journal}, info, sets)
 					}}

@@ -9,7 +9,7 @@ import (
 	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/fix"
-	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -40,7 +40,7 @@ func RunFix(ctx context.Context, opts *FixOptions) (err error) {
 	// open is evidence that a session is being written.
 	pipe.Scan.Activity = opts.Activity
 	if pipe.Scan.Activity == nil {
-		pipe.Scan.Activity = scan.StoreActivity(disc.Stores)
+		pipe.Scan.Activity = opencode.StoreActivity(disc.Stores)
 	}
 	pipe.SkipInUse = true
 	run := &fixRun{opts: opts, pipe: pipe, fails: fails, paths: read, storeErrs: map[string]error{}, runs: map[string]string{}, applied: map[string]bool{}}

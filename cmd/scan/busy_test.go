@@ -10,7 +10,7 @@ import (
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/cmd/internal/iostreams"
-	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
@@ -41,7 +41,7 @@ func TestScanSaysWhichSessionsItSkippedAsBusy(t *testing.T) {
 			f.Now = func() time.Time { return now }
 			f.OpenCodeEnv = nil
 			f.Globals.Format = format
-			opts := &ScanOptions{Factory: f, Paths: []string{path}, FailOn: "warning", Settle: scan.DefaultSettle, Abandon: scan.DefaultAbandon}
+			opts := &ScanOptions{Factory: f, Paths: []string{path}, FailOn: "warning", Settle: opencode.DefaultSettle, Abandon: opencode.DefaultAbandon}
 			_ = RunScan(context.Background(), opts)
 			const why = "session ses_31993717ffffDgfyZBF9sR3OmH skipped: its last assistant message is unfinished and the session changed 1s ago, so OpenCode may still be writing it and its unfinished turn was not checked; add --settle 0 --abandon 0 to check it anyway"
 			if !strings.Contains(errOut.String(), why) && !strings.Contains(out.String(), why) {

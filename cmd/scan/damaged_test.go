@@ -10,7 +10,7 @@ import (
 	"github.com/sessfix/sessfix/cmd/internal/iostreams"
 	"github.com/sessfix/sessfix/internal/opencodetest/ocrelease"
 	"github.com/sessfix/sessfix/internal/opencodetest/realstore"
-	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/opencode"
 )
 
 // TestScanReportsADatabaseSQLCannotOpen: a database whose schema page is
@@ -24,7 +24,7 @@ func TestScanReportsADatabaseSQLCannotOpen(t *testing.T) {
 	f := cli.New(cli.BuildInfo{Version: "test"})
 	f.IOStreams = ios
 	f.OpenCodeEnv = nil
-	opts := &ScanOptions{Factory: f, Paths: []string{rs.Path}, FailOn: "warning", Settle: scan.DefaultSettle, Abandon: scan.DefaultAbandon}
+	opts := &ScanOptions{Factory: f, Paths: []string{rs.Path}, FailOn: "warning", Settle: opencode.DefaultSettle, Abandon: opencode.DefaultAbandon}
 	err := RunScan(context.Background(), opts)
 	if !errors.Is(err, cli.ErrFindings) {
 		t.Fatalf("scan: %v, want the findings error (exit 1)\n%s", err, errOut)

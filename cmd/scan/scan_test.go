@@ -8,6 +8,7 @@ import (
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/cmd/internal/iostreams"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -17,13 +18,13 @@ func TestFlagsFillOptions(t *testing.T) {
 		args []string
 		want ScanOptions
 	}{
-		{[]string{}, ScanOptions{FailOn: "warning", Settle: scan.DefaultSettle, Abandon: scan.DefaultAbandon, Paths: []string{}}},
+		{[]string{}, ScanOptions{FailOn: "warning", Settle: opencode.DefaultSettle, Abandon: opencode.DefaultAbandon, Paths: []string{}}},
 		{
 			[]string{"a.db", "dir", "--select", "SF1,SF203", "--select", "SF3", "--ignore", "SF104",
 				"--fail-on", "error", "--session", "ses_1", "--session", "ses_2", "--settle", "90s"},
 			ScanOptions{
 				Paths: []string{"a.db", "dir"}, Select: []string{"SF1", "SF203", "SF3"}, Ignore: []string{"SF104"},
-				FailOn: "error", Sessions: []string{"ses_1", "ses_2"}, Settle: 90 * time.Second, Abandon: scan.DefaultAbandon,
+				FailOn: "error", Sessions: []string{"ses_1", "ses_2"}, Settle: 90 * time.Second, Abandon: opencode.DefaultAbandon,
 			},
 		},
 	}

@@ -369,5 +369,5 @@ func upper(in []string) []string {
 // whose rules may not all be registered yet but share repair strategies.
 func isPreflight(code string) bool {
 	code = strings.ToUpper(code)
-	return len(code) == 5 && code >= "SF150" && code <= "SF169"
+	return scan.FamilyPreflight.Has(code)
 }

@@ -12,7 +12,7 @@
 //
 // Pipeline is the one repair pipeline `sessfix fix` and `sessfix watch` run
 // on: list a store's sessions (Targets), load, check, drop suppressed
-// findings, plan, hold back what scan.SettlePolicy says may be in use, and
+// findings, plan, hold back what opencode.SettlePolicy says may be in use, and
 // write under the store's writer lock with a backup, verifying from disk
 // (Apply, or Repair for one session at a time). Each session comes out as
 // an Outcome (Clean, Planned, SkippedBusy, Held, Applied or Failed at a

@@ -3,6 +3,7 @@ package fix
 import (
 	"testing"
 
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
@@ -57,13 +58,13 @@ func TestForeignEncryptedReasoningStrippedSessionWide(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s := foreignEncryptedSession(t, c.provider, c.model, c.ns, c.text)
 			f := fs0(scan.CheckSession(s, scanOpts()), "SF302")
-			if f.Severity != scan.Error || f.ErrorType != string(scan.ErrorEncryptedContentInvalid) {
+			if f.Severity != scan.Error || f.ErrorType != string(opencode.ErrorEncryptedContentInvalid) {
 				t.Fatalf("SF302 should classify the stored error as encrypted_content_invalid: %+v", f)
 			}
 			fixed := fixAndRecheck(t, s, "drop-encrypted")
 			for _, id := range []string{msgA1, msgA2} {
 				for _, p := range fixed.Message(id).Parts {
-					if scan.HasEncryptedReasoning(p) {
+					if opencode.HasEncryptedReasoning(p) {
 						t.Errorf("message %s part %s still carries encrypted content", id, p.ID)
 					}
 					if p.Type == "reasoning" && p.Get("text").String() != "plan" {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -93,7 +93,7 @@ func (b *sb) complete() *sb {
 		// Where the session ran: an assistant message's path.
 		b.s.Info = &store.Record{Kind: store.KindSession, ID: sesID, Raw: []byte(`{"directory":"/work","projectID":"global"}`)}
 	}
-	rs := scan.SessionSchema(b.s)
+	rs := opencode.SessionSchema(b.s)
 	b.s.Info = info
 	for _, r := range rs {
 		if len(r.Left) > 0 || len(r.Unservable) > 0 {

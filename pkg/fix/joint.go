@@ -135,7 +135,7 @@ steps:
 			w.enter(r) // decided whatever the session holds
 			continue
 		}
-		if r.f.Code == "SF302" || r.alone || r.f.MessageID == "" && r.f.PartID == "" {
+		if r.f.Code == scan.SF302 || r.alone || r.f.MessageID == "" && r.f.PartID == "" {
 			barrier = i
 			break
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sessfix/sessfix/internal/opencodetest/storegen"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
@@ -417,7 +418,7 @@ func has(s *store.Session, msgID string, is func(*store.Part) bool) bool {
 	return m != nil && slices.ContainsFunc(m.Parts, is)
 }
 
-func placeholder(p *store.Part) bool { return scan.PartText(p) == DefaultPlaceholder }
+func placeholder(p *store.Part) bool { return opencode.PartText(p) == DefaultPlaceholder }
 
 // TestJointFindsConflictOutsideTheRepairs: the placeholder text is fine in
 // either of two messages, but a finding elsewhere appears when both have

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -123,7 +123,7 @@ func prependThinkingPart(s *store.Session, m *store.Message, e env) ([]store.Edi
 	}
 	text, meta := continuingText, []byte(nil)
 	if src := earlierThinking(s, m); src != nil {
-		text = scan.PartText(src)
+		text = opencode.PartText(src)
 		if md := src.Get("metadata"); md.IsObject() {
 			meta = []byte(md.Raw)
 		}
@@ -173,7 +173,7 @@ func earlierThinking(s *store.Session, m *store.Message) *store.Part {
 		}
 		for k := len(prev.Parts) - 1; k >= 0; k-- {
 			p := prev.Parts[k]
-			if scan.IsThinkingPart(p) && strings.TrimSpace(scan.PartText(p)) != "" {
+			if opencode.IsThinkingPart(p) && strings.TrimSpace(opencode.PartText(p)) != "" {
 				return p
 			}
 		}
@@ -189,7 +189,7 @@ func replaceEmptyTextParts(s *store.Session, m *store.Message, text string) ([]s
 	}
 	var out []store.Edit
 	for _, p := range m.Parts {
-		if !scan.IsBlankText(p) {
+		if !opencode.IsBlankText(p) {
 			continue
 		}
 		after, err := setJSON(p.Raw, text, "text")
@@ -211,7 +211,7 @@ func replaceEmptyTextParts(s *store.Session, m *store.Message, text string) ([]s
 func stripThinkingParts(s *store.Session, m *store.Message, which func(*store.Part) bool) ([]store.Edit, error) {
 	var out []store.Edit
 	for _, p := range m.Parts {
-		if !scan.IsThinkingPart(p) || (which != nil && !which(p)) {
+		if !opencode.IsThinkingPart(p) || (which != nil && !which(p)) {
 			continue
 		}
 		out = append(out, partEdit(store.OpDelete, m, p, "stripThinkingParts", "thinking part removed"))
@@ -242,7 +242,7 @@ func injectTextPart(s *store.Session, m *store.Message, text string, e env) ([]s
 // aborted", metadata.interrupted true and time.end; input and time.start are
 // kept (time.start is set when the tool never started).
 func markToolAborted(s *store.Session, m *store.Message, p *store.Part, e env) ([]store.Edit, error) {
-	if !scan.UnfinishedTool(p) {
+	if !opencode.UnfinishedTool(p) {
 		return nil, nil
 	}
 	after, err := abortShape(p, ToolAbortedError, e, nil)
@@ -295,10 +295,10 @@ func abortShape(p *store.Part, errText string, e env, more func(set func(v any, 
 // but for their id.
 func moveThinkingFirst(s *store.Session, m *store.Message, e env) ([]store.Edit, error) {
 	var out []store.Edit
-	for _, st := range scan.StepRanges(m) {
+	for _, st := range opencode.StepRanges(m) {
 		fc := -1
 		for i := st[0]; i < st[1]; i++ {
-			if scan.IsContentPart(m.Parts[i]) {
+			if opencode.IsContentPart(m.Parts[i]) {
 				fc = i
 				break
 			}
@@ -311,7 +311,7 @@ func moveThinkingFirst(s *store.Session, m *store.Message, e env) ([]store.Edit,
 			lo = m.Parts[fc-1].ID
 		}
 		for _, p := range m.Parts[fc+1 : st[1]] {
-			if !scan.IsThinkingPart(p) {
+			if !opencode.IsThinkingPart(p) {
 				continue
 			}
 			id, err := store.MintBetween(store.PrefixPart, lo, hi, e.now)

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -173,7 +174,7 @@ func TestPlanSF303MarksTheCallCutOff(t *testing.T) {
 func TestStoredToolInputErrorMarksCutOffCalls(t *testing.T) {
 	s := cutOffSession(t, "Invalid JSON input for openai-responses tool call patch")
 	f := fs0(scan.CheckSession(s, scanOpts()), "SF302")
-	if f.Severity != scan.Error || f.ErrorType != string(scan.ErrorToolInputTruncated) {
+	if f.Severity != scan.Error || f.ErrorType != string(opencode.ErrorToolInputTruncated) {
 		t.Fatalf("SF302 should classify the stored error as tool_input_truncated: %+v", f)
 	}
 	// The stored error alone, without SF303's finding, plans the repair.

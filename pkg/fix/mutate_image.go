@@ -18,7 +18,7 @@ import (
 	"golang.org/x/image/draw"
 	_ "golang.org/x/image/webp" // decoder for image.Decode
 
-	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -65,11 +65,11 @@ func shrinkImage(s *store.Session, m *store.Message, p *store.Part) ([]store.Edi
 // shrinkParts shrinks the images of p at each path (nil for the part's
 // own url and mime, state.attachments.N for an attachment's) in one edit.
 func shrinkParts(s *store.Session, m *store.Message, p *store.Part, paths [][]string) ([]store.Edit, error) {
-	maxBase64, side := scan.ImageLimits(s)
+	maxBase64, side := opencode.ImageLimits(s)
 	after, changed, failed := p.Raw, []string(nil), 0
 	for _, path := range paths {
 		url, mimeKey := append(slices.Clip(path), "url"), append(slices.Clip(path), "mime")
-		data, ok := scan.Base64Data(gjson.GetBytes(after, strings.Join(url, ".")).String())
+		data, ok := opencode.Base64Data(gjson.GetBytes(after, strings.Join(url, ".")).String())
 		if !ok {
 			continue
 		}

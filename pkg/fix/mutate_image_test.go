@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
@@ -33,7 +34,7 @@ func shrunkPart(t *testing.T, s *store.Session, code string) (*store.Part, image
 	}
 	fixed := fixAndRecheck(t, s, "shrink")
 	p := fixed.Message(storetest.ImageUserID).Parts[1]
-	data, ok := scan.Base64Data(p.Get("url").String())
+	data, ok := opencode.Base64Data(p.Get("url").String())
 	if !ok {
 		t.Fatalf("the shrunk part's url is no base64 data: URL: %.60s", p.Get("url").String())
 	}

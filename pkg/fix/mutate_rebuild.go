@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/sessfix/sessfix/pkg/ocenv"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -30,7 +32,7 @@ type rebuiltTime struct {
 }
 
 // rebuildSessionRecord adds the missing session record of s, rebuilt from
-// its messages (scan.SessionRecordRebuild). The storage tree files it under
+// its messages (opencode.SessionRecordRebuild). The storage tree files it under
 // its project, which the writer takes from the body's projectID.
 func rebuildSessionRecord(s *store.Session, opts *scan.Options) ([]store.Edit, error) {
 	if s.Info != nil || !s.InfoMissing {
@@ -64,7 +66,11 @@ func (w *work) rebuildAfterQuarantine(b *store.Record) []store.Edit {
 // rebuiltRecordEdit is the edit that adds the session record of s rebuilt
 // from its messages.
 func rebuiltRecordEdit(s *store.Session, opts *scan.Options) ([]store.Edit, error) {
-	r, why := scan.SessionRecordRebuild(s, opts)
+	var oc *ocenv.Resolver
+	if opts != nil {
+		oc = opts.OpenCode
+	}
+	r, why := opencode.SessionRecordRebuild(s, oc)
 	if why != "" {
 		return nil, fmt.Errorf("cannot rebuild the session record: %s", why)
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
-	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -19,7 +19,7 @@ import (
 // record lacks or holds null, as scan.BackfillRecord computes it from the
 // record's place in the session.
 func backfillSchemaFields(s *store.Session, m *store.Message, p *store.Part) ([]store.Edit, error) {
-	r := scan.SchemaOfRecord(s, m, p)
+	r := opencode.SchemaOfRecord(s, m, p)
 	if r == nil || len(r.Filled) == 0 {
 		return nil, errNotApplicable
 	}
@@ -31,7 +31,7 @@ func backfillSchemaFields(s *store.Session, m *store.Message, p *store.Part) ([]
 		if !ok {
 			return nil, fmt.Errorf("%s %s: no value computed for %s", rec.Kind, rec.ID, pr.Path)
 		}
-		keys := scan.PathKeys(pr.Path)
+		keys := opencode.PathKeys(pr.Path)
 		if err := objectPath(after, keys); err != nil {
 			return nil, fmt.Errorf("%s %s: %w", rec.Kind, rec.ID, err)
 		}
@@ -64,7 +64,7 @@ func objectPath(raw []byte, keys []string) error {
 // whatever their value (ocschema.Quirks: a user message's format).
 func dropUnservableKey(s *store.Session, m *store.Message, p *store.Part) ([]store.Edit, error) {
 	var unservable []string
-	if r := scan.SchemaOfRecord(s, m, p); r != nil {
+	if r := opencode.SchemaOfRecord(s, m, p); r != nil {
 		for _, pr := range r.Unservable {
 			unservable = append(unservable, pr.Path)
 		}
@@ -109,7 +109,7 @@ func repointParent(s *store.Session, m *store.Message) ([]store.Edit, error) {
 	if m.Role != "assistant" || i < 0 {
 		return nil, errNotApplicable
 	}
-	u := scan.PreviousUser(s, i)
+	u := opencode.PreviousUser(s, i)
 	if u == nil {
 		return nil, fmt.Errorf("message %s: no user message comes before it", m.ID)
 	}

@@ -24,7 +24,7 @@ func sessionEdit(s *store.Session, mutation, reason string) (store.Edit, error) 
 }
 
 // setSessionProject points the session row at project, the project
-// OpenCode resolves its directory to (scan.ProjectRepair).
+// OpenCode resolves its directory to (opencode.ProjectRepair).
 func setSessionProject(s *store.Session, project string) ([]store.Edit, error) {
 	ed, err := sessionEdit(s, "setSessionProject", "project_id set to "+project+", the project opencode resolves the session's directory to")
 	if err != nil {
@@ -37,7 +37,7 @@ func setSessionProject(s *store.Session, project string) ([]store.Edit, error) {
 }
 
 // setSessionModel gives the session row the model providerID/modelID
-// (scan.ModelRepair): the model column, JSON text, gets the new id and
+// (opencode.ModelRepair): the model column, JSON text, gets the new id and
 // providerID, and its variant, which belongs to the old model, goes back
 // to "default"; every other key of it stays.
 func setSessionModel(s *store.Session, providerID, modelID string) ([]store.Edit, error) {

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -291,7 +291,7 @@ func TestStripThinkingAndDeletePart(t *testing.T) {
 	if len(eds) != 2 || eds[0].ID != prt1 || eds[1].ID != prt2 || eds[0].Op != store.OpDelete {
 		t.Fatalf("strip all: %+v", eds)
 	}
-	eds, _ = stripThinkingParts(b.s, a, func(p *store.Part) bool { return !scan.IsSigned(p) })
+	eds, _ = stripThinkingParts(b.s, a, func(p *store.Part) bool { return !opencode.IsSigned(p) })
 	if len(eds) != 1 || eds[0].ID != prt2 {
 		t.Fatalf("strip unsigned: %+v", eds)
 	}

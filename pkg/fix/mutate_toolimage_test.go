@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
@@ -55,7 +56,7 @@ func TestShrinkToolResultImage(t *testing.T) {
 	if len(att) != 2 {
 		t.Fatalf("%d attachments after the shrink, want 2", len(att))
 	}
-	data, ok := scan.Base64Data(att[0].Get("url").String())
+	data, ok := opencode.Base64Data(att[0].Get("url").String())
 	if !ok || len(data) > shrinkTarget {
 		t.Fatalf("the shrunk attachment holds %d bytes of base64 (data URL %v), want at most %d", len(data), ok, shrinkTarget)
 	}

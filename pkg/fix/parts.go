@@ -1,14 +1,14 @@
 package fix
 
 import (
-	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
 // firstContent is the index of the message's first content part, or -1.
 func firstContent(m *store.Message) int {
 	for i, p := range m.Parts {
-		if scan.IsContentPart(p) {
+		if opencode.IsContentPart(p) {
 			return i
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sessfix/sessfix/internal/faultpoint"
 	"github.com/sessfix/sessfix/internal/pool"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -122,7 +123,7 @@ type Outcome struct {
 	Plan *SessionPlan
 	// Use is the settle policy's verdict, set when it says the session
 	// may be in use (SkippedBusy, or Forced when Force planned it anyway).
-	Use    scan.Use
+	Use    opencode.Use
 	Forced bool
 	// Step and Err say what failed.
 	Step Step
@@ -290,7 +291,7 @@ func (p *Pipeline) planOne(ctx context.Context, t Target) Outcome {
 	// A session the settle policy says may be in use is planned as if it
 	// were not (its unfinished turn included), so that a dry run shows the
 	// repair it holds back and --force writes it.
-	var use scan.Use
+	var use opencode.Use
 	planner := p
 	if p.SkipInUse {
 		if u := p.Scan.Policy().Check(s, p.Fix.now()); u.InUse {

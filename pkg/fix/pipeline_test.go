@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sessfix/sessfix/pkg/backup"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
@@ -131,7 +132,7 @@ func TestPipelineSettlePolicy(t *testing.T) {
 	}
 	now := created.Add(10 * time.Second)
 	nobody := func(store.Info) store.Activity { return store.Activity{State: store.ActivityNone} }
-	opencode := func(store.Info) store.Activity {
+	ocHolds := func(store.Info) store.Activity {
 		return store.Activity{State: store.ActivityOpen, PID: 42, Command: "opencode"}
 	}
 
@@ -156,20 +157,20 @@ func TestPipelineSettlePolicy(t *testing.T) {
 	if o := collect(t, p.Plan, targets)[0]; o.Status != Planned || !o.Changes() {
 		t.Errorf("unfinished, quiet for 6s, nobody has the store open: %v (%s)", o.Status, o.Use.Why)
 	}
-	p.Scan.Activity = opencode
+	p.Scan.Activity = ocHolds
 	if o := collect(t, p.Plan, targets)[0]; o.Status != SkippedBusy || o.Use.Why != "its last assistant message is unfinished and opencode (pid 42) has the store open (it counts as in progress until it has been quiet for 10m0s)" {
 		t.Errorf("unfinished, quiet for 6s, OpenCode has the store open: %v (%s)", o.Status, o.Use.Why)
 	}
 
 	p = testPipelineAt(t, now)
 	_, targets = streamingStore(t, p, store.ShapeExport, now)
-	p.Scan.Activity = scan.StoreActivity([]store.Store{targets[0].Store})
+	p.Scan.Activity = opencode.StoreActivity([]store.Store{targets[0].Store})
 	if o := collect(t, p.Plan, targets)[0]; o.Status != Planned || !o.Changes() {
 		t.Errorf("an export written just now: %v (%s)", o.Status, o.Use.Why)
 	}
 
 	p = testPipeline(t)
-	p.Scan.Activity = opencode
+	p.Scan.Activity = ocHolds
 	failed, failedTargets := pipelineStore(t, p, store.ShapeSQLite, "sf302-failed-attempt")
 	storetest.SetTimes(t, failed, pipeClock)
 	if o := collect(t, p.Plan, failedTargets)[0]; o.Status != Planned || !o.Changes() {

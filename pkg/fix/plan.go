@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -222,7 +223,7 @@ func plan(s *store.Session, all, findings []scan.Finding, coupling func() *scan.
 		}
 		// A stored provider error goes last: when it names no message, the
 		// repairs of the findings that cause it are what clears it.
-		if f.Code == "SF302" {
+		if f.Code == scan.SF302 {
 			stored = append(stored, f)
 			continue
 		}
@@ -315,14 +316,14 @@ func (w *work) stepFor(f scan.Finding) step {
 		st.why = "info only: nothing reaches the provider from here, so nothing is changed"
 		return st
 	}
-	if f.Fix == "" && scan.ErrorType(f.ErrorType).NotRepairedYet() {
+	if f.Fix == "" && opencode.ErrorType(f.ErrorType).NotRepairedYet() {
 		// An image over a limit (but a user's pasted one, shrunk) or a
 		// history over the context window: found, but no repair exists
 		// yet.
-		st.why = scan.NotRepairedYetNote
+		st.why = opencode.NotRepairedYetNote
 		return st
 	}
-	if f.Code == "SF203" && f.MessageID == "" && f.PartID == "" && f.Fix == "" {
+	if f.Code == scan.SF203 && f.MessageID == "" && f.PartID == "" && f.Fix == "" {
 		st.why = "sessfix cannot rebuild the session record with confidence (the finding says why) and does not move a whole session; restore the session record from a backup, or `opencode import` an export of it"
 		return st
 	}
@@ -355,7 +356,7 @@ func (w *work) chosen(code, fixedBy string, list []strat) ([]strat, string) {
 	}
 	if !ok {
 		if isPreflight(code) {
-			name, ok = w.opts.Strategies["SF302"]
+			name, ok = w.opts.Strategies[scan.SF302]
 		}
 		if !ok {
 			var out []strat

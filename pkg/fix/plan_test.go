@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
@@ -167,11 +168,11 @@ func preflightLike(strict bool) func(s *store.Session) []scan.Finding {
 		if m == nil {
 			return fs
 		}
-		first := scan.FirstNonMeta(m)
-		if first != nil && scan.IsThinkingPart(first) && (!strict || scan.IsSigned(first)) {
+		first := opencode.FirstNonMeta(m)
+		if first != nil && opencode.IsThinkingPart(first) && (!strict || opencode.IsSigned(first)) {
 			return fs
 		}
-		pf := scan.Finding{Code: "SF150", MessageID: m.ID, SessionID: s.ID, ErrorType: string(scan.ErrorThinkingBlockOrder),
+		pf := scan.Finding{Code: "SF150", MessageID: m.ID, SessionID: s.ID, ErrorType: string(opencode.ErrorThinkingBlockOrder),
 			ProviderError: "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`"}
 		return append([]scan.Finding{pf}, fs...)
 	}
@@ -180,7 +181,7 @@ func preflightLike(strict bool) func(s *store.Session) []scan.Finding {
 func lastToolMessage(s *store.Session) *store.Message {
 	for i := len(s.Messages) - 1; i >= 0; i-- {
 		m := s.Messages[i]
-		if m.Role != "assistant" || scan.SkippedByOpenCode(m) {
+		if m.Role != "assistant" || opencode.SkippedByOpenCode(m) {
 			continue
 		}
 		for _, p := range m.Parts {
@@ -339,7 +340,7 @@ func TestApplyInMemoryRejectsStaleBefore(t *testing.T) {
 // the provider's texts when no pasted image causes them.
 func TestPlanTooBigNotRepairedYet(t *testing.T) {
 	b, _ := thinkingAfterText(t)
-	f := scan.Finding{Code: "SF170", MessageID: msgA1, SessionID: sesID, Severity: scan.Error, ErrorType: string(scan.ErrorImageTooLarge),
+	f := scan.Finding{Code: "SF170", MessageID: msgA1, SessionID: sesID, Severity: scan.Error, ErrorType: string(opencode.ErrorImageTooLarge),
 		ProviderError: "messages.0.content.1.image.source.base64: image exceeds 5 MB maximum: 5895160 bytes > 5242880 bytes"}
 	opts := planOpts()
 	opts.Check = func(*store.Session) []scan.Finding { return []scan.Finding{f} }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sessfix/sessfix/internal/opencodetest/realstore"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/shapes"
@@ -65,27 +66,27 @@ func TestProviderErrorsRepair(t *testing.T) {
 		// text the provider answers, the type, the stored message and
 		// part it maps to ("" when it names none), and the parts the
 		// repair must touch with their mutation.
-		breakIt func(t *testing.T, rs *realstore.Store, s *store.Session) (text string, typ scan.ErrorType, msg, part string, want map[string]string)
+		breakIt func(t *testing.T, rs *realstore.Store, s *store.Session) (text string, typ opencode.ErrorType, msg, part string, want map[string]string)
 	}
 	cases := map[string]setup{
 		"openai encrypted content of another account": {"1.18.33-openai-responses", "openai tool loop",
-			func(t *testing.T, rs *realstore.Store, s *store.Session) (string, scan.ErrorType, string, string, map[string]string) {
+			func(t *testing.T, rs *realstore.Store, s *store.Session) (string, opencode.ErrorType, string, string, map[string]string) {
 				m, p := firstPart(t, s, "reasoning")
 				want := map[string]string{}
-				for id := range partsWith(s, scan.HasEncryptedReasoning) {
+				for id := range partsWith(s, opencode.HasEncryptedReasoning) {
 					want[id] = "dropEncryptedReasoning"
 				}
 				if len(want) < 2 {
 					t.Fatalf("the tool loop should have two encrypted reasoning parts: %v", want)
 				}
 				id := p.Get("metadata.openai.itemId").String()
-				return "The encrypted content for item " + id + " could not be verified.", scan.ErrorEncryptedContentInvalid, m.ID, p.ID, want
+				return "The encrypted content for item " + id + " could not be verified.", opencode.ErrorEncryptedContentInvalid, m.ID, p.ID, want
 			}},
 		"openai store switched to true": {"1.18.33-openai-responses", "openai tool loop",
-			func(t *testing.T, rs *realstore.Store, s *store.Session) (string, scan.ErrorType, string, string, map[string]string) {
+			func(t *testing.T, rs *realstore.Store, s *store.Session) (string, opencode.ErrorType, string, string, map[string]string) {
 				m, p := firstPart(t, s, "reasoning")
 				want := map[string]string{}
-				for id := range partsWith(s, scan.HasItemID) {
+				for id := range partsWith(s, opencode.HasItemID) {
 					want[id] = "dropItemIDs"
 				}
 				if len(want) < 4 {
@@ -93,10 +94,10 @@ func TestProviderErrorsRepair(t *testing.T) {
 				}
 				id := p.Get("metadata.openai.itemId").String()
 				return "Item with id '" + id + "' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.",
-					scan.ErrorItemNotPersisted, m.ID, p.ID, want
+					opencode.ErrorItemNotPersisted, m.ID, p.ID, want
 			}},
 		"openai killed after the reasoning item": {"1.18.33-openai-responses", "openai tool loop",
-			func(t *testing.T, rs *realstore.Store, s *store.Session) (string, scan.ErrorType, string, string, map[string]string) {
+			func(t *testing.T, rs *realstore.Store, s *store.Session) (string, opencode.ErrorType, string, string, map[string]string) {
 				// The answer step's reasoning names the error; only its
 				// message is repaired.
 				var m *store.Message
@@ -113,10 +114,10 @@ func TestProviderErrorsRepair(t *testing.T) {
 				}
 				id := p.Get("metadata.openai.itemId").String()
 				return "Item '" + id + "' of type 'reasoning' was provided without its required following item.",
-					scan.ErrorReasoningWithoutFollowing, m.ID, p.ID, map[string]string{p.ID: "dropEncryptedReasoning"}
+					opencode.ErrorReasoningWithoutFollowing, m.ID, p.ID, map[string]string{p.ID: "dropEncryptedReasoning"}
 			}},
 		"kimi tool step without reasoning": {"1.18.33-openai-compatible", "kimi-custom tool loop",
-			func(t *testing.T, rs *realstore.Store, s *store.Session) (string, scan.ErrorType, string, string, map[string]string) {
+			func(t *testing.T, rs *realstore.Store, s *store.Session) (string, opencode.ErrorType, string, string, map[string]string) {
 				m, p := firstPart(t, s, "tool")
 				for _, q := range m.Parts {
 					if q.Type == "reasoning" {
@@ -125,31 +126,31 @@ func TestProviderErrorsRepair(t *testing.T) {
 				}
 				// messages[2]: [system, user, the tool step, its tool result, …]
 				return "thinking is enabled but reasoning_content is missing in assistant tool call message at index 2",
-					scan.ErrorReasoningContentMissing, m.ID, p.ID, map[string]string{"new part of " + m.ID: "prependThinkingPart"}
+					opencode.ErrorReasoningContentMissing, m.ID, p.ID, map[string]string{"new part of " + m.ID: "prependThinkingPart"}
 			}},
 		"gemini signatures of another account": {"1.18.33-google", "",
-			func(t *testing.T, rs *realstore.Store, s *store.Session) (string, scan.ErrorType, string, string, map[string]string) {
+			func(t *testing.T, rs *realstore.Store, s *store.Session) (string, opencode.ErrorType, string, string, map[string]string) {
 				want := map[string]string{}
-				for id := range partsWith(s, scan.HasThoughtSignature) {
+				for id := range partsWith(s, opencode.HasThoughtSignature) {
 					want[id] = "dropThoughtSignatures"
 				}
 				if len(want) == 0 {
 					t.Fatal("the gemini tool loop has no signed call")
 				}
-				return "Corrupted thought signature.", scan.ErrorThoughtSignatureCorrupted, "", "", want
+				return "Corrupted thought signature.", opencode.ErrorThoughtSignatureCorrupted, "", "", want
 			}},
 		"bedrock signatures of another account": {"1.18.33-amazon-bedrock", "",
-			func(t *testing.T, rs *realstore.Store, s *store.Session) (string, scan.ErrorType, string, string, map[string]string) {
+			func(t *testing.T, rs *realstore.Store, s *store.Session) (string, opencode.ErrorType, string, string, map[string]string) {
 				m, p := firstPart(t, s, "reasoning")
 				want := map[string]string{}
-				for id := range partsWith(s, scan.HasBedrockSignature) {
+				for id := range partsWith(s, opencode.HasBedrockSignature) {
 					want[id] = "stripThinkingParts"
 				}
 				if len(want) < 2 {
 					t.Fatalf("the bedrock tool loop should have two signed reasoning parts: %v", want)
 				}
 				// As OpenCode stores a ConverseStream error.
-				return "undefined: messages.1.content.0: Invalid `signature` in `thinking` block", scan.ErrorInvalidSignature, m.ID, p.ID, want
+				return "undefined: messages.1.content.0: Invalid `signature` in `thinking` block", opencode.ErrorInvalidSignature, m.ID, p.ID, want
 			}},
 	}
 	for name, c := range cases {

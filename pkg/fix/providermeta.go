@@ -5,7 +5,7 @@ import (
 
 	"github.com/tidwall/sjson"
 
-	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -44,10 +44,10 @@ func dropPartMeta(m *store.Message, p *store.Part, ns, key, mutation, reason str
 func dropEncryptedReasoning(m *store.Message) ([]store.Edit, error) {
 	var out []store.Edit
 	for _, p := range m.Parts {
-		if !scan.HasEncryptedReasoning(p) {
+		if !opencode.HasEncryptedReasoning(p) {
 			continue
 		}
-		ns, _, _ := scan.ProviderMeta(p, "reasoningEncryptedContent")
+		ns, _, _ := opencode.ProviderMeta(p, "reasoningEncryptedContent")
 		eds, err := dropPartMeta(m, p, ns, "reasoningEncryptedContent", "dropEncryptedReasoning",
 			"encrypted reasoning the provider refuses removed")
 		if err != nil {
@@ -63,7 +63,7 @@ func dropEncryptedReasoning(m *store.Message) ([]store.Edit, error) {
 func dropItemIDs(m *store.Message) ([]store.Edit, error) {
 	var out []store.Edit
 	for _, p := range m.Parts {
-		ns, _, ok := scan.ProviderMeta(p, "itemId")
+		ns, _, ok := opencode.ProviderMeta(p, "itemId")
 		if !ok {
 			continue
 		}
@@ -81,10 +81,10 @@ func dropItemIDs(m *store.Message) ([]store.Edit, error) {
 func dropThoughtSignatures(m *store.Message) ([]store.Edit, error) {
 	var out []store.Edit
 	for _, p := range m.Parts {
-		if !scan.HasThoughtSignature(p) {
+		if !opencode.HasThoughtSignature(p) {
 			continue
 		}
-		ns, _, _ := scan.ProviderMeta(p, "thoughtSignature")
+		ns, _, _ := opencode.ProviderMeta(p, "thoughtSignature")
 		eds, err := dropPartMeta(m, p, ns, "", "dropThoughtSignatures", "thought signature the provider refuses removed")
 		if err != nil {
 			return nil, err
@@ -95,10 +95,10 @@ func dropThoughtSignatures(m *store.Message) ([]store.Edit, error) {
 }
 
 // recordStrats are error-driven recovery's strategies for the defects the
-// records hold (scan.Defect.InRecords). A session-wide defect is repaired on
+// records hold (opencode.Defect.InRecords). A session-wide defect is repaired on
 // every message before until (the failed attempt; "" for all) that shows
 // it; the others on the target message.
-func recordStrats(d scan.Defect, target, until, reason string) []strat {
+func recordStrats(d opencode.Defect, target, until, reason string) []strat {
 	each := func(st Strategy, mut func(w *work, m *store.Message) ([]store.Edit, error)) strat {
 		return strat{st, func(w *work) ([]store.Edit, error) {
 			var msgs []*store.Message
@@ -126,21 +126,21 @@ func recordStrats(d scan.Defect, target, until, reason string) []strat {
 	})
 	encrypted := each(stDropEncrypted, func(_ *work, m *store.Message) ([]store.Edit, error) { return dropEncryptedReasoning(m) })
 	switch d {
-	case scan.DefectReasoningMissing:
+	case opencode.DefectReasoningMissing:
 		return []strat{each(stReasoning, func(w *work, m *store.Message) ([]store.Edit, error) {
 			return giveReasoning(w.s, m, w.env)
 		}), exclude}
-	case scan.DefectNoFollowing:
+	case opencode.DefectNoFollowing:
 		return []strat{encrypted, exclude}
-	case scan.DefectUnverified:
+	case opencode.DefectUnverified:
 		return []strat{encrypted}
-	case scan.DefectItemIDs:
+	case opencode.DefectItemIDs:
 		return []strat{each(stDropItemIDs, func(_ *work, m *store.Message) ([]store.Edit, error) { return dropItemIDs(m) })}
-	case scan.DefectThoughtSignature:
+	case opencode.DefectThoughtSignature:
 		return []strat{each(stDropSignatures, func(_ *work, m *store.Message) ([]store.Edit, error) { return dropThoughtSignatures(m) })}
-	case scan.DefectToolInputCut:
+	case opencode.DefectToolInputCut:
 		return []strat{each(stCutOff, func(w *work, m *store.Message) ([]store.Edit, error) { return markToolsCutOff(m, w.env) }), exclude}
-	case scan.DefectBedrockSignature:
+	case opencode.DefectBedrockSignature:
 		// What OpenCode sends once the signatures are gone (it leaves
 		// unsigned reasoning out), without unsigned parts left behind; the
 		// final tool-loop message, which Claude refuses without thinking,

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -50,11 +50,11 @@ func giveReasoning(s *store.Session, m *store.Message, e env) ([]store.Edit, err
 		}
 		out = append(out, ed)
 	}
-	for _, st := range scan.StepRanges(m) {
+	for _, st := range opencode.StepRanges(m) {
 		tools, reasoning := false, false
 		for _, p := range m.Parts[st[0]:st[1]] {
 			tools = tools || p.Type == "tool"
-			reasoning = reasoning || (p.Type == "reasoning" && strings.TrimSpace(scan.PartText(p)) != "")
+			reasoning = reasoning || (p.Type == "reasoning" && strings.TrimSpace(opencode.PartText(p)) != "")
 		}
 		if !tools || reasoning {
 			continue
@@ -93,7 +93,7 @@ func adoptCurrentModel(m *store.Message, providerID, modelID string) (store.Edit
 // its first content part.
 func stepReasoning(s *store.Session, m *store.Message, st [2]int, e env) (store.Edit, error) {
 	first := st[0]
-	for first < st[1] && scan.IsMetaPart(m.Parts[first]) {
+	for first < st[1] && opencode.IsMetaPart(m.Parts[first]) {
 		first++
 	}
 	return addReasoning(s, m, first, NotRecordedText, nil, e, "synthetic reasoning for a tool step whose reasoning was not recorded")

@@ -3,6 +3,7 @@ package fix
 import (
 	"fmt"
 
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
@@ -11,11 +12,11 @@ import (
 // errorStrats are the strategies error-driven recovery tries for a defect on
 // the target message, in order; until is the failed attempt ("" for none),
 // before which a session-wide defect is repaired wherever it shows.
-func errorStrats(d scan.Defect, target, until, reason string) []strat {
+func errorStrats(d opencode.Defect, target, until, reason string) []strat {
 	if d.InRecords() {
 		return recordStrats(d, target, until, reason)
 	}
-	f := scan.Finding{Code: "SF302", MessageID: target, Message: reason}
+	f := scan.Finding{Code: scan.SF302, MessageID: target, Message: reason}
 	bind := func(st Strategy) strat { return strat{st, rulePlanFunc(f, st)} }
 	abortAll := strat{stAbort, func(w *work) ([]store.Edit, error) {
 		m, err := w.message(f)
@@ -44,19 +45,19 @@ func errorStrats(d scan.Defect, target, until, reason string) []strat {
 		return stripThinkingParts(w.s, m, nil)
 	}}
 	switch d {
-	case scan.DefectOrderFinal:
+	case opencode.DefectOrderFinal:
 		return []strat{bind(stMove), bind(stExclude), bind(stPrepend)}
-	case scan.DefectOrderFirst:
+	case opencode.DefectOrderFirst:
 		return []strat{bind(stMove), stripUnlessFinal, bind(stExclude), bind(stPrepend)}
-	case scan.DefectFinalThinking:
+	case opencode.DefectFinalThinking:
 		return []strat{bind(stInject), bind(stExclude)}
-	case scan.DefectDisabled:
+	case opencode.DefectDisabled:
 		return []strat{bind(stStrip), bind(stExclude)}
-	case scan.DefectToolMissing:
+	case opencode.DefectToolMissing:
 		return []strat{abortAll, bind(stExclude)}
-	case scan.DefectEmpty:
+	case opencode.DefectEmpty:
 		return []strat{bind(stReplace), bind(stInject), bind(stExclude)}
-	case scan.DefectSignature:
+	case opencode.DefectSignature:
 		return []strat{stripUnlessFinal, bind(stExclude)}
 	}
 	return nil
@@ -95,7 +96,7 @@ func finalToolLoop(s *store.Session, m *store.Message) bool {
 // then the error's own step, which holds once none is left.
 func (w *work) errorSteps(f scan.Finding, text string, failed *store.Message) []step {
 	st := step{f: f}
-	r := scan.ReadError(w.orig, text, failed)
+	r := opencode.ReadError(w.orig, text, failed)
 	if f.ErrorType == "" {
 		st.f.ErrorType = string(r.Type)
 	}
@@ -105,33 +106,33 @@ func (w *work) errorSteps(f scan.Finding, text string, failed *store.Message) []
 	others := func(fs []scan.Finding) []scan.Finding {
 		out := make([]scan.Finding, 0, len(fs))
 		for _, g := range fs {
-			if g.Code != "SF302" {
+			if g.Code != scan.SF302 {
 				out = append(out, g)
 			}
 		}
 		return out
 	}
 	resolved := func(s *store.Session, fs []scan.Finding) bool {
-		_, ok := r.Resolved(s, others(fs))
+		_, ok := scan.Resolved(r, s, others(fs))
 		return ok
 	}
-	if r.Defect == scan.DefectNone {
+	if r.Defect == opencode.DefectNone {
 		// A pasted image over a limit: repaired through the preflight's
 		// findings of it, which shrinkImage repairs.
 		if causes := scan.ShrinkCauses(others(w.findings), text, r.PartID); len(causes) > 0 {
 			return w.causeSteps(st, causes, resolved)
 		}
 		switch {
-		case r.Type == scan.ErrorNone:
+		case r.Type == opencode.ErrorNone:
 			st.why = "sessfix does not recognise this provider error; nothing changed"
 		case r.Type.NotRepairedYet():
-			st.why = fmt.Sprintf("%s errors are %s; nothing changed", r.Type, scan.NotRepairedYetNote)
+			st.why = fmt.Sprintf("%s errors are %s; nothing changed", r.Type, opencode.NotRepairedYetNote)
 		default:
 			st.why = fmt.Sprintf("sessfix has no storage repair for %s errors; nothing changed", r.Type)
 		}
 		return []step{st}
 	}
-	if why, ok := r.Resolved(w.orig, others(w.findings)); ok {
+	if why, ok := scan.Resolved(r, w.orig, others(w.findings)); ok {
 		st.note = "the provider error " + describeError(r)
 		if r.TargetID != "" {
 			st.note += " (stored message " + r.TargetID + ")"
@@ -189,7 +190,7 @@ func (w *work) causeSteps(st step, causes []scan.Finding, resolved func(*store.S
 
 // describeError names an error by its type and index or item id:
 // "invalid_signature at messages.1.content.0".
-func describeError(r *scan.Recovery) string {
+func describeError(r *opencode.Recovery) string {
 	if !r.Names() {
 		return string(r.Type)
 	}
@@ -199,7 +200,7 @@ func describeError(r *scan.Recovery) string {
 // storedErrorSteps repair what the provider error stored on the session's
 // failed attempt (SF302) points at. The failed attempt itself is left alone.
 func (w *work) storedErrorSteps(f scan.Finding) []step {
-	failed := scan.LastFailedAttempt(w.orig)
+	failed := opencode.LastFailedAttempt(w.orig)
 	if failed == nil || providerErrorText(failed) == "" {
 		return []step{{f: f, why: "no assistant message carries a provider error; nothing changed"}}
 	}
@@ -210,12 +211,12 @@ func (w *work) storedErrorSteps(f scan.Finding) []step {
 // class it predicts.
 func (w *work) findingErrorStep(f scan.Finding) step {
 	st := step{f: f}
-	d := scan.DefectOf(scan.ErrorType(f.ErrorType), f.ProviderError)
-	if d == scan.DefectNone || f.MessageID == "" {
+	d := opencode.DefectOf(opencode.ErrorType(f.ErrorType), f.ProviderError)
+	if d == opencode.DefectNone || f.MessageID == "" {
 		st.strats = nil
 		st.why = "report only: sessfix has no storage repair for this provider rule"
-		if scan.ErrorType(f.ErrorType).NotRepairedYet() {
-			st.why = scan.NotRepairedYetNote
+		if opencode.ErrorType(f.ErrorType).NotRepairedYet() {
+			st.why = opencode.NotRepairedYetNote
 		}
 		return st
 	}
@@ -229,7 +230,7 @@ func (w *work) findingErrorStep(f scan.Finding) step {
 // providerErrorText is the provider's error text stored on a failed
 // assistant message ("" for none or an abort).
 func providerErrorText(m *store.Message) string {
-	name := scan.ErrorName(m)
+	name := opencode.ErrorName(m)
 	if name == "" || name == "MessageAbortedError" || sent.ExcludedBySessfix(m) {
 		return ""
 	}
@@ -238,7 +239,7 @@ func providerErrorText(m *store.Message) string {
 
 // PlanFromError plans the repair a provider error calls for (`fix --error
 // TEXT`): classify the text, map its messages.N to the stored message
-// (scan.ReadError, against the failed attempt that stored the text when the
+// (opencode.ReadError, against the failed attempt that stored the text when the
 // session has one), and repair that message; an error that names no message
 // is mapped through the preflight to the findings that produce it, and
 // those are repaired. When nothing can be mapped exactly the plan changes
@@ -249,12 +250,12 @@ func PlanFromError(s *store.Session, errText string, opts Options) (*SessionPlan
 		return nil, err
 	}
 	f := scan.Finding{
-		Code: "SF302", Rule: "failed-attempt", Severity: scan.Error,
+		Code: scan.SF302, Rule: "failed-attempt", Severity: scan.Error,
 		Message:       "the provider error given with --error",
 		ProviderError: errText,
 		Store:         s.Store, StorePath: s.Store.Path, Shape: s.Store.Shape, SessionID: s.ID,
 	}
-	failed := scan.FailedAttempt(s, errText)
+	failed := opencode.FailedAttempt(s, errText)
 	if failed != nil {
 		f.MessageID = failed.ID
 	}

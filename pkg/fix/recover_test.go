@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
@@ -222,7 +223,7 @@ func TestErrorDrivenExclusionSaysWhy(t *testing.T) {
 	if want := sent.ExcludedPrefix + "the provider rejected it: invalid_signature at messages.1.content.0"; got != want {
 		t.Errorf("exclusion reads %q, want %q", got, want)
 	}
-	if m := scan.LastFailedAttempt(fixed); m != nil {
+	if m := opencode.LastFailedAttempt(fixed); m != nil {
 		t.Errorf("sessfix's exclusion of %s is read as a failed attempt", m.ID)
 	}
 	for _, f := range scan.CheckSession(fixed, scanOpts()) {

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -59,28 +60,28 @@ var (
 // Error-driven recovery (SF302, preflight findings) picks its strategies from
 // the error's class; see errorStrategies.
 var strategyTable = map[string][]Strategy{
-	"SF101": {stReplace, stInject, stExclude},
-	"SF102": {stInject, stExclude},
-	"SF103": {stMove, stStrip, stExclude, stPrepend},
-	"SF104": {stReplace, stDelete},
-	"SF105": {stAbort, stExclude},
-	"SF106": {stStrip, stExclude},
-	"SF107": {stStrip, stExclude},
-	"SF201": {stQuar},
-	"SF202": {stRekey},
-	"SF203": {stRewrite, stQuar, stRebuild},
-	"SF205": {stDelete},
-	"SF206": {stFill},
-	"SF208": {stDropKey},
-	"SF209": {stRepoint},
-	"SF211": {stRekey},
-	"SF212": {stProject},
-	"SF213": {stModel},
-	"SF301": {stClose, stExclude},
-	"SF303": {stCutOff, stExclude},
-	"SF170": {stShrink},
-	"SF171": {stShrink},
-	"SF302": {stMove, stStrip, stInject, stReplace, stAbort, stDropEncrypted, stDropItemIDs, stDropSignatures, stReasoning, stCutOff, stExclude, stPrepend},
+	scan.SF101: {stReplace, stInject, stExclude},
+	scan.SF102: {stInject, stExclude},
+	scan.SF103: {stMove, stStrip, stExclude, stPrepend},
+	scan.SF104: {stReplace, stDelete},
+	scan.SF105: {stAbort, stExclude},
+	scan.SF106: {stStrip, stExclude},
+	scan.SF107: {stStrip, stExclude},
+	scan.SF201: {stQuar},
+	scan.SF202: {stRekey},
+	scan.SF203: {stRewrite, stQuar, stRebuild},
+	scan.SF205: {stDelete},
+	scan.SF206: {stFill},
+	scan.SF208: {stDropKey},
+	scan.SF209: {stRepoint},
+	scan.SF211: {stRekey},
+	scan.SF212: {stProject},
+	scan.SF213: {stModel},
+	scan.SF301: {stClose, stExclude},
+	scan.SF303: {stCutOff, stExclude},
+	scan.SF170: {stShrink},
+	scan.SF171: {stShrink},
+	scan.SF302: {stMove, stStrip, stInject, stReplace, stAbort, stDropEncrypted, stDropItemIDs, stDropSignatures, stReasoning, stCutOff, stExclude, stPrepend},
 }
 
 // Strategies returns the strategies of a rule code in the order they are
@@ -93,7 +94,7 @@ func Strategies(code string) []Strategy {
 		if r := scan.Lookup(code); r != nil && !r.Fixable {
 			return nil
 		}
-		code = "SF302"
+		code = scan.SF302
 	}
 	return strategyTable[code]
 }
@@ -103,7 +104,7 @@ func Strategies(code string) []Strategy {
 // (scan.IsPreflightCode) but are not among them: SF170 and SF171 have
 // their own repair (shrinkImage), the others none yet.
 func isPreflight(code string) bool {
-	return len(code) == 5 && code >= "SF150" && code <= "SF169"
+	return scan.FamilyPreflight.Has(code)
 }
 
 // ValidateStrategies checks --strategy choices: known codes and names, and a
@@ -201,7 +202,7 @@ func rulePlanFunc(f scan.Finding, st Strategy) planFunc {
 		return func(w *work) ([]store.Edit, error) { return rebuildSessionRecord(w.s, w.opts.validation()) }
 	case stProject:
 		return func(w *work) ([]store.Edit, error) {
-			project, ok := scan.ProjectRepair(w.s, w.opts.validation())
+			project, ok := opencode.ProjectRepair(w.s, w.opts.validation().OpenCode)
 			if !ok {
 				return nil, errNotApplicable
 			}
@@ -209,7 +210,7 @@ func rulePlanFunc(f scan.Finding, st Strategy) planFunc {
 		}
 	case stModel:
 		return func(w *work) ([]store.Edit, error) {
-			p, m, ok := scan.ModelRepair(w.s, w.opts.validation())
+			p, m, ok := opencode.ModelRepair(w.s, w.opts.validation().OpenCode)
 			if !ok {
 				return nil, errNotApplicable
 			}
@@ -255,7 +256,7 @@ func messagePlanFunc(f scan.Finding, st Strategy) func(w *work, m *store.Message
 		}
 	case stMove:
 		return func(w *work, m *store.Message) ([]store.Edit, error) {
-			if !scan.OwnsSignedThinking(m) {
+			if !opencode.OwnsSignedThinking(m) {
 				return nil, errNotApplicable
 			}
 			return moveThinkingFirst(w.s, m, w.env)
@@ -263,12 +264,12 @@ func messagePlanFunc(f scan.Finding, st Strategy) func(w *work, m *store.Message
 	case stStrip:
 		return func(w *work, m *store.Message) ([]store.Edit, error) {
 			var which func(*store.Part) bool
-			if f.Code == "SF107" {
+			if f.Code == scan.SF107 {
 				which = func(p *store.Part) bool {
 					if f.PartID != "" {
 						return p.ID == f.PartID
 					}
-					return !scan.IsSigned(p)
+					return !opencode.IsSigned(p)
 				}
 			}
 			return stripThinkingParts(w.s, m, which)
@@ -320,7 +321,7 @@ func partPlanFunc(st Strategy) func(w *work, m *store.Message, p *store.Part) ([
 
 func hasBlankText(m *store.Message) bool {
 	for _, p := range m.Parts {
-		if scan.IsBlankText(p) {
+		if opencode.IsBlankText(p) {
 			return true
 		}
 	}

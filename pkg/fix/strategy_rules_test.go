@@ -1,7 +1,12 @@
 package fix
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -53,5 +58,76 @@ func TestReportOnlyPreflightRuleTakesNoStrategy(t *testing.T) {
 	}
 	if err := ValidateStrategies(map[string]string{"SF153": "strip"}); err != nil {
 		t.Errorf("--strategy SF153=strip: %v", err)
+	}
+}
+
+// TestEveryStrategyBelongsToARule: every strategy the package defines is
+// tried for some rule (a rule's own, or SF302's, which the preflight rules
+// share), and a rule's default fix names only mutations of its strategies,
+// so `explain` and rules.md never promise a repair fix does not try.
+// SF302's default fix (errorDrivenRecovery) stands for the strategies the
+// stored error's class picks, all of which are among its own.
+func TestEveryStrategyBelongsToARule(t *testing.T) {
+	tried := map[string]bool{}
+	for _, r := range scan.Rules() {
+		ms := map[string]bool{}
+		for _, st := range Strategies(r.Code) {
+			tried[st.Name] = true
+			for _, m := range strings.Split(st.Mutations, "+") {
+				ms[m] = true
+			}
+		}
+		if r.Fix == "" || r.Code == scan.SF302 {
+			continue
+		}
+		for _, m := range strings.FieldsFunc(r.Fix, func(c rune) bool { return c == '|' || c == '+' }) {
+			if !ms[m] {
+				t.Errorf("%s: its default fix names %s, which none of its strategies applies", r.Code, m)
+			}
+		}
+	}
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defined := 0
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.CompositeLit)
+			if !ok {
+				return true
+			}
+			if id, isIdent := lit.Type.(*ast.Ident); !isIdent || id.Name != "Strategy" {
+				return true
+			}
+			for _, e := range lit.Elts {
+				kv, ok := e.(*ast.KeyValueExpr)
+				if !ok {
+					continue
+				}
+				if k, isIdent := kv.Key.(*ast.Ident); !isIdent || k.Name != "Name" {
+					continue
+				}
+				name, err := strconv.Unquote(kv.Value.(*ast.BasicLit).Value)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defined++
+				if !tried[name] {
+					t.Errorf("strategy %q is tried for no rule", name)
+				}
+			}
+			return true
+		})
+	}
+	if defined < 10 {
+		t.Fatalf("found only %d strategies in the package's source", defined)
 	}
 }

@@ -91,7 +91,7 @@ func Verify(ctx context.Context, st store.Store, ref store.SessionRef, plan *Ses
 	vopts.Select, vopts.Ignore, vopts.Sessions = nil, nil, nil
 	after := scan.CheckSession(s, &vopts)
 	for _, r := range plan.Fixed {
-		if r.Finding.Code == "SF302" {
+		if r.Finding.Code == scan.SF302 {
 			continue
 		}
 		for _, g := range after {

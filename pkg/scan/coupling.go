@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -84,7 +85,7 @@ func couplingOf(c *Context) *Coupling {
 	yes := strconv.FormatBool
 	prov, model := sent.CurrentModel(s)
 	open := ""
-	if m := OpenMessage(s); m != nil {
+	if m := opencode.OpenMessage(s); m != nil {
 		open = m.ID
 	}
 	fact("session", string(sent.VersionOf(s)), prov, model, yes(s.InfoMissing), yes(InUse(c).InUse), open)
@@ -96,15 +97,15 @@ func couplingOf(c *Context) *Coupling {
 	}
 	thinks := map[string]bool{}
 	for _, m := range s.Messages {
-		completed := IsCompleted(m)
-		errName := ErrorName(m)
+		completed := opencode.IsCompleted(m)
+		errName := opencode.ErrorName(m)
 		fact("message", m.ID, m.Role, m.Get("parentID").String(), strconv.FormatInt(m.Created, 10), errName,
-			yes(completed), yes(SkippedByOpenCode(m)), yes(sent.ExcludedBySessfix(m)), yes(inHistory[m.ID]))
+			yes(completed), yes(opencode.SkippedByOpenCode(m)), yes(sent.ExcludedBySessfix(m)), yes(inHistory[m.ID]))
 		if m.Role != "assistant" {
 			continue
 		}
 		for _, p := range m.Parts {
-			if p.Type == "reasoning" && !IsSynthetic(p) {
+			if p.Type == "reasoning" && !opencode.IsSynthetic(p) {
 				thinks[m.Get("providerID").String()+"/"+m.Get("modelID").String()] = true
 				break
 			}
@@ -145,9 +146,9 @@ func couplingOf(c *Context) *Coupling {
 			k.join(pm.Sources)
 		}
 	}
-	if failed := LastFailedAttempt(s); failed != nil {
+	if failed := opencode.LastFailedAttempt(s); failed != nil {
 		fact("failed", failed.ID)
-		if ExtractIndex(failed.Get("error.data.message").String()) != "" {
+		if opencode.ExtractIndex(failed.Get("error.data.message").String()) != "" {
 			request("as-of-error", sent.Build(s, sent.Options{AsOfError: true, Until: failed.ID}))
 		}
 	}

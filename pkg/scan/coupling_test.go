@@ -11,6 +11,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
@@ -125,7 +126,7 @@ func partChanges(t *testing.T, s *store.Session, mi int) []*store.Session {
 		switch p.Type {
 		case "text":
 			set(j, "text", "")
-			set(j, "text", strings.TrimSpace(PartText(p))+" more")
+			set(j, "text", strings.TrimSpace(opencode.PartText(p))+" more")
 		case "reasoning":
 			set(j, "metadata", map[string]any{})
 			set(j, "metadata", map[string]any{"anthropic": map[string]any{"signature": "sig"}})

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/sessfix/sessfix/pkg/sent"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -12,9 +12,9 @@ import (
 // index it names, the stored message and part that index maps to, and the
 // findings on that message.
 type Diagnosis struct {
-	SessionID string    `json:"session"`
-	Error     string    `json:"error"`
-	ErrorType ErrorType `json:"error_type"`
+	SessionID string             `json:"session"`
+	Error     string             `json:"error"`
+	ErrorType opencode.ErrorType `json:"error_type"`
 	// Index is the first index in the error, in ExtractIndex's spelling
 	// ("" for none).
 	Index string `json:"index"`
@@ -44,7 +44,7 @@ type Diagnosis struct {
 	// attempt that show it; empty otherwise.
 	Shows []string `json:"shows"`
 	// Resolved says why the problem a stored failed attempt's error
-	// describes is gone from the session (Recovery.Resolved); "" while it is
+	// describes is gone from the session (Resolved); "" while it is
 	// not, and for an error the session does not store.
 	Resolved string `json:"resolved"`
 
@@ -54,35 +54,14 @@ type Diagnosis struct {
 // Mapped reports whether the error's index names a stored message.
 func (d *Diagnosis) Mapped() bool { return d.MessageID != "" }
 
-// FailedAttempt returns the stored assistant message whose provider error
-// matches text (the newest one), or nil. Texts match when either contains
-// the other once trimmed, so a pasted error with a prefix still matches.
-func FailedAttempt(s *store.Session, text string) *store.Message {
-	t := strings.TrimSpace(text)
-	if t == "" {
-		return nil
-	}
-	for i := len(s.Messages) - 1; i >= 0; i-- {
-		m := s.Messages[i]
-		if m.Role != "assistant" || ErrorName(m) == "" || sent.ExcludedBySessfix(m) {
-			continue
-		}
-		stored := strings.TrimSpace(m.Get("error.data.message").String())
-		if stored != "" && (strings.Contains(stored, t) || strings.Contains(t, stored)) {
-			return m
-		}
-	}
-	return nil
-}
-
 // Diagnose classifies a provider error and maps its index to the stored
 // message and part through the preflight's conversion (ReadError): against
 // the request that failed when the session stores the failed attempt, else
 // against the history and the user's next prompt. An error that names no
 // message is mapped to the preflight findings that produce it.
 func Diagnose(s *store.Session, text string, opts *Options) *Diagnosis {
-	failed := FailedAttempt(s, text)
-	r := ReadError(s, text, failed)
+	failed := opencode.FailedAttempt(s, text)
+	r := opencode.ReadError(s, text, failed)
 	d := &Diagnosis{SessionID: s.ID, Error: text, ErrorType: r.Type, Index: r.Index, ItemID: r.ItemID,
 		MessageID: r.TargetID, PartID: r.PartID, Findings: []Finding{}, Causes: []Finding{}, Shows: []string{}}
 	until := ""
@@ -100,21 +79,21 @@ func Diagnose(s *store.Session, text string, opts *Options) *Diagnosis {
 	all := CheckSession(s, opts)
 	var others []Finding
 	for _, f := range all {
-		if f.Code != "SF302" {
+		if f.Code != SF302 {
 			others = append(others, f)
 		}
-		if d.MessageID != "" && f.MessageID == d.MessageID && f.Code != "SF302" {
+		if d.MessageID != "" && f.MessageID == d.MessageID && f.Code != SF302 {
 			d.Findings = append(d.Findings, f)
 		}
 	}
-	if r.Type != ErrorNone {
-		if why, ok := r.Resolved(s, others); ok && failed != nil {
+	if r.Type != opencode.ErrorNone {
+		if why, ok := Resolved(r, s, others); ok && failed != nil {
 			d.Resolved = why
 		} else if !ok && r.Defect.SessionWide() {
 			for _, m := range r.Defect.ShowsBefore(s, until) {
 				d.Shows = append(d.Shows, m.ID)
 			}
-			d.showsWhat = r.Defect.what()
+			d.showsWhat = r.Defect.What()
 		} else if !ok && !r.Names() {
 			d.Causes = append(d.Causes, ErrorCauses(others, text)...)
 		}
@@ -125,7 +104,7 @@ func Diagnose(s *store.Session, text string, opts *Options) *Diagnosis {
 	}
 	if m := s.Message(d.MessageID); m != nil {
 		d.Role = m.Role
-		if p := findPart(s, d.MessageID, d.PartID); p != nil {
+		if p := opencode.FindPart(s, d.MessageID, d.PartID); p != nil {
 			d.PartType = p.Type
 		}
 	}
@@ -140,7 +119,7 @@ func (d *Diagnosis) Describe() string {
 	}
 	var s string
 	switch {
-	case where == "" && d.ErrorType != ErrorNone && d.Resolved == "" && len(d.Shows) == 0:
+	case where == "" && d.ErrorType != opencode.ErrorNone && d.Resolved == "" && len(d.Shows) == 0:
 		return CausesNote(d.Causes)
 	case where == "":
 		s = "the error names no message"

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/sessfix/sessfix/pkg/opencode"
 )
 
 // RulesDocPath is where the generated rules reference lives, relative to the
@@ -54,12 +56,12 @@ func WriteRulesMarkdown(w io.Writer) error {
 	p("Gemini's `contents[N]`, `position N`) or the first item id (`rs_…`, `msg_…`, `fc_…`, `call_…`), which maps to ")
 	p("the part that stores it (`metadata.openai.itemId`, a tool part's `callID`), never by position.\n\n")
 	p("| type | example text | default fix |\n|---|---|---|\n")
-	for _, t := range ErrorTypes() {
+	for _, t := range opencode.ErrorTypes() {
 		fix := "report only"
 		if f := t.DefaultFix(); f != "" {
 			fix = "`" + f + "`"
 		}
-		if t == ErrorImageTooLarge || t == ErrorImageDimensions {
+		if t == opencode.ErrorImageTooLarge || t == opencode.ErrorImageDimensions {
 			fix = "`shrinkImage` on a user's pasted image (through SF170, SF171)"
 		}
 		p("| %s | %s | %s |\n", t, cell(code(t.Example())), cell(fix))

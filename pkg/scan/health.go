@@ -66,7 +66,7 @@ func checkStoreHealth(ctx context.Context, st store.Store, listed, readable int,
 	if limit == 0 {
 		limit = DefaultOversized
 	}
-	if !opts.Enabled("SF503") {
+	if !opts.Enabled(SF503) {
 		limit = 0
 	}
 	h, err := hc.Health(ctx, store.HealthOptions{Deep: opts.Deep, Oversized: limit})
@@ -110,7 +110,7 @@ func (c *StoreContext) activity() (store.ActivityState, bool) {
 // reportsDamage reports whether fs holds an SF501 finding.
 func reportsDamage(fs []Finding) bool {
 	for _, f := range fs {
-		if f.Code == "SF501" {
+		if f.Code == SF501 {
 			return true
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
@@ -154,7 +155,7 @@ func repeat(s string, n int) []string {
 func TestPreflightImageLimits(t *testing.T) {
 	small := pngB64(t, 10, 10, false)
 	big := pngB64(t, 1100, 1000, true) // 4.4 MB of pixels: over 5 MB as base64
-	if len(big) <= anthropicImageBase64Max {
+	if len(big) <= opencode.AnthropicImageBase64Max {
 		t.Fatalf("test image is only %d bytes of base64", len(big))
 	}
 	wide := pngB64(t, 2100, 10, false)
@@ -204,7 +205,7 @@ func TestPreflightImageLimits(t *testing.T) {
 					if f.Code == "SF170" || f.Code == "SF171" {
 						wantFix = "shrinkImage"
 					}
-					if f.Fix != wantFix || DetectErrorType(f.ProviderError) == ErrorNone || f.ErrorType == "" {
+					if f.Fix != wantFix || opencode.DetectErrorType(f.ProviderError) == opencode.ErrorNone || f.ErrorType == "" {
 						t.Errorf("%s: fix %q severity %v error type %q", f.Code, f.Fix, f.Severity, f.ErrorType)
 					}
 				}

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -53,7 +54,7 @@ func computePreflight(c *Context) []Violation {
 // that did not finish (no finish, or it stopped for tool calls).
 func continuesWithoutPrompt(s *store.Session) bool {
 	m := s.Messages[len(s.Messages)-1]
-	if m.Role != "assistant" || ErrorName(m) != "" {
+	if m.Role != "assistant" || opencode.ErrorName(m) != "" {
 		return false
 	}
 	switch m.Get("finish").String() {
@@ -92,9 +93,9 @@ func (c *Context) dropsMessage(m *store.Message) bool {
 	return !cc.carried[m.ID]
 }
 
-// registerPreflight registers a preflight rule: it reports the session's
+// preflightRule makes r a preflight rule: it reports the session's
 // violations that carry its code.
-func registerPreflight(r *Rule) {
+func preflightRule(r *Rule) *Rule {
 	code := r.Code
 	r.Check = func(c *Context) {
 		for _, v := range c.preflight() {
@@ -104,7 +105,7 @@ func registerPreflight(r *Rule) {
 			m := c.Session.Message(v.MessageID)
 			var p *store.Part
 			if m != nil && v.PartID != "" {
-				p = findPart(c.Session, v.MessageID, v.PartID)
+				p = opencode.FindPart(c.Session, v.MessageID, v.PartID)
 			}
 			f := At(m, p)
 			f.MessageID, f.PartID = v.MessageID, v.PartID
@@ -112,7 +113,7 @@ func registerPreflight(r *Rule) {
 			f.Severity = v.Severity
 			f.ProviderError = v.ProviderError
 			f.Index = v.Index
-			f.ErrorType = string(DetectErrorType(v.ProviderError))
+			f.ErrorType = string(opencode.DetectErrorType(v.ProviderError))
 			f.Fix = v.Fix
 			if v.Fix == "" {
 				c.reportNoFix(f)
@@ -121,30 +122,30 @@ func registerPreflight(r *Rule) {
 			c.Report(f)
 		}
 	}
-	register(r)
+	return r
 }
 
 // sameDefect lists, for each preflight code, the record rules that report
 // the same defect on the same message.
 var sameDefect = map[string][]string{
-	"SF150": {"SF101", "SF102", "SF107"},
-	"SF151": {"SF104", "SF101"},
-	"SF152": {"SF103", "SF107"},
-	"SF153": {"SF103"},
-	"SF154": {"SF107"},
-	"SF155": {"SF102"},
-	"SF156": {"SF106"},
-	"SF157": {"SF105"},
-	"SF160": {"SF104", "SF101"},
-	"SF161": {"SF101", "SF102", "SF107"},
-	"SF162": {"SF105"},
+	SF150: {SF101, SF102, SF107},
+	SF151: {SF104, SF101},
+	SF152: {SF103, SF107},
+	SF153: {SF103},
+	SF154: {SF107},
+	SF155: {SF102},
+	SF156: {SF106},
+	SF157: {SF105},
+	SF160: {SF104, SF101},
+	SF161: {SF101, SF102, SF107},
+	SF162: {SF105},
 }
 
 // anthropicRecordRules are the record rules that stand for a rule of
 // Anthropic's Messages API and Bedrock (their provider error is
 // Anthropic's): empty messages, thinking order, blank text, thinking in
 // the final position, unsigned thinking.
-var anthropicRecordRules = []string{"SF101", "SF102", "SF103", "SF104", "SF106", "SF107"}
+var anthropicRecordRules = []string{SF101, SF102, SF103, SF104, SF106, SF107}
 
 // deferToFamily leaves out the warnings and errors of anthropicRecordRules
 // when the session's model is in a family whose rules the preflight checks

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -356,7 +357,7 @@ func TestDedupeKeepsThePreflightFinding(t *testing.T) {
 		t.Fatalf("findings %v, want the preflight finding only, naming SF103", got)
 	}
 	f := fs[0]
-	if f.Index != "messages.1.content.0" || f.ErrorType != string(ErrorThinkingBlockOrder) || f.Fix != "moveThinkingFirst" ||
+	if f.Index != "messages.1.content.0" || f.ErrorType != string(opencode.ErrorThinkingBlockOrder) || f.Fix != "moveThinkingFirst" ||
 		f.ProviderError != "messages.1.content.0: If an assistant message contains any thinking blocks, the first block must be `thinking` or `redacted_thinking`. Found `tool_use`." {
 		t.Errorf("finding %+v", f)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -17,8 +18,8 @@ func TestFoundType(t *testing.T) {
 		"messages.2.content.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_1.":                                                               "",
 		"messages.1.content.0: Invalid `signature` in `thinking` block":                                                                                        "",
 	} {
-		if got := foundType(text); got != want {
-			t.Errorf("foundType(%q) = %q, want %q", text, got, want)
+		if got := opencode.FoundType(text); got != want {
+			t.Errorf("opencode.FoundType(%q) = %q, want %q", text, got, want)
 		}
 	}
 }
@@ -58,11 +59,11 @@ func TestResolvedNeedsEvidenceFromTheRecords(t *testing.T) {
 		{"excluded", excluded, "excluded that message"},
 	} {
 		s := recoverySession(c.a1, answer, sigErr)
-		r := ReadError(s, sigErr, s.Message("f"))
+		r := opencode.ReadError(s, sigErr, s.Message("f"))
 		if r.TargetID != "a1" {
 			t.Fatalf("%s: %s maps to %q (%v), want a1", c.name, r.Index, r.TargetID, r.MapErr)
 		}
-		why, ok := r.Resolved(s, nil)
+		why, ok := Resolved(r, s, nil)
 		if ok != (c.why != "") || !strings.Contains(why, c.why) {
 			t.Errorf("%s: Resolved = %q, %v; want %q", c.name, why, ok, c.why)
 		}
@@ -85,8 +86,8 @@ func TestResolvedNeedsEvidenceFromTheRecords(t *testing.T) {
 	} {
 		a2 := testMessage("a2", "assistant", asstBody, append([]string{`{"type":"step-start"}`}, c.parts...)...)
 		s := recoverySession(loop(signedAt, toolDone), a2, emptyErr)
-		r := &Recovery{Text: emptyErr, Type: ErrorEmptyContent, Defect: DefectEmpty, Index: "messages.3", Failed: s.Message("f"), TargetID: "a2"}
-		why, ok := r.Resolved(s, nil)
+		r := &opencode.Recovery{Text: emptyErr, Type: opencode.ErrorEmptyContent, Defect: opencode.DefectEmpty, Index: "messages.3", Failed: s.Message("f"), TargetID: "a2"}
+		why, ok := Resolved(r, s, nil)
 		if ok != (c.why != "") || !strings.Contains(why, c.why) {
 			t.Errorf("%s: Resolved = %q, %v; want %q", c.name, why, ok, c.why)
 		}
@@ -104,8 +105,8 @@ func TestResolvedNeedsEvidenceFromTheRecords(t *testing.T) {
 		{"thinking moved first", loop(signedAt, toolDone), "no longer the `tool_use` block"},
 	} {
 		s := recoverySession(c.a1, answer, orderErr)
-		r := ReadError(s, orderErr, s.Message("f"))
-		why, ok := r.Resolved(s, nil)
+		r := opencode.ReadError(s, orderErr, s.Message("f"))
+		why, ok := Resolved(r, s, nil)
 		if ok != (c.why != "") || !strings.Contains(why, c.why) {
 			t.Errorf("%s: Resolved = %q, %v; want %q", c.name, why, ok, c.why)
 		}
@@ -113,7 +114,7 @@ func TestResolvedNeedsEvidenceFromTheRecords(t *testing.T) {
 
 	// A pasted error that names no message is never known to be history.
 	s := recoverySession(loop(signedAt, toolDone), answer, "x")
-	if why, ok := ReadError(s, "messages: text content blocks must contain non-whitespace text", nil).Resolved(s, nil); ok {
+	if why, ok := Resolved(opencode.ReadError(s, "messages: text content blocks must contain non-whitespace text", nil), s, nil); ok {
 		t.Errorf("a pasted error that names no message is history: %q", why)
 	}
 }

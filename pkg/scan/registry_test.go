@@ -103,3 +103,39 @@ func TestRulesMarkdownCoversEveryRule(t *testing.T) {
 		t.Error("WriteRulesMarkdown is not deterministic")
 	}
 }
+
+// TestRuleList checks the rule list: the families are in code order and do
+// not overlap, each lists its rules in code order within its range, and
+// every rule file (sfNNN.go) defines a rule the list holds.
+func TestRuleList(t *testing.T) {
+	listed := map[string]bool{}
+	last := ""
+	for i, f := range Families {
+		if i > 0 && Families[i-1].Last >= f.First {
+			t.Errorf("family %s (%s–%s) overlaps or precedes %s", f.Name, f.First, f.Last, Families[i-1].Name)
+		}
+		for _, r := range f.Rules {
+			if !f.Has(r.Code) {
+				t.Errorf("%s is listed in family %s (%s–%s)", r.Code, f.Name, f.First, f.Last)
+			}
+			if r.Code <= last {
+				t.Errorf("%s is listed after %s", r.Code, last)
+			}
+			last = r.Code
+			listed[r.Code] = true
+		}
+	}
+	files, err := filepath.Glob("sf[0-9][0-9][0-9].go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range files {
+		code := strings.ToUpper(strings.TrimSuffix(file, ".go"))
+		if !listed[code] {
+			t.Errorf("%s defines no rule the list holds (want rule%s in a family)", file, code)
+		}
+	}
+	if len(registry) != len(listed) {
+		t.Errorf("registry holds %d rules, the list %d", len(registry), len(listed))
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -78,13 +79,13 @@ type sessionCache struct {
 	history map[string]bool // History(Session), nil until asked
 
 	useDone bool
-	use     Use // InUse
+	use     opencode.Use // InUse
 
 	openDone bool
 	open     *store.Message // OpenMessage(Session), for Streaming
 
 	schemaDone bool
-	schema     []*RecordSchema // SchemaOf
+	schema     []*opencode.RecordSchema // SchemaOf
 }
 
 // shared returns the session's cache, making it for a Context built alone.
@@ -137,11 +138,6 @@ func At(m *store.Message, p *store.Part) Finding {
 	return f
 }
 
-var registry []*Rule
-
-// register is called from each rule file's init.
-func register(r *Rule) { registry = append(registry, r) }
-
 // Rules returns every registered rule in code order.
 func Rules() []*Rule {
 	out := append([]*Rule(nil), registry...)
@@ -157,7 +153,7 @@ func runOrder() []*Rule {
 	var sf302 *Rule
 	for _, r := range Rules() {
 		switch {
-		case r.Code == "SF302":
+		case r.Code == SF302:
 			sf302 = r
 		case r.OpenCode2:
 			v2 = append(v2, r)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sessfix/sessfix/internal/pool"
 	"github.com/sessfix/sessfix/pkg/ocenv"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -52,11 +53,11 @@ func (o *Options) now() time.Time {
 
 // Policy returns the settle policy the scan judges sessions in progress
 // by.
-func (o *Options) Policy() SettlePolicy {
+func (o *Options) Policy() opencode.SettlePolicy {
 	if o == nil {
-		return SettlePolicy{}
+		return opencode.SettlePolicy{}
 	}
-	return SettlePolicy{Settle: o.Settle, Abandon: o.Abandon, Activity: o.Activity}
+	return opencode.SettlePolicy{Settle: o.Settle, Abandon: o.Abandon, Activity: o.Activity}
 }
 
 // IgnoringUse returns a copy of o whose settle policy calls no session in
@@ -68,7 +69,7 @@ func (o *Options) IgnoringUse() *Options {
 	if o != nil {
 		c = *o
 	}
-	c.Settle, c.Abandon = NoSettle, NoAbandon
+	c.Settle, c.Abandon = opencode.NoSettle, opencode.NoAbandon
 	c.Activity = func(store.Info) store.Activity { return store.Activity{State: store.ActivityNone} }
 	return &c
 }
@@ -280,7 +281,7 @@ func Run(ctx context.Context, stores []store.Store, opts *Options) (*Result, err
 	}
 	if opts.Activity == nil {
 		o := *opts
-		o.Activity = StoreActivity(stores)
+		o.Activity = opencode.StoreActivity(stores)
 		opts = &o
 	}
 	res := &Result{}

@@ -1,5 +1,13 @@
 package scan
 
+import (
+	"fmt"
+
+	"github.com/sessfix/sessfix/pkg/opencode"
+	"github.com/sessfix/sessfix/pkg/sent"
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
 // The rules of a history too big to send (SF170–SF179). An image a user
 // pasted or attached, or a tool returned, that is over the size or
 // dimension limit is shrunk (shrinkImage, which keeps the picture); the
@@ -16,58 +24,150 @@ const shrinkImageDoc = "`shrinkImage`, for an image a user pasted or attached (a
 const notRepairedYetDoc = "Not repaired yet: sessfix reports the image and the provider's error, and `fix` plans nothing for it. " +
 	"Until it can shrink the image, remove it yourself (delete the message in OpenCode, or revert to before it) or start a new session."
 
-func init() {
-	registerPreflight(&Rule{
-		Code:     "SF170",
-		Name:     "image-over-size-limit",
-		Severity: Error,
-		Summary:  "an image the request sends is over the provider's size limit",
-		What: "On an Anthropic provider, an image the request sends (a user's pasted or attached image: a `file` part whose `url` is a `data:` URL; " +
-			"or an image attachment of a completed tool result, such as the `read` tool on a PNG) has more than 5 MB (5,242,880 bytes) of base64 data. " +
-			"OpenCode re-sends the whole history on every prompt, so every later prompt fails. " +
-			"A tool result whose `state.time.compacted` is set is sent as `[Old tool result content cleared]` without its images and is not counted. " +
-			"The index is the image block (`messages.N.content.M`), or for a tool result's image the block inside its content (`messages.N.content.M.content.K`; " +
-			"the API's error names it `messages.N.content.M.tool_result.content.K`).",
-		Why:           "The provider rejects the request on every retry: the session is dead until the image leaves the history.",
-		ProviderError: "messages.N.content.M.image.source.base64: image exceeds 5 MB maximum: 5895160 bytes > 5242880 bytes",
-		FixDoc:        shrinkImageDoc,
-		Fixable:       true,
-		Fix:           "shrinkImage",
-	})
-	registerPreflight(&Rule{
-		Code:     "SF171",
-		Name:     "image-over-dimension-limit",
-		Severity: Error,
-		Summary:  "an image the request sends is wider or taller than the provider allows",
-		What: "On an Anthropic provider, an image the request sends (a user `file` part or a tool result's image attachment) is more than 8000 px wide or tall, " +
-			"or more than 2000 px when the request holds more than 20 images. The size is read from the image's header (PNG, JPEG, GIF, WebP); " +
-			"the image is never decoded whole.",
-		Why:           "The provider rejects the request on every retry; with many images, one screenshot over 2000 px kills the session.",
-		ProviderError: "messages.N.content.M.image.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels",
-		FixDoc:        shrinkImageDoc,
-		Fixable:       true,
-		Fix:           "shrinkImage",
-	})
-	registerPreflight(&Rule{
-		Code:     "SF172",
-		Name:     "too-many-images",
-		Severity: Error,
-		Summary:  "the request sends more images than the provider allows",
-		What: "On an Anthropic provider, the request holds more images than the API takes: 100 for a model with a 200k-token context window, 600 for the others " +
-			"(a warning between the two: sessfix does not know the model's window), 50 on OpenCode Console (provider `opencode`). " +
-			"User `file` parts and the image attachments of tool results not compacted are counted. The finding points at the first image over the limit.",
-		Why:           "The provider rejects the request on every retry.",
-		ProviderError: "request contains 52 images, exceeding the maximum of 50 allowed per request",
-		FixDoc:        notRepairedYetDoc,
-	})
-	registerPreflight(&Rule{
-		Code:          "SF173",
-		Name:          "invalid-image-data",
-		Severity:      Error,
-		Summary:       "an image the request sends is not an image of a supported type",
-		What:          "On an Anthropic provider, an image part (a user `file` part, or a tool result's image attachment) whose mime type is PNG, JPEG, GIF or WebP holds base64 data that does not start like any of the four, or is not base64. Other image types (SVG, BMP) get another error, not checked.",
-		Why:           "The provider rejects the request on every retry.",
-		ProviderError: textInvalidImage,
-		FixDoc:        notRepairedYetDoc,
-	})
+var ruleSF170 = preflightRule(&Rule{
+	Code:     SF170,
+	Name:     "image-over-size-limit",
+	Severity: Error,
+	Summary:  "an image the request sends is over the provider's size limit",
+	What: "On an Anthropic provider, an image the request sends (a user's pasted or attached image: a `file` part whose `url` is a `data:` URL; " +
+		"or an image attachment of a completed tool result, such as the `read` tool on a PNG) has more than 5 MB (5,242,880 bytes) of base64 data. " +
+		"OpenCode re-sends the whole history on every prompt, so every later prompt fails. " +
+		"A tool result whose `state.time.compacted` is set is sent as `[Old tool result content cleared]` without its images and is not counted. " +
+		"The index is the image block (`messages.N.content.M`), or for a tool result's image the block inside its content (`messages.N.content.M.content.K`; " +
+		"the API's error names it `messages.N.content.M.tool_result.content.K`).",
+	Why:           "The provider rejects the request on every retry: the session is dead until the image leaves the history.",
+	ProviderError: "messages.N.content.M.image.source.base64: image exceeds 5 MB maximum: 5895160 bytes > 5242880 bytes",
+	FixDoc:        shrinkImageDoc,
+	Fixable:       true,
+	Fix:           "shrinkImage",
+})
+
+var ruleSF171 = preflightRule(&Rule{
+	Code:     SF171,
+	Name:     "image-over-dimension-limit",
+	Severity: Error,
+	Summary:  "an image the request sends is wider or taller than the provider allows",
+	What: "On an Anthropic provider, an image the request sends (a user `file` part or a tool result's image attachment) is more than 8000 px wide or tall, " +
+		"or more than 2000 px when the request holds more than 20 images. The size is read from the image's header (PNG, JPEG, GIF, WebP); " +
+		"the image is never decoded whole.",
+	Why:           "The provider rejects the request on every retry; with many images, one screenshot over 2000 px kills the session.",
+	ProviderError: "messages.N.content.M.image.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels",
+	FixDoc:        shrinkImageDoc,
+	Fixable:       true,
+	Fix:           "shrinkImage",
+})
+
+var ruleSF172 = preflightRule(&Rule{
+	Code:     SF172,
+	Name:     "too-many-images",
+	Severity: Error,
+	Summary:  "the request sends more images than the provider allows",
+	What: "On an Anthropic provider, the request holds more images than the API takes: 100 for a model with a 200k-token context window, 600 for the others " +
+		"(a warning between the two: sessfix does not know the model's window), 50 on OpenCode Console (provider `opencode`). " +
+		"User `file` parts and the image attachments of tool results not compacted are counted. The finding points at the first image over the limit.",
+	Why:           "The provider rejects the request on every retry.",
+	ProviderError: "request contains 52 images, exceeding the maximum of 50 allowed per request",
+	FixDoc:        notRepairedYetDoc,
+})
+
+var ruleSF173 = preflightRule(&Rule{
+	Code:          SF173,
+	Name:          "invalid-image-data",
+	Severity:      Error,
+	Summary:       "an image the request sends is not an image of a supported type",
+	What:          "On an Anthropic provider, an image part (a user `file` part, or a tool result's image attachment) whose mime type is PNG, JPEG, GIF or WebP holds base64 data that does not start like any of the four, or is not base64. Other image types (SVG, BMP) get another error, not checked.",
+	Why:           "The provider rejects the request on every retry.",
+	ProviderError: textInvalidImage,
+	FixDoc:        notRepairedYetDoc,
+})
+
+const textInvalidImage = "The image data you provided does not represent a valid image. Please check your input and try again with one of the supported image formats: ['image/jpeg', 'image/png', 'image/gif', 'image/webp']."
+
+// imageIndex is where the provider's error points: the image block, or
+// the image inside a tool result's content.
+func imageIndex(im opencode.Image) string {
+	if im.Nested < 0 {
+		return idx(im.N, im.M)
+	}
+	return fmt.Sprintf("%s.content.%d", idx(im.N, im.M), im.Nested)
+}
+
+// imageErrorPath is the path the API's error prints: the image block, or
+// the image inside a tool result's content, named through the tool_result
+// ("messages.N.content.M.tool_result.content.K", as users quote the live
+// API).
+func imageErrorPath(im opencode.Image) string {
+	if im.Nested < 0 {
+		return idx(im.N, im.M)
+	}
+	return fmt.Sprintf("%s.tool_result.content.%d", idx(im.N, im.M), im.Nested)
+}
+
+func imageWhat(im opencode.Image) string {
+	if im.Tool {
+		return "an image a tool returned"
+	}
+	return "an image the user attached"
+}
+
+// checkImages checks the images of an Anthropic request against the
+// API's limits: the number of images, each image's base64 size, data that
+// is no image, and each side (8000 px, 2000 px in a request of more than
+// 20 images). Headers are read from a prefix of the base64; no image is
+// decoded whole.
+func checkImages(s *store.Session, r *sent.Request) []Violation {
+	ims := opencode.RequestImages(s, r)
+	if len(ims) == 0 {
+		return nil
+	}
+	var out []Violation
+	limit, sev, note := opencode.AnthropicImagesMax, Warning, " of a model with a 200k-token context window (models with a larger window take 600)"
+	switch {
+	case r.ProviderID == "opencode":
+		limit, sev, note = opencode.ConsoleImagesMax, Error, ""
+	case len(ims) > opencode.AnthropicLargeImagesMax:
+		limit, sev, note = opencode.AnthropicLargeImagesMax, Error, ""
+	}
+	if len(ims) > limit {
+		im := ims[limit]
+		out = append(out, Violation{
+			Code: SF172, N: im.N, M: -1, Index: idx(im.N, -1), MessageID: im.MessageID, PartID: im.PartID, Severity: sev,
+			ProviderError: fmt.Sprintf("request contains %d images, exceeding the maximum of %d allowed per request", len(ims), limit),
+			Message:       fmt.Sprintf("the request sends %d images, over the limit of %d%s; this is the first image over it", len(ims), limit, note),
+		})
+	}
+	side, many := opencode.AnthropicImageSideMax, len(ims) > opencode.ManyImages
+	if many {
+		side = opencode.ManyImagesSideMax
+	}
+	for _, im := range ims {
+		base := Violation{N: im.N, M: im.M, Index: imageIndex(im), MessageID: im.MessageID, PartID: im.PartID}
+		if n := len(im.Data); n > opencode.AnthropicImageBase64Max {
+			v := base
+			v.Code, v.Fix = SF170, "shrinkImage"
+			v.ProviderError = fmt.Sprintf("%s.image.source.base64: image exceeds 5 MB maximum: %d bytes > %d bytes", imageErrorPath(im), n, opencode.AnthropicImageBase64Max)
+			v.Message = fmt.Sprintf("%s is %d bytes of base64, over the 5 MB limit", imageWhat(im), n)
+			out = append(out, v)
+		}
+		w, h, ok, known := opencode.ImageHeader(im.Data)
+		switch {
+		case !ok && opencode.SupportedImage(im.Mime):
+			v := base
+			v.Code, v.ProviderError = SF173, textInvalidImage
+			v.Message = imageWhat(im) + " holds data that is not a PNG, JPEG, GIF or WebP image"
+			out = append(out, v)
+		case known && (w > side || h > side):
+			v := base
+			v.Code, v.Fix = SF171, "shrinkImage"
+			if many {
+				v.ProviderError = imageErrorPath(im) + ".image.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels"
+				v.Message = fmt.Sprintf("%s is %d×%d px, over the 2000 px limit of a request with more than 20 images (it has %d)", imageWhat(im), w, h, len(ims))
+			} else {
+				v.ProviderError = imageErrorPath(im) + ".image.source.base64.data: At least one of the image dimensions exceed max allowed size: 8000 pixels"
+				v.Message = fmt.Sprintf("%s is %d×%d px, over the 8000 px limit", imageWhat(im), w, h)
+			}
+			out = append(out, v)
+		}
+	}
+	return out
 }

@@ -6,27 +6,25 @@ import (
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
-func init() {
-	register(&Rule{
-		Code:     "SF201",
-		Name:     "unreadable-record",
-		Severity: Error,
-		Summary:  "a stored record cannot be read",
-		What: "A session, message or part record that is not a usable JSON object: a 0-byte file, a NUL-filled or " +
-			"truncated file, invalid JSON, JSON that is not an object, a part without `type` or a message without " +
-			"`role`. Also a session that could not be loaded at all. JSON-era OpenCode wrote files without atomic " +
-			"renames, so a crash or a full disk leaves these behind.",
-		Why: "OpenCode fails before any request is made (`SyntaxError … JSON`): the session, and in some versions " +
-			"the whole session list, cannot be opened, and `opencode export` fails too.",
-		FixDoc: "`quarantine` moves the record out of the store into sessfix's backup area, so it can be inspected " +
-			"or restored with `undo`; the rest of the session loads again. An entry that is not a readable record " +
-			"file (a directory, FIFO or link where a record belongs, a file where a directory belongs, a file " +
-			"sessfix may not read) cannot be backed up, and a record without an id (an export entry with no `info`) " +
-			"cannot be named: both are reported without a fix, to be handled by hand.",
-		Fixable: true,
-		Fix:     "quarantine",
-		Check:   checkUnreadable,
-	})
+var ruleSF201 = &Rule{
+	Code:     SF201,
+	Name:     "unreadable-record",
+	Severity: Error,
+	Summary:  "a stored record cannot be read",
+	What: "A session, message or part record that is not a usable JSON object: a 0-byte file, a NUL-filled or " +
+		"truncated file, invalid JSON, JSON that is not an object, a part without `type` or a message without " +
+		"`role`. Also a session that could not be loaded at all. JSON-era OpenCode wrote files without atomic " +
+		"renames, so a crash or a full disk leaves these behind.",
+	Why: "OpenCode fails before any request is made (`SyntaxError … JSON`): the session, and in some versions " +
+		"the whole session list, cannot be opened, and `opencode export` fails too.",
+	FixDoc: "`quarantine` moves the record out of the store into sessfix's backup area, so it can be inspected " +
+		"or restored with `undo`; the rest of the session loads again. An entry that is not a readable record " +
+		"file (a directory, FIFO or link where a record belongs, a file where a directory belongs, a file " +
+		"sessfix may not read) cannot be backed up, and a record without an id (an export entry with no `info`) " +
+		"cannot be named: both are reported without a fix, to be handled by hand.",
+	Fixable: true,
+	Fix:     "quarantine",
+	Check:   checkUnreadable,
 }
 
 func checkUnreadable(c *Context) {

@@ -7,30 +7,28 @@ import (
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
-func init() {
-	register(&Rule{
-		Code:     "SF202",
-		Name:     "invalid-id",
-		Severity: Error,
-		Lower:    Warning,
-		LowerWhen: "a part id without its prefix in an OpenCode 1.1 session, which 1.1 still serves, and an id " +
-			"with its prefix but not OpenCode's shape, which loads",
-		Summary: "a record id is not in opencode's format",
-		What: "A session, message or part id that lacks its prefix (`ses_`, `msg_`, `prt_`) or is not in " +
-			"OpenCode's format: the prefix, an underscore, 12 lowercase hex digits and 14 base62 characters. Hand " +
-			"edits and other repair tools leave ids like `prt_0000000000_thinking`.",
-		Why: "OpenCode rejects an id without its prefix: a part id that does not start with `prt` still resumes " +
-			"from `opencode run`, but the server API the TUI uses answers HTTP 400 (\"Expected a string starting " +
-			"with \\\"prt\\\"\") and the session cannot be opened. OpenCode 1.1 (the JSON `storage/` era) still " +
-			"serves such a part, so in a session of that version it is a warning: the versions that follow reject " +
-			"it. An id with the right prefix but the wrong shape loads (a warning), but sorts unpredictably, so the " +
-			"part or message may sit in the wrong place.",
-		FixDoc: "`rekey` gives the record a new id in OpenCode's format that sorts at the same position, and updates " +
-			"the ids that point at it.",
-		Fixable: true,
-		Fix:     "rekey",
-		Check:   checkInvalidID,
-	})
+var ruleSF202 = &Rule{
+	Code:     SF202,
+	Name:     "invalid-id",
+	Severity: Error,
+	Lower:    Warning,
+	LowerWhen: "a part id without its prefix in an OpenCode 1.1 session, which 1.1 still serves, and an id " +
+		"with its prefix but not OpenCode's shape, which loads",
+	Summary: "a record id is not in opencode's format",
+	What: "A session, message or part id that lacks its prefix (`ses_`, `msg_`, `prt_`) or is not in " +
+		"OpenCode's format: the prefix, an underscore, 12 lowercase hex digits and 14 base62 characters. Hand " +
+		"edits and other repair tools leave ids like `prt_0000000000_thinking`.",
+	Why: "OpenCode rejects an id without its prefix: a part id that does not start with `prt` still resumes " +
+		"from `opencode run`, but the server API the TUI uses answers HTTP 400 (\"Expected a string starting " +
+		"with \\\"prt\\\"\") and the session cannot be opened. OpenCode 1.1 (the JSON `storage/` era) still " +
+		"serves such a part, so in a session of that version it is a warning: the versions that follow reject " +
+		"it. An id with the right prefix but the wrong shape loads (a warning), but sorts unpredictably, so the " +
+		"part or message may sit in the wrong place.",
+	FixDoc: "`rekey` gives the record a new id in OpenCode's format that sorts at the same position, and updates " +
+		"the ids that point at it.",
+	Fixable: true,
+	Fix:     "rekey",
+	Check:   checkInvalidID,
 }
 
 func checkInvalidID(c *Context) {

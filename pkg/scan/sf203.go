@@ -5,44 +5,43 @@ import (
 	"fmt"
 
 	"github.com/sessfix/sessfix/internal/plural"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
-func init() {
-	register(&Rule{
-		Code:     "SF203",
-		Name:     "orphan-record",
-		Severity: Warning,
-		Summary:  "a record belongs to no parent, or its ids disagree with where it is stored",
-		What: "A part whose message does not exist; messages whose session record is missing; a part whose " +
-			"session (path or `session_id` column) differs from its message's session; a record body whose " +
-			"`id`, `sessionID` or `messageID` differs from the id its path or columns give. Ids inside the body " +
-			"are only checked when the body carries them (SQLite rows normally do not). The parts of a message entry " +
-			"sessfix does not read (a symlink out of the store, a special file) are not orphans: SF201 reports the " +
-			"message and both are left alone.",
-		Why: "OpenCode never shows an orphan, so the data is silently lost, and a session without its record is " +
-			"missing from the session list. A body whose ids disagree with its place makes JSON-era OpenCode file " +
-			"the record under the wrong message or session, and confuses queries that go by `session_id`.",
-		FixDoc: "`quarantine` moves orphan parts into the backup area (restorable with `undo`). Disagreeing body ids are " +
-			"rewritten from the path or columns (`rewriteBodyIDs`), which are authoritative. A missing session record " +
-			"of the OpenCode 1.0–1.1 `storage/` tree is rebuilt from its messages (`rebuildSessionRecord`) when they " +
-			"say with confidence where it goes: every assistant message that records `path.cwd` and `path.root` " +
-			"records the same ones, and exactly one project has `path.root` as its worktree (`global` for `/`, else " +
-			"the one `storage/project/<id>.json` whose `worktree` it is; OpenCode's project cache in `.git/opencode`, " +
-			"when the directory is on this machine, must agree). The record is written to " +
-			"`storage/session/<project>/<id>.json` with `id`, `slug` `recovered`, `version` `sessfix`, `projectID`, " +
-			"`directory` (`path.cwd`), `title` (the first line of the first prompt, cut to 60 characters, or " +
-			"\"" + RebuiltTitleFallback + "\" when there is no prompt text) and `time.created`/`time.updated` " +
-			"(the first message's creation, the latest time a message records); it has no `parentID`, so a " +
-			"subagent's session comes back as a top-level one. Otherwise, and in the oldest per-project tree, the " +
-			"finding is report only and says why: restore the record from a backup, or `opencode import` an " +
-			"export of the session. A database's foreign keys keep a session row for every message. When an " +
-			"unreadable session record is quarantined (SF201), the rebuilt record takes its place in the same " +
-			"plan; without one the quarantine is refused, as it would leave the session unlisted.",
-		Fixable: true,
-		Fix:     "quarantine|rewriteBodyIDs|rebuildSessionRecord",
-		Check:   checkOrphans,
-	})
+var ruleSF203 = &Rule{
+	Code:     SF203,
+	Name:     "orphan-record",
+	Severity: Warning,
+	Summary:  "a record belongs to no parent, or its ids disagree with where it is stored",
+	What: "A part whose message does not exist; messages whose session record is missing; a part whose " +
+		"session (path or `session_id` column) differs from its message's session; a record body whose " +
+		"`id`, `sessionID` or `messageID` differs from the id its path or columns give. Ids inside the body " +
+		"are only checked when the body carries them (SQLite rows normally do not). The parts of a message entry " +
+		"sessfix does not read (a symlink out of the store, a special file) are not orphans: SF201 reports the " +
+		"message and both are left alone.",
+	Why: "OpenCode never shows an orphan, so the data is silently lost, and a session without its record is " +
+		"missing from the session list. A body whose ids disagree with its place makes JSON-era OpenCode file " +
+		"the record under the wrong message or session, and confuses queries that go by `session_id`.",
+	FixDoc: "`quarantine` moves orphan parts into the backup area (restorable with `undo`). Disagreeing body ids are " +
+		"rewritten from the path or columns (`rewriteBodyIDs`), which are authoritative. A missing session record " +
+		"of the OpenCode 1.0–1.1 `storage/` tree is rebuilt from its messages (`rebuildSessionRecord`) when they " +
+		"say with confidence where it goes: every assistant message that records `path.cwd` and `path.root` " +
+		"records the same ones, and exactly one project has `path.root` as its worktree (`global` for `/`, else " +
+		"the one `storage/project/<id>.json` whose `worktree` it is; OpenCode's project cache in `.git/opencode`, " +
+		"when the directory is on this machine, must agree). The record is written to " +
+		"`storage/session/<project>/<id>.json` with `id`, `slug` `recovered`, `version` `sessfix`, `projectID`, " +
+		"`directory` (`path.cwd`), `title` (the first line of the first prompt, cut to 60 characters, or " +
+		"\"" + opencode.RebuiltTitleFallback + "\" when there is no prompt text) and `time.created`/`time.updated` " +
+		"(the first message's creation, the latest time a message records); it has no `parentID`, so a " +
+		"subagent's session comes back as a top-level one. Otherwise, and in the oldest per-project tree, the " +
+		"finding is report only and says why: restore the record from a backup, or `opencode import` an " +
+		"export of the session. A database's foreign keys keep a session row for every message. When an " +
+		"unreadable session record is quarantined (SF201), the rebuilt record takes its place in the same " +
+		"plan; without one the quarantine is refused, as it would leave the session unlisted.",
+	Fixable: true,
+	Fix:     "quarantine|rewriteBodyIDs|rebuildSessionRecord",
+	Check:   checkOrphans,
 }
 
 func checkOrphans(c *Context) {
@@ -50,7 +49,7 @@ func checkOrphans(c *Context) {
 	if s.InfoMissing && len(s.Messages) > 0 {
 		f := Finding{Location: s.Messages[0].Loc, Fix: "rebuildSessionRecord"}
 		f.Message = "session record is missing, so opencode does not list this session or its " + plural.Count(len(s.Messages), "message", "messages")
-		if _, why := SessionRecordRebuild(s, c.Opts); why != "" {
+		if _, why := opencode.SessionRecordRebuild(s, c.Opts.OpenCode); why != "" {
 			f.Message += "; sessfix cannot rebuild it: " + why
 			c.reportNoFix(f)
 		} else {

@@ -7,25 +7,23 @@ import (
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
-func init() {
-	register(&Rule{
-		Code:     "SF204",
-		Name:     "message-order",
-		Severity: Warning,
-		Summary:  "opencode's message order disagrees with the order they were written in",
-		What: "An assistant message that OpenCode orders before the user message it answers (its `parentID`), or " +
-			"two neighbouring messages whose id order and `time.created` order disagree. Message ids encode the " +
-			"creation time in 48 bits that wrap every 2^36 ms (about 795 days: 2024-06-10, 2026-08-14, " +
-			"2028-10-17); a disagreement explained by such a wrap, with the messages created on either side of it, " +
-			"is not reported.",
-		Why: "OpenCode sends messages in stored order: by `time.created` then id in SQLite versions, by id in " +
-			"JSON-era versions. When that order is not causal, the model sees answers before questions or tool " +
-			"results before their calls, and providers that check turn order reject the history. A clock that " +
-			"jumped, a copied session or a hand edit leaves this behind.",
-		FixDoc:  "Report only: sessfix cannot know the intended order. Check the session by hand, or `sessfix fix` the other findings and continue in a new session.",
-		Fixable: false,
-		Check:   checkMessageOrder,
-	})
+var ruleSF204 = &Rule{
+	Code:     SF204,
+	Name:     "message-order",
+	Severity: Warning,
+	Summary:  "opencode's message order disagrees with the order they were written in",
+	What: "An assistant message that OpenCode orders before the user message it answers (its `parentID`), or " +
+		"two neighbouring messages whose id order and `time.created` order disagree. Message ids encode the " +
+		"creation time in 48 bits that wrap every 2^36 ms (about 795 days: 2024-06-10, 2026-08-14, " +
+		"2028-10-17); a disagreement explained by such a wrap, with the messages created on either side of it, " +
+		"is not reported.",
+	Why: "OpenCode sends messages in stored order: by `time.created` then id in SQLite versions, by id in " +
+		"JSON-era versions. When that order is not causal, the model sees answers before questions or tool " +
+		"results before their calls, and providers that check turn order reject the history. A clock that " +
+		"jumped, a copied session or a hand edit leaves this behind.",
+	FixDoc:  "Report only: sessfix cannot know the intended order. Check the session by hand, or `sessfix fix` the other findings and continue in a new session.",
+	Fixable: false,
+	Check:   checkMessageOrder,
 }
 
 // wrapPeriodMS is the period of the 48-bit id clock: 2^36 milliseconds.

@@ -1,30 +1,31 @@
 package scan
 
-import "github.com/sessfix/sessfix/pkg/sent"
+import (
+	"github.com/sessfix/sessfix/pkg/opencode"
+	"github.com/sessfix/sessfix/pkg/sent"
+)
 
-func init() {
-	register(&Rule{
-		Code:     "SF210",
-		Name:     "assistant-first",
-		Severity: Error,
-		Summary:  "the history opencode sends begins with an assistant message",
-		What: "The messages OpenCode sends for the session start with an assistant turn: the user message that " +
-			"opened the conversation is gone (deleted by hand, lost in an import, or cut by a compaction; OpenCode " +
-			"issue #31048), or sorts after its answer (SF204). Assistant messages OpenCode never sends (an error other than an abort) do not count.",
-		Why: "Anthropic's Messages API and Bedrock's Converse API reject a conversation that does not start with a " +
-			"user message, so every prompt in the session fails the same way. Other providers accept it, but the " +
-			"model sees answers without the question. Real OpenCode 1.18.33 loads and exports such a session, " +
-			"also one imported from an export that lost its first prompt, and sends the history as it is; " +
-			"against a mock that answers like Anthropic (the error text users report from the API) the resume " +
-			"fails at once, not retried, and OpenCode stores the error below on the failed turn (observed). The " +
-			"finding is an error for Anthropic and Bedrock models and a warning otherwise.",
-		ProviderError: "Anthropic: messages: first message must use the \"user\" role; Bedrock: A conversation " +
-			"must start with a user message. Try again with a conversation that starts with a user message.",
-		FixDoc: "Report only. The missing prompt cannot be recovered, and inventing one would put words in the " +
-			"user's mouth. Restore the session from a backup or an export, or continue in a new session.",
-		Fixable: false,
-		Check:   checkAssistantFirst,
-	})
+var ruleSF210 = &Rule{
+	Code:     SF210,
+	Name:     "assistant-first",
+	Severity: Error,
+	Summary:  "the history opencode sends begins with an assistant message",
+	What: "The messages OpenCode sends for the session start with an assistant turn: the user message that " +
+		"opened the conversation is gone (deleted by hand, lost in an import, or cut by a compaction; OpenCode " +
+		"issue #31048), or sorts after its answer (SF204). Assistant messages OpenCode never sends (an error other than an abort) do not count.",
+	Why: "Anthropic's Messages API and Bedrock's Converse API reject a conversation that does not start with a " +
+		"user message, so every prompt in the session fails the same way. Other providers accept it, but the " +
+		"model sees answers without the question. Real OpenCode 1.18.33 loads and exports such a session, " +
+		"also one imported from an export that lost its first prompt, and sends the history as it is; " +
+		"against a mock that answers like Anthropic (the error text users report from the API) the resume " +
+		"fails at once, not retried, and OpenCode stores the error below on the failed turn (observed). The " +
+		"finding is an error for Anthropic and Bedrock models and a warning otherwise.",
+	ProviderError: "Anthropic: messages: first message must use the \"user\" role; Bedrock: A conversation " +
+		"must start with a user message. Try again with a conversation that starts with a user message.",
+	FixDoc: "Report only. The missing prompt cannot be recovered, and inventing one would put words in the " +
+		"user's mouth. Restore the session from a backup or an export, or continue in a new session.",
+	Fixable: false,
+	Check:   checkAssistantFirst,
 }
 
 // Provider errors of a history that begins with an assistant message.
@@ -56,10 +57,10 @@ func checkAssistantFirst(c *Context) {
 	}
 	switch r.Kind {
 	case sent.Anthropic:
-		f.ProviderError, f.ErrorType = anthropicFirstUser, string(ErrorFirstMessageNotUser)
+		f.ProviderError, f.ErrorType = anthropicFirstUser, string(opencode.ErrorFirstMessageNotUser)
 		f.Message += ", which anthropic rejects"
 	case sent.Bedrock:
-		f.ProviderError, f.ErrorType = bedrockFirstUser, string(ErrorFirstMessageNotUser)
+		f.ProviderError, f.ErrorType = bedrockFirstUser, string(opencode.ErrorFirstMessageNotUser)
 		f.Message += ", which bedrock rejects"
 	default:
 		f.Severity = Warning

@@ -1,86 +1,47 @@
 package scan
 
-import (
-	"github.com/sessfix/sessfix/pkg/ocenv"
-	"github.com/sessfix/sessfix/pkg/store"
-)
+import "github.com/sessfix/sessfix/pkg/opencode"
 
-func init() {
-	register(&Rule{
-		Code:     "SF212",
-		Name:     "project-mismatch",
-		Severity: Error,
-		Summary:  "the session's project row is missing, or is not the one opencode lists its directory under",
-		What: "In an OpenCode database: a session whose `project_id` names no `project` row (an error: a project " +
-			"row deleted by hand or by another tool, a database merged from two), or names a row other than the " +
-			"project OpenCode resolves the session's directory to (a warning: a second row for the same worktree " +
-			"shadowing the real one, or a repository whose history was rewritten or whose `.git` was removed; " +
-			"OpenCode issues #8661, #36464). OpenCode resolves a directory outside git to the project `global`, " +
-			"and a git repository to the id of its first commit, which it caches in `.git/opencode`; sessfix reads " +
-			"that cache and never runs git, so a repository OpenCode has not run in, or a directory that does not " +
-			"exist on this machine, is not judged.",
-		Why: "OpenCode lists the sessions of the project it resolves for the current directory, so the session is " +
-			"missing from `opencode session list`, the TUI's session list and the server's `GET /session`, and users " +
-			"take it for lost; it still loads by id. On a duplicate row it also still resumes: only the lists " +
-			"leave it out (observed on OpenCode 1.18.33, whose runs update the resolved project's row and leave " +
-			"the duplicate as it is). With no project row at all, `opencode run --session` also " +
-			"fails: OpenCode updates the session row and SQLite answers `FOREIGN KEY constraint failed` (observed " +
-			"on OpenCode 1.18.33).",
-		ProviderError: "OpenCode 1.18.33, opencode run --session: UnknownError: Unexpected server error (log: SQLiteError: FOREIGN KEY constraint failed)",
-		FixDoc: "`setSessionProject` sets the session row's `project_id` to the project the finding names, the one " +
-			"OpenCode resolves the session's directory to, when that project has a row: OpenCode lists the session " +
-			"again and resumes it (shown on OpenCode 1.18.33, for a missing row and for a duplicate one). Only that " +
-			"column changes (not `time_updated`), and `sessfix undo` puts the row back. Project rows are never " +
-			"changed or deleted: a duplicate row stays, and OpenCode leaves it alone (remove it by hand if you " +
-			"want it gone, after checking no session names it). When the resolved project has no row yet, or the directory cannot be " +
-			"resolved here, the finding is report only: sessfix never invents a project row. Running OpenCode once " +
-			"in the session's directory makes the row (then `sessfix fix` repairs the session), or by hand, with " +
-			"OpenCode closed, `sqlite3 ~/.local/share/opencode/opencode.db \"UPDATE session SET project_id = " +
-			"'PROJECT' WHERE id = 'SESSION'\"` after a copy of the database (`opencode db path` prints where it " +
-			"is). OpenCode still serves the session by id meanwhile (`GET /session/:id/message` answers 200).",
-		Fixable: true,
-		Fix:     "setSessionProject",
-		Check:   checkSessionProject,
-	})
-}
-
-// sessionProject is what SF212 judges a session by: the project its row
-// names, the project rows of the database, and the project OpenCode
-// resolves its directory to. ok is false when there is nothing to judge.
-func sessionProject(s *store.Session, opts *Options) (project string, rows map[string]bool, res ocenv.Resolution, ok bool) {
-	if s.Info == nil || s.Projects == nil {
-		return "", nil, res, false
-	}
-	project = s.Info.Get("project_id").Str
-	if project == "" {
-		return "", nil, res, false
-	}
-	rows = map[string]bool{}
-	for _, p := range s.Projects {
-		rows[p.ID] = true
-	}
-	if opts != nil && opts.OpenCode != nil {
-		res = opts.OpenCode.Project(s.Info.Get("directory").Str)
-	}
-	return project, rows, res, true
-}
-
-// ProjectRepair is the project SF212's repair gives the session: the one
-// OpenCode resolves its directory to, when the session names another and
-// that project has a row. ok is false when no correct repair exists (the
-// directory cannot be resolved here, or its project has no row yet:
-// sessfix never invents one).
-func ProjectRepair(s *store.Session, opts *Options) (project string, ok bool) {
-	cur, rows, res, judged := sessionProject(s, opts)
-	if !judged || res.ID == "" || res.ID == cur || !rows[res.ID] {
-		return "", false
-	}
-	return res.ID, true
+var ruleSF212 = &Rule{
+	Code:     SF212,
+	Name:     "project-mismatch",
+	Severity: Error,
+	Summary:  "the session's project row is missing, or is not the one opencode lists its directory under",
+	What: "In an OpenCode database: a session whose `project_id` names no `project` row (an error: a project " +
+		"row deleted by hand or by another tool, a database merged from two), or names a row other than the " +
+		"project OpenCode resolves the session's directory to (a warning: a second row for the same worktree " +
+		"shadowing the real one, or a repository whose history was rewritten or whose `.git` was removed; " +
+		"OpenCode issues #8661, #36464). OpenCode resolves a directory outside git to the project `global`, " +
+		"and a git repository to the id of its first commit, which it caches in `.git/opencode`; sessfix reads " +
+		"that cache and never runs git, so a repository OpenCode has not run in, or a directory that does not " +
+		"exist on this machine, is not judged.",
+	Why: "OpenCode lists the sessions of the project it resolves for the current directory, so the session is " +
+		"missing from `opencode session list`, the TUI's session list and the server's `GET /session`, and users " +
+		"take it for lost; it still loads by id. On a duplicate row it also still resumes: only the lists " +
+		"leave it out (observed on OpenCode 1.18.33, whose runs update the resolved project's row and leave " +
+		"the duplicate as it is). With no project row at all, `opencode run --session` also " +
+		"fails: OpenCode updates the session row and SQLite answers `FOREIGN KEY constraint failed` (observed " +
+		"on OpenCode 1.18.33).",
+	ProviderError: "OpenCode 1.18.33, opencode run --session: UnknownError: Unexpected server error (log: SQLiteError: FOREIGN KEY constraint failed)",
+	FixDoc: "`setSessionProject` sets the session row's `project_id` to the project the finding names, the one " +
+		"OpenCode resolves the session's directory to, when that project has a row: OpenCode lists the session " +
+		"again and resumes it (shown on OpenCode 1.18.33, for a missing row and for a duplicate one). Only that " +
+		"column changes (not `time_updated`), and `sessfix undo` puts the row back. Project rows are never " +
+		"changed or deleted: a duplicate row stays, and OpenCode leaves it alone (remove it by hand if you " +
+		"want it gone, after checking no session names it). When the resolved project has no row yet, or the directory cannot be " +
+		"resolved here, the finding is report only: sessfix never invents a project row. Running OpenCode once " +
+		"in the session's directory makes the row (then `sessfix fix` repairs the session), or by hand, with " +
+		"OpenCode closed, `sqlite3 ~/.local/share/opencode/opencode.db \"UPDATE session SET project_id = " +
+		"'PROJECT' WHERE id = 'SESSION'\"` after a copy of the database (`opencode db path` prints where it " +
+		"is). OpenCode still serves the session by id meanwhile (`GET /session/:id/message` answers 200).",
+	Fixable: true,
+	Fix:     "setSessionProject",
+	Check:   checkSessionProject,
 }
 
 func checkSessionProject(c *Context) {
 	s := c.Session
-	project, rows, res, ok := sessionProject(s, c.Opts)
+	project, rows, res, ok := opencode.SessionProject(s, c.Opts.OpenCode)
 	if !ok {
 		return
 	}
@@ -101,7 +62,7 @@ func checkSessionProject(c *Context) {
 	default:
 		return
 	}
-	if _, ok := ProjectRepair(s, c.Opts); !ok {
+	if _, ok := opencode.ProjectRepair(s, c.Opts.OpenCode); !ok {
 		c.reportNoFix(f)
 		return
 	}

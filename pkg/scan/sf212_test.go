@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sessfix/sessfix/pkg/ocenv"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
 
@@ -92,7 +93,7 @@ func TestSessionProjectWithoutARowIsReportOnly(t *testing.T) {
 	if len(fs) != 1 || fs[0].Fix != "" || !strings.HasSuffix(fs[0].Message, "(no row yet: opencode makes it when it next runs there)") {
 		t.Fatalf("findings %+v, want one without a fix", fs)
 	}
-	if p, ok := ProjectRepair(s, opts); ok {
+	if p, ok := opencode.ProjectRepair(s, opts.OpenCode); ok {
 		t.Errorf("ProjectRepair = %s, want none", p)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/sessfix/sessfix/internal/opencodetest/ocrelease"
 	"github.com/sessfix/sessfix/internal/opencodetest/realstore"
 	"github.com/sessfix/sessfix/pkg/ocenv"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
@@ -72,7 +73,7 @@ func TestUnknownModel(t *testing.T) {
 		if f.Fix != "setSessionModel" {
 			t.Errorf("%s: fix %q with a default model, want setSessionModel", id, f.Fix)
 		}
-		if p, m, ok := ModelRepair(sessionByID(sessions, id), &Options{OpenCode: ocenv.NewResolver(env)}); !ok || p+"/"+m != "anthropic/claude-haiku-4-5" {
+		if p, m, ok := opencode.ModelRepair(sessionByID(sessions, id), ocenv.NewResolver(env)); !ok || p+"/"+m != "anthropic/claude-haiku-4-5" {
 			t.Errorf("%s: ModelRepair = %s/%s %v", id, p, m, ok)
 		}
 	}

@@ -4,86 +4,84 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/sessfix/sessfix/pkg/sent"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
-func init() {
-	register(&Rule{
-		Code:     "SF302",
-		Name:     "failed-attempt",
-		Severity: Error,
-		Summary:  "the last attempt failed with a provider error that the stored history causes",
-		What: "The session's last assistant message carries a provider error (`error.name` `APIError`, or another " +
-			"error with a `data.message`) whose text error-driven recovery classifies, for every provider family " +
-			"OpenCode talks to: Anthropic and Bedrock (thinking_block_order, thinking_disabled_violation, " +
-			"tool_result_missing, empty_content, invalid_signature), DeepSeek and Kimi (reasoning_content_missing), " +
-			"the OpenAI Responses API (reasoning_without_following_item, encrypted_content_invalid, " +
-			"item_not_persisted) and Gemini (thought_signature_corrupted), or one of the recognised types without a " +
-			"storage fix (thinking_modified, prefill_unsupported, first_message_not_user, reasoning_item_missing, " +
-			"invalid_item_id, thought_signature_missing, turn_order), or an error of a history too big to send " +
-			"(image_too_large, image_dimensions, too_many_images, invalid_image, context_overflow; " +
-			"also OpenCode's `ContextOverflowError` whatever its text): an image over a limit that a user pasted is repaired " +
-			"through the preflight's finding of it (SF170, SF171: `shrinkImage`), the others are recognised but not repaired yet. The finding names the type, the provider's text and the place " +
-			"it points at: a `messages.N` index mapped to the stored message (and part), or an item id (`rs_…`, " +
-			"`msg_…`, `fc_…`, `call_…`) mapped to the part that stores it (`metadata.openai.itemId`, a tool part's " +
-			"`callID`). An error that names no message (\"messages: text content blocks must contain " +
-			"non-whitespace text\") is mapped through the preflight instead: the finding lists the preflight " +
-			"findings whose predicted error is this one. For errors whose cause every turn may share (DeepSeek's " +
-			"missing reasoning_content, another account's encrypted reasoning, thought signatures or Bedrock " +
-			"signatures, item ids " +
-			"with `store: false`) the finding lists every message before the attempt that shows it. Messages " +
-			"sessfix itself excluded are not failed attempts.",
-		Why: "OpenCode stores the failed attempt (the prompt and an assistant message with the error) and sends the " +
-			"same broken history on every retry: the session is bricked now, not later.",
-		ProviderError: "the text stored in `error.data.message`, for example: messages.3.content.0.type: Expected " +
-			"`thinking` or `redacted_thinking`, but found `tool_use`. Or: thinking is enabled but reasoning_content " +
-			"is missing in assistant tool call message at index 2. Or: Item 'rs_…' of type 'reasoning' was provided " +
-			"without its required following item.",
-		FixDoc: "Error-driven recovery: the index is mapped to the exact stored message the provider meant (through " +
-			"the preflight's index map, never by guessing neighbours; an item id to the part that stores it) and " +
-			"repaired by type: thinking_block_order → SF103's fix (`moveThinkingFirst`, else `stripThinkingParts`); " +
-			"thinking_disabled_violation → `stripThinkingParts`; tool_result_missing → `markToolAborted`; " +
-			"empty_content → SF101/SF104's fix (`replaceEmptyTextParts`, else `injectTextPart`); invalid_signature → " +
-			"strip that message's thinking (`stripThinkingParts`, and `excludeMessage` when it is the final " +
-			"tool-loop message; from Bedrock, whose refusal means another account's signatures, on every message " +
-			"with signed reasoning); reasoning_content_missing → `prependThinkingPart` (SF163's fix: reasoning \"(reasoning not recorded)\", " +
-			"the tool calls and outputs stay; else `excludeMessage`) on every tool-call turn OpenCode sends " +
-			"without a non-empty reasoning_content; reasoning_without_following_item → `dropEncryptedReasoning` on the named " +
-			"message (else `excludeMessage`); encrypted_content_invalid → `dropEncryptedReasoning` on every " +
-			"reasoning part; item_not_persisted → `dropItemIDs` on every part; thought_signature_corrupted → " +
-			"`dropThoughtSignatures` on every signed function call. Each of these was proven against real " +
-			"OpenCode 1.18.33 and the provider's strict mock. An error that names no message is repaired by " +
-			"repairing the preflight findings that produce it. The types without a storage fix are reported only. " +
-			"The failed attempt itself is left alone: OpenCode already skips the errored message.\n\n" +
-			"Whether the stored error still applies is decided from the records alone, never from file times " +
-			"(a copy, a restore or a checkout resets those): it is history once sessfix excluded the message it " +
-			"points at, or once nothing at error level is found on that message, the message no longer shows what " +
-			"the error describes, and its records show a change made after the attempt (a time inside the " +
-			"message or its parts later than the attempt's, a synthetic part, no thinking left for a thinking " +
-			"error, or another block at the index where the error says what it found). For the errors whose " +
-			"defect is a record's content (a metadata key, a turn without reasoning) no message showing it any " +
-			"more is the proof. For an error that names no message the whole history before the attempt is " +
-			"weighed the same way. A history error stays as info, so it is visible, and no longer fails the scan; " +
-			"`fix` plans nothing for it.",
-		Fixable: true,
-		Fix:     "errorDrivenRecovery",
-		Check:   checkFailedAttempt,
-	})
+var ruleSF302 = &Rule{
+	Code:     SF302,
+	Name:     "failed-attempt",
+	Severity: Error,
+	Summary:  "the last attempt failed with a provider error that the stored history causes",
+	What: "The session's last assistant message carries a provider error (`error.name` `APIError`, or another " +
+		"error with a `data.message`) whose text error-driven recovery classifies, for every provider family " +
+		"OpenCode talks to: Anthropic and Bedrock (thinking_block_order, thinking_disabled_violation, " +
+		"tool_result_missing, empty_content, invalid_signature), DeepSeek and Kimi (reasoning_content_missing), " +
+		"the OpenAI Responses API (reasoning_without_following_item, encrypted_content_invalid, " +
+		"item_not_persisted) and Gemini (thought_signature_corrupted), or one of the recognised types without a " +
+		"storage fix (thinking_modified, prefill_unsupported, first_message_not_user, reasoning_item_missing, " +
+		"invalid_item_id, thought_signature_missing, turn_order), or an error of a history too big to send " +
+		"(image_too_large, image_dimensions, too_many_images, invalid_image, context_overflow; " +
+		"also OpenCode's `ContextOverflowError` whatever its text): an image over a limit that a user pasted is repaired " +
+		"through the preflight's finding of it (SF170, SF171: `shrinkImage`), the others are recognised but not repaired yet. The finding names the type, the provider's text and the place " +
+		"it points at: a `messages.N` index mapped to the stored message (and part), or an item id (`rs_…`, " +
+		"`msg_…`, `fc_…`, `call_…`) mapped to the part that stores it (`metadata.openai.itemId`, a tool part's " +
+		"`callID`). An error that names no message (\"messages: text content blocks must contain " +
+		"non-whitespace text\") is mapped through the preflight instead: the finding lists the preflight " +
+		"findings whose predicted error is this one. For errors whose cause every turn may share (DeepSeek's " +
+		"missing reasoning_content, another account's encrypted reasoning, thought signatures or Bedrock " +
+		"signatures, item ids " +
+		"with `store: false`) the finding lists every message before the attempt that shows it. Messages " +
+		"sessfix itself excluded are not failed attempts.",
+	Why: "OpenCode stores the failed attempt (the prompt and an assistant message with the error) and sends the " +
+		"same broken history on every retry: the session is bricked now, not later.",
+	ProviderError: "the text stored in `error.data.message`, for example: messages.3.content.0.type: Expected " +
+		"`thinking` or `redacted_thinking`, but found `tool_use`. Or: thinking is enabled but reasoning_content " +
+		"is missing in assistant tool call message at index 2. Or: Item 'rs_…' of type 'reasoning' was provided " +
+		"without its required following item.",
+	FixDoc: "Error-driven recovery: the index is mapped to the exact stored message the provider meant (through " +
+		"the preflight's index map, never by guessing neighbours; an item id to the part that stores it) and " +
+		"repaired by type: thinking_block_order → SF103's fix (`moveThinkingFirst`, else `stripThinkingParts`); " +
+		"thinking_disabled_violation → `stripThinkingParts`; tool_result_missing → `markToolAborted`; " +
+		"empty_content → SF101/SF104's fix (`replaceEmptyTextParts`, else `injectTextPart`); invalid_signature → " +
+		"strip that message's thinking (`stripThinkingParts`, and `excludeMessage` when it is the final " +
+		"tool-loop message; from Bedrock, whose refusal means another account's signatures, on every message " +
+		"with signed reasoning); reasoning_content_missing → `prependThinkingPart` (SF163's fix: reasoning \"(reasoning not recorded)\", " +
+		"the tool calls and outputs stay; else `excludeMessage`) on every tool-call turn OpenCode sends " +
+		"without a non-empty reasoning_content; reasoning_without_following_item → `dropEncryptedReasoning` on the named " +
+		"message (else `excludeMessage`); encrypted_content_invalid → `dropEncryptedReasoning` on every " +
+		"reasoning part; item_not_persisted → `dropItemIDs` on every part; thought_signature_corrupted → " +
+		"`dropThoughtSignatures` on every signed function call. Each of these was proven against real " +
+		"OpenCode 1.18.33 and the provider's strict mock. An error that names no message is repaired by " +
+		"repairing the preflight findings that produce it. The types without a storage fix are reported only. " +
+		"The failed attempt itself is left alone: OpenCode already skips the errored message.\n\n" +
+		"Whether the stored error still applies is decided from the records alone, never from file times " +
+		"(a copy, a restore or a checkout resets those): it is history once sessfix excluded the message it " +
+		"points at, or once nothing at error level is found on that message, the message no longer shows what " +
+		"the error describes, and its records show a change made after the attempt (a time inside the " +
+		"message or its parts later than the attempt's, a synthetic part, no thinking left for a thinking " +
+		"error, or another block at the index where the error says what it found). For the errors whose " +
+		"defect is a record's content (a metadata key, a turn without reasoning) no message showing it any " +
+		"more is the proof. For an error that names no message the whole history before the attempt is " +
+		"weighed the same way. A history error stays as info, so it is visible, and no longer fails the scan; " +
+		"`fix` plans nothing for it.",
+	Fixable: true,
+	Fix:     "errorDrivenRecovery",
+	Check:   checkFailedAttempt,
 }
 
 func checkFailedAttempt(c *Context) {
-	m := LastFailedAttempt(c.Session)
+	m := opencode.LastFailedAttempt(c.Session)
 	if m == nil {
 		return
 	}
 	text := m.Get("error.data.message").String()
-	r := ReadError(c.Session, text, m)
+	r := opencode.ReadError(c.Session, text, m)
 	f := At(m, nil)
 	f.ErrorType = string(r.Type)
 	f.ProviderError = text
 	f.Index = r.Index
-	f.Message = "the last attempt failed with " + ErrorName(m) + " " + string(r.Type)
+	f.Message = "the last attempt failed with " + opencode.ErrorName(m) + " " + string(r.Type)
 	where := r.Where()
 	if r.Names() && r.MapErr != nil && !r.Defect.InRecords() {
 		f.Message += " at " + where + ", which does not map to a stored message: " + r.MapErr.Error()
@@ -91,7 +89,7 @@ func checkFailedAttempt(c *Context) {
 		return
 	}
 	others := othersFound(c)
-	why, resolved := r.Resolved(c.Session, others)
+	why, resolved := Resolved(r, c.Session, others)
 	switch {
 	case r.TargetID != "":
 		// The finding names the message (not the part): a repair that
@@ -143,7 +141,7 @@ func checkFailedAttempt(c *Context) {
 		f.Message += "; the preflight finds the image: " + DescribeCauses(causes) + ", which shrinkImage repairs"
 		c.Report(f)
 	} else if r.Type.NotRepairedYet() {
-		f.Message += "; " + NotRepairedYetNote
+		f.Message += "; " + opencode.NotRepairedYetNote
 		c.reportNoFix(f)
 	} else {
 		f.Message += "; no storage fix exists for this error"
@@ -153,7 +151,7 @@ func checkFailedAttempt(c *Context) {
 
 // ShowsNote names the messages that show a session-wide defect: "2
 // messages send it: msg_…, msg_…".
-func ShowsNote(d Defect, shown []*store.Message) string {
+func ShowsNote(d opencode.Defect, shown []*store.Message) string {
 	ids := make([]string, len(shown))
 	for i, m := range shown {
 		ids[i] = m.ID
@@ -162,26 +160,7 @@ func ShowsNote(d Defect, shown []*store.Message) string {
 	if len(ids) != 1 {
 		what = "messages show it"
 	}
-	return fmt.Sprintf("%d %s (%s): %s", len(ids), what, d.what(), strings.Join(ids, ", "))
-}
-
-// LastFailedAttempt returns the session's failed attempt: its last
-// assistant message, when that message carries a provider error that
-// error-driven recovery classifies. Messages sessfix excluded are passed
-// over (their error is sessfix's, not the provider's); any other assistant
-// message ends the search.
-func LastFailedAttempt(s *store.Session) *store.Message {
-	for i := len(s.Messages) - 1; i >= 0; i-- {
-		m := s.Messages[i]
-		if m.Role != "assistant" || sent.ExcludedBySessfix(m) {
-			continue
-		}
-		if DetectErrorType(m.Get("error.data.message").String()) == ErrorNone && ErrorName(m) != contextOverflowName {
-			return nil
-		}
-		return m
-	}
-	return nil
+	return fmt.Sprintf("%d %s (%s): %s", len(ids), what, d.What(), strings.Join(ids, ", "))
 }
 
 // relocate points a finding at the stored message (and part) a provider
@@ -205,13 +184,13 @@ func othersFound(c *Context) []Finding {
 		return dedupePreflight(append([]Finding(nil), (*c.out)...))
 	}
 	o := *c.Opts
-	o.Select, o.Ignore = nil, []string{"SF302"}
+	o.Select, o.Ignore = nil, []string{SF302}
 	return CheckSession(c.Session, &o)
 }
 
 // ExplainsError reports whether a finding is of the class of a provider
 // error type: a preflight finding predicting that type, or a record-rule
 // finding, which carries no type (counted, to be safe, as explaining it).
-func ExplainsError(f Finding, t ErrorType) bool {
-	return f.Code != "SF302" && (f.ErrorType == string(t) || f.ErrorType == "")
+func ExplainsError(f Finding, t opencode.ErrorType) bool {
+	return f.Code != SF302 && (f.ErrorType == string(t) || f.ErrorType == "")
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -23,22 +24,22 @@ func TestLengthCutToolsAndLevel(t *testing.T) {
 	}
 	for _, c := range cases {
 		m := testMessage("m", "assistant", c.msg, c.tool)
-		got := LengthCutTools(m)
+		got := opencode.LengthCutTools(m)
 		if (len(got) == 1) != c.cut {
 			t.Errorf("%s: cut = %v, want %v", c.name, len(got) == 1, c.cut)
 		}
-		if InputIsObject(m.Parts[0]) != c.object {
+		if opencode.InputIsObject(m.Parts[0]) != c.object {
 			t.Errorf("%s: input is object = %v, want %v", c.name, !c.object, c.object)
 		}
 		// Every call a tool_input_truncated error is about includes the cut ones.
-		if c.cut && len(CutToolInputs(m)) != 1 {
+		if c.cut && len(opencode.CutToolInputs(m)) != 1 {
 			t.Errorf("%s: CutToolInputs misses the call", c.name)
 		}
 	}
 	// A half-written input is what a tool_input_truncated error is about on
 	// any step, not only a length-cut one.
 	m := testMessage("m", "assistant", `{"role":"assistant","finish":"tool-calls"}`, `{"type":"tool","state":{"status":"error","input":"{\"a\":","error":"x"}}`)
-	if len(LengthCutTools(m)) != 0 || len(CutToolInputs(m)) != 1 || !DefectToolInputCut.Shows(nil, m) {
+	if len(opencode.LengthCutTools(m)) != 0 || len(opencode.CutToolInputs(m)) != 1 || !opencode.DefectToolInputCut.Shows(nil, m) {
 		t.Error("a half-written input on another step must show the tool_input_truncated defect")
 	}
 }
@@ -55,7 +56,7 @@ func TestLengthCutToolSeverity(t *testing.T) {
 	var levels []Severity
 	for _, f := range CheckSession(s, &Options{Select: []string{"SF303"}, Now: func() time.Time { return time.UnixMilli(1e13) }}) {
 		levels = append(levels, f.Severity)
-		if f.Severity == Error && f.ErrorType != string(ErrorToolInputTruncated) {
+		if f.Severity == Error && f.ErrorType != string(opencode.ErrorToolInputTruncated) {
 			t.Errorf("error-level finding without its error type: %+v", f)
 		}
 	}

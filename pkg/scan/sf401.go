@@ -7,32 +7,30 @@ import (
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
-func init() {
-	register(&Rule{
-		Code:      "SF401",
-		Name:      "not-imported",
-		Severity:  Warning,
-		OpenCode2: true,
-		Summary:   "a 1.x session, or what opencode 1.x added to it, is not in opencode 2",
-		What: "In an OpenCode 2 database: a session of the 1.x tables that `session_v2` does not have although " +
-			"OpenCode 2's one-shot import of the 1.x sessions has completed (`kv['migration.v1-v2']` is " +
-			"`{\"phase\":\"completed\"}`), or an imported session whose 1.x copy has messages written after that " +
-			"import. Both happen when an OpenCode 1.x client keeps using the data dir after OpenCode 2 ran " +
-			"(#49641, #50130). A 1.x session older than the import that `session_v2` lacks is reported as info: " +
-			"the import copies every session, so it was most likely deleted in OpenCode 2.",
-		Why: "OpenCode 2 reads only its own tables and imports the 1.x sessions once: after the import has " +
-			"completed it never looks at the 1.x tables again, so these sessions, or their later turns, never " +
-			"appear in OpenCode 2. The rows are intact in the 1.x tables.",
-		FixDoc: "Report only: sessfix never writes an OpenCode 2 database. What you can do: keep using OpenCode " +
-			"1.x for these sessions, which still reads its tables; or export each with OpenCode 1.x (`opencode " +
-			"export ID > ID.json`) and import the file into OpenCode 2 (`opencode import ID.json`; not confirmed: " +
-			"no OpenCode 2 build can be installed to try it). Do not delete or reset `kv['migration.v1-v2']` to " +
-			"make OpenCode 2 import again: without that record its importer first deletes every row of the " +
-			"`event` table, and for each session it imports it deletes the session's `session_message` rows and " +
-			"writes the 1.x copy in their place, so every session continued in OpenCode 2 loses what OpenCode 2 " +
-			"added to it.",
-		Check: checkNotInOpenCode2,
-	})
+var ruleSF401 = &Rule{
+	Code:      SF401,
+	Name:      "not-imported",
+	Severity:  Warning,
+	OpenCode2: true,
+	Summary:   "a 1.x session, or what opencode 1.x added to it, is not in opencode 2",
+	What: "In an OpenCode 2 database: a session of the 1.x tables that `session_v2` does not have although " +
+		"OpenCode 2's one-shot import of the 1.x sessions has completed (`kv['migration.v1-v2']` is " +
+		"`{\"phase\":\"completed\"}`), or an imported session whose 1.x copy has messages written after that " +
+		"import. Both happen when an OpenCode 1.x client keeps using the data dir after OpenCode 2 ran " +
+		"(#49641, #50130). A 1.x session older than the import that `session_v2` lacks is reported as info: " +
+		"the import copies every session, so it was most likely deleted in OpenCode 2.",
+	Why: "OpenCode 2 reads only its own tables and imports the 1.x sessions once: after the import has " +
+		"completed it never looks at the 1.x tables again, so these sessions, or their later turns, never " +
+		"appear in OpenCode 2. The rows are intact in the 1.x tables.",
+	FixDoc: "Report only: sessfix never writes an OpenCode 2 database. What you can do: keep using OpenCode " +
+		"1.x for these sessions, which still reads its tables; or export each with OpenCode 1.x (`opencode " +
+		"export ID > ID.json`) and import the file into OpenCode 2 (`opencode import ID.json`; not confirmed: " +
+		"no OpenCode 2 build can be installed to try it). Do not delete or reset `kv['migration.v1-v2']` to " +
+		"make OpenCode 2 import again: without that record its importer first deletes every row of the " +
+		"`event` table, and for each session it imports it deletes the session's `session_message` rows and " +
+		"writes the 1.x copy in their place, so every session continued in OpenCode 2 loses what OpenCode 2 " +
+		"added to it.",
+	Check: checkNotInOpenCode2,
 }
 
 func checkNotInOpenCode2(c *Context) {

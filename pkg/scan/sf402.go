@@ -9,33 +9,31 @@ import (
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
-func init() {
-	register(&Rule{
-		Code:      "SF402",
-		Name:      "skipped-by-import",
-		Severity:  Warning,
-		OpenCode2: true,
-		Summary:   "opencode 2's import of the 1.x sessions skips a record",
-		What: "In an OpenCode 2 database: a 1.x message or part that OpenCode 2's one-shot import of the 1.x " +
-			"sessions drops: a message it cannot decode with the 1.x schema even after filling in what old rows " +
-			"lack (`agent`, a user message's `model`, an assistant message's `parentID`), a part it cannot decode " +
-			"(a foreign type such as `thinking`, a missing key), a part whose message is not one of its " +
-			"session's, or a row that is not a JSON object. The finding names the key and what the schema wants " +
-			"(the importer decodes with the same schema as OpenCode 1.18.33, `pkg/ocschema`), and the keys the " +
-			"importer's own patch could not supply. A skipped message takes its parts with it. It is reported " +
-			"for the sessions the import has copied (the record was skipped) and for those it has yet to copy " +
-			"(the record will be skipped); a session the import never saw is SF401's.",
-		Why: "The importer logs a warning and goes on (#42671: tens of thousands of rows in one database, and no " +
-			"field named): what it skips is in no OpenCode 2 table, so OpenCode 2's copy of the session lacks " +
-			"those turns or that content, and once the import has completed it never tries again.",
-		FixDoc: "Report only: sessfix never writes an OpenCode 2 database, and repairing the 1.x rows now changes " +
-			"nothing OpenCode 2 shows, since it never reads them again. The rows are intact in the 1.x tables: " +
-			"OpenCode 1.x still opens the session, and `opencode export` from OpenCode 1.x keeps them. For a data " +
-			"dir not yet upgraded: scan it while it is a 1.x database and repair what OpenCode cannot decode " +
-			"there, before OpenCode 2 imports it. Do not reset `kv['migration.v1-v2']` to import again: see " +
-			"SF401.",
-		Check: checkSkippedByImport,
-	})
+var ruleSF402 = &Rule{
+	Code:      SF402,
+	Name:      "skipped-by-import",
+	Severity:  Warning,
+	OpenCode2: true,
+	Summary:   "opencode 2's import of the 1.x sessions skips a record",
+	What: "In an OpenCode 2 database: a 1.x message or part that OpenCode 2's one-shot import of the 1.x " +
+		"sessions drops: a message it cannot decode with the 1.x schema even after filling in what old rows " +
+		"lack (`agent`, a user message's `model`, an assistant message's `parentID`), a part it cannot decode " +
+		"(a foreign type such as `thinking`, a missing key), a part whose message is not one of its " +
+		"session's, or a row that is not a JSON object. The finding names the key and what the schema wants " +
+		"(the importer decodes with the same schema as OpenCode 1.18.33, `pkg/ocschema`), and the keys the " +
+		"importer's own patch could not supply. A skipped message takes its parts with it. It is reported " +
+		"for the sessions the import has copied (the record was skipped) and for those it has yet to copy " +
+		"(the record will be skipped); a session the import never saw is SF401's.",
+	Why: "The importer logs a warning and goes on (#42671: tens of thousands of rows in one database, and no " +
+		"field named): what it skips is in no OpenCode 2 table, so OpenCode 2's copy of the session lacks " +
+		"those turns or that content, and once the import has completed it never tries again.",
+	FixDoc: "Report only: sessfix never writes an OpenCode 2 database, and repairing the 1.x rows now changes " +
+		"nothing OpenCode 2 shows, since it never reads them again. The rows are intact in the 1.x tables: " +
+		"OpenCode 1.x still opens the session, and `opencode export` from OpenCode 1.x keeps them. For a data " +
+		"dir not yet upgraded: scan it while it is a 1.x database and repair what OpenCode cannot decode " +
+		"there, before OpenCode 2 imports it. Do not reset `kv['migration.v1-v2']` to import again: see " +
+		"SF401.",
+	Check: checkSkippedByImport,
 }
 
 func checkSkippedByImport(c *Context) {

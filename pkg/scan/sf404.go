@@ -7,28 +7,26 @@ import (
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
-func init() {
-	register(&Rule{
-		Code:      "SF404",
-		Name:      "not-understood",
-		Severity:  Info,
-		OpenCode2: true,
-		Summary:   "sessfix does not understand part of an opencode 2 session",
-		What: "In an OpenCode 2 database: a `session_message` row whose `type` is not one OpenCode 2's source " +
-			"defines (`user`, `assistant`, `system`, `synthetic`, `shell`, `compaction`, `agent-switched`, " +
-			"`model-switched`), an assistant message whose `content` is not an array, a content item whose " +
-			"`type` is not `text`, `reasoning` or `tool`, a tool item whose `state.status` is not `pending`, " +
-			"`running`, `completed` or `error`, or a row or item that is not a JSON object. `idle` and " +
-			"`location-switched` rows appear in captures of OpenCode 2.0 databases but not in the source sessfix " +
-			"follows, so they are reported too.",
-		Why: "sessfix reads OpenCode 2 sessions by the schema in OpenCode's source " +
-			"(packages/core/src/session/message.ts of anomalyco/opencode) and reports what it does not understand " +
-			"instead of guessing: it checks nothing in such a record. What OpenCode 2 does with it cannot be " +
-			"checked here, since no OpenCode 2 build can be installed.",
-		FixDoc: "Nothing to repair: the finding says what sessfix read past. A newer sessfix may know it; if " +
-			"OpenCode 2 wrote it, it is worth reporting to sessfix.",
-		Check: checkNotUnderstood,
-	})
+var ruleSF404 = &Rule{
+	Code:      SF404,
+	Name:      "not-understood",
+	Severity:  Info,
+	OpenCode2: true,
+	Summary:   "sessfix does not understand part of an opencode 2 session",
+	What: "In an OpenCode 2 database: a `session_message` row whose `type` is not one OpenCode 2's source " +
+		"defines (`user`, `assistant`, `system`, `synthetic`, `shell`, `compaction`, `agent-switched`, " +
+		"`model-switched`), an assistant message whose `content` is not an array, a content item whose " +
+		"`type` is not `text`, `reasoning` or `tool`, a tool item whose `state.status` is not `pending`, " +
+		"`running`, `completed` or `error`, or a row or item that is not a JSON object. `idle` and " +
+		"`location-switched` rows appear in captures of OpenCode 2.0 databases but not in the source sessfix " +
+		"follows, so they are reported too.",
+	Why: "sessfix reads OpenCode 2 sessions by the schema in OpenCode's source " +
+		"(packages/core/src/session/message.ts of anomalyco/opencode) and reports what it does not understand " +
+		"instead of guessing: it checks nothing in such a record. What OpenCode 2 does with it cannot be " +
+		"checked here, since no OpenCode 2 build can be installed.",
+	FixDoc: "Nothing to repair: the finding says what sessfix read past. A newer sessfix may know it; if " +
+		"OpenCode 2 wrote it, it is worth reporting to sessfix.",
+	Check: checkNotUnderstood,
 }
 
 // What OpenCode 2's source defines (packages/core/src/session/message.ts,

@@ -8,28 +8,26 @@ import (
 // notRepaired is the FixDoc sentence every store-health rule starts with.
 const notRepaired = "Not repaired yet: `sessfix fix` plans nothing for this finding and changes nothing in the database. "
 
-func init() {
-	register(&Rule{
-		Code:     "SF501",
-		Name:     "damaged-database",
-		Severity: Error,
-		Summary:  "the database fails sqlite's integrity check, or sql cannot open it at all",
-		What: "An OpenCode SQLite database (1.x or OpenCode 2) whose `PRAGMA quick_check` reports damage " +
-			"(`sessfix scan --deep`: the full `PRAGMA integrity_check`, which also checks every index against its " +
-			"table), or that SQL cannot open at all because its schema page (page 1, `sqlite_schema`) or its " +
-			"header is damaged. The finding names the tables and indexes the check's report is about and how many " +
-			"of the listed sessions could still be read. A crash, a kill in the middle of a write, a full disk or " +
-			"a synced or network folder leave a database like this (#30157, #37821, #14970, #37495, #48416, " +
-			"#21215, #49221, #42263).",
-		Why: "OpenCode stops on the first statement that touches a damaged page: every session may be gone " +
-			"from its point of view although most rows are intact on their own pages. Writing into a damaged " +
-			"database can spread the damage, so sessfix's writer refuses it.",
-		ProviderError: "SQLiteError: database disk image is malformed\nSQLITE_CORRUPT\nfile is not a database",
-		FixDoc: notRepaired + "Keep a copy of the database, its -wal and -shm files before anything else writes " +
-			"to them (`cp opencode.db opencode.db.damaged`), and do not start OpenCode on it. The sqlite3 shell's " +
-			"`.recover` command rebuilds what can be read into a new file.",
-		StoreCheck: checkDamagedDatabase,
-	})
+var ruleSF501 = &Rule{
+	Code:     SF501,
+	Name:     "damaged-database",
+	Severity: Error,
+	Summary:  "the database fails sqlite's integrity check, or sql cannot open it at all",
+	What: "An OpenCode SQLite database (1.x or OpenCode 2) whose `PRAGMA quick_check` reports damage " +
+		"(`sessfix scan --deep`: the full `PRAGMA integrity_check`, which also checks every index against its " +
+		"table), or that SQL cannot open at all because its schema page (page 1, `sqlite_schema`) or its " +
+		"header is damaged. The finding names the tables and indexes the check's report is about and how many " +
+		"of the listed sessions could still be read. A crash, a kill in the middle of a write, a full disk or " +
+		"a synced or network folder leave a database like this (#30157, #37821, #14970, #37495, #48416, " +
+		"#21215, #49221, #42263).",
+	Why: "OpenCode stops on the first statement that touches a damaged page: every session may be gone " +
+		"from its point of view although most rows are intact on their own pages. Writing into a damaged " +
+		"database can spread the damage, so sessfix's writer refuses it.",
+	ProviderError: "SQLiteError: database disk image is malformed\nSQLITE_CORRUPT\nfile is not a database",
+	FixDoc: notRepaired + "Keep a copy of the database, its -wal and -shm files before anything else writes " +
+		"to them (`cp opencode.db opencode.db.damaged`), and do not start OpenCode on it. The sqlite3 shell's " +
+		"`.recover` command rebuilds what can be read into a new file.",
+	StoreCheck: checkDamagedDatabase,
 }
 
 func checkDamagedDatabase(c *StoreContext) {

@@ -13,22 +13,20 @@ const (
 	walMinimum = 64 << 20
 )
 
-func init() {
-	register(&Rule{
-		Code:     "SF502",
-		Name:     "oversized-wal",
-		Severity: Warning,
-		Summary:  "the database's write-ahead log is far larger than the database while no program holds it",
-		What: "The database's `-wal` file is larger than 4 times the database and larger than 64 MiB while no " +
-			"other program has the database open. SQLite folds the log back into the database at a checkpoint; " +
-			"a log this size means checkpoints stopped completing (a reader held open for days, a crash), and " +
-			"users report logs of 10–15 GB that never shrink. While OpenCode (or another program) has the " +
-			"database open the log is its to checkpoint, and the rule says nothing.",
-		Why: "Every read goes through the log's index: OpenCode starts slowly or not at all, and the disk fills.",
-		FixDoc: notRepaired + "With OpenCode closed, `sqlite3 opencode.db 'PRAGMA wal_checkpoint(TRUNCATE)'` folds " +
-			"the log into the database and empties it.",
-		StoreCheck: checkOversizedWAL,
-	})
+var ruleSF502 = &Rule{
+	Code:     SF502,
+	Name:     "oversized-wal",
+	Severity: Warning,
+	Summary:  "the database's write-ahead log is far larger than the database while no program holds it",
+	What: "The database's `-wal` file is larger than 4 times the database and larger than 64 MiB while no " +
+		"other program has the database open. SQLite folds the log back into the database at a checkpoint; " +
+		"a log this size means checkpoints stopped completing (a reader held open for days, a crash), and " +
+		"users report logs of 10–15 GB that never shrink. While OpenCode (or another program) has the " +
+		"database open the log is its to checkpoint, and the rule says nothing.",
+	Why: "Every read goes through the log's index: OpenCode starts slowly or not at all, and the disk fills.",
+	FixDoc: notRepaired + "With OpenCode closed, `sqlite3 opencode.db 'PRAGMA wal_checkpoint(TRUNCATE)'` folds " +
+		"the log into the database and empties it.",
+	StoreCheck: checkOversizedWAL,
 }
 
 func checkOversizedWAL(c *StoreContext) {

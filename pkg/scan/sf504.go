@@ -9,20 +9,18 @@ const (
 	freeMinimum = 16 << 20
 )
 
-func init() {
-	register(&Rule{
-		Code:     "SF504",
-		Name:     "free-space",
-		Severity: Info,
-		Summary:  "most of the database's pages are free",
-		What: "More than half of the database's pages are on its free list (`PRAGMA freelist_count` against " +
-			"`PRAGMA page_count`), and at least 16 MiB of them: space left by deleted sessions that SQLite " +
-			"keeps for reuse rather than give back to the disk.",
-		Why: "Nothing breaks: the file is only larger than its data. It is worth knowing when the disk is full.",
-		FixDoc: notRepaired + "With OpenCode closed, `sqlite3 opencode.db VACUUM` rewrites the database without " +
-			"the free pages (it needs free disk space the size of the database).",
-		StoreCheck: checkFreeSpace,
-	})
+var ruleSF504 = &Rule{
+	Code:     SF504,
+	Name:     "free-space",
+	Severity: Info,
+	Summary:  "most of the database's pages are free",
+	What: "More than half of the database's pages are on its free list (`PRAGMA freelist_count` against " +
+		"`PRAGMA page_count`), and at least 16 MiB of them: space left by deleted sessions that SQLite " +
+		"keeps for reuse rather than give back to the disk.",
+	Why: "Nothing breaks: the file is only larger than its data. It is worth knowing when the disk is full.",
+	FixDoc: notRepaired + "With OpenCode closed, `sqlite3 opencode.db VACUUM` rewrites the database without " +
+		"the free pages (it needs free disk space the size of the database).",
+	StoreCheck: checkFreeSpace,
 }
 
 func checkFreeSpace(c *StoreContext) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sessfix/sessfix/internal/opencodetest/golden"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
@@ -68,7 +69,7 @@ func scanStore(t *testing.T, st store.Store, dir string, idle time.Duration) str
 	var newest time.Time
 	for _, ref := range refs {
 		if s, err := st.Load(ctx, ref); err == nil {
-			if a := LastActivity(s); a.After(newest) {
+			if a := opencode.LastActivity(s); a.After(newest) {
 				newest = a
 			}
 		}
@@ -92,7 +93,7 @@ func scanStore(t *testing.T, st store.Store, dir string, idle time.Duration) str
 			s.Broken = append(s.Broken, &store.Record{Kind: store.KindSession, ID: ref.ID, Err: err})
 		}
 		now := s.LastModified().Add(idle)
-		opts := &Options{Now: func() time.Time { return now }, Activity: StoreActivity([]store.Store{st})}
+		opts := &Options{Now: func() time.Time { return now }, Activity: opencode.StoreActivity([]store.Store{st})}
 		for _, f := range CheckSession(s, opts) {
 			b.WriteString(goldenLine(f))
 		}

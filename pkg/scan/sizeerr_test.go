@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -15,12 +16,12 @@ func TestFailedAttemptTooBigNotRepairedYet(t *testing.T) {
 	loop := testMessage("a1", "assistant", asstTools, `{"type":"step-start"}`, signedAt, toolDone)
 	for _, c := range []struct {
 		name, text, errName string
-		want                ErrorType
+		want                opencode.ErrorType
 	}{
-		{"image size", "undefined: The model returned the following errors: messages.1.content.0.image.source.base64: image exceeds 5 MB maximum: 5895160 bytes > 5242880 bytes", "APIError", ErrorImageTooLarge},
-		{"image count", "request contains 52 images, exceeding the maximum of 50 allowed per request", "APIError", ErrorTooManyImages},
-		{"prompt too long", "prompt is too long: 215000 tokens > 200000 maximum", "APIError", ErrorContextOverflow},
-		{"context overflow by name", "Input exceeds the model's limits", "ContextOverflowError", ErrorContextOverflow},
+		{"image size", "undefined: The model returned the following errors: messages.1.content.0.image.source.base64: image exceeds 5 MB maximum: 5895160 bytes > 5242880 bytes", "APIError", opencode.ErrorImageTooLarge},
+		{"image count", "request contains 52 images, exceeding the maximum of 50 allowed per request", "APIError", opencode.ErrorTooManyImages},
+		{"prompt too long", "prompt is too long: 215000 tokens > 200000 maximum", "APIError", opencode.ErrorContextOverflow},
+		{"context overflow by name", "Input exceeds the model's limits", "ContextOverflowError", opencode.ErrorContextOverflow},
 	} {
 		s := recoverySession(loop, answer, c.text)
 		if c.errName != "APIError" {

@@ -15,7 +15,8 @@ const module = "github.com/sessfix/sessfix/"
 // imports no other shape, not the registry, and nothing above pkg/store;
 // the registry and the store's internal packages import nothing above the
 // store, and so does the salvage engine, which imports no shape either;
-// nothing under pkg/ or internal/ imports cmd/; and no product
+// pkg/opencode imports nothing above pkg/sent (no rules: not
+// pkg/scan, pkg/fix or anything above them); nothing under pkg/ or internal/ imports cmd/; and no product
 // package (cmd/, pkg/, internal/ outside the lab) imports the test lab.
 func TestImportDirection(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{join .Imports \" \"}}|{{join .Deps \" \"}}", module+"...").Output()
@@ -74,6 +75,9 @@ func TestImportDirection(t *testing.T) {
 	}, "the salvage engine imports no shape, not the registry, and nothing above pkg/store")
 	check("pkg/sent", func(d string) bool { return above(d) || strings.HasPrefix(d, "pkg/store/") },
 		"the model of what OpenCode sends reads sessions through pkg/store only; the rules that use it import it, not the reverse")
+	check("pkg/opencode", func(d string) bool {
+		return above(d) && d != "pkg/sent" && d != "pkg/ocschema" && d != "pkg/ocenv"
+	}, "what OpenCode and its providers do is knowledge the rules, fixes and commands ask: it imports no rule, no fix, nothing above pkg/sent")
 	for p := range deps {
 		if strings.HasPrefix(p, "pkg/") || strings.HasPrefix(p, "internal/") {
 			check(p, func(d string) bool { return strings.HasPrefix(d, "cmd/") }, "commands are the top layer")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sessfix/sessfix/internal/pool"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
@@ -25,7 +26,7 @@ type Summary struct {
 	ProviderID, ModelID string
 	Messages, Parts     int
 	// LastActivity is the newest time OpenCode wrote into the records
-	// (scan.LastActivity); when the records carry none, the newest
+	// (opencode.LastActivity); when the records carry none, the newest
 	// modification of a record.
 	LastActivity time.Time
 	Health       Health
@@ -35,7 +36,7 @@ type Summary struct {
 // it may be in use, whether it could be loaded at all.
 type Health struct {
 	// Busy is set when the settle policy says OpenCode may still be
-	// writing the session (scan.SettlePolicy.Check: its newest assistant
+	// writing the session (opencode.SettlePolicy.Check: its newest assistant
 	// message is unfinished and it changed within the settle window, or
 	// another program has the store open within the abandon window), and
 	// drop, rewind and fork leave it alone unless forced.
@@ -108,7 +109,7 @@ func List(ctx context.Context, stores []store.Store, opts ListOptions) (*Listing
 	}
 	sopts.Select, sopts.Ignore = nil, nil
 	if sopts.Activity == nil {
-		sopts.Activity = scan.StoreActivity(stores)
+		sopts.Activity = opencode.StoreActivity(stores)
 	}
 	policy := sopts.Policy()
 	now := time.Now
@@ -160,14 +161,14 @@ func List(ctx context.Context, stores []store.Store, opts ListOptions) (*Listing
 }
 
 // summarize describes one loaded session.
-func summarize(s *store.Session, sopts *scan.Options, policy scan.SettlePolicy, now time.Time) Summary {
+func summarize(s *store.Session, sopts *scan.Options, policy opencode.SettlePolicy, now time.Time) Summary {
 	sum := Summary{
 		Store: s.Store, ID: s.ID, Title: s.Title,
 		Directory: get(s, fDirectory).String(), Project: get(s, fProject).String(), ParentID: get(s, fParent).String(),
 		Messages: len(s.Messages), Parts: s.PartCount(),
 	}
 	sum.ProviderID, sum.ModelID = sent.CurrentModel(s)
-	sum.LastActivity = scan.LastActivity(s)
+	sum.LastActivity = opencode.LastActivity(s)
 	if sum.LastActivity.IsZero() {
 		sum.LastActivity = s.LastModified()
 	}

@@ -6,10 +6,11 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/tidwall/gjson"
+
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
-	"github.com/tidwall/gjson"
 )
 
 // View is one session as `sessfix show` prints it: the stored history,
@@ -156,7 +157,7 @@ func Show(s *store.Session, opts ShowOptions) *View {
 			Index: i, ID: m.ID, Role: m.Role, ParentID: m.Get("parentID").String(),
 			Agent: m.Get("agent").String(), Finish: m.Get("finish").String(),
 			Summary: m.Role == "assistant" && m.Get("summary").Bool(), Reverted: reverted.messages[m.ID],
-			Skipped: !v2 && scan.SkippedByOpenCode(m),
+			Skipped: !v2 && opencode.SkippedByOpenCode(m),
 		}
 		if mv.Agent == "" {
 			mv.Agent = m.Get("mode").String()
@@ -172,7 +173,7 @@ func Show(s *store.Session, opts ShowOptions) *View {
 		if c := m.Get("time.completed").Int(); c > 0 {
 			mv.Completed = time.UnixMilli(c)
 		}
-		if name := scan.ErrorName(m); name != "" {
+		if name := opencode.ErrorName(m); name != "" {
 			mv.Error = name
 			if msg := m.Get("error.data.message").String(); msg != "" {
 				mv.Error += ": " + oneLine(msg, 200)
@@ -233,23 +234,23 @@ func describePart(p *store.Part) PartView {
 	pv := PartView{ID: p.ID, Type: p.Type}
 	switch p.Type {
 	case "text":
-		t := scan.PartText(p)
+		t := opencode.PartText(p)
 		pv.Size = len(t)
 		switch {
 		case p.Get("ignored").Bool():
 			pv.State = "ignored"
 		case strings.TrimSpace(t) == "":
 			pv.State = "empty"
-		case scan.IsSynthetic(p):
+		case opencode.IsSynthetic(p):
 			pv.State = "synthetic"
 		}
 		pv.Excerpt = oneLine(t, excerptLen)
 	case "reasoning", "thinking", "redacted_thinking":
-		pv.Size = len(scan.PartText(p))
+		pv.Size = len(opencode.PartText(p))
 		switch {
 		case p.Get("metadata.anthropic.redactedData").String() != "" || p.Get("metadata.bedrock.redactedData").String() != "" || p.Type == "redacted_thinking":
 			pv.State = "redacted"
-		case scan.IsSigned(p):
+		case opencode.IsSigned(p):
 			pv.State = "signed"
 		default:
 			pv.State = "unsigned"
@@ -327,8 +328,8 @@ func revertedSet(s *store.Session, rv *Revert) reverted {
 func Describe(i int, m *store.Message) string {
 	d := "#" + strconv.Itoa(i) + " " + m.Role
 	for _, p := range m.Parts {
-		if p.Type == "text" && strings.TrimSpace(scan.PartText(p)) != "" {
-			return d + " " + oneLine(scan.PartText(p), 40)
+		if p.Type == "text" && strings.TrimSpace(opencode.PartText(p)) != "" {
+			return d + " " + oneLine(opencode.PartText(p), 40)
 		}
 	}
 	for _, p := range m.Parts {

@@ -3,7 +3,7 @@ package watch
 import (
 	"time"
 
-	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -31,13 +31,13 @@ func (a action) String() string {
 // sessionState is what the watcher knows about a loaded session when its
 // time has come.
 type sessionState struct {
-	// lastChange is when it last changed (scan.SettlePolicy.LastChange,
+	// lastChange is when it last changed (opencode.SettlePolicy.LastChange,
 	// with the last change event); zero when unknown.
 	lastChange time.Time
 	// seen: its content is what the watcher last examined or wrote.
 	seen bool
 	// open: its newest assistant message has neither time.completed nor
-	// an error (scan.OpenMessage).
+	// an error (opencode.OpenMessage).
 	open bool
 	// activity reports what is seen of other programs using the store. It
 	// is asked only when the answer matters (it may look through every
@@ -50,17 +50,17 @@ type sessionState struct {
 type decision struct {
 	action action
 	at     time.Time
-	use    scan.Use
+	use    opencode.Use
 }
 
 // decide is the watcher's policy for one session, a pure function of the
 // session's state and the time: wait until it has been quiet for the
 // settle window, skip content already examined, leave it alone while the
-// settle policy says OpenCode may be writing it (scan.SettlePolicy.Judge;
+// settle policy says OpenCode may be writing it (opencode.SettlePolicy.Judge;
 // looking again when the policy's evidence runs out, or after recheck when
 // it rests on another program having the store open, to notice that
 // program is gone), else repair.
-func decide(p scan.SettlePolicy, s sessionState, now time.Time, recheck time.Duration) decision {
+func decide(p opencode.SettlePolicy, s sessionState, now time.Time, recheck time.Duration) decision {
 	last := s.lastChange
 	if !last.IsZero() && now.Sub(last) < p.Window() {
 		return decision{action: wait, at: last.Add(p.Window())}

@@ -4,13 +4,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
 func TestDecide(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	p := scan.SettlePolicy{Settle: 2 * time.Second, Abandon: time.Minute}
+	p := opencode.SettlePolicy{Settle: 2 * time.Second, Abandon: time.Minute}
 	const recheck = 5 * time.Second
 	ago := func(d time.Duration) time.Time { return now.Add(-d) }
 	const none, held, unknown, never = store.ActivityNone, store.ActivityOpen, store.ActivityUnknown, store.ActivityNever

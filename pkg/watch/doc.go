@@ -23,7 +23,7 @@
 //   - Events are debounced per session in one goroutine, on an injected
 //     clock. What to do with a session whose time has come is one pure
 //     function of its state and the time (decide, consulting
-//     scan.SettlePolicy): wait until it has been quiet for the settle
+//     opencode.SettlePolicy): wait until it has been quiet for the settle
 //     window, skip content already examined, leave an unfinished assistant
 //     message alone while another process holds the store open and the
 //     abandon window has not passed, else repair. A session OpenCode is

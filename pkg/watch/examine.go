@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sessfix/sessfix/pkg/fix"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -106,7 +107,7 @@ func (w *Watcher) admit(ss *storeState, ref store.SessionRef, s *store.Session, 
 	st := sessionState{
 		lastChange: w.settlePolicy.LastChange(s, lastEvent, now),
 		seen:       ss.fps[ref.ID] == fp,
-		open:       scan.OpenMessage(s) != nil,
+		open:       opencode.OpenMessage(s) != nil,
 		activity:   func() store.Activity { return w.activity(ss.info) },
 	}
 	d := decide(w.settlePolicy, st, now, w.opts.BusyRecheck)
@@ -132,7 +133,7 @@ func (w *Watcher) admit(ss *storeState, ref store.SessionRef, s *store.Session, 
 // One with damage of its own is reported as SkippedBusy, with every rule
 // that will be repaired once OpenCode is done with it (a message in
 // progress is never a finding).
-func (w *Watcher) reportBusy(ss *storeState, ref store.SessionRef, s *store.Session, u scan.Use) {
+func (w *Watcher) reportBusy(ss *storeState, ref store.SessionRef, s *store.Session, u opencode.Use) {
 	fs := scan.CheckSession(s, w.pipe.Scan.IgnoringUse())
 	e := w.event(ss, SkippedBusy, fix.Outcome{Target: fix.Target{Ref: ref}, Title: s.Title})
 	e.Message = u.Why + "; looking again later"
@@ -150,7 +151,7 @@ func (w *Watcher) reportBusy(ss *storeState, ref store.SessionRef, s *store.Sess
 // assistant message while it has neither time.completed nor an error, and
 // the messages after it.
 func outsideOpenTurn(s *store.Session, fs []scan.Finding) bool {
-	open := scan.OpenMessage(s)
+	open := opencode.OpenMessage(s)
 	turn := map[string]bool{}
 	for i := len(s.Messages) - 1; open != nil && i >= 0; i-- {
 		turn[s.Messages[i].ID] = true

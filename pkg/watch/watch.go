@@ -16,6 +16,7 @@ import (
 	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/fix"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -24,11 +25,11 @@ import (
 const (
 	// DefaultSettle is how long a session must be quiet before it is
 	// examined: the settle window of scan and fix.
-	DefaultSettle = scan.DefaultSettle
+	DefaultSettle = opencode.DefaultSettle
 	// DefaultAbandon is how long an unfinished assistant message in a store
 	// another process holds open counts as in progress (OpenCode may be
 	// running a long tool and writing nothing meanwhile).
-	DefaultAbandon = scan.DefaultAbandon
+	DefaultAbandon = opencode.DefaultAbandon
 	// DefaultLockRetry is how long to wait before retrying a session whose
 	// store another sessfix is writing.
 	DefaultLockRetry = time.Second
@@ -68,14 +69,14 @@ type Options struct {
 	// the watcher call Rediscover. A place that does not exist yet is
 	// watched from its nearest existing parent.
 	Places []string
-	// Settle is the settle window (scan.SettlePolicy): the quiet period
-	// before a session is examined; zero means DefaultSettle, scan.NoSettle
+	// Settle is the settle window (opencode.SettlePolicy): the quiet period
+	// before a session is examined; zero means DefaultSettle, opencode.NoSettle
 	// (any negative value) none.
 	Settle time.Duration
-	// Abandon is the abandon window (scan.SettlePolicy): how long an
+	// Abandon is the abandon window (opencode.SettlePolicy): how long an
 	// unfinished assistant message counts as in progress while another
 	// program has the store open; zero means DefaultAbandon,
-	// scan.NoAbandon (any negative value) none.
+	// opencode.NoAbandon (any negative value) none.
 	Abandon time.Duration
 	// Poll, when positive, replaces fsnotify by polling the stores at this
 	// interval (filesystems without inotify: network and some container
@@ -183,7 +184,7 @@ type Watcher struct {
 	// pipe is the repair pipeline every session goes through, one at a
 	// time; settlePolicy decides when a session is quiet.
 	pipe         *fix.Pipeline
-	settlePolicy scan.SettlePolicy
+	settlePolicy opencode.SettlePolicy
 	stores       []*storeState
 	fsw          *fsnotify.Watcher
 	pending      map[key]*pending
@@ -247,7 +248,7 @@ func New(opts Options) (*Watcher, error) {
 		}
 		w.places = append(w.places, filepath.Clean(abs))
 	}
-	w.settlePolicy = scan.SettlePolicy{Settle: opts.Settle, Abandon: opts.Abandon, Activity: w.activity}
+	w.settlePolicy = opencode.SettlePolicy{Settle: opts.Settle, Abandon: opts.Abandon, Activity: w.activity}
 	w.pipe = newPipeline(opts, w.activity)
 	w.pipe.Write.Rollbacks = w.rolledBack
 	for _, st := range opts.Stores {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/fix"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
@@ -416,7 +417,7 @@ func TestBusyOnlyForUnfinishedMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if scan.OpenMessage(s) != nil {
+	if opencode.OpenMessage(s) != nil {
 		t.Fatal("fixture has an unfinished message; pick another")
 	}
 	h.step(0)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/scan"
 )
 
@@ -17,8 +18,8 @@ func TestSetSettle(t *testing.T) {
 		usage                   bool
 	}{
 		{5 * time.Second, 10 * time.Minute, 5 * time.Second, 10 * time.Minute, false},
-		{0, 10 * time.Minute, scan.NoSettle, 10 * time.Minute, false},
-		{time.Second, 0, time.Second, scan.NoAbandon, false},
+		{0, 10 * time.Minute, opencode.NoSettle, 10 * time.Minute, false},
+		{time.Second, 0, time.Second, opencode.NoAbandon, false},
 		{-time.Second, time.Minute, 0, 0, true},
 		{time.Second, -time.Minute, 0, 0, true},
 	} {
@@ -33,7 +34,7 @@ func TestSetSettle(t *testing.T) {
 			t.Errorf("SetSettle(%v, %v) = %v, %v; want %v, %v", c.settle, c.abandon, o.Settle, o.Abandon, c.wantSettle, c.wantAbandon)
 		}
 	}
-	if p := (&scan.Options{Settle: scan.NoSettle, Abandon: scan.NoAbandon}).Policy(); p.Window() != 0 || p.AbandonWindow() != 0 {
+	if p := (&scan.Options{Settle: opencode.NoSettle, Abandon: opencode.NoAbandon}).Policy(); p.Window() != 0 || p.AbandonWindow() != 0 {
 		t.Errorf("--settle 0 --abandon 0 give windows %v, %v; want none", p.Window(), p.AbandonWindow())
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/cmd/internal/iostreams"
 	"github.com/sessfix/sessfix/pkg/fix"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/surgery"
@@ -37,7 +38,7 @@ func newExportCut(t *testing.T) *exportCut {
 	f.IOStreams = ios
 	c := &exportCut{}
 	c.opts = &Options{Factory: f, Verb: "drop", Session: "ses_3522ba9dffffdoScdCQgorR49x", Paths: []string{path},
-		Settle: scan.DefaultSettle, Abandon: scan.DefaultAbandon,
+		Settle: opencode.DefaultSettle, Abandon: opencode.DefaultAbandon,
 		Apply: func(context.Context, store.Info, []*store.ChangeSet) (string, error) { c.runs++; return "run-1", nil }}
 	return c
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/fix"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/surgery"
@@ -108,7 +109,7 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 		return cli.SessionError(err, verb, opts.Paths)
 	}
 	now := f.Clock()
-	sopts.Now, sopts.Activity = now, scan.StoreActivity(disc.Stores)
+	sopts.Now, sopts.Activity = now, opencode.StoreActivity(disc.Stores)
 	pipe := &fix.Pipeline{
 		Scan:      sopts,
 		Fix:       fix.Options{Now: now, Scan: sopts},

@@ -11,6 +11,7 @@ import (
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/cmd/internal/iostreams"
 	"github.com/sessfix/sessfix/pkg/fix"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/shapes"
@@ -59,7 +60,7 @@ func runOpts(t *testing.T, path, id string, now time.Time, edit func(*Options)) 
 	f.Now = func() time.Time { return now }
 	opts := &Options{
 		Factory: f, Verb: "drop", Session: id, Paths: []string{path}, Yes: true,
-		Settle: scan.DefaultSettle, Abandon: scan.DefaultAbandon,
+		Settle: opencode.DefaultSettle, Abandon: opencode.DefaultAbandon,
 		Apply: func(ctx context.Context, info store.Info, sets []*store.ChangeSet) (string, error) {
 			w, err := shapes.OpenWriter(info, store.WriteOptions{})
 			if err != nil {

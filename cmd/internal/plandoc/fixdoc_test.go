@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sessfix/sessfix/pkg/fix"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/report/reporttest"
 	"github.com/sessfix/sessfix/pkg/scan"
@@ -118,7 +119,7 @@ func sampleFixRun() *FixRun {
 		Sessions: []fix.Outcome{
 			{Target: fix.Target{Store: dbStore}, ID: "ses_a", Title: "fix the build", Status: fix.Applied, Plan: applied, Run: "20261121T153000Z-k3x9qa"},
 			{Target: fix.Target{Store: dbStore}, ID: "ses_b", Status: fix.SkippedBusy, Plan: plan("ses_b", edit),
-				Use: scan.Use{InUse: true, Why: "its last assistant message is unfinished and the session changed 1s ago"}},
+				Use: opencode.Use{InUse: true, Why: "its last assistant message is unfinished and the session changed 1s ago"}},
 			{Target: fix.Target{Store: expStore}, ID: "ses_e", Status: fix.Planned, Plan: kept},
 			{Target: fix.Target{Store: expStore}, ID: "ses_f", Status: fix.Failed, Step: fix.StepWrite, Plan: plan("ses_f", edit), Err: errors.New("cannot write /tmp/ses.json: permission denied")},
 			{Target: fix.Target{Store: dbStore}, ID: "ses_g", Status: fix.Failed, Step: fix.StepLoad, Err: errors.New("record is not JSON")},

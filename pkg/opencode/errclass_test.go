@@ -1,4 +1,4 @@
-package scan
+package opencode
 
 import "testing"
 
@@ -56,7 +56,7 @@ func TestDetectErrorType(t *testing.T) {
 		{"undefined: The text field in the ContentBlock object at messages.1.content.1 is blank. Add text to the text field, and try again.", ErrorEmptyContent},
 		{"undefined: messages.1: The final block in an assistant message cannot be `thinking`.", ErrorThinkingBlockOrder},
 		{"undefined: messages.1.content.0: Invalid `signature` in `thinking` block", ErrorInvalidSignature},
-		// A history that begins with an assistant message (SF210).
+		// A history that begins with an assistant message.
 		{`messages: first message must use the "user" role`, ErrorFirstMessageNotUser},
 		{"undefined: A conversation must start with a user message. Try again with a conversation that starts with a user message.", ErrorFirstMessageNotUser},
 		// A history too big to send.
@@ -139,37 +139,6 @@ func TestErrorTypeFixes(t *testing.T) {
 		// Every type's example is a text of that type.
 		if got := DetectErrorType(typ.Example()); got != typ {
 			t.Errorf("%s: its example %q classifies as %q", typ, typ.Example(), got)
-		}
-	}
-}
-
-// TestPreflightTextsAreClassified checks that every error text the
-// preflight predicts is one error-driven recovery classifies, so a session
-// whose stored attempt failed with it is explained by SF302.
-func TestPreflightTextsAreClassified(t *testing.T) {
-	cases := []struct {
-		text string
-		want ErrorType
-	}{
-		{textEmptyContent, ErrorEmptyContent},
-		{textEmptyTextBlock, ErrorEmptyContent},
-		{textWhitespaceTextBlock, ErrorEmptyContent},
-		{"messages.1.content.0: " + textInvalidSignature, ErrorInvalidSignature},
-		{"messages.1.content.0." + textRedactedRequired, ErrorInvalidSignature},
-		{"messages.3: " + textFinalBlockThinking, ErrorThinkingBlockOrder},
-		{textNoPrefill, ErrorPrefillUnsupported},
-		{textThinkingDisabled, ErrorThinkingDisabledViolation},
-		{errThinkingNotFirst(1, "tool_use"), ErrorThinkingBlockOrder},
-		{errExpectedThinking(1, "text"), ErrorThinkingBlockOrder},
-		{errToolUseWithoutResult(2, []string{"toolu_01A"}), ErrorToolResultMissing},
-		{errUnexpectedToolResult(4, 0, "toolu_01B"), ErrorToolResultMissing},
-		// rules.md names no recovery class for trailing whitespace: SF158
-		// repairs it from the scan, not from a stored error.
-		{textTrailingWhitespace, ErrorNone},
-	}
-	for _, c := range cases {
-		if got := DetectErrorType(c.text); got != c.want {
-			t.Errorf("DetectErrorType(%.70q) = %q, want %q", c.text, got, c.want)
 		}
 	}
 }

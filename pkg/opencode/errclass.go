@@ -1,4 +1,4 @@
-package scan
+package opencode
 
 import (
 	"regexp"
@@ -21,7 +21,7 @@ const (
 	ErrorPrefillUnsupported        ErrorType = "prefill_unsupported"
 	ErrorInvalidSignature          ErrorType = "invalid_signature"
 	// ErrorFirstMessageNotUser: Anthropic or Bedrock got a conversation
-	// whose first message is not a user message (SF210).
+	// whose first message is not a user message.
 	ErrorFirstMessageNotUser ErrorType = "first_message_not_user"
 
 	// ErrorReasoningContentMissing: an OpenAI-compatible API in thinking
@@ -55,9 +55,9 @@ const (
 	// The errors of a history too big to send: an image over the
 	// provider's size or dimension limit, too many images, image data that
 	// is no image, a prompt over the model's context window. sessfix finds
-	// them (SF170–SF175); it shrinks an image a user pasted or a tool
-	// returned (SF170, SF171: shrinkImage) and does not repair the others
-	// yet (NotRepairedYet).
+	// them (the preflight's limits on a request's size); it shrinks an image
+	// a user pasted or a tool returned (shrinkImage) and does not repair
+	// the others yet (NotRepairedYet).
 
 	// ErrorImageTooLarge: an image's base64 data is over the limit
 	// (Anthropic: 5 MB).
@@ -91,10 +91,10 @@ func (t ErrorType) NotRepairedYet() bool {
 	return false
 }
 
-// contextOverflowName is the error name OpenCode stores on an assistant
+// ContextOverflowName is the error name OpenCode stores on an assistant
 // message whose request was over the model's context window, whatever the
 // provider's text.
-const contextOverflowName = "ContextOverflowError"
+const ContextOverflowName = "ContextOverflowError"
 
 // NotRepairedYetNote is what scan, diagnose and fix say about an error or a
 // finding of a NotRepairedYet type.

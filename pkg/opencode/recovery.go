@@ -1,4 +1,4 @@
-package scan
+package opencode
 
 import (
 	"fmt"
@@ -13,9 +13,10 @@ import (
 
 // This file is error-driven recovery's reading of a provider error against
 // the stored session: which message it points at, what it says is wrong
-// there, and whether that is still so. SF302, `sessfix diagnose` and
-// pkg/fix's error-driven repairs all decide through it, so scan and fix
-// never disagree about a stored error.
+// there, and whether that is still so. scan's rule on a stored failed
+// attempt, `sessfix diagnose` and pkg/fix's error-driven repairs all decide
+// through it (and through scan.Resolved), so scan and fix never disagree
+// about a stored error.
 
 // Defect is what a provider error says is wrong with the message it points
 // at, finer than ErrorType where the repair differs.
@@ -188,7 +189,7 @@ func sentWithoutReasoning(s *store.Session, m *store.Message) bool {
 
 // thinkingDefect reports the defects a repair can clear by removing the
 // message's thinking.
-func (d Defect) thinkingDefect() bool {
+func (d Defect) ThinkingDefect() bool {
 	switch d {
 	case DefectOrderFinal, DefectOrderFirst, DefectFinalThinking, DefectDisabled, DefectSignature:
 		return true
@@ -367,7 +368,7 @@ func (r *Recovery) Where() string {
 // OpenCode sent that family (sent.Build, LocateIndex).
 func ReadError(s *store.Session, text string, failed *store.Message) *Recovery {
 	t := DetectErrorType(text)
-	if t == ErrorNone && failed != nil && ErrorName(failed) == contextOverflowName {
+	if t == ErrorNone && failed != nil && ErrorName(failed) == ContextOverflowName {
 		t = ErrorContextOverflow
 	}
 	r := &Recovery{Text: text, Type: t, Defect: DefectOf(t, text), Index: ExtractIndex(text),
@@ -382,7 +383,7 @@ func ReadError(s *store.Session, text string, failed *store.Message) *Recovery {
 	case r.ItemID != "" && !IsMessagesIndex(r.Index):
 		r.TargetID, r.PartID, r.MapErr = LocateItem(s, r.ItemID, failed)
 	case r.Index != "":
-		r.TargetID, r.PartID, r.MapErr = r.request(s).LocateIndex(r.Index)
+		r.TargetID, r.PartID, r.MapErr = r.Request(s).LocateIndex(r.Index)
 	}
 	return r
 }
@@ -433,9 +434,9 @@ func LocateItem(s *store.Session, id string, failed *store.Message) (msgID, part
 	return "", "", fmt.Errorf("no stored part holds %s (as its item id or call id)", id)
 }
 
-// request rebuilds the request the error answered, from the records as they
+// Request rebuilds the request the error answered, from the records as they
 // are now.
-func (r *Recovery) request(s *store.Session) *sent.Request {
+func (r *Recovery) Request(s *store.Session) *sent.Request {
 	ro := sent.Options{AsOfError: true}
 	if r.Failed != nil {
 		ro.Until = r.Failed.ID
@@ -445,143 +446,8 @@ func (r *Recovery) request(s *store.Session) *sent.Request {
 	return sent.Build(s, ro)
 }
 
-// Resolved reports whether the problem the error describes is gone from the
-// session, and why, deciding from the records alone (never from file
-// times, which a copy, a restore or a checkout resets). found are the
-// session's findings under every rule but SF302.
-//
-// For an error with a mapped index, the problem is gone when sessfix
-// excluded the target message, or when nothing at error level is found on
-// it, it no longer shows the defect the error describes (Defect.Shows) and
-// its records show it was changed after the failed attempt:
-//   - a time inside the message or its parts (time.created,
-//     time.completed, time.start, time.end of the part or its tool state)
-//     later than the failed attempt's own time.completed (else
-//     time.created); compaction times do not count, since OpenCode sets
-//     them without repairing anything;
-//   - a part marked synthetic (sessfix's placeholder text, injected text
-//     and thinking);
-//   - for the thinking errors, no thinking left on the message;
-//   - for an error that names the block it found ("… found `tool_use`"),
-//     another block at that index once the request is rebuilt.
-//
-// Without a stored failed attempt (a pasted error) there is no "since":
-// the target no longer showing the defect is enough.
-//
-// For an error that names no message, the whole history before the failed
-// attempt is the target: the problem is gone when nothing of the error's
-// class is found at error level (ExplainsError) and some message before the
-// attempt was changed after it in one of the ways above (a synthetic part
-// counting on assistant messages only), or excluded by sessfix. A pasted
-// error that names no message is never known to be gone: nothing tells when
-// it happened.
-//
-// For a defect the records hold (DefectReasoningMissing and the ones after
-// it), the records are the evidence: the problem is gone when nothing at
-// error level predicts the error's type and no message shows the defect
-// any more (for a session-wide defect, no message before the attempt; else
-// the one the error names).
-func (r *Recovery) Resolved(s *store.Session, found []Finding) (string, bool) {
-	if r.Defect.InRecords() {
-		return r.resolvedInRecords(s, found)
-	}
-	if !r.Names() {
-		for _, g := range found {
-			if g.Severity == Error && ExplainsError(g, r.Type) {
-				return "", false
-			}
-		}
-		if r.Failed == nil {
-			// Nothing tells when a pasted error happened.
-			return "", false
-		}
-		for _, m := range s.Messages {
-			if m.ID == r.Failed.ID {
-				break
-			}
-			if sent.ExcludedBySessfix(m) {
-				return "sessfix has excluded a message from requests since, and the session shows no such problem any more", true
-			}
-			// OpenCode writes synthetic text on user messages itself (file
-			// reads, agent calls): only an assistant message's synthetic
-			// part is sessfix's mark here.
-			if r.changed(m, m.Role == "assistant") != "" {
-				return "the session has been repaired since and shows no such problem any more", true
-			}
-		}
-		return "", false
-	}
-	if r.TargetID == "" {
-		return "", false
-	}
-	m := s.Message(r.TargetID)
-	if m == nil {
-		return "", false
-	}
-	if sent.ExcludedBySessfix(m) {
-		return "sessfix has excluded that message from requests since", true
-	}
-	for _, g := range found {
-		if g.Severity == Error && g.Code != "SF302" && g.MessageID == m.ID {
-			return "", false
-		}
-	}
-	if r.Defect.Shows(s, m) {
-		return "", false
-	}
-	if r.Failed == nil {
-		return "that message does not show the problem now", true
-	}
-	if r.Defect.thinkingDefect() && len(ThinkingParts(m)) == 0 {
-		return "that message's thinking has been removed since", true
-	}
-	if how := r.changed(m, true); how != "" {
-		return "that message has been changed since (" + how + ") and no longer shows the problem", true
-	}
-	if how := r.imageWithinLimits(s); how != "" {
-		return how, true
-	}
-	if found := foundType(r.Text); found != "" {
-		if ix, ok := sent.ParseIndex(r.Index); ok && ix.M >= 0 {
-			n, k, req := ix.Entry(), ix.M, r.request(s)
-			if n < len(req.Messages) && (k >= len(req.Messages[n].Blocks) || req.Messages[n].Blocks[k].Type != found) {
-				return fmt.Sprintf("%s is no longer the `%s` block the provider found there", r.Index, found), true
-			}
-		}
-	}
-	return "", false
-}
-
-func (r *Recovery) resolvedInRecords(s *store.Session, found []Finding) (string, bool) {
-	for _, g := range found {
-		if g.Severity == Error && g.Code != "SF302" && g.ErrorType == string(r.Type) {
-			return "", false
-		}
-	}
-	if r.Defect.SessionWide() {
-		until := ""
-		if r.Failed != nil {
-			until = r.Failed.ID
-		}
-		if len(r.Defect.ShowsBefore(s, until)) > 0 {
-			return "", false
-		}
-		return r.Defect.goneWhy(), true
-	}
-	m := s.Message(r.TargetID)
-	switch {
-	case m == nil:
-		return "", false
-	case sent.ExcludedBySessfix(m):
-		return "sessfix has excluded that message from requests since", true
-	case r.Defect.Shows(s, m):
-		return "", false
-	}
-	return r.Defect.goneWhy(), true
-}
-
-// what says what a message showing a record defect holds.
-func (d Defect) what() string {
+// What says what a message showing a record defect holds.
+func (d Defect) What() string {
 	switch d {
 	case DefectReasoningMissing:
 		return "a tool-call turn sent without reasoning_content"
@@ -599,8 +465,8 @@ func (d Defect) what() string {
 	return ""
 }
 
-// goneWhy says why a defect the records hold is gone.
-func (d Defect) goneWhy() string {
+// GoneWhy says why a defect the records hold is gone.
+func (d Defect) GoneWhy() string {
 	switch d {
 	case DefectReasoningMissing:
 		return "every tool-call turn opencode sends now has its reasoning or is excluded"
@@ -620,10 +486,10 @@ func (d Defect) goneWhy() string {
 	return "the session no longer shows the problem"
 }
 
-// changed names what in the message's records shows a change made after
+// Changed names what in the message's records shows a change made after
 // the failed attempt ("" for none); synthetic says whether a synthetic part
 // counts.
-func (r *Recovery) changed(m *store.Message, synthetic bool) string {
+func (r *Recovery) Changed(m *store.Message, synthetic bool) string {
 	after := r.Failed.Get("time.completed").Int()
 	if after <= 0 {
 		after = r.Failed.Created
@@ -651,88 +517,11 @@ func (r *Recovery) changed(m *store.Message, synthetic bool) string {
 // "were found without", "found in").
 var foundRe = regexp.MustCompile("(?i)\\bfound (?:`([a-z_]+)`|([a-z_]+)[.,])")
 
-// foundType is the block type a provider error says it found at its index
+// FoundType is the block type a provider error says it found at its index
 // ("but found `tool_use`" → "tool_use"), or "".
-func foundType(text string) string {
+func FoundType(text string) string {
 	if m := foundRe.FindStringSubmatch(text); m != nil {
 		return strings.ToLower(m[1] + m[2])
 	}
 	return ""
-}
-
-// ErrorCauses returns the findings of fs that produce a provider error
-// naming no message: the preflight findings (and SF210's) at error level whose predicted
-// text is the error's (backticks, case and a trailing documentation link
-// aside), else those predicting its error type.
-func ErrorCauses(fs []Finding, text string) []Finding {
-	t := DetectErrorType(text)
-	if t == ErrorNone {
-		return nil
-	}
-	want := normErrorText(text)
-	var exact, typed []Finding
-	for _, f := range fs {
-		if f.Severity != Error || !predictsError(f.Code) || f.ErrorType != string(t) {
-			continue
-		}
-		typed = append(typed, f)
-		if normErrorText(f.ProviderError) == want {
-			exact = append(exact, f)
-		}
-	}
-	if len(exact) > 0 {
-		return exact
-	}
-	return typed
-}
-
-// predictsError reports a rule whose findings predict the provider's error
-// from the request OpenCode would send: the preflight rules, and SF210
-// (a history that begins with an assistant message).
-func predictsError(code string) bool { return IsPreflightCode(code) || code == "SF210" }
-
-// IsPreflightCode reports a preflight rule's code (SF150–SF169, and
-// SF170–SF179 for the limits on a request's size).
-func IsPreflightCode(code string) bool {
-	return len(code) == 5 && code >= "SF150" && code <= "SF179"
-}
-
-var docsTailRe = regexp.MustCompile(`\s*(please consult our documentation at )?https?://\S+\s*$`)
-
-func normErrorText(s string) string {
-	s = strings.ToLower(strings.ReplaceAll(s, "`", ""))
-	return strings.TrimSpace(docsTailRe.ReplaceAllString(strings.TrimSpace(s), ""))
-}
-
-// DescribeCauses names the places ErrorCauses found, for one line of text:
-// "message msg_… part prt_… (SF151), …".
-func DescribeCauses(fs []Finding) string {
-	var out []string
-	for _, f := range fs {
-		s := "message " + f.MessageID
-		if f.PartID != "" {
-			s += " part " + f.PartID
-		}
-		out = append(out, s+" ("+f.Code+")")
-	}
-	return strings.Join(out, ", ")
-}
-
-// CausesNote is what sessfix says about an error that names no message:
-// "the error names no message; the preflight finds 2 places that cause it:
-// message msg_… part prt_… (SF151), …".
-func CausesNote(causes []Finding) string {
-	if len(causes) == 0 {
-		return "the error names no message, and sessfix finds nothing in the session that causes it"
-	}
-	return CausesHeader(len(causes)) + " " + DescribeCauses(causes)
-}
-
-// CausesHeader is CausesNote without the places, for a list that follows.
-func CausesHeader(n int) string {
-	places := "places that cause it"
-	if n == 1 {
-		places = "place that causes it"
-	}
-	return fmt.Sprintf("the error names no message; the preflight finds %d %s:", n, places)
 }

@@ -1,9 +1,7 @@
-package scan
+package opencode
 
 import (
-	"fmt"
 	"testing"
-	"time"
 
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -100,50 +98,5 @@ func TestHistoryAfterCompaction(t *testing.T) {
 	h = History(s)
 	if h["m1"] || h["m2"] || !h["m3"] {
 		t.Errorf("1.1 compaction: History = %v, want it to start at m3", h)
-	}
-}
-
-func TestStreaming(t *testing.T) {
-	mod := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	body := fmt.Sprintf(`{"role":"assistant","time":{"created":%d}}`, mod.UnixMilli())
-	m := testMessage("m", "assistant", body, `{"type":"step-start"}`)
-	m.Modified = mod
-	s := &store.Session{Messages: []*store.Message{m}}
-	seen := store.Activity{State: store.ActivityNone}
-	at := func(s *store.Session, d time.Duration) *Context {
-		now := mod.Add(d)
-		return &Context{Session: s, Opts: &Options{Now: func() time.Time { return now },
-			Activity: func(store.Info) store.Activity { return seen }}}
-	}
-	if !Streaming(at(s, 2*time.Second), m) || !InUse(at(s, 2*time.Second)).InUse {
-		t.Error("an unfinished message modified 2s ago is not streaming")
-	}
-	if Streaming(at(s, 10*time.Second), m) {
-		t.Error("an unfinished message idle past the settle window, in a store nobody has open, counts as streaming")
-	}
-	seen.State = store.ActivityOpen
-	if !Streaming(at(s, time.Minute), m) {
-		t.Error("an unfinished message in a store OpenCode has open, quiet for a minute, is not streaming")
-	}
-	seen.State = store.ActivityNone
-	done := testMessage("d", "assistant", `{"role":"assistant","time":{"created":1,"completed":2}}`)
-	if Streaming(at(s, time.Second), done) {
-		t.Error("a completed message counts as streaming")
-	}
-	// Only the newest assistant message can be streaming.
-	later := testMessage("l", "assistant", fmt.Sprintf(`{"role":"assistant","time":{"created":%d}}`, mod.UnixMilli()))
-	two := &store.Session{Messages: []*store.Message{m, testMessage("u", "user", `{"role":"user"}`), later}}
-	if c := at(two, time.Second); Streaming(c, m) || !Streaming(c, later) {
-		t.Error("an older unfinished message counts as streaming, or the newest does not")
-	}
-	// A fresh copy of an old session: new file time, records from months ago.
-	old := testMessage("o", "assistant", fmt.Sprintf(`{"role":"assistant","time":{"created":%d}}`, mod.Add(-90*24*time.Hour).UnixMilli()))
-	old.Modified = mod
-	copied := &store.Session{Messages: []*store.Message{old}}
-	if Streaming(at(copied, time.Second), old) {
-		t.Error("a copied session whose records are 90 days old counts as streaming")
-	}
-	if got := LastActivity(s); !got.Equal(mod) {
-		t.Errorf("LastActivity = %v, want %v", got, mod)
 	}
 }

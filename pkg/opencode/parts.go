@@ -1,4 +1,4 @@
-package scan
+package opencode
 
 import (
 	"strings"
@@ -156,58 +156,11 @@ func History(s *store.Session) map[string]bool {
 	return out
 }
 
-// sentView answers, for the content rules, whether OpenCode sends a message
-// and whether it may still be streaming.
-type sentView struct {
-	c       *Context
-	history map[string]bool
-}
-
-func newSentView(c *Context) *sentView {
-	cc := c.shared()
-	if cc.history == nil {
-		cc.history = History(c.Session)
-	}
-	return &sentView{c: c, history: cc.history}
-}
-
-// sent reports whether OpenCode includes the message in the next request.
-func (v *sentView) sent(m *store.Message) bool {
-	return v.history[m.ID] && !SkippedByOpenCode(m)
-}
-
-// Streaming reports whether an assistant message may still be being
-// written: it is the session's open newest assistant message (OpenMessage)
-// and the settle policy says the session is in use (InUse). Rules never
-// flag such a message's parts as damage.
-func Streaming(c *Context, m *store.Message) bool {
-	if m.Role != "assistant" {
-		return false
-	}
-	// Rules ask for every message: the session's open message is found
-	// once per check.
-	cc := c.shared()
-	if !cc.openDone {
-		cc.open, cc.openDone = OpenMessage(c.Session), true
-	}
-	return m == cc.open && InUse(c).InUse
-}
-
 // StreamingMaxQuiet bounds how long a message can still be streaming: when
 // the newest timestamp inside the session's records is older than this, the
 // file times are ignored (SettlePolicy.LastChange): a copy, a restore or a
 // git checkout renews file times but not the times OpenCode wrote.
 const StreamingMaxQuiet = 24 * time.Hour
-
-// InUse is the settle policy's verdict on the session (SettlePolicy.Check
-// with the scan's options and clock), computed once per check.
-func InUse(c *Context) Use {
-	cc := c.shared()
-	if !cc.useDone {
-		cc.use, cc.useDone = c.Opts.Policy().Check(c.Session, c.Now()), true
-	}
-	return cc.use
-}
 
 // LastActivity returns the newest time OpenCode wrote into the session's
 // message and part bodies (time.created, time.completed, time.start,
@@ -231,11 +184,4 @@ func LastActivity(s *store.Session) time.Time {
 		return time.Time{}
 	}
 	return time.UnixMilli(ms)
-}
-
-// reportNoFix reports a finding that `sessfix fix` cannot repair, even for a
-// rule that is otherwise fixable.
-func (c *Context) reportNoFix(f Finding) {
-	c.Report(f)
-	(*c.out)[len(*c.out)-1].Fix = ""
 }

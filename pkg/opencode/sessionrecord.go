@@ -1,4 +1,4 @@
-package scan
+package opencode
 
 import (
 	"strings"
@@ -42,7 +42,7 @@ type RebuiltSession struct {
 // whose worktree is path.root: "global" for "/" (directories outside git),
 // else the single project record with that worktree; when OpenCode's
 // project cache resolves the directory here, it must agree.
-func SessionRecordRebuild(s *store.Session, opts *Options) (r RebuiltSession, why string) {
+func SessionRecordRebuild(s *store.Session, oc *ocenv.Resolver) (r RebuiltSession, why string) {
 	if s.Store.Shape != store.ShapeStorage {
 		return r, "sessfix rebuilds session records only in the OpenCode 1.0–1.1 storage tree"
 	}
@@ -73,8 +73,8 @@ func SessionRecordRebuild(s *store.Session, opts *Options) (r RebuiltSession, wh
 	default:
 		return r, "more than one project record has its worktree " + root + " (" + strings.Join(ids, ", ") + ")"
 	}
-	if opts != nil && opts.OpenCode != nil {
-		if res := opts.OpenCode.Project(dir); res.ID != "" && res.ID != ids[0] {
+	if oc != nil {
+		if res := oc.Project(dir); res.ID != "" && res.ID != ids[0] {
 			return r, "its worktree " + root + " is project " + ids[0] + ", but opencode resolves its directory " + dir + " to project " + res.ID
 		}
 	}

@@ -1,0 +1,59 @@
+package opencode
+
+import (
+	"strings"
+
+	"github.com/sessfix/sessfix/pkg/sent"
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+// FailedAttempt returns the stored assistant message whose provider error
+// matches text (the newest one), or nil. Texts match when either contains
+// the other once trimmed, so a pasted error with a prefix still matches.
+func FailedAttempt(s *store.Session, text string) *store.Message {
+	t := strings.TrimSpace(text)
+	if t == "" {
+		return nil
+	}
+	for i := len(s.Messages) - 1; i >= 0; i-- {
+		m := s.Messages[i]
+		if m.Role != "assistant" || ErrorName(m) == "" || sent.ExcludedBySessfix(m) {
+			continue
+		}
+		stored := strings.TrimSpace(m.Get("error.data.message").String())
+		if stored != "" && (strings.Contains(stored, t) || strings.Contains(t, stored)) {
+			return m
+		}
+	}
+	return nil
+}
+
+// LastFailedAttempt returns the session's failed attempt: its last
+// assistant message, when that message carries a provider error that
+// error-driven recovery classifies. Messages sessfix excluded are passed
+// over (their error is sessfix's, not the provider's); any other assistant
+// message ends the search.
+func LastFailedAttempt(s *store.Session) *store.Message {
+	for i := len(s.Messages) - 1; i >= 0; i-- {
+		m := s.Messages[i]
+		if m.Role != "assistant" || sent.ExcludedBySessfix(m) {
+			continue
+		}
+		if DetectErrorType(m.Get("error.data.message").String()) == ErrorNone && ErrorName(m) != ContextOverflowName {
+			return nil
+		}
+		return m
+	}
+	return nil
+}
+
+// PreviousUser is the closest user message before message i of the
+// session, or nil.
+func PreviousUser(s *store.Session, i int) *store.Message {
+	for j := i - 1; j >= 0; j-- {
+		if s.Messages[j].Role == "user" {
+			return s.Messages[j]
+		}
+	}
+	return nil
+}

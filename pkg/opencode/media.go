@@ -1,0 +1,227 @@
+package opencode
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/binary"
+	"image"
+	_ "image/gif"  // header decoder for image.DecodeConfig
+	_ "image/jpeg" // header decoder for image.DecodeConfig
+	_ "image/png"  // header decoder for image.DecodeConfig
+	"strings"
+
+	"github.com/sessfix/sessfix/pkg/sent"
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+// FindPart returns the stored part, or nil.
+func FindPart(s *store.Session, msgID, partID string) *store.Part {
+	if s == nil {
+		return nil
+	}
+	m := s.Message(msgID)
+	if m == nil {
+		return nil
+	}
+	for _, p := range m.Parts {
+		if p.ID == partID {
+			return p
+		}
+	}
+	return nil
+}
+
+// The media limits of Anthropic's Messages API (docs/preflight.md says
+// where each comes from and which are not verified).
+const (
+	// AnthropicImageBase64Max is the limit on an image's base64 string,
+	// as the API's error prints it ("5895160 bytes > 5242880 bytes").
+	AnthropicImageBase64Max = 5 << 20
+	AnthropicImageSideMax   = 8000
+	// Over ManyImages images in a request, each side is at most
+	// ManyImagesSideMax.
+	ManyImages        = 20
+	ManyImagesSideMax = 2000
+	// AnthropicImagesMax is the number of images a request may hold for
+	// a model with a 200k-token context window; the others take up to
+	// AnthropicLargeImagesMax. sessfix has no context sizes, so between
+	// the two it warns. OpenCode Console (provider "opencode") answers
+	// over ConsoleImagesMax.
+	AnthropicImagesMax      = 100
+	AnthropicLargeImagesMax = 600
+	ConsoleImagesMax        = 50
+	// headerPrefix is how much base64 is decoded to read an image's
+	// header: enough for a JPEG's EXIF segments before its frame header.
+	headerPrefix = 128 << 10
+)
+
+// Image is one image a request sends: where it is in the request and
+// in the store, and its base64 data (a slice of the stored JSON, never
+// copied or decoded whole).
+type Image struct {
+	N, M              int // the provider message and block
+	Nested            int // the image's place inside a tool result, -1 for a user file
+	MessageID, PartID string
+	Data              string
+	Mime              string
+	Tool              bool
+}
+
+// DataImages returns the base64 payloads of the images a part holds: a
+// user's file part's data: URL, or the image attachments (data: URLs) of a
+// tool part's state.
+func DataImages(p *store.Part) []string {
+	if p.Get("type").String() == "file" {
+		if data, ok := Base64Data(p.Get("url").String()); ok {
+			return []string{data}
+		}
+		return nil
+	}
+	var out []string
+	for _, a := range p.Get("state.attachments").Array() {
+		if data, ok := Base64Data(a.Get("url").String()); ok && strings.HasPrefix(a.Get("mime").String(), "image/") {
+			out = append(out, data)
+		}
+	}
+	return out
+}
+
+// SupportedImage reports the image types Anthropic takes; data under
+// another image type gets another error, not checked here.
+func SupportedImage(mime string) bool {
+	switch strings.ToLower(mime) {
+	case "image/png", "image/jpeg", "image/jpg", "image/gif", "image/webp":
+		return true
+	}
+	return false
+}
+
+// RequestImages lists the images of an Anthropic request in order: user
+// file parts with an image mime type and a data: URL, and the image
+// attachments of the tool results. OpenCode 1.18.33 (read from its
+// binary) sends a completed tool's attachments inside its tool_result for
+// @ai-sdk/anthropic, as content after the text output, and none once the
+// result is compacted (state.time.compacted).
+func RequestImages(s *store.Session, r *sent.Request) []Image {
+	var out []Image
+	for n, pm := range r.Messages {
+		for m, b := range pm.Blocks {
+			switch b.Type {
+			case "image":
+				p := FindPart(s, b.MessageID, b.PartID)
+				if p == nil {
+					continue
+				}
+				if data, ok := Base64Data(p.Get("url").String()); ok {
+					out = append(out, Image{N: n, M: m, Nested: -1, MessageID: b.MessageID, PartID: b.PartID, Data: data, Mime: p.Get("mime").String()})
+				}
+			case "tool_result":
+				p := FindPart(s, b.MessageID, b.PartID)
+				if p == nil {
+					continue
+				}
+				atts := p.Get("state.attachments")
+				if !atts.IsArray() || p.Get("state.status").String() != "completed" || p.Get("state.time.compacted").Exists() {
+					continue
+				}
+				// The result's content is its text output (when not empty),
+				// then each attachment with a data: URL, images and PDFs.
+				k := 0
+				if p.Get("state.output").String() != "" {
+					k++
+				}
+				for _, a := range atts.Array() {
+					mime, url := a.Get("mime").String(), a.Get("url").String()
+					if !strings.HasPrefix(url, "data:") || !strings.Contains(url, ",") {
+						continue
+					}
+					if data, ok := Base64Data(url); ok && strings.HasPrefix(mime, "image/") {
+						out = append(out, Image{N: n, M: m, Nested: k, MessageID: b.MessageID, PartID: b.PartID, Data: data, Mime: mime, Tool: true})
+					}
+					k++
+				}
+			}
+		}
+	}
+	return out
+}
+
+// ImageLimits are the limits each image of the session's next request must
+// meet on an Anthropic provider: its base64 size, and its longest side
+// (8000 px, 2000 px when the request holds more than 20 images). They are
+// what shrinkImage scales an image within.
+func ImageLimits(s *store.Session) (maxBase64, maxSide int) {
+	r := sent.Build(s, sent.Options{NextPrompt: true})
+	if len(RequestImages(s, r)) > ManyImages {
+		return AnthropicImageBase64Max, ManyImagesSideMax
+	}
+	return AnthropicImageBase64Max, AnthropicImageSideMax
+}
+
+// Base64Data returns the base64 payload of a data: URL.
+func Base64Data(url string) (string, bool) {
+	if !strings.HasPrefix(url, "data:") {
+		return "", false
+	}
+	i := strings.IndexByte(url, ',')
+	if i < 0 || !strings.HasSuffix(url[:i], ";base64") {
+		return "", false
+	}
+	return url[i+1:], true
+}
+
+// ImageHeader reads an image's format and size from the start of its
+// base64 data only. ok is false when the data is not an image of a
+// supported type (PNG, JPEG, GIF, WebP) or not base64; known is false
+// when the header was read but holds no size within the prefix.
+func ImageHeader(data string) (w, h int, ok, known bool) {
+	pre := data
+	if len(pre) > headerPrefix {
+		pre = pre[:headerPrefix]
+	}
+	buf, err := base64.StdEncoding.DecodeString(pre)
+	if err != nil {
+		return 0, 0, false, false
+	}
+	if w, h, isWebP := webpSize(buf); isWebP {
+		return w, h, true, w > 0
+	}
+	switch {
+	case bytes.HasPrefix(buf, []byte("\x89PNG\r\n\x1a\n")), bytes.HasPrefix(buf, []byte("\xff\xd8\xff")),
+		bytes.HasPrefix(buf, []byte("GIF87a")), bytes.HasPrefix(buf, []byte("GIF89a")):
+	default:
+		return 0, 0, false, false
+	}
+	cfg, _, err := image.DecodeConfig(bytes.NewReader(buf))
+	if err != nil {
+		return 0, 0, true, false
+	}
+	return cfg.Width, cfg.Height, true, true
+}
+
+// webpSize reads a WebP image's size from its RIFF header (VP8, VP8L or
+// VP8X chunk); isWebP is false for anything else, w is 0 when the header
+// is cut short.
+func webpSize(b []byte) (w, h int, isWebP bool) {
+	if len(b) < 16 || string(b[:4]) != "RIFF" || string(b[8:12]) != "WEBP" {
+		return 0, 0, false
+	}
+	switch string(b[12:16]) {
+	case "VP8X":
+		if len(b) >= 30 {
+			w = 1 + (int(b[24]) | int(b[25])<<8 | int(b[26])<<16)
+			h = 1 + (int(b[27]) | int(b[28])<<8 | int(b[29])<<16)
+		}
+	case "VP8L":
+		if len(b) >= 25 {
+			v := binary.LittleEndian.Uint32(b[21:25])
+			w, h = 1+int(v&0x3fff), 1+int(v>>14&0x3fff)
+		}
+	case "VP8 ":
+		if len(b) >= 30 {
+			w = int(binary.LittleEndian.Uint16(b[26:28]) & 0x3fff)
+			h = int(binary.LittleEndian.Uint16(b[28:30]) & 0x3fff)
+		}
+	}
+	return w, h, true
+}

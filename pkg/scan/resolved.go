@@ -1,0 +1,271 @@
+package scan
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/sessfix/sessfix/pkg/opencode"
+	"github.com/sessfix/sessfix/pkg/sent"
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+// Resolved reports whether the problem the error r describes is gone from the
+// session, and why, deciding from the records alone (never from file
+// times, which a copy, a restore or a checkout resets). found are the
+// session's findings under every rule but SF302.
+//
+// For an error with a mapped index, the problem is gone when sessfix
+// excluded the target message, or when nothing at error level is found on
+// it, it no longer shows the defect the error describes (Defect.Shows) and
+// its records show it was changed after the failed attempt:
+//   - a time inside the message or its parts (time.created,
+//     time.completed, time.start, time.end of the part or its tool state)
+//     later than the failed attempt's own time.completed (else
+//     time.created); compaction times do not count, since OpenCode sets
+//     them without repairing anything;
+//   - a part marked synthetic (sessfix's placeholder text, injected text
+//     and thinking);
+//   - for the thinking errors, no thinking left on the message;
+//   - for an error that names the block it found ("… found `tool_use`"),
+//     another block at that index once the request is rebuilt.
+//
+// Without a stored failed attempt (a pasted error) there is no "since":
+// the target no longer showing the defect is enough.
+//
+// For an error that names no message, the whole history before the failed
+// attempt is the target: the problem is gone when nothing of the error's
+// class is found at error level (ExplainsError) and some message before the
+// attempt was changed after it in one of the ways above (a synthetic part
+// counting on assistant messages only), or excluded by sessfix. A pasted
+// error that names no message is never known to be gone: nothing tells when
+// it happened.
+//
+// For a defect the records hold (DefectReasoningMissing and the ones after
+// it), the records are the evidence: the problem is gone when nothing at
+// error level predicts the error's type and no message shows the defect
+// any more (for a session-wide defect, no message before the attempt; else
+// the one the error names).
+func Resolved(r *opencode.Recovery, s *store.Session, found []Finding) (string, bool) {
+	if r.Defect.InRecords() {
+		return resolvedInRecords(r, s, found)
+	}
+	if !r.Names() {
+		for _, g := range found {
+			if g.Severity == Error && ExplainsError(g, r.Type) {
+				return "", false
+			}
+		}
+		if r.Failed == nil {
+			// Nothing tells when a pasted error happened.
+			return "", false
+		}
+		for _, m := range s.Messages {
+			if m.ID == r.Failed.ID {
+				break
+			}
+			if sent.ExcludedBySessfix(m) {
+				return "sessfix has excluded a message from requests since, and the session shows no such problem any more", true
+			}
+			// OpenCode writes synthetic text on user messages itself (file
+			// reads, agent calls): only an assistant message's synthetic
+			// part is sessfix's mark here.
+			if r.Changed(m, m.Role == "assistant") != "" {
+				return "the session has been repaired since and shows no such problem any more", true
+			}
+		}
+		return "", false
+	}
+	if r.TargetID == "" {
+		return "", false
+	}
+	m := s.Message(r.TargetID)
+	if m == nil {
+		return "", false
+	}
+	if sent.ExcludedBySessfix(m) {
+		return "sessfix has excluded that message from requests since", true
+	}
+	for _, g := range found {
+		if g.Severity == Error && g.Code != SF302 && g.MessageID == m.ID {
+			return "", false
+		}
+	}
+	if r.Defect.Shows(s, m) {
+		return "", false
+	}
+	if r.Failed == nil {
+		return "that message does not show the problem now", true
+	}
+	if r.Defect.ThinkingDefect() && len(opencode.ThinkingParts(m)) == 0 {
+		return "that message's thinking has been removed since", true
+	}
+	if how := r.Changed(m, true); how != "" {
+		return "that message has been changed since (" + how + ") and no longer shows the problem", true
+	}
+	if how := imageWithinLimits(r, s); how != "" {
+		return how, true
+	}
+	if found := opencode.FoundType(r.Text); found != "" {
+		if ix, ok := sent.ParseIndex(r.Index); ok && ix.M >= 0 {
+			n, k, req := ix.Entry(), ix.M, r.Request(s)
+			if n < len(req.Messages) && (k >= len(req.Messages[n].Blocks) || req.Messages[n].Blocks[k].Type != found) {
+				return fmt.Sprintf("%s is no longer the `%s` block the provider found there", r.Index, found), true
+			}
+		}
+	}
+	return "", false
+}
+
+func resolvedInRecords(r *opencode.Recovery, s *store.Session, found []Finding) (string, bool) {
+	for _, g := range found {
+		if g.Severity == Error && g.Code != SF302 && g.ErrorType == string(r.Type) {
+			return "", false
+		}
+	}
+	if r.Defect.SessionWide() {
+		until := ""
+		if r.Failed != nil {
+			until = r.Failed.ID
+		}
+		if len(r.Defect.ShowsBefore(s, until)) > 0 {
+			return "", false
+		}
+		return r.Defect.GoneWhy(), true
+	}
+	m := s.Message(r.TargetID)
+	switch {
+	case m == nil:
+		return "", false
+	case sent.ExcludedBySessfix(m):
+		return "sessfix has excluded that message from requests since", true
+	case r.Defect.Shows(s, m):
+		return "", false
+	}
+	return r.Defect.GoneWhy(), true
+}
+
+// ErrorCauses returns the findings of fs that produce a provider error
+// naming no message: the preflight findings (and SF210's) at error level whose predicted
+// text is the error's (backticks, case and a trailing documentation link
+// aside), else those predicting its error type.
+func ErrorCauses(fs []Finding, text string) []Finding {
+	t := opencode.DetectErrorType(text)
+	if t == opencode.ErrorNone {
+		return nil
+	}
+	want := normErrorText(text)
+	var exact, typed []Finding
+	for _, f := range fs {
+		if f.Severity != Error || !predictsError(f.Code) || f.ErrorType != string(t) {
+			continue
+		}
+		typed = append(typed, f)
+		if normErrorText(f.ProviderError) == want {
+			exact = append(exact, f)
+		}
+	}
+	if len(exact) > 0 {
+		return exact
+	}
+	return typed
+}
+
+// predictsError reports a rule whose findings predict the provider's error
+// from the request OpenCode would send: the preflight rules, and SF210
+// (a history that begins with an assistant message).
+func predictsError(code string) bool { return IsPreflightCode(code) || code == SF210 }
+
+// IsPreflightCode reports a preflight rule's code (SF150–SF169, and
+// SF170–SF179 for the limits on a request's size).
+func IsPreflightCode(code string) bool {
+	return FamilyPreflight.Has(code) || FamilyRequestSize.Has(code)
+}
+
+var docsTailRe = regexp.MustCompile(`\s*(please consult our documentation at )?https?://\S+\s*$`)
+
+func normErrorText(s string) string {
+	s = strings.ToLower(strings.ReplaceAll(s, "`", ""))
+	return strings.TrimSpace(docsTailRe.ReplaceAllString(strings.TrimSpace(s), ""))
+}
+
+// DescribeCauses names the places ErrorCauses found, for one line of text:
+// "message msg_… part prt_… (SF151), …".
+func DescribeCauses(fs []Finding) string {
+	var out []string
+	for _, f := range fs {
+		s := "message " + f.MessageID
+		if f.PartID != "" {
+			s += " part " + f.PartID
+		}
+		out = append(out, s+" ("+f.Code+")")
+	}
+	return strings.Join(out, ", ")
+}
+
+// CausesNote is what sessfix says about an error that names no message:
+// "the error names no message; the preflight finds 2 places that cause it:
+// message msg_… part prt_… (SF151), …".
+func CausesNote(causes []Finding) string {
+	if len(causes) == 0 {
+		return "the error names no message, and sessfix finds nothing in the session that causes it"
+	}
+	return CausesHeader(len(causes)) + " " + DescribeCauses(causes)
+}
+
+// CausesHeader is CausesNote without the places, for a list that follows.
+func CausesHeader(n int) string {
+	places := "places that cause it"
+	if n == 1 {
+		places = "place that causes it"
+	}
+	return fmt.Sprintf("the error names no message; the preflight finds %d %s:", n, places)
+}
+
+// ShrinkCauses returns the findings of fs that a stored image error (text,
+// of type image_too_large or image_dimensions, pointing at partID when
+// known) is about and that shrinkImage repairs: the preflight's SF170 and
+// SF171 findings on a user's pasted image or a tool result's image.
+func ShrinkCauses(fs []Finding, text, partID string) []Finding {
+	var out []Finding
+	for _, f := range ErrorCauses(fs, text) {
+		if f.Fix == "shrinkImage" && (partID == "" || f.PartID == partID) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// imageWithinLimits names how the stored images an image error points at
+// show the repair ("" when they do not): a user's file part, or every
+// image attachment of a tool part, whose base64 and sides are within the
+// limits now, which the error said they were not.
+func imageWithinLimits(r *opencode.Recovery, s *store.Session) string {
+	if (r.Type != opencode.ErrorImageTooLarge && r.Type != opencode.ErrorImageDimensions) || r.PartID == "" {
+		return ""
+	}
+	p := opencode.FindPart(s, r.TargetID, r.PartID)
+	if p == nil {
+		return ""
+	}
+	images := opencode.DataImages(p)
+	if len(images) == 0 {
+		return ""
+	}
+	side := opencode.AnthropicImageSideMax
+	if strings.Contains(r.Text, "many-image") {
+		side = opencode.ManyImagesSideMax
+	}
+	for _, data := range images {
+		if len(data) > opencode.AnthropicImageBase64Max {
+			return ""
+		}
+		if w, h, ok, known := opencode.ImageHeader(data); !ok || !known || w > side || h > side {
+			return ""
+		}
+	}
+	if len(images) > 1 {
+		return "those images are within the limits now (shrunk since)"
+	}
+	return "that image is within the limits now (shrunk since)"
+}
