@@ -70,19 +70,7 @@ func TestPastedImageOverFiveMB(t *testing.T) {
 	if !strings.Contains(rejected, "image exceeds 5 MB maximum: ") {
 		t.Fatalf("the mock did not reject the big image: %q", rejected)
 	}
-	fs, scan := scanStore(t, e, session)
-	var pre, stored *finding
-	for i := range fs {
-		switch fs[i].Code {
-		case "SF170":
-			pre = &fs[i]
-		case "SF302":
-			stored = &fs[i]
-		}
-	}
-	if pre == nil || pre.Fix != "shrinkImage" || stored == nil || stored.Fix != "shrinkImage" || stored.ErrorType != "image_too_large" {
-		t.Fatalf("scan does not report the image (SF170) and the stored error (SF302) with shrinkImage\n%s", scan)
-	}
+	pre := imageFindings(t, e, session)
 	if !strings.HasSuffix(rejected, strings.TrimPrefix(pre.ProviderError, pre.Index)) {
 		t.Errorf("mock rejected with\n  %q\nSF170 predicted\n  %q", rejected, pre.ProviderError)
 	}
@@ -137,4 +125,26 @@ func onlySession(t *testing.T, e *opencodetest.Env) string {
 		t.Fatalf("want one session: %v\n%s", err, res.Stdout)
 	}
 	return doc.Sessions[0].ID
+}
+
+// imageFindings scans the session after a resume rejected for an image over
+// 5 MB: it wants the preflight's finding of the image (SF170) and the
+// stored error (SF302, image_too_large), both repaired by shrinkImage, and
+// returns the SF170 finding.
+func imageFindings(t *testing.T, e *opencodetest.Env, session string) *finding {
+	t.Helper()
+	fs, scan := scanStore(t, e, session)
+	var pre, stored *finding
+	for i := range fs {
+		switch fs[i].Code {
+		case "SF170":
+			pre = &fs[i]
+		case "SF302":
+			stored = &fs[i]
+		}
+	}
+	if pre == nil || pre.Fix != "shrinkImage" || stored == nil || stored.Fix != "shrinkImage" || stored.ErrorType != "image_too_large" {
+		t.Fatalf("scan does not report the image (SF170) and the stored error (SF302) with shrinkImage\n%s", scan)
+	}
+	return pre
 }

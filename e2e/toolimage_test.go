@@ -78,19 +78,7 @@ func TestToolImageOverFiveMB(t *testing.T) {
 	if !strings.Contains(rejected, limitText) {
 		t.Fatalf("the resume was not rejected for the image: %q", rejected)
 	}
-	fs, scan := scanStore(t, e, session)
-	var pre, stored *finding
-	for i := range fs {
-		switch fs[i].Code {
-		case "SF170":
-			pre = &fs[i]
-		case "SF302":
-			stored = &fs[i]
-		}
-	}
-	if pre == nil || pre.Fix != "shrinkImage" || stored == nil || stored.Fix != "shrinkImage" || stored.ErrorType != "image_too_large" {
-		t.Fatalf("scan does not report the tool's image (SF170) and the stored error (SF302) with shrinkImage\n%s", scan)
-	}
+	pre := imageFindings(t, e, session)
 	if rejected != pre.ProviderError {
 		t.Errorf("mock rejected with\n  %q\nSF170 predicted\n  %q", rejected, pre.ProviderError)
 	}

@@ -98,7 +98,7 @@ func WriteSessions(w io.Writer, list []surgery.Summary, tty, color bool, now tim
 	if !tty {
 		for _, s := range list {
 			fmt.Fprintf(bw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", s.ID, report.JSONTime(s.LastActivity), s.Messages, healthStyle(st, s.Health).Render(s.Health.State()),
-				model(s.ProviderID, s.ModelID), field(s.Directory), field(s.Store.Path), field(s.Title))
+				report.ModelName(s.ProviderID, s.ModelID), field(s.Directory), field(s.Store.Path), field(s.Title))
 		}
 		return bw.Flush()
 	}
@@ -117,7 +117,7 @@ func WriteSessions(w io.Writer, list []surgery.Summary, tty, color bool, now tim
 	}
 	for _, s := range list {
 		row := []string{s.ID, ago(s.LastActivity, now), strconv.Itoa(s.Messages), healthCell(st, s.Health),
-			model(s.ProviderID, s.ModelID), report.Clean(shorten(s.Directory, 32, true))}
+			report.ModelName(s.ProviderID, s.ModelID), report.Clean(shorten(s.Directory, 32, true))}
 		if several {
 			row = append(row, report.Clean(shorten(s.Store.Path, 32, true)))
 		}
@@ -187,16 +187,6 @@ func healthStyle(st *report.Styles, h surgery.Health) lipgloss.Style {
 		return st.Info
 	}
 	return st.OK
-}
-
-func model(provider, model string) string {
-	switch {
-	case provider == "" && model == "":
-		return "-"
-	case provider == "":
-		return model
-	}
-	return provider + "/" + model
 }
 
 // ago says how long before now t was, coarsely ("3m ago", "2h ago"), or

@@ -22,7 +22,7 @@ func WriteSession(w io.Writer, v *surgery.View, color bool) error {
 	writeSessionHeader(bw, st, v)
 	for _, m := range v.Messages {
 		line := fmt.Sprintf("#%d %s %s", m.Index, st.Title.Render(m.Role), m.ID)
-		if mdl := model(m.ProviderID, m.ModelID); mdl != "-" {
+		if mdl := report.ModelName(m.ProviderID, m.ModelID); mdl != "-" {
 			line += " " + mdl
 		}
 		if !m.Created.IsZero() {
@@ -152,7 +152,7 @@ func WriteSent(w io.Writer, v *surgery.View, color bool) error {
 		thinking = "thinking on"
 	}
 	fmt.Fprintf(bw, "  request to %s: %s API, %s, OpenCode %s conversion, %s, ending with your next prompt\n",
-		model(r.ProviderID, r.ModelID), r.Kind, thinking, r.Conversion, plural.Count(len(r.Messages), "message", "messages"))
+		report.ModelName(r.ProviderID, r.ModelID), r.Kind, thinking, r.Conversion, plural.Count(len(r.Messages), "message", "messages"))
 	if r.RevertApplied {
 		fmt.Fprintf(bw, "  %s the reverted messages are left out: OpenCode deletes them before it sends\n", st.Hint.Render("note:"))
 	}
@@ -207,16 +207,4 @@ func blockLine(st *report.Styles, b surgery.SentBlock) string {
 		f = append(f, st.Dim.Render("← "+b.MessageID+" "+b.PartID))
 	}
 	return strings.Join(f, " ")
-}
-
-// model names a message's model as `sessfix sessions` does:
-// provider/model, "-" when neither is known.
-func model(provider, model string) string {
-	switch {
-	case provider == "" && model == "":
-		return "-"
-	case provider == "":
-		return model
-	}
-	return provider + "/" + model
 }

@@ -186,7 +186,7 @@ func (c *checker) union(v gjson.Result, u *UnionType, path, object string) {
 		c.add(Problem{Path: path, Kind: WrongType, Want: "object", Got: got(v), Object: object})
 		return
 	}
-	key := v.Get(escapeKey(u.Key))
+	key := v.Get(EscapeKey(u.Key))
 	if key.Type == gjson.String {
 		if obj := u.Object(key.Str); obj != "" {
 			c.object(v, objects[obj], path)
@@ -332,14 +332,14 @@ func quoteList(list []string) string {
 // join appends a key to a gjson/sjson path.
 func join(path, key string) string {
 	if path == "" {
-		return escapeKey(key)
+		return EscapeKey(key)
 	}
-	return path + "." + escapeKey(key)
+	return path + "." + EscapeKey(key)
 }
 
-// escapeKey escapes the characters gjson and sjson treat specially in a
+// EscapeKey escapes the characters gjson and sjson treat specially in a
 // path component.
-func escapeKey(k string) string {
+func EscapeKey(k string) string {
 	if !strings.ContainsAny(k, `.*?|#@\!=<>%`) {
 		return k
 	}

@@ -309,7 +309,7 @@ func schemaOrdered(v gjson.Result, ref string) []byte {
 	listed := map[string]bool{}
 	for _, f := range o.Fields {
 		listed[f.Name] = true
-		if fv := v.Get(escapeGJSON(f.Name)); fv.Exists() {
+		if fv := v.Get(ocschema.EscapeKey(f.Name)); fv.Exists() {
 			sub := ""
 			if f.Type == ocschema.Object {
 				sub = f.Ref
@@ -324,17 +324,6 @@ func schemaOrdered(v gjson.Result, ref string) []byte {
 		return true
 	})
 	return append(out, '}')
-}
-
-func escapeGJSON(k string) string {
-	var b strings.Builder
-	for _, r := range k {
-		if strings.ContainsRune(`.*?|#@\!=<>%`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // SessionInfoOf is what the session record says that defaults derive from:

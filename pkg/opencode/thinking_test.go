@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
 
 func TestModelThinksByName(t *testing.T) {
@@ -22,21 +23,10 @@ func TestModelThinksByName(t *testing.T) {
 	}
 }
 
-func testMessage(id, role, body string, parts ...string) *store.Message {
-	m := &store.Message{Record: store.Record{Kind: store.KindMessage, ID: id, Raw: []byte(body)}, Role: role}
-	for i, p := range parts {
-		pid := id + "-" + string(rune('a'+i))
-		pt := &store.Part{Record: store.Record{Kind: store.KindPart, ID: pid, Raw: []byte(p)}, MessageID: id}
-		pt.Type = pt.Get("type").String()
-		m.Parts = append(m.Parts, pt)
-	}
-	return m
-}
-
 func TestThinkingEnabledByEvidence(t *testing.T) {
 	gpt5 := `{"role":"assistant","providerID":"openai","modelID":"gpt-5"}`
-	real := testMessage("m1", "assistant", gpt5, `{"type":"step-start"}`, `{"type":"reasoning","text":"plan","metadata":{"openai":{"itemId":"rs_1"}}}`)
-	synthetic := testMessage("m2", "assistant", `{"role":"assistant","providerID":"openai","modelID":"gpt-4.1"}`,
+	real := storetest.NewMessage("m1", "assistant", gpt5, `{"type":"step-start"}`, `{"type":"reasoning","text":"plan","metadata":{"openai":{"itemId":"rs_1"}}}`)
+	synthetic := storetest.NewMessage("m2", "assistant", `{"role":"assistant","providerID":"openai","modelID":"gpt-4.1"}`,
 		`{"type":"reasoning","text":"[Continuing from previous reasoning]","synthetic":true}`)
 	s := &store.Session{Messages: []*store.Message{real, synthetic}}
 	if !ThinkingEnabled(s, "openai", "gpt-5") {
@@ -70,3 +60,6 @@ func TestNeedsSignature(t *testing.T) {
 		}
 	}
 }
+
+// testMessage builds a message in memory (storetest.NewMessage).
+var testMessage = storetest.NewMessage

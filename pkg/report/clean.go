@@ -71,3 +71,16 @@ func cleanSlow(s string, nl bool) bool {
 	}
 	return true
 }
+
+// ModelName names a model as the session lists and views print it:
+// provider/model, the model alone without a provider, "-" when neither is
+// known.
+func ModelName(provider, model string) string {
+	switch {
+	case provider == "" && model == "":
+		return "-"
+	case provider == "":
+		return model
+	}
+	return provider + "/" + model
+}

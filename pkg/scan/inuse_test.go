@@ -7,23 +7,13 @@ import (
 
 	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
-
-func testMessage(id, role, body string, parts ...string) *store.Message {
-	m := &store.Message{Record: store.Record{Kind: store.KindMessage, ID: id, Raw: []byte(body)}, Role: role}
-	for i, p := range parts {
-		pid := id + "-" + string(rune('a'+i))
-		pt := &store.Part{Record: store.Record{Kind: store.KindPart, ID: pid, Raw: []byte(p)}, MessageID: id}
-		pt.Type = pt.Get("type").String()
-		m.Parts = append(m.Parts, pt)
-	}
-	return m
-}
 
 func TestStreaming(t *testing.T) {
 	mod := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	body := fmt.Sprintf(`{"role":"assistant","time":{"created":%d}}`, mod.UnixMilli())
-	m := testMessage("m", "assistant", body, `{"type":"step-start"}`)
+	m := storetest.NewMessage("m", "assistant", body, `{"type":"step-start"}`)
 	m.Modified = mod
 	s := &store.Session{Messages: []*store.Message{m}}
 	seen := store.Activity{State: store.ActivityNone}
@@ -43,18 +33,18 @@ func TestStreaming(t *testing.T) {
 		t.Error("an unfinished message in a store OpenCode has open, quiet for a minute, is not streaming")
 	}
 	seen.State = store.ActivityNone
-	done := testMessage("d", "assistant", `{"role":"assistant","time":{"created":1,"completed":2}}`)
+	done := storetest.NewMessage("d", "assistant", `{"role":"assistant","time":{"created":1,"completed":2}}`)
 	if Streaming(at(s, time.Second), done) {
 		t.Error("a completed message counts as streaming")
 	}
 	// Only the newest assistant message can be streaming.
-	later := testMessage("l", "assistant", fmt.Sprintf(`{"role":"assistant","time":{"created":%d}}`, mod.UnixMilli()))
-	two := &store.Session{Messages: []*store.Message{m, testMessage("u", "user", `{"role":"user"}`), later}}
+	later := storetest.NewMessage("l", "assistant", fmt.Sprintf(`{"role":"assistant","time":{"created":%d}}`, mod.UnixMilli()))
+	two := &store.Session{Messages: []*store.Message{m, storetest.NewMessage("u", "user", `{"role":"user"}`), later}}
 	if c := at(two, time.Second); Streaming(c, m) || !Streaming(c, later) {
 		t.Error("an older unfinished message counts as streaming, or the newest does not")
 	}
 	// A fresh copy of an old session: new file time, records from months ago.
-	old := testMessage("o", "assistant", fmt.Sprintf(`{"role":"assistant","time":{"created":%d}}`, mod.Add(-90*24*time.Hour).UnixMilli()))
+	old := storetest.NewMessage("o", "assistant", fmt.Sprintf(`{"role":"assistant","time":{"created":%d}}`, mod.Add(-90*24*time.Hour).UnixMilli()))
 	old.Modified = mod
 	copied := &store.Session{Messages: []*store.Message{old}}
 	if Streaming(at(copied, time.Second), old) {
@@ -64,3 +54,6 @@ func TestStreaming(t *testing.T) {
 		t.Errorf("LastActivity = %v, want %v", got, mod)
 	}
 }
+
+// testMessage builds a message in memory (storetest.NewMessage).
+var testMessage = storetest.NewMessage
