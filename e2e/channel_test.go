@@ -46,6 +46,7 @@ func TestDevChannelRepairHolds(t *testing.T) {
 	if !strings.Contains(rejected, "text content blocks must contain non-whitespace text") {
 		t.Fatalf("the resume after the kill was not rejected for the empty text: %q", rejected)
 	}
+	found, _ := scanStore(t, e, session)
 	fix := sessfix(t, e, "fix", "--yes", e.DataDir())
 	if fix.ExitCode != 0 || !strings.Contains(fix.Stderr, "backup run") {
 		t.Fatalf("fix --yes\n%s", fix)
@@ -70,6 +71,12 @@ func TestDevChannelRepairHolds(t *testing.T) {
 	if events == 0 {
 		t.Errorf("no event of the dev build records part %s: the event log is not what OBSERVED.md says", ws[0])
 	}
+	recordWedged(t, wedgedRow{
+		Case: "dev-channel-kill-text-start", Test: "TestDevChannelRepairHolds", OpenCode: opencodetest.VDev, Model: e.Model,
+		Break: "the dev channel build (opencode-dev.db, with an event log) killed where the answer's text block started; " +
+			"a real run, no edit; after the resume the repaired part is still repaired and the event log still holds it as first written",
+		Before: rejectedAs(rejected), Scan: codes(codesWithSeverity(found)), Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted",
+	})
 }
 
 // killAtTextStart sends a second prompt to session and kills OpenCode once

@@ -99,7 +99,11 @@ func TestCompatibility(t *testing.T) {
 		}
 		return at(a.Case) - at(b.Case)
 	})
-	got := renderCompat(rows, fams, readingList, events)
+	wedged, err := loadWedged()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := renderCompat(rows, fams, wedged, readingList, events)
 
 	root, err := opencodetest.RepoRoot()
 	if err != nil {
@@ -137,7 +141,7 @@ func codes(list []string) string {
 
 // renderCompat writes docs/compatibility.md. Everything in it comes from
 // the run: no timings, no ids.
-func renderCompat(rows []outcome, fams []familyOutcome, readingList []readingOutcome, events []eventFinding) []byte {
+func renderCompat(rows []outcome, fams []familyOutcome, wedged []wedgedRow, readingList []readingOutcome, events []eventFinding) []byte {
 	var b bytes.Buffer
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	p("# Compatibility with real OpenCode\n\n")
@@ -206,6 +210,7 @@ func renderCompat(rows []outcome, fams []familyOutcome, readingList []readingOut
 	}
 	renderFamilies(&b, fams)
 	renderReadings(&b, readingList)
+	renderWedged(&b, wedged)
 	renderEvents(&b, events)
 	return b.Bytes()
 }

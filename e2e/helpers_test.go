@@ -45,7 +45,7 @@ func TestRenderCompatEscapes(t *testing.T) {
 		Before: verdict{State: "rejected", Error: "a | b `c`"},
 		After:  verdict{State: "accepted", Serve: 200},
 	}}
-	doc := string(renderCompat(rows, nil, nil, nil))
+	doc := string(renderCompat(rows, nil, nil, nil, nil))
 	if !strings.Contains(doc, "rejected: `` a \\| b `c` ``") {
 		t.Errorf("the error cell is not escaped:\n%s", doc)
 	}
@@ -53,7 +53,7 @@ func TestRenderCompatEscapes(t *testing.T) {
 		t.Errorf("a run where every scenario resumed is not said so:\n%s", doc)
 	}
 	rows[0].After = verdict{State: "rejected", Error: "x"}
-	if doc := string(renderCompat(rows, nil, nil, nil)); !strings.Contains(doc, "- `s` on OpenCode 1.18.33: after the fix rejected") {
+	if doc := string(renderCompat(rows, nil, nil, nil, nil)); !strings.Contains(doc, "- `s` on OpenCode 1.18.33: after the fix rejected") {
 		t.Errorf("a scenario still refused after the fix is not listed:\n%s", doc)
 	}
 }
@@ -65,7 +65,7 @@ func TestRenderFamilies(t *testing.T) {
 		Recovery: "reasoning_without_following_item", Fix: "dropEncryptedReasoning|excludeMessage",
 		After: verdict{State: "accepted"},
 	}}
-	doc := string(renderCompat(nil, rows, nil, nil))
+	doc := string(renderCompat(nil, rows, nil, nil, nil))
 	for _, want := range []string{
 		"## Provider families: recovery from the stored error",
 		"| c | openai/gpt-5.2 | w \\| x | yes: SF164, the same text | rejected: `` Item 'rs_…' of type 'reasoning' `` | reasoning_without_following_item | `dropEncryptedReasoning\\|excludeMessage` | accepted |",

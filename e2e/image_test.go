@@ -70,7 +70,7 @@ func TestPastedImageOverFiveMB(t *testing.T) {
 	if !strings.Contains(rejected, "image exceeds 5 MB maximum: ") {
 		t.Fatalf("the mock did not reject the big image: %q", rejected)
 	}
-	pre := imageFindings(t, e, session)
+	pre, found := imageFindings(t, e, session)
 	if !strings.HasSuffix(rejected, strings.TrimPrefix(pre.ProviderError, pre.Index)) {
 		t.Errorf("mock rejected with\n  %q\nSF170 predicted\n  %q", rejected, pre.ProviderError)
 	}
@@ -110,6 +110,12 @@ func TestPastedImageOverFiveMB(t *testing.T) {
 	if !sent {
 		t.Error("the resume does not send the image any more")
 	}
+	recordWedged(t, wedgedRow{
+		Case: "pasted-image-over-5mb", Test: "TestPastedImageOverFiveMB", OpenCode: opencodetest.V1_18, Model: e.Model,
+		Break: "a pasted image over Anthropic's 5 MB of base64; 1.18.33 re-encodes what `run --file` attaches, so the test " +
+			"pastes a small image with a real run and replaces its stored data with a 6.2 MB PNG (the one edit)",
+		Before: rejectedAs(rejected), Scan: codes(codesWithSeverity(found)), Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted",
+	})
 }
 
 // onlySession is the id of the one session sessfix lists in the data dir.
@@ -130,8 +136,8 @@ func onlySession(t *testing.T, e *opencodetest.Env) string {
 // imageFindings scans the session after a resume rejected for an image over
 // 5 MB: it wants the preflight's finding of the image (SF170) and the
 // stored error (SF302, image_too_large), both repaired by shrinkImage, and
-// returns the SF170 finding.
-func imageFindings(t *testing.T, e *opencodetest.Env, session string) *finding {
+// returns the SF170 finding and every finding of the session.
+func imageFindings(t *testing.T, e *opencodetest.Env, session string) (*finding, []finding) {
 	t.Helper()
 	fs, scan := scanStore(t, e, session)
 	var pre, stored *finding
@@ -146,5 +152,5 @@ func imageFindings(t *testing.T, e *opencodetest.Env, session string) *finding {
 	if pre == nil || pre.Fix != "shrinkImage" || stored == nil || stored.Fix != "shrinkImage" || stored.ErrorType != "image_too_large" {
 		t.Fatalf("scan does not report the image (SF170) and the stored error (SF302) with shrinkImage\n%s", scan)
 	}
-	return pre
+	return pre, fs
 }

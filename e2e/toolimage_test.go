@@ -78,7 +78,7 @@ func TestToolImageOverFiveMB(t *testing.T) {
 	if !strings.Contains(rejected, limitText) {
 		t.Fatalf("the resume was not rejected for the image: %q", rejected)
 	}
-	pre := imageFindings(t, e, session)
+	pre, found := imageFindings(t, e, session)
 	if rejected != pre.ProviderError {
 		t.Errorf("mock rejected with\n  %q\nSF170 predicted\n  %q", rejected, pre.ProviderError)
 	}
@@ -107,4 +107,9 @@ func TestToolImageOverFiveMB(t *testing.T) {
 	if sent == 0 || sent > mockanthropic.ImageBase64Max {
 		t.Errorf("the resume's tool result holds %d bytes with an image, want an image under 5 MB", sent)
 	}
+	recordWedged(t, wedgedRow{
+		Case: "read-tool-image-over-5mb", Test: "TestToolImageOverFiveMB", OpenCode: opencodetest.V1_1, Model: e.Model,
+		Break:  "the read tool on a 4.7 MB PNG: 1.1.65 keeps it whole (6.2 MB of base64) in the tool result; a real run, no edit",
+		Before: rejectedAs(rejected), Scan: codes(codesWithSeverity(found)), Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted",
+	})
 }
