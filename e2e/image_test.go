@@ -70,7 +70,7 @@ func TestPastedImageOverFiveMB(t *testing.T) {
 	if !strings.Contains(rejected, "image exceeds 5 MB maximum: ") {
 		t.Fatalf("the mock did not reject the big image: %q", rejected)
 	}
-	pre, found := imageFindings(t, e, session)
+	pre, found := imageFindings(t, e, session, "SF170", "image_too_large")
 	if !strings.HasSuffix(rejected, strings.TrimPrefix(pre.ProviderError, pre.Index)) {
 		t.Errorf("mock rejected with\n  %q\nSF170 predicted\n  %q", rejected, pre.ProviderError)
 	}
@@ -134,23 +134,23 @@ func onlySession(t *testing.T, e *opencodetest.Env) string {
 }
 
 // imageFindings scans the session after a resume rejected for an image over
-// 5 MB: it wants the preflight's finding of the image (SF170) and the
-// stored error (SF302, image_too_large), both repaired by shrinkImage, and
-// returns the SF170 finding and every finding of the session.
-func imageFindings(t *testing.T, e *opencodetest.Env, session string) (*finding, []finding) {
+// a limit: it wants the preflight's finding of the image (code) and the
+// stored error (SF302 of errorType), both repaired by shrinkImage, and
+// returns the preflight's finding and every finding of the session.
+func imageFindings(t *testing.T, e *opencodetest.Env, session, code, errorType string) (*finding, []finding) {
 	t.Helper()
 	fs, scan := scanStore(t, e, session)
 	var pre, stored *finding
 	for i := range fs {
 		switch fs[i].Code {
-		case "SF170":
+		case code:
 			pre = &fs[i]
 		case "SF302":
 			stored = &fs[i]
 		}
 	}
-	if pre == nil || pre.Fix != "shrinkImage" || stored == nil || stored.Fix != "shrinkImage" || stored.ErrorType != "image_too_large" {
-		t.Fatalf("scan does not report the image (SF170) and the stored error (SF302) with shrinkImage\n%s", scan)
+	if pre == nil || pre.Fix != "shrinkImage" || stored == nil || stored.Fix != "shrinkImage" || stored.ErrorType != errorType {
+		t.Fatalf("scan does not report the image (%s) and the stored error (SF302, %s) with shrinkImage\n%s", code, errorType, scan)
 	}
 	return pre, fs
 }

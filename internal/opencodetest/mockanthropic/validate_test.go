@@ -1,8 +1,12 @@
 package mockanthropic
 
 import (
+	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"image"
+	pngpkg "image/png"
 	"strings"
 	"testing"
 )
@@ -196,5 +200,65 @@ func TestToolResultImageOverFiveMB(t *testing.T) {
 	r, _ = ParseRequest([]byte(body(false, user, call, str)))
 	if e := (Validator{}).Validate(r); e != nil {
 		t.Fatalf("a string result: %v", e)
+	}
+}
+
+// The vision guide's limits: an image over 8000 px on a side, one over
+// 2000 px in a request of more than 20 images (a tool result's counted
+// too), and more than 100 images are each rejected; 8000 px, 2000 px among
+// 20 images and 100 images are accepted.
+func TestImageDimensionAndCountLimits(t *testing.T) {
+	png := func(w, h int) string {
+		var b bytes.Buffer
+		if err := pngpkg.Encode(&b, image.NewGray(image.Rect(0, 0, w, h))); err != nil {
+			t.Fatal(err)
+		}
+		return base64.StdEncoding.EncodeToString(b.Bytes())
+	}
+	block := func(data string) string {
+		return `{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + data + `"}}`
+	}
+	user := func(blocks ...string) string {
+		return `{"role":"user","content":[` + strings.Join(append([]string{`{"type":"text","text":"look"}`}, blocks...), ",") + `]}`
+	}
+	many := func(n int, last string) string {
+		var bs []string
+		for range n - 1 {
+			bs = append(bs, block(png(8, 8)))
+		}
+		return user(append(bs, block(last))...)
+	}
+	call := `{"role":"assistant","content":[` + toolUse + `]}`
+	toolResult := func(data string) string {
+		return `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"Image read successfully"},` + block(data) + `]}]}`
+	}
+	cases := []struct {
+		name string
+		msgs []string
+		want string
+	}{
+		{"9000 px wide", []string{user(block(png(9000, 4)))}, "messages.0.content.1.image.source.base64.data: At least one of the image dimensions exceed max allowed size: 8000 pixels"},
+		{"8000 px wide", []string{user(block(png(8000, 4)))}, ""},
+		{"a tool result's 8001 px", []string{user(), call, toolResult(png(4, 8001))}, "messages.2.content.0.tool_result.content.1.image.source.base64.data: At least one of the image dimensions exceed max allowed size: 8000 pixels"},
+		{"2100 px among 21", []string{many(20, png(8, 8)), call, toolResult(png(2100, 4))}, "messages.2.content.0.tool_result.content.1.image.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels"},
+		{"2100 px among 20", []string{many(19, png(8, 8)), call, toolResult(png(2100, 4))}, ""},
+		{"101 images", []string{many(101, png(8, 8))}, "request contains 101 images, exceeding the maximum of 100 allowed per request"},
+		{"100 images", []string{many(100, png(8, 8))}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := ParseRequest([]byte(body(false, c.msgs...)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := Validator{}.Validate(r)
+			got := ""
+			if e != nil {
+				got = e.Message
+			}
+			if got != c.want {
+				t.Errorf("got %q\nwant %q", got, c.want)
+			}
+		})
 	}
 }
