@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"encoding/base64"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -139,6 +140,89 @@ func runToolImageCase(t *testing.T, c toolImageCase) {
 	}
 	recordWedged(t, wedgedRow{
 		Case: c.name, Test: "TestToolImage", OpenCode: opencodetest.V1_1, Model: e.Model, Break: c.what,
+		Before: rejectedAs(rejected), Scan: codes(codesWithSeverity(found)), Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted",
+	})
+}
+
+// markerReadMany makes the mock call the read tool on every test image at
+// once.
+const markerReadMany = "[[read-many]]"
+
+// readManyScript answers the first agent request whose prompt carries
+// markerReadMany with thinking and one read call per path, in parallel;
+// every other request as DefaultScript does.
+func readManyScript(paths []string) mockanthropic.Script {
+	return func(r *mockanthropic.Request) mockanthropic.Turn {
+		req := r.Parsed
+		if len(req.Tools) == 0 || len(req.PendingToolResults()) > 0 || !strings.Contains(req.LastUserText(), markerReadMany) {
+			return mockanthropic.DefaultScript(r)
+		}
+		blocks := []mockanthropic.BlockSpec{{Type: "thinking", Text: "I will read every picture."}}
+		for _, p := range paths {
+			blocks = append(blocks, mockanthropic.BlockSpec{Type: "tool_use", ToolName: "read", ToolInput: map[string]any{"filePath": p}})
+		}
+		return mockanthropic.Turn{Blocks: blocks}
+	}
+}
+
+// TestToolImagesOverTheCount: the read tool on 101 small PNGs at once
+// (OpenCode 1.1.65, a real run, no edit): the request that sends them back
+// holds 101 images, over the API's 100, and the strict mock rejects it, as
+// it does every resume. scan says so (SF172, a warning: sessfix cannot
+// tell whether the model takes 100 or 600, the stored error can);
+// `sessfix fix --yes`, default flags, right after the failure, prunes the
+// tool results the way OpenCode does (markToolCompacted) until the request
+// is within the stored limit, and the next resume is accepted.
+func TestToolImagesOverTheCount(t *testing.T) {
+	acquire(t)
+	ctx := testCtx(t, 10*time.Minute)
+	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_1, Timeout: 6 * time.Minute})
+	png, err := base64.StdEncoding.DecodeString(storetest.NoisyPNG(t, 5, 16, 16))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for i := range 101 {
+		p := filepath.Join(e.ProjectDir, fmt.Sprintf("shot%03d.png", i))
+		if err := os.WriteFile(p, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	e.Mock.SetScript(readManyScript(paths))
+	res, err := e.Prompt(ctx, "What is in these shots? "+markerReadMany)
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := res.SessionID
+	if session == "" {
+		session = onlySession(t, e)
+	}
+	const limitText = "request contains 101 images, exceeding the maximum of 100 allowed per request"
+	rejected := resumeVerdict(ctx, t, e, anthropicCalls, session, "Look again.")
+	if rejected != limitText {
+		t.Fatalf("the resume was not rejected for the image count: %q\n%s", rejected, res)
+	}
+	found, scan := scanStore(t, e, session)
+	var stored *finding
+	for i := range found {
+		if found[i].Code == "SF302" {
+			stored = &found[i]
+		}
+	}
+	if stored == nil || stored.Fix != "markToolCompacted" || stored.ErrorType != "too_many_images" {
+		t.Fatalf("scan does not map the stored error (SF302) to markToolCompacted\n%s", scan)
+	}
+	fix := sessfix(t, e, "fix", "--yes", e.DataDir())
+	if fix.ExitCode != 0 {
+		t.Fatalf("fix\n%s", fix)
+	}
+	if rej := resumeVerdict(ctx, t, e, anthropicCalls, session, "And now?"); rej != "" {
+		t.Fatalf("after sessfix fix the resume is rejected: %s\n%s", rej, fix)
+	}
+	recordWedged(t, wedgedRow{
+		Case: "read-tool-images-over-the-count", Test: "TestToolImagesOverTheCount", OpenCode: opencodetest.V1_1, Model: e.Model,
+		Break:  "the read tool on 101 small PNGs at once: the request that sends them back holds 101 images, over the API's 100; a real run, no edit",
 		Before: rejectedAs(rejected), Scan: codes(codesWithSeverity(found)), Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted",
 	})
 }

@@ -119,7 +119,7 @@ func (w *work) errorSteps(f scan.Finding, text string, failed *store.Message) []
 	if r.Defect == opencode.DefectNone {
 		// A pasted image over a limit: repaired through the preflight's
 		// findings of it, which shrinkImage repairs.
-		if causes := scan.ShrinkCauses(others(w.findings), text, r.PartID); len(causes) > 0 {
+		if causes := scan.MediaCauses(others(w.findings), text, r.PartID); len(causes) > 0 {
 			return w.causeSteps(st, causes, resolved)
 		}
 		switch {

@@ -98,7 +98,7 @@ const ContextOverflowName = "ContextOverflowError"
 
 // NotRepairedYetNote is what scan, diagnose and fix say about an error or a
 // finding of a NotRepairedYet type.
-const NotRepairedYetNote = "not repaired yet: sessfix does not prune old tool results or replace media with a placeholder yet; " +
+const NotRepairedYetNote = "not repaired yet: sessfix does not yet prune a history over the model's context window or replace media with a placeholder; " +
 	"remove the image or start a new session"
 
 // DefaultFix returns the mutations error-driven recovery applies to the

@@ -8,6 +8,8 @@ import (
 	_ "image/gif"  // header decoder for image.DecodeConfig
 	_ "image/jpeg" // header decoder for image.DecodeConfig
 	_ "image/png"  // header decoder for image.DecodeConfig
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/sessfix/sessfix/pkg/sent"
@@ -224,4 +226,18 @@ func webpSize(b []byte) (w, h int, isWebP bool) {
 		}
 	}
 	return w, h, true
+}
+
+// maxImagesRe reads the limit from a too-many-images error.
+var maxImagesRe = regexp.MustCompile(`maximum of (\d+) allowed`)
+
+// ImageCountLimit reads the limit a too-many-images error prints ("request
+// contains 101 images, exceeding the maximum of 100 allowed per request").
+func ImageCountLimit(text string) (int, bool) {
+	m := maxImagesRe.FindStringSubmatch(text)
+	if m == nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(m[1])
+	return n, err == nil
 }

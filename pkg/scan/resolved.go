@@ -56,6 +56,9 @@ func Resolved(r *opencode.Recovery, s *store.Session, found []Finding) (string, 
 				return "", false
 			}
 		}
+		if how := imageCountWithin(r, s); how != "" {
+			return how, true
+		}
 		if r.Failed == nil {
 			// Nothing tells when a pasted error happened.
 			return "", false
@@ -222,14 +225,25 @@ func CausesHeader(n int) string {
 	return fmt.Sprintf("the error names no message; the preflight finds %d %s:", n, places)
 }
 
-// ShrinkCauses returns the findings of fs that a stored image error (text,
-// of type image_too_large or image_dimensions, pointing at partID when
-// known) is about and that shrinkImage repairs: the preflight's SF170 and
-// SF171 findings on a user's pasted image or a tool result's image.
-func ShrinkCauses(fs []Finding, text, partID string) []Finding {
+// MediaCauses returns the findings of fs that a stored media error (text,
+// pointing at partID when known) is about and that a media repair fixes:
+// the preflight's SF170 and SF171 findings on a user's pasted image or a
+// tool result's image (shrinkImage), and its SF172 finding of a request
+// over the image count (markToolCompacted).
+func MediaCauses(fs []Finding, text, partID string) []Finding {
+	causes := ErrorCauses(fs, text)
+	if len(causes) == 0 && opencode.DetectErrorType(text) == opencode.ErrorTooManyImages {
+		// Between 100 and 600 images SF172 is a warning: sessfix cannot
+		// tell the model's limit. The stored error tells it.
+		for _, f := range fs {
+			if f.Code == SF172 {
+				causes = append(causes, f)
+			}
+		}
+	}
 	var out []Finding
-	for _, f := range ErrorCauses(fs, text) {
-		if f.Fix == "shrinkImage" && (partID == "" || f.PartID == partID) {
+	for _, f := range causes {
+		if (f.Fix == "shrinkImage" || f.Fix == "markToolCompacted") && (partID == "" || f.PartID == partID) {
 			out = append(out, f)
 		}
 	}
@@ -268,4 +282,23 @@ func imageWithinLimits(r *opencode.Recovery, s *store.Session) string {
 		return "those images are within the limits now (shrunk since)"
 	}
 	return "that image is within the limits now (shrunk since)"
+}
+
+// imageCountWithin names how a session shows a too-many-images error
+// repaired ("" when it does not): its next request holds no more images
+// than the limit the error printed, which OpenCode's prune of old tool
+// results (markToolCompacted) brings about.
+func imageCountWithin(r *opencode.Recovery, s *store.Session) string {
+	if r.Type != opencode.ErrorTooManyImages || r.Failed == nil {
+		return ""
+	}
+	limit, ok := opencode.ImageCountLimit(r.Text)
+	if !ok {
+		return ""
+	}
+	n := len(opencode.RequestImages(s, sent.Build(s, sent.Options{NextPrompt: true})))
+	if n > limit {
+		return ""
+	}
+	return fmt.Sprintf("the next request holds %d images now, within the limit of %d", n, limit)
 }

@@ -67,7 +67,12 @@ var ruleSF172 = preflightRule(&Rule{
 		"User `file` parts and the image attachments of tool results not compacted are counted. The finding points at the first image over the limit.",
 	Why:           "The provider rejects the request on every retry.",
 	ProviderError: "request contains 52 images, exceeding the maximum of 50 allowed per request",
-	FixDoc:        notRepairedYetDoc,
+	FixDoc: "`markToolCompacted`, OpenCode's own prune: sessfix marks the oldest completed tool results whose images the request sends compacted " +
+		"(`state.time.compacted`, which OpenCode itself sets when it prunes), one after the other, until the request holds no more images than the limit. " +
+		"OpenCode then sends each as `[Old tool result content cleared]` without its images; the model no longer sees those images, the rest of the session stays. " +
+		"Images users attached are not touched: when pruning every tool result is not enough, nothing is changed and the finding stays.",
+	Fixable: true,
+	Fix:     "markToolCompacted",
 })
 
 var ruleSF173 = preflightRule(&Rule{
@@ -131,7 +136,7 @@ func checkImages(s *store.Session, r *sent.Request) []Violation {
 	if len(ims) > limit {
 		im := ims[limit]
 		out = append(out, Violation{
-			Code: SF172, N: im.N, M: -1, Index: idx(im.N, -1), MessageID: im.MessageID, PartID: im.PartID, Severity: sev,
+			Code: SF172, N: im.N, M: -1, Index: idx(im.N, -1), MessageID: im.MessageID, PartID: im.PartID, Severity: sev, Fix: "markToolCompacted",
 			ProviderError: fmt.Sprintf("request contains %d images, exceeding the maximum of %d allowed per request", len(ims), limit),
 			Message:       fmt.Sprintf("the request sends %d images, over the limit of %d%s; this is the first image over it", len(ims), limit, note),
 		})

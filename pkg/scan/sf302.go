@@ -125,6 +125,9 @@ func checkFailedAttempt(c *Context) {
 		f.Message += "; " + ShowsNote(r.Defect, shown)
 	case !r.Names():
 		causes := ErrorCauses(others, text)
+		if len(causes) == 0 {
+			causes = MediaCauses(others, text, "")
+		}
 		f.Message += "; " + CausesNote(causes)
 		if len(causes) == 0 && !r.Type.NotRepairedYet() {
 			c.reportNoFix(f)
@@ -134,11 +137,11 @@ func checkFailedAttempt(c *Context) {
 	if fix := r.DefaultFix(); fix != "" {
 		f.Fix = fix
 		c.Report(f)
-	} else if causes := ShrinkCauses(others, text, r.PartID); len(causes) > 0 {
-		// A pasted image over a limit: the preflight finds it, and its
-		// repair (shrinkImage) is this error's.
-		f.Fix = "shrinkImage"
-		f.Message += "; the preflight finds the image: " + DescribeCauses(causes) + ", which shrinkImage repairs"
+	} else if causes := MediaCauses(others, text, r.PartID); len(causes) > 0 {
+		// An image over a limit, or too many: the preflight finds it, and
+		// its repair (shrinkImage, markToolCompacted) is this error's.
+		f.Fix = causes[0].Fix
+		f.Message += "; the preflight finds the image: " + DescribeCauses(causes) + ", which " + f.Fix + " repairs"
 		c.Report(f)
 	} else if r.Type.NotRepairedYet() {
 		f.Message += "; " + opencode.NotRepairedYetNote

@@ -1,0 +1,79 @@
+package fix
+
+import (
+	"fmt"
+
+	"github.com/sessfix/sessfix/pkg/opencode"
+	"github.com/sessfix/sessfix/pkg/sent"
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+var stPrune = Strategy{Name: "prune", Mutations: "markToolCompacted",
+	Doc: "mark the oldest completed tool results that send images compacted, as opencode's own prune does (it then sends `[Old tool result content cleared]` without their images), until the request holds no more images than the provider allows"}
+
+// pruneToolImages is OpenCode's own prune, for a request over the image
+// count (the limit is read from the finding's provider error): it sets
+// state.time.compacted on the oldest completed tool parts whose images the
+// request sends, one after the other, until the request holds at most the
+// limit. OpenCode then sends such a result as `[Old tool result content
+// cleared]` and leaves its attachments out (OBSERVED.md). Images users
+// attached are not touched: when pruning every tool result is not enough,
+// the strategy does not apply.
+func pruneToolImages(s *store.Session, providerError string, e env) ([]store.Edit, error) {
+	limit, ok := opencode.ImageCountLimit(providerError)
+	if !ok {
+		return nil, errNotApplicable
+	}
+	ims := opencode.RequestImages(s, sent.Build(s, sent.Options{NextPrompt: true}))
+	excess := len(ims) - limit
+	if excess <= 0 {
+		return nil, nil
+	}
+	// The tool parts that send images, oldest first, with how many.
+	var order []string
+	count := map[string]int{}
+	for _, im := range ims {
+		if !im.Tool {
+			continue
+		}
+		if count[im.PartID] == 0 {
+			order = append(order, im.PartID)
+		}
+		count[im.PartID]++
+	}
+	var out []store.Edit
+	for _, id := range order {
+		if excess <= 0 {
+			break
+		}
+		msg, p := findToolPart(s, id)
+		if p == nil {
+			continue
+		}
+		after, err := setJSON(p.Raw, e.ms(), "state", "time", "compacted")
+		if err != nil {
+			return nil, fmt.Errorf("part %s: %w", p.ID, err)
+		}
+		ed := partEdit(store.OpUpdate, msg, p, "markToolCompacted",
+			fmt.Sprintf("tool result marked compacted, as opencode's prune does: its %d images are no longer sent", count[id]))
+		ed.After = after
+		out = append(out, ed)
+		excess -= count[id]
+	}
+	if excess > 0 {
+		return nil, errNotApplicable
+	}
+	return out, nil
+}
+
+// findToolPart finds a part by id, with its message.
+func findToolPart(s *store.Session, id string) (*store.Message, *store.Part) {
+	for _, m := range s.Messages {
+		for _, p := range m.Parts {
+			if p.ID == id {
+				return m, p
+			}
+		}
+	}
+	return nil, nil
+}

@@ -1,0 +1,96 @@
+package fix
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/sessfix/sessfix/pkg/opencode"
+	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/sent"
+	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/storetest"
+)
+
+// manyToolImages is a session whose read tool returned n small images.
+func manyToolImages(t *testing.T, n int) *storetest.Fixture {
+	t.Helper()
+	small := storetest.NoisyPNG(t, 3, 8, 8)
+	var ims []storetest.Image
+	for range n {
+		ims = append(ims, storetest.Image{Mime: "image/png", Base64: small})
+	}
+	return storetest.ToolImageSession(ims...)
+}
+
+// A request of 601 images (over every Anthropic model's limit): SF172
+// names OpenCode's prune, and the repair marks the tool result compacted,
+// which leaves none of its images in the next request; nothing else of the
+// part changes.
+func TestPruneToolImagesOverTheCount(t *testing.T) {
+	s := storetest.LoadAll(t, storetest.OpenOne(t, storetest.Materialize(t, store.ShapeStorage, t.TempDir(), manyToolImages(t, 601))))[0]
+	f := fs0(scan.CheckSession(s, scanOpts()), "SF172")
+	if f.Severity != scan.Error || f.Fix != "markToolCompacted" {
+		t.Fatalf("SF172 should be an error repaired by markToolCompacted: %+v", f)
+	}
+	before := toolPart(t, s)
+	fixed := fixAndRecheck(t, s, "prune")
+	after := toolPart(t, fixed)
+	if after.Get("state.time.compacted").Int() != testNow.UnixMilli() {
+		t.Errorf("state.time.compacted = %s, want the fix's time", after.Get("state.time.compacted").Raw)
+	}
+	for _, path := range []string{"state.attachments", "state.output", "state.input", "state.time.start", "state.time.end", "callID"} {
+		if after.Get(path).Raw != before.Get(path).Raw {
+			t.Errorf("%s changed", path)
+		}
+	}
+	if n := len(opencode.RequestImages(fixed, sent.Build(fixed, sent.Options{NextPrompt: true}))); n != 0 {
+		t.Errorf("the next request still sends %d images", n)
+	}
+}
+
+// The stored error of the rejected request (101 images against a limit of
+// 100) plans the same prune from the error alone, and reads as repaired
+// afterwards.
+func TestStoredTooManyImagesErrorPrunes(t *testing.T) {
+	fx := manyToolImages(t, 101)
+	text := "request contains 101 images, exceeding the maximum of 100 allowed per request"
+	last := &fx.Messages[2]
+	last.Body = []byte(strings.Replace(string(last.Body), `"finish":"stop"}`,
+		`"error":{"name":"APIError","data":{"message":`+jsonString(text)+`,"isRetryable":false}}}`, 1))
+	last.Parts = nil
+	s := storetest.LoadAll(t, storetest.OpenOne(t, storetest.Materialize(t, store.ShapeStorage, t.TempDir(), fx)))[0]
+	f := fs0(scan.CheckSession(s, scanOpts()), "SF302")
+	if f.Severity != scan.Error || f.Fix != "markToolCompacted" || strings.Contains(f.Message, "not repaired yet") {
+		t.Fatalf("SF302 should name markToolCompacted as the stored error's repair: %+v", f)
+	}
+	p, err := Plan(s, []scan.Finding{f}, planOpts())
+	if err != nil || len(p.Changes.Edits) != 1 || p.Changes.Edits[0].Mutation != "markToolCompacted" || p.Changes.Edits[0].ID != storetest.ToolImagePartID {
+		t.Fatalf("plan from the stored error: %v %+v", err, p)
+	}
+	fixed, err := ApplyInMemory(s, p.Changes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := fs0(scan.CheckSession(fixed, scanOpts()), "SF302"); g.Severity != scan.Info || !strings.Contains(g.Message, "within the limit of 100") {
+		t.Errorf("SF302 after the prune: %s %q", g.Severity, g.Message)
+	}
+}
+
+// Images a user attached are not pruned: a request over the count with
+// no tool result to prune keeps its finding, and nothing is planned.
+func TestPruneLeavesUserImages(t *testing.T) {
+	small := storetest.NoisyPNG(t, 3, 8, 8)
+	var ims []storetest.Image
+	for range 601 {
+		ims = append(ims, storetest.Image{Mime: "image/png", Filename: "a.png", Base64: small})
+	}
+	s := imageSession(t, store.ShapeStorage, ims...)
+	f := fs0(scan.CheckSession(s, scanOpts()), "SF172")
+	if f.Code == "" {
+		t.Fatal("no SF172 for 601 pasted images")
+	}
+	p, err := Plan(s, []scan.Finding{f}, planOpts())
+	if err != nil || !p.Empty() || len(p.Unfixed) != 1 {
+		t.Fatalf("plan: %v, empty %v, unfixed %+v", err, p.Empty(), p.Unfixed)
+	}
+}
