@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/sessfix/sessfix/internal/faultpoint"
 	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -33,6 +34,7 @@ func watchSignals(sigs <-chan os.Signal, cancel context.CancelCauseFunc, done <-
 			if !stopped {
 				stopped = true
 				cancel(sig)
+				faultpoint.Observed()
 				continue
 			}
 			released, left, resume := store.ReleaseHeld()

@@ -11,7 +11,10 @@
 //
 //   - SESSFIX_FAULT_AT=N: right after step N the process sends itself
 //     SESSFIX_FAULT_SIGNAL (INT, TERM or HUP; SIGKILL when unset, as
-//     `kill -9` would at that point);
+//     `kill -9` would at that point); for INT, TERM and HUP, Hit returns
+//     only once the process's signal handler has taken the signal
+//     (Observed), so what follows step N never depends on how soon the
+//     handler ran;
 //   - SESSFIX_FAULT_LOG=FILE: each step is appended to FILE as "N what", so
 //     a test can count the steps of a whole run and tell them apart.
 //

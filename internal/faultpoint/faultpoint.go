@@ -62,4 +62,24 @@ func Hit(what string) {
 	if sig == syscall.SIGKILL {
 		select {} // the signal is on its way; nothing more runs
 	}
+	// The process handles the signal on another goroutine: wait until it
+	// has (Observed), so the step after this one runs with the signal
+	// already seen, however loaded the machine is.
+	<-observed
+}
+
+// observed hears that the process has taken a signal Hit sent.
+var observed = make(chan struct{}, 1)
+
+// Observed tells a waiting Hit that the process has taken the signal it
+// sent (its signal handler calls it once the command is cancelled). It
+// does nothing unless fault injection is enabled, and never blocks.
+func Observed() {
+	if !enabled.Load() {
+		return
+	}
+	select {
+	case observed <- struct{}{}:
+	default:
+	}
 }
