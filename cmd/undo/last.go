@@ -60,7 +60,7 @@ func undoLast(ctx context.Context, opts *UndoOptions, bopts backup.Options) erro
 			done = append(done, UndoneRun{Err: context.Cause(ctx)})
 			break
 		}
-		res, uerr := backup.Undo(ctx, bopts, r.ID, opts.Force)
+		res, uerr := undoRun(ctx, f, bopts, r.ID, opts.Force)
 		done = append(done, UndoneRun{Run: r.ID, Result: res, Err: uerr})
 		if res != nil && opts.Force {
 			for _, rf := range res.Refused {

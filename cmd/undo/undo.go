@@ -101,7 +101,7 @@ func RunUndo(ctx context.Context, opts *UndoOptions) error {
 		return undoLast(ctx, opts, bopts)
 	}
 	run := opts.RunID
-	res, err := backup.Undo(ctx, bopts, run, opts.Force)
+	res, err := undoRun(ctx, f, bopts, run, opts.Force)
 	if f.Format() == "json" {
 		if perr := printJSON(f, run, res, opts.Force, err); perr != nil {
 			return errors.Join(err, perr)
@@ -126,6 +126,28 @@ func RunUndo(ctx context.Context, opts *UndoOptions) error {
 		ios.Statusf("undid run %s on %s store %s: %d restored, %d already as before", res.RunID, res.Store.Shape, res.Store.Path, len(res.Restored), res.Unchanged)
 	}
 	return nil
+}
+
+// undoRun undoes run in a write transaction on the store it changed
+// (backup.BeginTx, which takes the writer lock and first rolls back what a
+// killed sessfix left half-written there, said on stderr). A run undone
+// already, or whose store is gone, is settled before any lock is taken
+// (backup.Undoable).
+func undoRun(ctx context.Context, f *cli.Factory, bopts backup.Options, run string, force bool) (*backup.UndoResult, error) {
+	info, done, err := backup.Undoable(bopts, run)
+	if err != nil || done != nil {
+		return done, err
+	}
+	tx, rbs, err := backup.BeginTx(ctx, bopts, info, false)
+	cli.SayRollbacks(f.IOStreams, rbs)
+	if err != nil {
+		return nil, backup.UndoBeginFailed(run, err)
+	}
+	res, err := tx.Undo(ctx, run, force)
+	if cerr := tx.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	return res, err
 }
 
 // canonical is p absolute, cleaned, with symbolic links resolved when it

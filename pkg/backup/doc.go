@@ -20,8 +20,12 @@
 //   - Undo refuses, and restores nothing, when a record no longer has the
 //     bytes sessfix wrote (OpenCode or a person changed it since), unless
 //     forced; it reports which records. Undoing a run twice is a no-op.
-//   - Undo takes the store's writer lock itself; Apply expects the caller to
-//     hold it.
+//   - Every write goes through a Tx (BeginTx): fix, drop, rewind, fork and
+//     watch apply change sets in one (through pkg/fix's Tx), undo restores
+//     runs in one. A writing Tx holds the store's writer lock, taken by
+//     Lock, the one place sessfix takes it, which first rolls back what a
+//     killed sessfix left half-written; a dry-run Tx takes no lock. The
+//     package's Apply expects the caller to hold the lock.
 //
 // Failures the user can act on are typed (StateDirError, JournalError,
 // StoreGoneError, RefusedError) and carry the facts advice needs; the

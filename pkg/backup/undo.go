@@ -48,34 +48,91 @@ type UndoResult struct {
 // target key identifying one file or row.
 func key(t store.Target) string { return t.Path + "\x00" + t.Table + "\x00" + t.ID }
 
-// Undo restores the store a run changed, byte for byte. Records whose current bytes are not what the run
+// Undo restores the store a run changed, byte for byte, in a transaction
+// of its own on that store (Undoable, BeginTx, Tx.Undo, Close): what
+// `sessfix undo RUN` does, for a caller with no one to tell what taking
+// the lock rolled back. Records whose current bytes are not what the run
 // left are refused (the error wraps store.ErrChanged, the result lists
-// them) and nothing is restored, unless force. It takes the store's writer
-// lock. Undoing a run that was already undone does nothing and says so.
+// them) and nothing is restored, unless force. Undoing a run that was
+// already undone does nothing and says so.
 func Undo(ctx context.Context, opts Options, runID string, force bool) (*UndoResult, error) {
+	info, done, err := Undoable(opts, runID)
+	if err != nil || done != nil {
+		return done, err
+	}
+	tx, _, err := BeginTx(ctx, opts, info, false)
+	if err != nil {
+		return nil, UndoBeginFailed(runID, err)
+	}
+	defer tx.Close()
+	return tx.Undo(ctx, runID, force)
+}
+
+// UndoBeginFailed is the error of an undo of run runID whose transaction
+// could not begin (BeginTx): the lock another sessfix holds, a roll-back
+// that failed.
+func UndoBeginFailed(runID string, err error) error {
+	return fmt.Errorf("cannot undo run %s: %w", runID, err)
+}
+
+// Undoable reads run runID before its store is locked and returns the
+// store to begin the undo's transaction on (BeginTx), or, for a run
+// undone already, the result that says so (nothing to lock, nothing to
+// do). The error wraps ErrNoRun when there is no such run, and is a
+// *StoreGoneError when the store the run changed is gone.
+func Undoable(opts Options, runID string) (store.Info, *UndoResult, error) {
+	_, m, res, err := undoable(opts, runID)
+	if m == nil {
+		return store.Info{}, res, err
+	}
+	return m.Store, res, err
+}
+
+// undoable reads run runID: its folder and manifest, and the result when
+// it is undone already (m is nil then), or the error that refuses it.
+func undoable(opts Options, runID string) (string, *Manifest, *UndoResult, error) {
 	dir, m, err := openRun(opts, runID)
 	if err != nil {
-		return nil, err
-	}
-	res := &UndoResult{RunID: m.RunID, Store: m.Store, Operation: m.Operation}
-	if res.Operation == "" {
-		res.Operation = m.RunID
+		return "", nil, nil, err
 	}
 	if m.Undone != nil {
+		res := newUndoResult(m)
 		res.AlreadyUndone = true
 		res.Message = fmt.Sprintf("run %s was already undone on %s; nothing to do", m.RunID, m.Undone.Time.Local().Format(time.DateTime))
-		return res, nil
+		return "", nil, res, nil
 	}
 	if _, err := os.Stat(m.Store.Path); errors.Is(err, fs.ErrNotExist) {
 		// Restoring elsewhere would need every target's path rewritten:
 		// name the backup instead, so the user can put the store back.
-		return nil, &StoreGoneError{RunID: m.RunID, Store: m.Store, Before: filepath.Join(dir, "before")}
+		return "", nil, nil, &StoreGoneError{RunID: m.RunID, Store: m.Store, Before: filepath.Join(dir, "before")}
 	}
-	lock, err := store.AcquireLock(m.Store)
-	if err != nil {
-		return nil, fmt.Errorf("cannot undo run %s: %w", m.RunID, err)
+	return dir, m, nil, nil
+}
+
+func newUndoResult(m *Manifest) *UndoResult {
+	res := &UndoResult{RunID: m.RunID, Store: m.Store, Operation: m.Operation}
+	if res.Operation == "" {
+		res.Operation = m.RunID
 	}
-	defer lock.Release()
+	return res
+}
+
+// undoLocked is Undo's body, under the writer lock of the store info
+// names: the manifest is read again (what a roll-back or another sessfix
+// wrote before the lock was taken counts), and a run of another store is
+// refused.
+func undoLocked(ctx context.Context, opts Options, info store.Info, runID string, force bool) (*UndoResult, error) {
+	dir, m, done, err := undoable(opts, runID)
+	if err != nil || done != nil {
+		return done, err
+	}
+	if abs, err := filepath.Abs(info.Path); err == nil {
+		info.Path = abs
+	}
+	if m.Store.Path != info.Path || m.Store.Shape != info.Shape {
+		return nil, fmt.Errorf("cannot undo run %s: it changed the %s store %s, not this transaction's %s", m.RunID, m.Store.Shape, m.Store.Path, info.Path)
+	}
+	res := newUndoResult(m)
 	w, err := shapes.OpenWriter(m.Store, opts.Write)
 	if err != nil {
 		return nil, fmt.Errorf("cannot undo run %s: %w", m.RunID, err)

@@ -19,9 +19,10 @@
 // Step), in the order the sessions were given, from an ordered worker pool
 // shared with scan.Run (internal/pool).
 //
-// Tx is the one write transaction every writing command goes through:
-// Begin refuses a store sessfix never writes and takes the store's writer
-// lock through backup.Lock (a dry run takes none and writes nothing),
+// Tx is the write transaction of every command that plans repairs, built
+// on backup.Tx (which undo uses directly): Begin refuses a store sessfix
+// never writes and takes the store's writer lock through backup.BeginTx
+// (a dry run takes none and writes nothing),
 // Tx.Apply backs up, applies and verifies in one backup run, Close releases
 // the lock. WriteOptions.Apply is its one seam for tests to inject a
 // failing write.

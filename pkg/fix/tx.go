@@ -2,7 +2,6 @@ package fix
 
 import (
 	"context"
-	"errors"
 	"slices"
 
 	"github.com/sessfix/sessfix/pkg/backup"
@@ -10,10 +9,12 @@ import (
 	"github.com/sessfix/sessfix/pkg/store/shapes"
 )
 
-// Tx is a write transaction on one store: every command that writes a
-// store (fix, watch, drop, rewind, fork) plans and writes through one.
-// Begin opens it, Apply writes plans in one backup run and reads them back,
-// Close ends it.
+// Tx is a write transaction on one store for the commands that plan
+// repairs (fix, watch, drop, rewind, fork): a backup.Tx, the one
+// transaction every command that writes goes through (undo too), with the
+// store its plans were made from, so that what it writes is verified from
+// disk. Begin opens it, Apply writes plans in one backup run and reads
+// them back, Close ends it.
 //
 // A writing transaction holds the store's writer lock from Begin to Close
 // (backup.Lock, which first rolls back what a killed sessfix left
@@ -24,15 +25,14 @@ import (
 type Tx struct {
 	st   store.Store
 	opts WriteOptions
-	dry  bool
-	lock *store.Lock
+	b    *backup.Tx
 }
 
 // Begin opens a transaction on st. A store sessfix never writes (an
 // OpenCode 2 database) is refused up front (shapes.CheckWritable), dry run
 // or not: a plan would promise a repair the writer then refuses.
 //
-// A writing transaction takes the store's writer lock through backup.Lock:
+// A writing transaction takes the store's writer lock (backup.BeginTx):
 // an error wrapping store.ErrLocked when another sessfix holds it, a
 // *backup.RecoverError when what a killed run left half-written cannot be
 // rolled back. What was rolled back goes to opts.Rollbacks. A dry run
@@ -43,33 +43,29 @@ func Begin(ctx context.Context, st store.Store, opts WriteOptions, dryRun bool) 
 	if err := shapes.CheckWritable(info); err != nil {
 		return nil, err
 	}
-	tx := &Tx{st: st, opts: opts, dry: dryRun}
+	b, rbs, err := backup.BeginTx(ctx, opts.Backup, info, dryRun)
 	if dryRun {
-		rbs, err := backup.Interrupted(opts.Backup, info)
+		pending, ierr := backup.Interrupted(opts.Backup, info)
 		switch {
-		case err != nil && opts.Warn != nil:
-			opts.Warn(err)
-		case err == nil && opts.Rollbacks != nil:
-			opts.Rollbacks(rbs)
+		case ierr != nil && opts.Warn != nil:
+			opts.Warn(ierr)
+		case ierr == nil && opts.Rollbacks != nil:
+			opts.Rollbacks(pending)
 		}
-		return tx, nil
-	}
-	lock, rbs, err := backup.Lock(ctx, opts.Backup, info)
-	if opts.Rollbacks != nil {
+	} else if opts.Rollbacks != nil {
 		opts.Rollbacks(rbs)
 	}
 	if err != nil {
 		return nil, err
 	}
-	tx.lock = lock
-	return tx, nil
+	return &Tx{st: st, opts: opts, b: b}, nil
 }
 
 // Store is the store the transaction writes.
 func (tx *Tx) Store() store.Store { return tx.st }
 
 // DryRun reports whether the transaction writes nothing.
-func (tx *Tx) DryRun() bool { return tx.dry }
+func (tx *Tx) DryRun() bool { return tx.b.DryRun() }
 
 // Apply writes the plans that change something in one backup run (so
 // `sessfix undo RUN` reverts it) and verifies every written session from
@@ -78,7 +74,7 @@ func (tx *Tx) DryRun() bool { return tx.dry }
 // Nothing is begun once ctx has ended; once writing has begun it is not
 // interrupted: a change set is either applied whole or not at all.
 func (tx *Tx) Apply(ctx context.Context, plans []Outcome) (run string, err error) {
-	if tx.dry || !slices.ContainsFunc(plans, Outcome.Changes) {
+	if tx.DryRun() || !slices.ContainsFunc(plans, Outcome.Changes) {
 		return "", nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -87,25 +83,35 @@ func (tx *Tx) Apply(ctx context.Context, plans []Outcome) (run string, err error
 	return tx.apply(ctx, plans)
 }
 
-// apply is Apply once the caller decided to write.
+// apply is Apply once the caller decided to write: the change sets of
+// plans go through the backup transaction (or the WriteOptions.Apply
+// seam), uninterrupted, and are read back.
 func (tx *Tx) apply(ctx context.Context, plans []Outcome) (string, error) {
-	if tx.dry {
+	if tx.DryRun() {
 		return "", nil
 	}
-	if tx.lock == nil {
-		return "", errors.New("write transaction used after it was closed")
+	var sets []*store.ChangeSet
+	for _, p := range plans {
+		if p.Changes() {
+			sets = append(sets, p.Plan.Changes)
+		}
 	}
-	run, err := writeLocked(ctx, tx.st, plans, tx.opts)
+	ctx2 := context.WithoutCancel(ctx)
+	var run string
+	var err error
+	if tx.opts.Apply != nil && tx.b.Held() {
+		run, err = tx.opts.Apply(ctx2, tx.b.Target(sets), sets)
+	} else {
+		run, err = tx.b.Apply(ctx2, sets)
+	}
 	return verify(ctx, tx.st, plans, tx.opts, run, err)
 }
 
 // Close ends the transaction, releasing the writer lock of a writing one.
 // Closing twice is harmless.
 func (tx *Tx) Close() error {
-	if tx == nil || tx.lock == nil {
+	if tx == nil {
 		return nil
 	}
-	l := tx.lock
-	tx.lock = nil
-	return l.Release()
+	return tx.b.Close()
 }

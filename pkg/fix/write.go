@@ -22,7 +22,7 @@ type WriteOptions struct {
 	// Warn, when set, hears a dry run's backup journal that cannot be
 	// read: the first run that writes stops on it.
 	Warn func(error)
-	// Apply replaces backup.Apply in a transaction's writes: the one seam
+	// Apply replaces backup.Tx.Apply in a transaction's writes: the one seam
 	// where tests inject a failing or counting write. It is called under
 	// the store's writer lock, with the store the change sets name.
 	Apply func(ctx context.Context, info store.Info, sets []*store.ChangeSet) (runID string, err error)
@@ -51,30 +51,6 @@ func verify(ctx context.Context, st store.Store, plans []Outcome, opts WriteOpti
 		}
 	}
 	return runID, nil
-}
-
-// writeLocked backs up and applies the change sets of plans in one backup
-// run (so `sessfix undo RUN` reverts it). The caller holds the store's
-// writer lock. Change sets that name another store are written there: a
-// fork of an export file is a new file next to it.
-func writeLocked(ctx context.Context, st store.Store, plans []Outcome, opts WriteOptions) (string, error) {
-	var sets []*store.ChangeSet
-	for _, p := range plans {
-		if p.Changes() {
-			sets = append(sets, p.Plan.Changes)
-		}
-	}
-	info := st.Info()
-	if to := sets[0].Store; to.Path != "" && to.Path != info.Path {
-		info = to
-	}
-	apply := opts.Apply
-	if apply == nil {
-		apply = func(ctx context.Context, info store.Info, sets []*store.ChangeSet) (string, error) {
-			return backup.Apply(ctx, opts.Backup, info, sets)
-		}
-	}
-	return apply(context.WithoutCancel(ctx), info, sets)
 }
 
 // Verify re-reads a written session from disk and checks that every finding
