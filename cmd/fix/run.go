@@ -24,7 +24,6 @@ func RunFix(ctx context.Context, opts *FixOptions) (err error) {
 		return err
 	}
 	f := opts.Factory
-	ios := f.IOStreams
 	cli.BatchGC()
 	disc, err := f.OpenStores("fix", opts.Paths)
 	if err != nil {
@@ -75,11 +74,7 @@ func RunFix(ctx context.Context, opts *FixOptions) (err error) {
 		if len(writable) == 0 {
 			return nil // every store is read only: its error says so
 		}
-		if r := run.busy; r > 0 {
-			ios.Statusf("nothing to change but the %s skipped above", plural.Count(r, "session", "sessions"))
-		} else {
-			ios.Statusf("nothing to change")
-		}
+		run.flow.Nothing(run.busy)
 		return run.left()
 	}
 	what := fmt.Sprintf("%s to %s", plural.Count(edits, "edit", "edits"), plural.Count(changing, "session", "sessions"))
@@ -223,7 +218,7 @@ func (r *fixRun) take(o fix.Outcome) error {
 		}
 	case fix.Planned:
 		if o.Forced {
-			ios.Statusf("WARNING: session %s may still be in use (%s); fixing it anyway because of --force", o.ID, o.Use.Why)
+			r.flow.Forced(o, "fixing it")
 		}
 		r.plans = append(r.plans, o)
 	}

@@ -80,7 +80,6 @@ const ExitCodes = `Exit codes:
 // Run plans the cut with planner on the session opts names and writes it.
 func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.Options) (*fix.SessionPlan, error)) (err error) {
 	f := opts.Factory
-	ios := f.IOStreams
 	sopts := &scan.Options{}
 	if err := cli.SetSettle(sopts, opts.Settle, opts.Abandon); err != nil {
 		return err
@@ -148,7 +147,7 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 		return err
 	}
 	if !o.Changes() {
-		ios.Statusf("nothing to change")
+		fl.Nothing(0)
 		return nil
 	}
 	return apply(ctx, opts, fl, &o)
@@ -191,7 +190,7 @@ func notPlanned(opts *Options, fl *write.Flow, o fix.Outcome) error {
 func apply(ctx context.Context, opts *Options, fl *write.Flow, o *fix.Outcome) error {
 	ios := opts.Factory.IOStreams
 	if o.Forced {
-		ios.Statusf("WARNING: session %s may still be in use (%s); writing anyway because of --force", o.ID, o.Use.Why)
+		fl.Forced(*o, "writing")
 	}
 	if err := fl.Show([]fix.Outcome{*o}); err != nil {
 		return err

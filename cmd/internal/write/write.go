@@ -7,6 +7,7 @@ import (
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/cmd/internal/plandoc"
+	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/fix"
 	"github.com/sessfix/sessfix/pkg/store"
@@ -166,6 +167,23 @@ func (fl *Flow) Failed(err error, run string) error {
 		return cli.WithHints(err, hint)
 	}
 	return err
+}
+
+// Nothing says on stderr that the run has nothing to write; busy counts
+// the sessions skipped above because OpenCode may still be writing them.
+func (fl *Flow) Nothing(busy int) {
+	if busy > 0 {
+		fl.f.IOStreams.Statusf("nothing to change but the %s skipped above", plural.Count(busy, "session", "sessions"))
+		return
+	}
+	fl.f.IOStreams.Statusf("nothing to change")
+}
+
+// Forced warns on stderr that o's session may still be in use and is
+// written anyway because of --force; doing is what the command does, in
+// its words ("fixing it", "writing").
+func (fl *Flow) Forced(o fix.Outcome, doing string) {
+	fl.f.IOStreams.Statusf("WARNING: session %s may still be in use (%s); %s anyway because of --force", o.ID, o.Use.Why, doing)
 }
 
 // Undo says on stderr how to undo each backup run written.
