@@ -10,11 +10,12 @@ import (
 	"testing"
 )
 
-// TestOneLockSite checks that pkg/backup is the only product package that
-// takes a store's writer lock: backup.Lock takes it and rolls back what a
+// TestOneLockSite checks that backup.Lock is the only product function
+// that takes a store's writer lock: it takes it and rolls back what a
 // killed sessfix left half-written, so a command that locked a store some
-// other way would write over a half-applied change set. Tests and the lab
-// may take it as they like.
+// other way would write over a half-applied change set (every write goes
+// through backup.Tx, which locks through it). Tests and the lab may take
+// it as they like.
 func TestOneLockSite(t *testing.T) {
 	root := filepath.Join("..", "..")
 	fset := token.NewFileSet()
@@ -39,7 +40,14 @@ func TestOneLockSite(t *testing.T) {
 		if err != nil {
 			return err
 		}
+		var fn string // the function declaration being walked
 		ast.Inspect(f, func(n ast.Node) bool {
+			if d, ok := n.(*ast.FuncDecl); ok {
+				fn = d.Name.Name
+				if d.Recv != nil && len(d.Recv.List) > 0 {
+					fn = "method " + fn
+				}
+			}
 			call, ok := n.(*ast.CallExpr)
 			if !ok {
 				return true
@@ -52,7 +60,7 @@ func TestOneLockSite(t *testing.T) {
 				name = fn.Name
 			}
 			if name == "AcquireLock" {
-				sites = append(sites, rel)
+				sites = append(sites, rel+" "+fn)
 			}
 			return true
 		})
@@ -65,8 +73,9 @@ func TestOneLockSite(t *testing.T) {
 		t.Fatal("no call of AcquireLock found: the test no longer sees the code it checks")
 	}
 	for _, s := range sites {
-		if filepath.ToSlash(filepath.Dir(s)) != "pkg/backup" {
-			t.Errorf("%s takes a store's writer lock itself; take it with backup.Lock, which finishes what a killed run left", s)
+		file, fn, _ := strings.Cut(s, " ")
+		if filepath.ToSlash(filepath.Dir(file)) != "pkg/backup" || fn != "Lock" {
+			t.Errorf("%s (in %s) takes a store's writer lock itself; take it with backup.Lock (or a backup.Tx), which finishes what a killed run left", file, fn)
 		}
 	}
 }
