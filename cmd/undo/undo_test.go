@@ -17,6 +17,7 @@ import (
 	"github.com/sessfix/sessfix/cmd/internal/iostreams"
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/shapes"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
 
@@ -164,5 +165,54 @@ func TestUndoRefusalSaysItOnce(t *testing.T) {
 	}
 	if !strings.Contains(errOut.String(), "overwrote ") || !strings.Contains(errOut.String(), filepath.Base(changed)) {
 		t.Errorf("forced undo does not say what it overwrote:\n%s", errOut)
+	}
+}
+
+// TestUndoRollsBackAKilledRunFirst: undo writes through a backup.Tx, so
+// it takes the writer lock through backup.Lock: a change set a killed run
+// left half-written is rolled back first and said on stderr, and the
+// undo of that run then finds nothing left to restore.
+func TestUndoRollsBackAKilledRunFirst(t *testing.T) {
+	path := materialize(t, store.ShapeStorage, "preflight-blank-text")
+	journal := backup.Options{Dir: t.TempDir(), Now: func() time.Time { return clock }}
+	before := storetest.Hash(t, path, store.ShapeStorage)
+	var run string
+	f, _, errOut := factory()
+	fo := &fixcmd.FixOptions{Factory: f, Paths: []string{path}, Yes: true, Settle: 5 * time.Second, Placeholder: "[user interrupted]",
+		// Killed after the write, before it was recorded: the entry
+		// stays "recorded".
+		Apply: func(ctx context.Context, info store.Info, sets []*store.ChangeSet) (string, error) {
+			w, err := shapes.OpenWriter(info, store.WriteOptions{})
+			if err != nil {
+				return "", err
+			}
+			defer w.Close()
+			j, err := backup.Begin(journal, info)
+			if err != nil {
+				return "", err
+			}
+			run = j.ID()
+			if err := j.Record(ctx, w, sets[0]); err != nil {
+				return "", err
+			}
+			return run, w.Apply(ctx, sets[0])
+		}}
+	if err := fixcmd.RunFix(context.Background(), fo); err != nil && !errors.Is(err, cli.ErrFindings) {
+		t.Fatalf("fix: %v\n%s", err, errOut)
+	}
+	if run == "" || storetest.Hash(t, path, store.ShapeStorage) == before {
+		t.Fatal("the fix wrote nothing")
+	}
+
+	f, _, errOut = factory()
+	if err := RunUndo(context.Background(), &UndoOptions{Factory: f, RunID: run, Backup: journal}); err != nil {
+		t.Fatalf("undo: %v\n%s", err, errOut)
+	}
+	if got := errOut.String(); !strings.Contains(got, "run "+run+" was killed while it wrote session") ||
+		!strings.Contains(got, "changed nothing that is still different") {
+		t.Errorf("undo does not say it rolled the killed run back first:\n%s", got)
+	}
+	if storetest.Hash(t, path, store.ShapeStorage) != before {
+		t.Error("undo did not restore the store")
 	}
 }
