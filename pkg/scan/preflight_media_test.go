@@ -200,10 +200,14 @@ func TestPreflightImageLimits(t *testing.T) {
 						t.Errorf("%s: severity %v", f.Code, f.Severity)
 					}
 					// An image over a limit, pasted or a tool's, is shrunk;
-					// the rest is not repaired yet.
+					// a request over the count gets OpenCode's prune; data
+					// that is no image is not repaired yet.
 					wantFix := ""
-					if f.Code == "SF170" || f.Code == "SF171" {
+					switch f.Code {
+					case "SF170", "SF171":
 						wantFix = "shrinkImage"
+					case "SF172":
+						wantFix = "markToolCompacted"
 					}
 					if f.Fix != wantFix || opencode.DetectErrorType(f.ProviderError) == opencode.ErrorNone || f.ErrorType == "" {
 						t.Errorf("%s: fix %q severity %v error type %q", f.Code, f.Fix, f.Severity, f.ErrorType)
