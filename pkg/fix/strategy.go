@@ -82,7 +82,7 @@ var strategyTable = map[string][]Strategy{
 	scan.SF170: {stShrink},
 	scan.SF171: {stShrink},
 	scan.SF172: {stPrune},
-	scan.SF302: {stMove, stStrip, stInject, stReplace, stAbort, stDropEncrypted, stDropItemIDs, stDropSignatures, stReasoning, stCutOff, stExclude, stPrepend},
+	scan.SF302: {stMove, stStrip, stInject, stReplace, stAbort, stDropEncrypted, stDropItemIDs, stDropSignatures, stReasoning, stCutOff, stRekeyCallIDs, stExclude, stPrepend},
 }
 
 // Strategies returns the strategies of a rule code in the order they are

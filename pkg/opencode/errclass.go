@@ -74,6 +74,10 @@ const (
 	// (Anthropic's "prompt is too long", OpenAI's context_length_exceeded,
 	// OpenCode's ContextOverflowError).
 	ErrorContextOverflow ErrorType = "context_overflow"
+	// ErrorToolCallIDInvalid: Mistral got a tool call id that is not nine
+	// letters or digits (a call another provider minted: Anthropic's
+	// toolu_…, OpenAI's call_…).
+	ErrorToolCallIDInvalid ErrorType = "tool_call_id_invalid"
 	// ErrorToolInputTruncated: a tool call's stored input is not the JSON
 	// object the request needs (the output limit cut it off mid-input), so
 	// the request fails before or at the provider.
@@ -128,6 +132,8 @@ func (t ErrorType) DefaultFix() string {
 		return "dropThoughtSignatures"
 	case ErrorToolInputTruncated:
 		return "markToolCutOff"
+	case ErrorToolCallIDInvalid:
+		return "rekeyCallIDs"
 	}
 	return ""
 }
@@ -182,6 +188,8 @@ func (t ErrorType) Example() string {
 		return "prompt is too long: 215000 tokens > 200000 maximum"
 	case ErrorToolInputTruncated:
 		return "Invalid JSON input for openai-responses tool call patch"
+	case ErrorToolCallIDInvalid:
+		return "Tool call id was toolu_01ABCdef but must be a-z, A-Z, 0-9, with a length of 9."
 	}
 	return ""
 }
@@ -274,6 +282,8 @@ func detectOtherFamilies(t string, has func(...string) bool) ErrorType {
 		return ErrorItemNotPersisted
 	case strings.Contains(t, "invalid json input for") && strings.Contains(t, "tool call"):
 		return ErrorToolInputTruncated
+	case strings.Contains(t, "tool call id was") && strings.Contains(t, "must be a-z, a-z, 0-9, with a length of 9"):
+		return ErrorToolCallIDInvalid
 	case invalidItemIDRe.MatchString(t):
 		return ErrorInvalidItemID
 	case strings.Contains(t, "missing a thought_signature"):
@@ -364,7 +374,7 @@ func ExtractItemID(text string) string {
 func ErrorTypes() []ErrorType {
 	return []ErrorType{
 		ErrorReasoningContentMissing, ErrorReasoningWithoutFollowing, ErrorReasoningItemMissing,
-		ErrorEncryptedContentInvalid, ErrorItemNotPersisted, ErrorToolInputTruncated, ErrorInvalidItemID,
+		ErrorEncryptedContentInvalid, ErrorItemNotPersisted, ErrorToolInputTruncated, ErrorToolCallIDInvalid, ErrorInvalidItemID,
 		ErrorThoughtSignatureMissing, ErrorThoughtSignatureCorrupted, ErrorTurnOrder,
 		ErrorThinkingBlockOrder, ErrorThinkingDisabledViolation, ErrorThinkingModified,
 		ErrorInvalidSignature, ErrorToolResultMissing, ErrorEmptyContent, ErrorPrefillUnsupported,

@@ -50,6 +50,9 @@ const (
 	// DefectToolInputCut is a tool_input_truncated error: calls the output
 	// limit cut off, or whose input is not a JSON object (session-wide).
 	DefectToolInputCut
+	// DefectForeignCallIDs is a tool_call_id_invalid error: tool calls
+	// whose ids are not of Mistral's form (session-wide).
+	DefectForeignCallIDs
 )
 
 // DefectOf classifies a provider error of type t (DetectErrorType(text)) by
@@ -85,6 +88,8 @@ func DefectOf(t ErrorType, text string) Defect {
 		return DefectThoughtSignature
 	case ErrorToolInputTruncated:
 		return DefectToolInputCut
+	case ErrorToolCallIDInvalid:
+		return DefectForeignCallIDs
 	}
 	return DefectNone
 }
@@ -94,7 +99,7 @@ func DefectOf(t ErrorType, text string) Defect {
 func (d Defect) SessionWide() bool {
 	switch d {
 	case DefectReasoningMissing, DefectUnverified, DefectItemIDs, DefectThoughtSignature, DefectBedrockSignature,
-		DefectToolInputCut:
+		DefectToolInputCut, DefectForeignCallIDs:
 		return true
 	}
 	return false
@@ -274,6 +279,8 @@ func (d Defect) Shows(s *store.Session, m *store.Message) bool {
 		return anyPart(m, HasBedrockSignature)
 	case DefectToolInputCut:
 		return m.Role == "assistant" && len(CutToolInputs(m)) > 0
+	case DefectForeignCallIDs:
+		return anyPart(m, ForeignCallID)
 	}
 	return false
 }
@@ -461,6 +468,8 @@ func (d Defect) What() string {
 		return "reasoning with a bedrock signature"
 	case DefectToolInputCut:
 		return "tool calls the output limit cut off"
+	case DefectForeignCallIDs:
+		return "tool calls whose ids are not nine letters or digits"
 	}
 	return ""
 }
@@ -482,6 +491,8 @@ func (d Defect) GoneWhy() string {
 		return "no reasoning part carries a bedrock signature any more"
 	case DefectToolInputCut:
 		return "every tool call the output limit cut off is marked failed with a json object input"
+	case DefectForeignCallIDs:
+		return "every tool call id is nine letters or digits"
 	}
 	return "the session no longer shows the problem"
 }

@@ -61,6 +61,7 @@ func CheckRequest(s *store.Session, r, final *sent.Request) []Violation {
 		out = append(out, checkThinkingBlocks(s, r)...)
 		out = append(out, checkThinkingMode(s, r, final)...)
 	case sent.Chat:
+		out = append(out, checkMistralCallIDs(s, r)...)
 		out = append(out, checkOpenAIPairing(s, r)...)
 		out = append(out, checkReasoningContent(s, r, final)...)
 	case sent.Responses:

@@ -17,7 +17,7 @@ func (c *converter) chatMessages(model []modelMsg, interleaved bool) []Message {
 		if mm.role == "tool" {
 			for _, it := range mm.content {
 				b := it.block("tool_result")
-				b.ToolUseID, b.IsError = it.toolID, it.isError
+				b.ToolUseID, b.IsError = c.chatToolID(it.toolID), it.isError
 				out = append(out, Message{Role: "tool", Sources: src, Blocks: []Block{b}})
 			}
 			continue
@@ -33,7 +33,7 @@ func (c *converter) chatMessages(model []modelMsg, interleaved bool) []Message {
 			case "file":
 				b.Type = it.fileType()
 			case "tool-call":
-				b.Type, b.ToolUseID = "tool_use", it.toolID
+				b.Type, b.ToolUseID = "tool_use", c.chatToolID(it.toolID)
 			case "reasoning":
 				b.Type, b.Text = "reasoning", it.text
 				reasoning = append(reasoning, b)
@@ -70,4 +70,14 @@ func (pm Message) ReasoningContent() (string, bool) {
 		}
 	}
 	return s, true
+}
+
+// chatToolID is the tool call id OpenCode sends the model for a stored
+// callID: for a model it knows as Mistral's, the id rewritten into
+// Mistral's form (NormalizesCallIDs), else the id itself.
+func (c *converter) chatToolID(id string) string {
+	if NormalizesCallIDs(c.providerID, c.modelID) {
+		return MistralCallID(id)
+	}
+	return id
 }

@@ -27,8 +27,63 @@ const (
 )
 
 // chatNames are provider and model id parts of the OpenAI-compatible
-// reasoning APIs sessfix models (DeepSeek, Kimi/Moonshot).
-var chatNames = []string{"deepseek", "moonshot", "kimi"}
+// APIs sessfix models: the reasoning APIs (DeepSeek, Kimi/Moonshot) and
+// Mistral's models (MistralNames), whose tool call ids it checks.
+var chatNames = append([]string{"deepseek", "moonshot", "kimi"}, MistralNames...)
+
+// MistralNames are the model id parts that name a Mistral model. Mistral's
+// API takes only tool call ids of nine letters or digits.
+var MistralNames = []string{"mistral", "magistral", "ministral", "devstral", "codestral", "pixtral", "mixtral"}
+
+// openCodeMistralNames are the model id parts for which OpenCode 1.18.33
+// rewrites tool call ids into Mistral's form (and the provider id
+// "mistral"): "magistral" and "ministral" are not among them.
+var openCodeMistralNames = []string{"mistral", "devstral", "codestral", "pixtral", "mixtral"}
+
+// IsMistral reports whether the model is one of Mistral's (MistralNames,
+// or the provider id "mistral").
+func IsMistral(providerID, modelID string) bool {
+	return providerID == "mistral" || containsAny(strings.ToLower(modelID), MistralNames)
+}
+
+// NormalizesCallIDs reports whether OpenCode 1.18.33 rewrites the tool
+// call ids it sends the model into Mistral's form (MistralCallID): the
+// provider id "mistral", or a model id that names mistral, devstral,
+// codestral, pixtral or mixtral.
+func NormalizesCallIDs(providerID, modelID string) bool {
+	return providerID == "mistral" || containsAny(strings.ToLower(modelID), openCodeMistralNames)
+}
+
+// MistralCallID is OpenCode's rewrite of a tool call id for a model it
+// knows as Mistral's: the letters and digits, the first nine, padded with
+// zeros.
+func MistralCallID(id string) string {
+	b := make([]byte, 0, 9)
+	for i := 0; i < len(id) && len(b) < 9; i++ {
+		if c := id[i]; c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
+			b = append(b, c)
+		}
+	}
+	for len(b) < 9 {
+		b = append(b, '0')
+	}
+	return string(b)
+}
+
+// ValidMistralCallID reports an id of Mistral's form: nine letters or
+// digits.
+func ValidMistralCallID(id string) bool {
+	return len(id) == 9 && MistralCallID(id) == id
+}
+
+func containsAny(s string, parts []string) bool {
+	for _, p := range parts {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
 
 // FamilyOf returns the API family OpenCode talks to for a provider and
 // model id: `*bedrock*` providers Bedrock Converse; `*anthropic*` ones

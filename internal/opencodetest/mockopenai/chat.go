@@ -202,6 +202,9 @@ type ChatValidator struct {
 	Scope Scope
 	// RejectEmpty counts reasoning_content "" as missing (Reading).
 	RejectEmpty bool
+	// Mistral applies Mistral's rule on tool call ids (nine letters or
+	// digits); a Mistral-family model (MistralFamily) gets it anyway.
+	Mistral bool
 }
 
 // Validate returns the error the provider would answer r with, or nil.
@@ -210,6 +213,11 @@ type ChatValidator struct {
 func (v ChatValidator) Validate(r *ChatRequest) *APIError {
 	d := v.Dialect
 	msgs := r.Messages
+	if v.Mistral || MistralFamily(r.Model) {
+		if e := checkMistralCallIDs(r); e != nil {
+			return e
+		}
+	}
 	for n, m := range msgs {
 		switch m.Role {
 		case "system", "developer", "user", "assistant", "tool":
@@ -298,7 +306,7 @@ func (s *Server) handleChat(ctx context.Context, w http.ResponseWriter, r *Reque
 		r.Chat = len(parsed.Tools) > 0
 	})
 	if !cfg.NoValidate {
-		if e := (ChatValidator{Dialect: p.Dialect, Thinking: thinking, Scope: cfg.ReasoningScope, RejectEmpty: cfg.RejectEmptyReasoning}).Validate(parsed); e != nil {
+		if e := (ChatValidator{Dialect: p.Dialect, Thinking: thinking, Scope: cfg.ReasoningScope, RejectEmpty: cfg.RejectEmptyReasoning, Mistral: cfg.Mistral}).Validate(parsed); e != nil {
 			s.reject(ctx, w, r, e)
 			return
 		}
@@ -310,6 +318,9 @@ func (s *Server) handleChat(ctx context.Context, w http.ResponseWriter, r *Reque
 		}
 		s.reject(ctx, w, r, turn.Error)
 		return
+	}
+	if cfg.Mistral || MistralFamily(parsed.Model) {
+		turn = mistralCallIDs(turn)
 	}
 	s.base.Accept(ctx, r, Answer{Turn: turn})
 	if !parsed.Stream {

@@ -24,7 +24,11 @@ func (e *APIError) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.
 //	OpenAI:   {"error":{"message":…,"type":…,"param":…,"code":…}}
 //	DeepSeek: {"error":{"message":…,"type":"invalid_request_error","param":null,"code":"invalid_request_error"}}
 //	Moonshot: {"error":{"message":…,"type":"invalid_request_error"}}
+//	Mistral:  {"object":"error","message":…,"type":…,"param":null,"code":…}
 func (e *APIError) Body() []byte {
+	if e.Dialect == dialectMistral {
+		return e.mistralBody()
+	}
 	inner := map[string]any{"message": e.Message, "type": e.Type}
 	if e.Dialect != Moonshot {
 		inner["param"] = e.Param

@@ -132,6 +132,10 @@ type Config struct {
 	// RejectEmptyReasoning counts reasoning_content "" as missing (the
 	// strict Reading).
 	RejectEmptyReasoning bool
+	// Mistral applies Mistral's rule on tool call ids to every Chat
+	// Completions request; a Mistral-family model's requests get it anyway
+	// (MistralFamily).
+	Mistral bool
 	// Thinking decides whether a Chat Completions request runs in
 	// thinking mode (ThinkingOn when nil).
 	Thinking func(d Dialect, r *ChatRequest) bool

@@ -1,0 +1,37 @@
+package fix
+
+import (
+	"fmt"
+
+	"github.com/sessfix/sessfix/pkg/opencode"
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+// stRekeyCallIDs repairs tool call ids a Mistral model refuses: OpenCode
+// sends a tool part's callID as the call's id and as its result's
+// tool_call_id, so one new id in the part changes both.
+var stRekeyCallIDs = Strategy{Name: "rekey-call-ids", Mutations: "rekeyCallIDs",
+	Doc: "give every tool call whose id is not nine letters or digits one that is, derived from the old id and unique in the session; the call and its result keep sharing it"}
+
+// rekeyCallIDs sets the callID of the message's tool parts whose id is not
+// of Mistral's form to the one opencode.MistralCallIDs maps it to: the
+// map is the session's, so a session repaired message by message gets one
+// id per old id and no id twice.
+func rekeyCallIDs(s *store.Session, m *store.Message) ([]store.Edit, error) {
+	ids := opencode.MistralCallIDs(s)
+	var out []store.Edit
+	for _, p := range m.Parts {
+		if !opencode.ForeignCallID(p) {
+			continue
+		}
+		old := p.Get("callID").String()
+		after, err := setJSON(p.Raw, ids[old], "callID")
+		if err != nil {
+			return nil, fmt.Errorf("part %s: %w", p.ID, err)
+		}
+		ed := partEdit(store.OpUpdate, m, p, "rekeyCallIDs", fmt.Sprintf("tool call id %s given mistral's form %s", old, ids[old]))
+		ed.After = after
+		out = append(out, ed)
+	}
+	return out, nil
+}
