@@ -108,6 +108,14 @@ var familyCases = []familyCase{
 		unforeseen: "the model is switched by the resume's --model",
 	},
 	{
+		name: "anthropic-then-magistral", what: "Anthropic turns with tool calls resumed with a Mistral model OpenCode does not rewrite tool call ids for", store: "opencode-1.18.33",
+		opts:      opencodetest.Options{Providers: []string{"mistralcompat"}},
+		extra:     []string{"--model", opencodetest.MagistralModel},
+		breakIt:   func(c *famRun) {},
+		errorType: "tool_call_id_invalid", text: "but must be a-z, A-Z, 0-9, with a length of 9.",
+		unforeseen: "the model is switched by the resume's --model",
+	},
+	{
 		name: "gemini-another-account", what: "thought signatures issued to another account", store: "opencode-1.18.33-google",
 		opts:      opencodetest.Options{Model: opencodetest.GoogleModel},
 		breakIt:   func(c *famRun) { c.e.Gemini.SetSecret([]byte("another account")) },

@@ -75,6 +75,15 @@ const (
 	// for it, so no interleaved setting), the shape of many third-party
 	// hosts' Kimi and DeepSeek entries.
 	KimiCustomModel = "kimi/kimi-k2-thinking"
+	// MagistralModel is a Mistral model through an OpenAI-compatible
+	// provider the user adds (npm @ai-sdk/openai-compatible). OpenCode
+	// 1.18.33 does not know "magistral" as Mistral's, so it sends the
+	// stored tool call ids as they are; the mock applies Mistral's rule on
+	// them (mockopenai.MistralFamily).
+	MagistralModel = "mistralcompat/magistral-medium-latest"
+	// DevstralModel is the same provider's devstral model, whose tool call
+	// ids OpenCode rewrites into Mistral's form.
+	DevstralModel = "mistralcompat/devstral-medium-latest"
 	// OpenAIModel is in 1.18.33's catalogue (openai provider,
 	// @ai-sdk/openai, Responses API, reasoning effort medium with
 	// summaries and encrypted content, store false).
@@ -114,6 +123,16 @@ var Providers = map[string]Provider{
 		Declare: map[string]map[string]any{
 			"kimi-k2-thinking": {"name": "Kimi K2 Thinking", "reasoning": true, "tool_call": true,
 				"limit": map[string]any{"context": 262144, "output": 32000}},
+		},
+	},
+	"mistralcompat": {
+		ID: "mistralcompat", Family: ChatCompletions, Dialect: mockopenai.OpenAI, APIKey: "sk-mock-mistral",
+		NPM: "@ai-sdk/openai-compatible", Name: "Mistral (OpenAI-compatible)", Models: []string{"magistral-medium-latest", "devstral-medium-latest"},
+		Declare: map[string]map[string]any{
+			"magistral-medium-latest": {"name": "Magistral Medium", "tool_call": true,
+				"limit": map[string]any{"context": 128000, "output": 32000}},
+			"devstral-medium-latest": {"name": "Devstral Medium", "tool_call": true,
+				"limit": map[string]any{"context": 128000, "output": 32000}},
 		},
 	},
 	"openai": {ID: "openai", Family: Responses, Dialect: mockopenai.OpenAI, APIKey: "sk-mock-openai",
