@@ -42,6 +42,10 @@ func TestDetectErrorType(t *testing.T) {
 		{"Could not decrypt the provided encrypted_content. Ensure the value is the unmodified encrypted_content from a previous response.", ErrorEncryptedContentInvalid},
 		// A tool call the output limit cut off (OpenCode issue #36766).
 		{"Invalid JSON input for openai-responses tool call patch", ErrorToolInputTruncated},
+		// Mistral, as the API prints it and as OpenCode 1.18.33 stores it
+		// from an OpenAI-compatible provider (OBSERVED.md).
+		{"Tool call id was call_PTLP8xhu3uwZk4l3nlnrrJha but must be a-z, A-Z, 0-9, with a length of 9.", ErrorToolCallIDInvalid},
+		{"Bad Request: Tool call id was toolu_015A28zpZRXSYnqFEFmRyDA4Ws but must be a-z, A-Z, 0-9, with a length of 9.", ErrorToolCallIDInvalid},
 		{"Item with id 'rs_68a1f0c2d4e8' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.", ErrorItemNotPersisted},
 		{"Item with id 'msg_68a1f0c2' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.", ErrorItemNotPersisted},
 		{"Invalid 'input[3].id': ''. Expected an ID that contains letters, numbers, underscores, or dashes, but this value contained additional characters.", ErrorInvalidItemID},

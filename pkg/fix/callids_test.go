@@ -1,0 +1,139 @@
+package fix
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/sessfix/sessfix/pkg/opencode"
+	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/sent"
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+const (
+	magistralUser = `{"role":"user","time":{"created":1763726402000},"agent":"build","model":{"providerID":"mistralcompat","modelID":"magistral-medium-latest"}}`
+	toolu1        = "toolu_015A28zpZRXSYnqFEFmRyDA4Ws"
+	toolu2        = "toolu_01BBBBzpZRXSYnqFEFmRyDA4Ws"
+)
+
+// foreignIDSession is an Anthropic turn with two tool calls (the second
+// shares the first's id when shared is set), then a user message on
+// magistral; failed adds magistral's failed attempt with that error text.
+func foreignIDSession(t *testing.T, shared bool, failed string) *store.Session {
+	b := newSB(t, store.ShapeSQLite)
+	u := b.msg(msgU1, "user", `{"role":"user","time":{"created":1763726399000},"agent":"build","model":{"providerID":"anthropic","modelID":"claude-sonnet-4-5"}}`)
+	b.part(u, prt1, `{"type":"text","text":"look around"}`)
+	a := b.msg(msgA1, "assistant", `{"role":"assistant","parentID":"`+msgU1+`","providerID":"anthropic","modelID":"claude-sonnet-4-5","time":{"created":1763726400000,"completed":1763726401000},"finish":"stop"}`)
+	b.part(a, prt2, `{"type":"step-start"}`)
+	second := toolu2
+	if shared {
+		second = toolu1
+	}
+	for i, id := range []string{toolu1, second} {
+		b.part(a, []string{prt3, prt4}[i], `{"type":"tool","callID":"`+id+`","tool":"bash","state":{"status":"completed","input":{},"output":"ok","time":{"start":1763726400100,"end":1763726400200}}}`)
+	}
+	b.part(a, prt5, `{"type":"text","text":"done"}`)
+	u2 := b.msg(msgU2, "user", magistralUser)
+	b.part(u2, prt6, `{"type":"text","text":"continue"}`)
+	if failed != "" {
+		b.msg(msgA2, "assistant", `{"role":"assistant","parentID":"`+msgU2+`","providerID":"mistralcompat","modelID":"magistral-medium-latest","time":{"created":1763726403000,"completed":1763726403100},"error":{"name":"APIError","data":{"message":`+jsonString(failed)+`,"isRetryable":false}}}`)
+	}
+	return b.complete().s
+}
+
+func callIDsOf(s *store.Session) []string {
+	var out []string
+	for _, m := range s.Messages {
+		for _, p := range m.Parts {
+			if p.Type == "tool" {
+				out = append(out, p.Get("callID").String())
+			}
+		}
+	}
+	return out
+}
+
+// SF165's repair: each foreign id becomes nine letters or digits, derived
+// from the old id (the same on every run), distinct ids stay distinct and
+// a shared id stays shared; nothing but callID changes.
+func TestRekeyCallIDs(t *testing.T) {
+	s := foreignIDSession(t, false, "")
+	if f := fs0(scan.CheckSession(s, scanOpts()), scan.SF165); f.Code == "" || f.Fix != "rekeyCallIDs" {
+		t.Fatalf("SF165 should report the foreign ids: %v", codes(scan.CheckSession(s, scanOpts())))
+	}
+	fixed := fixAndRecheck(t, s, "rekey-call-ids")
+	ids := callIDsOf(fixed)
+	if len(ids) != 2 || ids[0] == ids[1] || !sent.ValidMistralCallID(ids[0]) || !sent.ValidMistralCallID(ids[1]) {
+		t.Fatalf("re-keyed ids %v", ids)
+	}
+	if again := callIDsOf(fixAndRecheck(t, foreignIDSession(t, false, ""), "rekey-call-ids")); again[0] != ids[0] || again[1] != ids[1] {
+		t.Errorf("not deterministic: %v then %v", ids, again)
+	}
+	p, err := Plan(s, scan.CheckSession(s, scanOpts()), planOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ed := range p.Changes.Edits {
+		if ed.Mutation != "rekeyCallIDs" || ed.Op != store.OpUpdate {
+			t.Errorf("unexpected edit %s %s", ed.Mutation, ed.ID)
+		}
+		from, to := gjson.GetBytes(ed.Before, "callID").String(), gjson.GetBytes(ed.After, "callID").String()
+		if want := strings.Replace(string(ed.Before), `"callID":"`+from+`"`, `"callID":"`+to+`"`, 1); want != string(ed.After) {
+			t.Errorf("the edit changes more than callID:\n%s\n%s", ed.Before, ed.After)
+		}
+	}
+
+	shared := callIDsOf(fixAndRecheck(t, foreignIDSession(t, true, ""), "rekey-call-ids"))
+	if shared[0] != shared[1] || shared[0] != ids[0] {
+		t.Errorf("a shared id should stay shared and map as before: %v (first alone: %s)", shared, ids[0])
+	}
+}
+
+// An id the hash gives that another call already has is not reused.
+func TestMistralCallIDsAreUniqueInTheSession(t *testing.T) {
+	s := foreignIDSession(t, false, "")
+	taken := opencode.MistralCallIDs(s)[toolu1]
+	// A later call of the session already has the id toolu1 hashes to.
+	b := newSB(t, store.ShapeSQLite)
+	u := b.msg(msgU1, "user", `{"role":"user","time":{"created":1},"model":{"providerID":"anthropic","modelID":"claude-sonnet-4-5"}}`)
+	b.part(u, prt1, `{"type":"text","text":"go"}`)
+	a := b.msg(msgA1, "assistant", `{"role":"assistant","parentID":"`+msgU1+`","providerID":"anthropic","modelID":"claude-sonnet-4-5","time":{"created":2,"completed":3},"finish":"stop"}`)
+	b.part(a, prt2, `{"type":"tool","callID":"`+toolu1+`","tool":"bash","state":{"status":"completed","input":{},"output":"ok","time":{"start":2,"end":3}}}`)
+	b.part(a, prt3, `{"type":"tool","callID":"`+taken+`","tool":"bash","state":{"status":"completed","input":{},"output":"ok","time":{"start":2,"end":3}}}`)
+	got := opencode.MistralCallIDs(b.complete().s)
+	if id := got[toolu1]; id == taken || !sent.ValidMistralCallID(id) || len(got) != 1 {
+		t.Errorf("toolu1 → %q with %q taken (%v)", id, taken, got)
+	}
+}
+
+// Recovery from the error OpenCode 1.18.33 stored (OBSERVED.md, "Mistral:
+// tool call ids"): SF302 classifies it, maps the id to its tool part and
+// re-keys every foreign id before the failed attempt; the stored error then
+// reads as repaired.
+func TestStoredMistralCallIDError(t *testing.T) {
+	text := "Bad Request: Tool call id was " + toolu1 + " but must be a-z, A-Z, 0-9, with a length of 9."
+	s := foreignIDSession(t, false, text)
+	r := opencode.ReadError(s, text, s.Message(msgA2))
+	if r.Type != opencode.ErrorToolCallIDInvalid || r.Defect != opencode.DefectForeignCallIDs || r.TargetID != msgA1 || r.PartID != prt3 {
+		t.Fatalf("read %s %v → %s %s (%v)", r.Type, r.Defect, r.TargetID, r.PartID, r.MapErr)
+	}
+	f := fs0(scan.CheckSession(s, scanOpts()), "SF302")
+	if f.Severity != scan.Error || f.ErrorType != string(opencode.ErrorToolCallIDInvalid) || f.Fix == "" {
+		t.Fatalf("SF302: %+v", f)
+	}
+	p, err := Plan(s, []scan.Finding{f}, planOpts())
+	if err != nil || len(p.Fixed) != 1 || p.Fixed[0].Strategy != "rekey-call-ids" || len(p.Changes.Edits) != 2 {
+		t.Fatalf("plan from the stored error: %v fixed %+v unfixed %+v", err, p.Fixed, p.Unfixed)
+	}
+	fixed := fixAndRecheck(t, s, "rekey-call-ids")
+	if g := fs0(scan.CheckSession(fixed, scanOpts()), "SF302"); g.Severity != scan.Info {
+		t.Errorf("SF302 after the repair: %s %q", g.Severity, g.Message)
+	}
+	for _, id := range callIDsOf(fixed) {
+		if !sent.ValidMistralCallID(id) {
+			t.Errorf("id %s left", id)
+		}
+	}
+}
