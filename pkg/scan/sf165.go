@@ -21,7 +21,7 @@ var ruleSF165 = preflightRule(&Rule{
 	Why:           "Mistral rejects the request on every retry, after a switch of model in the middle of a session.",
 	ProviderError: "Tool call id was toolu_… but must be a-z, A-Z, 0-9, with a length of 9.",
 	FixDoc: "`rekeyCallIDs` gives every tool part whose `callID` is not nine letters or digits a new one: nine letters and digits of a hash of the old id, unique in the session. " +
-		"The call and its result are one part in OpenCode's storage, so they keep sharing the id; every provider takes such an id, so a later switch back is not affected. Proven against real OpenCode 1.18.33 and the strict mock.",
+		"The call and its result are one part in OpenCode's storage, so they keep sharing the id; such an id also fits Anthropic's pattern for tool ids (letters, digits, `_` and `-`, which OpenCode enforces itself for Claude models) and OpenAI's free-form call ids. Proven against real OpenCode 1.18.33 and the strict mock (docs/compatibility.md, `anthropic-then-magistral`).",
 	Fixable: true,
 	Fix:     "rekeyCallIDs",
 })
