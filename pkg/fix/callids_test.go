@@ -21,8 +21,8 @@ const (
 // foreignIDSession is an Anthropic turn with two tool calls (the second
 // shares the first's id when shared is set), then a user message on
 // magistral; failed adds magistral's failed attempt with that error text.
-func foreignIDSession(t *testing.T, shared bool, failed string) *store.Session {
-	b := newSB(t, store.ShapeSQLite)
+func foreignIDSession(t *testing.T, shape store.Shape, shared bool, failed string) *store.Session {
+	b := newSB(t, shape)
 	u := b.msg(msgU1, "user", `{"role":"user","time":{"created":1763726399000},"agent":"build","model":{"providerID":"anthropic","modelID":"claude-sonnet-4-5"}}`)
 	b.part(u, prt1, `{"type":"text","text":"look around"}`)
 	a := b.msg(msgA1, "assistant", `{"role":"assistant","parentID":"`+msgU1+`","providerID":"anthropic","modelID":"claude-sonnet-4-5","time":{"created":1763726400000,"completed":1763726401000},"finish":"stop"}`)
@@ -57,9 +57,16 @@ func callIDsOf(s *store.Session) []string {
 
 // SF165's repair: each foreign id becomes nine letters or digits, derived
 // from the old id (the same on every run), distinct ids stay distinct and
-// a shared id stays shared; nothing but callID changes.
+// a shared id stays shared; nothing but callID changes, in the database's
+// compact bodies and the JSON files' indented ones.
 func TestRekeyCallIDs(t *testing.T) {
-	s := foreignIDSession(t, false, "")
+	for _, shape := range []store.Shape{store.ShapeSQLite, store.ShapeStorage} {
+		t.Run(string(shape), func(t *testing.T) { testRekeyCallIDs(t, shape) })
+	}
+}
+
+func testRekeyCallIDs(t *testing.T, shape store.Shape) {
+	s := foreignIDSession(t, shape, false, "")
 	if f := fs0(scan.CheckSession(s, scanOpts()), scan.SF165); f.Code == "" || f.Fix != "rekeyCallIDs" {
 		t.Fatalf("SF165 should report the foreign ids: %v", codes(scan.CheckSession(s, scanOpts())))
 	}
@@ -68,7 +75,7 @@ func TestRekeyCallIDs(t *testing.T) {
 	if len(ids) != 2 || ids[0] == ids[1] || !sent.ValidMistralCallID(ids[0]) || !sent.ValidMistralCallID(ids[1]) {
 		t.Fatalf("re-keyed ids %v", ids)
 	}
-	if again := callIDsOf(fixAndRecheck(t, foreignIDSession(t, false, ""), "rekey-call-ids")); again[0] != ids[0] || again[1] != ids[1] {
+	if again := callIDsOf(fixAndRecheck(t, foreignIDSession(t, shape, false, ""), "rekey-call-ids")); again[0] != ids[0] || again[1] != ids[1] {
 		t.Errorf("not deterministic: %v then %v", ids, again)
 	}
 	p, err := Plan(s, scan.CheckSession(s, scanOpts()), planOpts())
@@ -80,12 +87,12 @@ func TestRekeyCallIDs(t *testing.T) {
 			t.Errorf("unexpected edit %s %s", ed.Mutation, ed.ID)
 		}
 		from, to := gjson.GetBytes(ed.Before, "callID").String(), gjson.GetBytes(ed.After, "callID").String()
-		if want := strings.Replace(string(ed.Before), `"callID":"`+from+`"`, `"callID":"`+to+`"`, 1); want != string(ed.After) {
+		if want := strings.Replace(string(ed.Before), `"`+from+`"`, `"`+to+`"`, 1); want != string(ed.After) || !sent.ValidMistralCallID(to) {
 			t.Errorf("the edit changes more than callID:\n%s\n%s", ed.Before, ed.After)
 		}
 	}
 
-	shared := callIDsOf(fixAndRecheck(t, foreignIDSession(t, true, ""), "rekey-call-ids"))
+	shared := callIDsOf(fixAndRecheck(t, foreignIDSession(t, shape, true, ""), "rekey-call-ids"))
 	if shared[0] != shared[1] || shared[0] != ids[0] {
 		t.Errorf("a shared id should stay shared and map as before: %v (first alone: %s)", shared, ids[0])
 	}
@@ -93,7 +100,7 @@ func TestRekeyCallIDs(t *testing.T) {
 
 // An id the hash gives that another call already has is not reused.
 func TestMistralCallIDsAreUniqueInTheSession(t *testing.T) {
-	s := foreignIDSession(t, false, "")
+	s := foreignIDSession(t, store.ShapeSQLite, false, "")
 	taken := opencode.MistralCallIDs(s)[toolu1]
 	// A later call of the session already has the id toolu1 hashes to.
 	b := newSB(t, store.ShapeSQLite)
@@ -114,7 +121,7 @@ func TestMistralCallIDsAreUniqueInTheSession(t *testing.T) {
 // reads as repaired.
 func TestStoredMistralCallIDError(t *testing.T) {
 	text := "Bad Request: Tool call id was " + toolu1 + " but must be a-z, A-Z, 0-9, with a length of 9."
-	s := foreignIDSession(t, false, text)
+	s := foreignIDSession(t, store.ShapeSQLite, false, text)
 	r := opencode.ReadError(s, text, s.Message(msgA2))
 	if r.Type != opencode.ErrorToolCallIDInvalid || r.Defect != opencode.DefectForeignCallIDs || r.TargetID != msgA1 || r.PartID != prt3 {
 		t.Fatalf("read %s %v → %s %s (%v)", r.Type, r.Defect, r.TargetID, r.PartID, r.MapErr)
