@@ -6,6 +6,7 @@
 // edit comes from a named mutation (the brief's prependThinkingPart,
 // replaceEmptyTextParts, stripThinkingParts and injectTextPart, and sessfix's
 // markToolAborted, markToolCutOff, moveThinkingFirst, markMessageAborted, excludeMessage,
+// finishFailedCompaction,
 // adoptCurrentModel (with prependThinkingPart, for DeepSeek and Kimi),
 // deletePart, quarantine and rekey, and the session row's setSessionProject
 // and setSessionModel), each a pure function of the session.

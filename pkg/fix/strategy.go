@@ -79,6 +79,7 @@ var strategyTable = map[string][]Strategy{
 	scan.SF213: {stModel},
 	scan.SF301: {stClose, stExclude},
 	scan.SF303: {stCutOff, stExclude},
+	scan.SF304: {stGiveUp},
 	scan.SF170: {stShrink},
 	scan.SF171: {stShrink},
 	scan.SF172: {stPrune},
@@ -299,6 +300,8 @@ func messagePlanFunc(f scan.Finding, st Strategy) func(w *work, m *store.Message
 		}
 	case stRepoint:
 		return func(w *work, m *store.Message) ([]store.Edit, error) { return repointParent(w.s, m) }
+	case stGiveUp:
+		return func(w *work, m *store.Message) ([]store.Edit, error) { return finishFailedCompaction(w.s, m, w.env) }
 	}
 	return nil
 }
