@@ -7,7 +7,7 @@ var ruleSF304 = &Rule{
 	Name:      "failed-compaction",
 	Severity:  Error,
 	Lower:     Warning,
-	LowerWhen: "when the stored error says a retry may succeed",
+	LowerWhen: "a failure whose stored error says a retry may succeed",
 	Summary:   "a compaction failed and opencode runs it again before every prompt",
 	What: "The session's newest compaction request (a user message with a `compaction` part, `auto: true` when " +
 		"OpenCode started it after a context overflow, or `/compact`) has no finished summary: the newest assistant " +
