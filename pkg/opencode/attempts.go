@@ -32,12 +32,19 @@ func FailedAttempt(s *store.Session, text string) *store.Message {
 // assistant message, when that message carries a provider error that
 // error-driven recovery classifies. Messages sessfix excluded are passed
 // over (their error is sessfix's, not the provider's); any other assistant
-// message ends the search.
+// message ends the search. A compaction's summary message is not one: the
+// request it failed on is the compaction's (the history as one text), so
+// an index in its error says nothing about the history OpenCode sends, and
+// the failure is FailedCompaction's. A context overflow OpenCode gave up on
+// is the exception: the history's next request meets it again.
 func LastFailedAttempt(s *store.Session) *store.Message {
 	for i := len(s.Messages) - 1; i >= 0; i-- {
 		m := s.Messages[i]
 		if m.Role != "assistant" || sent.ExcludedBySessfix(m) {
 			continue
+		}
+		if m.Get("summary").Bool() && ErrorName(m) != ContextOverflowName {
+			return nil
 		}
 		if DetectErrorType(m.Get("error.data.message").String()) == ErrorNone && ErrorName(m) != ContextOverflowName {
 			return nil

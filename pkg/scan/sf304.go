@@ -19,7 +19,9 @@ var ruleSF304 = &Rule{
 		"\"input length and `max_tokens` exceed context limit\"). A compaction still being written (its summary " +
 		"has no error yet) is not reported; one OpenCode was killed in is SF301's (OpenCode runs it again by " +
 		"itself). The finding is a warning when the stored error says a retry may succeed " +
-		"(`error.data.isRetryable`).",
+		"(`error.data.isRetryable`). The stored error is not read as a failed attempt of the history " +
+		"(SF302): the request it answers is the compaction's, the history as one text, so an index in it " +
+		"says nothing about the messages OpenCode sends (a context overflow OpenCode gave up on stays SF302's).",
 	Why: "OpenCode runs a pending compaction before anything else: every prompt starts the same compaction " +
 		"again, and while the provider refuses it, the prompt is never answered: the session is stuck in its " +
 		"compaction (OpenCode issues #16882 and #27924).",

@@ -3,6 +3,7 @@ package scan
 import (
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,6 +84,15 @@ func TestRecordedRefusedCompaction(t *testing.T) {
 	}
 	if len(got) != 1 || got[0].Code != SF304 || got[0].Severity != Error || got[0].MessageID != newest.ID {
 		t.Fatalf("findings above info %+v, want SF304 at error on %s", got, newest.ID)
+	}
+	// An index in the compaction's error is the compaction request's, not
+	// the history's: no failed attempt (SF302) is read from it.
+	refused := newest.Raw
+	newest.Raw = []byte(strings.Replace(string(refused), "input length and `max_tokens` exceed context limit", "messages.1.content.0: unexpected `tool_use_id` found in `tool_result` blocks", 1))
+	for _, f := range recordedFindings(s) {
+		if f.Code == SF302 {
+			t.Errorf("the compaction's error is read as a failed attempt of the history: %+v", f)
+		}
 	}
 	// The same session while the newest compaction is still being written
 	// (no error, no time.completed yet) is not reported.
