@@ -68,6 +68,11 @@ fixed, and fix exits 3.
 The plan, or the diff, goes to stdout or --output FILE. --format json prints one document of what the run
 planned and wrote (docs/json-output.md); fix prints text or json, the CI formats are scan's.
 
+A damaged database (SF501) is salvaged into a new file swapped in for it, or reindexed when only its indexes
+are damaged; an oversized write-ahead log (SF502) is checkpointed: each before the database's sessions, in a
+backup run holding its files byte for byte, never while OpenCode has it open. The dry run says what a salvage
+would lose.
+
 --error TEXT repairs what a provider error points at (its messages.N, mapped to the exact stored message);
 it needs --session. Without it, a stored failed attempt (SF302) gets the same repair.
 Strategies per rule and what each mutation writes: docs/fixing.md. Undo with ` + "`sessfix undo`" + `.
@@ -77,7 +82,7 @@ Exit codes:
   1    findings remain unfixed, or a dry run would change something
   2    usage error
   3    a store could not be read or written, or verification failed
-  4    a store is locked by another sessfix
+  4    a store is locked by another sessfix, or a database to repair is open in another program
   129  stopped by SIGHUP
   130  interrupted (Ctrl-C)
   143  stopped by SIGTERM`,

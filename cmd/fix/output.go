@@ -26,12 +26,15 @@ func (r *fixRun) finish(err, inputs error) error {
 		if e := r.storeErrs[info.Path]; e != nil && info.Shape != "" {
 			storeErrs = append(storeErrs, e)
 		}
+		if e := r.dbErrs[info.Path]; e != nil {
+			storeErrs = append(storeErrs, e)
+		}
 	}
 	if r.opts.Factory.Format() == "json" {
 		doc := plandoc.NewFixDocument(&plandoc.FixRun{
 			Version: r.opts.Factory.Build.Version, Written: r.written,
 			Stores: r.stores, Errs: r.storeErrs, Runs: r.runs,
-			Sessions: r.sessions(), FailPolicy: r.fails,
+			Sessions: r.sessions(), FailPolicy: r.fails, Databases: r.dbs, DatabaseErrs: r.dbErrs,
 		})
 		out, oerr := r.flow.Output()
 		if oerr == nil {

@@ -42,7 +42,7 @@ func RunFix(ctx context.Context, opts *FixOptions) (err error) {
 		pipe.Scan.Activity = opencode.StoreActivity(disc.Stores)
 	}
 	pipe.SkipInUse = true
-	run := &fixRun{opts: opts, pipe: pipe, fails: fails, paths: read, storeErrs: map[string]error{}, runs: map[string]string{}, applied: map[string]bool{}}
+	run := &fixRun{opts: opts, pipe: pipe, fails: fails, paths: read, storeErrs: map[string]error{}, runs: map[string]string{}, applied: map[string]bool{}, dbErrs: map[string]error{}}
 	for _, st := range disc.Stores {
 		run.stores = append(run.stores, st.Info())
 	}
@@ -60,6 +60,9 @@ func RunFix(ctx context.Context, opts *FixOptions) (err error) {
 			err = cerr
 		}
 	}()
+	if writable, err = run.planDatabases(ctx, writable); err != nil {
+		return err
+	}
 	if len(writable) > 0 {
 		if err := run.plan(ctx, writable); err != nil {
 			return err
@@ -69,8 +72,11 @@ func RunFix(ctx context.Context, opts *FixOptions) (err error) {
 	if err := run.flow.Show(run.plans); err != nil {
 		return err
 	}
+	if err := run.showDatabases(); err != nil {
+		return err
+	}
 	changing, edits := run.size()
-	if changing == 0 {
+	if changing == 0 && len(run.dbs) == 0 {
 		if len(writable) == 0 {
 			return nil // every store is read only: its error says so
 		}
@@ -78,6 +84,11 @@ func RunFix(ctx context.Context, opts *FixOptions) (err error) {
 		return run.left()
 	}
 	what := fmt.Sprintf("%s to %s", plural.Count(edits, "edit", "edits"), plural.Count(changing, "session", "sessions"))
+	if db := run.databaseWhat(); db != "" && changing == 0 {
+		what = db
+	} else if db != "" {
+		what = db + " and " + what
+	}
 	if err := run.flow.Confirm(ctx, what); err != nil {
 		return err
 	}
@@ -156,6 +167,11 @@ type fixRun struct {
 	// --format json; written is set once apply has begun.
 	outcomes []fix.Outcome
 	written  bool
+	// dbs are the database repairs planned (database.go), of dbStores;
+	// dbErrs their failures by store path.
+	dbs      []*fix.DatabaseRepair
+	dbStores []store.Store
+	dbErrs   map[string]error
 }
 
 // plan runs every session of the stores through the pipeline, store by

@@ -69,7 +69,10 @@ func (r *fixRun) apply(ctx context.Context) error {
 		byStore[o.Store] = append(byStore[o.Store], o)
 	}
 	r.written = true
-	var runs []string
+	runs, err := r.applyDatabases(ctx)
+	if err != nil {
+		return err
+	}
 	var written []fix.Outcome
 	for _, st := range stores {
 		if err := ctx.Err(); err != nil {

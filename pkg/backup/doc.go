@@ -26,6 +26,12 @@
 //     Lock, the one place sessfix takes it, which first rolls back what a
 //     killed sessfix left half-written; a dry-run Tx takes no lock. The
 //     package's Apply expects the caller to hold the lock.
+//   - A database-level change (ApplyDatabase: a salvage swapped in, a
+//     reindex or a checkpoint) backs up the database, its -wal and -shm
+//     whole, byte for byte, before it writes; a run killed at any step is
+//     finished or put back by the next Lock; undo puts the three files
+//     back, refusing a database changed since unless forced, and any
+//     database another program has open.
 //
 // Failures the user can act on are typed (StateDirError, JournalError,
 // StoreGoneError, RefusedError) and carry the facts advice needs; the

@@ -91,6 +91,9 @@ type Manifest struct {
 	Operation string `json:"operation,omitempty"`
 	// Sessions are the change sets of the run, in the order applied.
 	Sessions []*SessionEntry `json:"sessions"`
+	// Database is the run's database-level change (dbfile.go), when it
+	// made one instead of change sets.
+	Database *DatabaseEntry `json:"database,omitempty"`
 	// Undone is set once the run has been undone.
 	Undone *UndoneEntry `json:"undone,omitempty"`
 }

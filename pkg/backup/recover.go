@@ -26,6 +26,11 @@ type Rollback struct {
 	// killed: the change set was left as it is, for the user to undo with
 	// --force or keep.
 	Refused []Refusal
+	// Database is the action of a database-level change ("salvage",
+	// ...) in place of a session's change set; Finished says it was found
+	// done and recorded so.
+	Database string
+	Finished bool
 	// pending marks a change set Interrupted found: nothing was done yet.
 	pending bool
 }
@@ -35,6 +40,9 @@ func (r Rollback) Done() bool { return !r.pending && len(r.Refused) == 0 }
 
 // Message says what happened, as one lowercase line for stderr.
 func (r Rollback) Message() string {
+	if r.Database != "" {
+		return r.databaseMessage()
+	}
 	killed := fmt.Sprintf("run %s was killed while it wrote session %s", r.RunID, r.Session)
 	switch {
 	case r.pending:
@@ -61,8 +69,12 @@ func (e *RecoverError) Error() string {
 	if e.RunID == "" {
 		return fmt.Sprintf("cannot look for a sessfix run killed while it wrote this store: %v; nothing was written", e.Err)
 	}
-	return fmt.Sprintf("run %s was killed while it wrote session %s, and it cannot be put back: %v; nothing was written to the store (undo the run with `sessfix undo %s`)",
-		e.RunID, e.Session, e.Err, e.RunID)
+	what := "session " + e.Session
+	if e.Session == "" {
+		what = "the database as a whole"
+	}
+	return fmt.Sprintf("run %s was killed while it wrote %s, and it cannot be put back: %v; nothing was written to the store (undo the run with `sessfix undo %s`)",
+		e.RunID, what, e.Err, e.RunID)
 }
 
 func (e *RecoverError) Unwrap() error { return e.Err }
@@ -85,8 +97,11 @@ var interruptedState = []byte(`"state": "` + StateRecorded + `"`)
 // The caller holds the store's writer lock, so no other sessfix is
 // writing it. Runs whose manifest cannot be read are passed over.
 func Recover(ctx context.Context, opts Options, info store.Info) ([]Rollback, error) {
-	var out []Rollback
-	err := interrupted(opts, info, func(dir string, m *Manifest, s *SessionEntry) error {
+	out, err := recoverDatabases(opts, info, false)
+	if err != nil {
+		return out, err
+	}
+	err = interrupted(opts, info, func(dir string, m *Manifest, s *SessionEntry) error {
 		rb, err := rollBack(ctx, opts, dir, m, s)
 		if err != nil {
 			return &RecoverError{RunID: m.RunID, Session: s.SessionID, Err: err}
@@ -101,8 +116,11 @@ func Recover(ctx context.Context, opts Options, info store.Info) ([]Rollback, er
 // left half-applied in the store info names: what the next Lock of it puts
 // back first (a dry run says so). Only RunID and Session are set.
 func Interrupted(opts Options, info store.Info) ([]Rollback, error) {
-	var out []Rollback
-	err := interrupted(opts, info, func(_ string, m *Manifest, s *SessionEntry) error {
+	out, err := recoverDatabases(opts, info, true)
+	if err != nil {
+		return out, err
+	}
+	err = interrupted(opts, info, func(_ string, m *Manifest, s *SessionEntry) error {
 		out = append(out, Rollback{RunID: m.RunID, Session: s.SessionID, pending: true})
 		return nil
 	})

@@ -107,3 +107,17 @@ func (tx *Tx) Close() error {
 	tx.lock = nil
 	return l.Release()
 }
+
+// ApplyDatabase writes a database-level change (the package's
+// ApplyDatabase: the files backed up whole, then the salvage, reindex or
+// checkpoint) in one run of its own, under the held lock. A dry run
+// writes nothing.
+func (tx *Tx) ApplyDatabase(ctx context.Context, ch DatabaseChange) (string, error) {
+	if tx.dry {
+		return "", nil
+	}
+	if tx.lock == nil {
+		return "", errClosed
+	}
+	return ApplyDatabase(ctx, tx.opts, tx.info, ch)
+}

@@ -133,6 +133,9 @@ func undoLocked(ctx context.Context, opts Options, info store.Info, runID string
 		return nil, fmt.Errorf("cannot undo run %s: it changed the %s store %s, not this transaction's %s", m.RunID, m.Store.Shape, m.Store.Path, info.Path)
 	}
 	res := newUndoResult(m)
+	if m.Database != nil || len(m.Sessions) == 0 {
+		return undoDatabase(ctx, opts, dir, m, res, force)
+	}
 	w, err := shapes.OpenWriter(m.Store, opts.Write)
 	if err != nil {
 		return nil, fmt.Errorf("cannot undo run %s: %w", m.RunID, err)
@@ -522,6 +525,12 @@ func List(opts Options) ([]RunInfo, error) {
 				if ri.State == StateApplied {
 					ri.State = StateFailed
 				}
+			}
+		}
+		if d := m.Database; d != nil {
+			ri.State = map[string]string{StateRecorded: "incomplete", StateFailed: StateFailed}[d.State]
+			if ri.State == "" {
+				ri.State = StateApplied
 			}
 		}
 		if m.Undone != nil {

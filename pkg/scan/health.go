@@ -20,7 +20,7 @@ type StoreContext struct {
 	Info   store.Info
 	Health *store.Health
 	// Listed and Readable count the store's sessions: listed, and loaded
-	// without an error.
+	// without an error; Listed is -1 when none were read (StoreHealth).
 	Listed, Readable int
 	rule             *Rule
 	out              *[]Finding
@@ -28,8 +28,9 @@ type StoreContext struct {
 }
 
 // Report adds a store finding for the current rule, located at the
-// database file unless f says otherwise. Store-health findings are
-// report-only: sessfix does not repair them yet.
+// database file unless f says otherwise. A fixable store-health rule's
+// findings name its repair (`sessfix fix` makes it on the database as a
+// whole, pkg/fix's dbrepair.go); the others are report-only.
 func (c *StoreContext) Report(f Finding) {
 	r := c.rule
 	f.Code, f.Rule = r.Code, r.Name
@@ -37,6 +38,10 @@ func (c *StoreContext) Report(f Finding) {
 		f.Severity = r.Severity
 	}
 	f.Fix = ""
+	if r.Fixable && c.Info.Shape == store.ShapeSQLite {
+		// fix repairs a 1.x database; an OpenCode 2 one it never writes.
+		f.Fix = r.Fix
+	}
 	if f.Location.Path == "" {
 		f.Location = store.Location{Path: c.Info.Path}
 	}

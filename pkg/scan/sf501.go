@@ -5,7 +5,8 @@ import (
 	"strings"
 )
 
-// notRepaired is the FixDoc sentence every store-health rule starts with.
+// notRepaired is the FixDoc sentence of the store-health rules fix leaves
+// to the user (SF503, SF504).
 const notRepaired = "Not repaired yet: `sessfix fix` plans nothing for this finding and changes nothing in the database. "
 
 var ruleSF501 = &Rule{
@@ -24,9 +25,16 @@ var ruleSF501 = &Rule{
 		"from its point of view although most rows are intact on their own pages. Writing into a damaged " +
 		"database can spread the damage, so sessfix's writer refuses it.",
 	ProviderError: "SQLiteError: database disk image is malformed\nSQLITE_CORRUPT\nfile is not a database",
-	FixDoc: notRepaired + "Keep a copy of the database, its -wal and -shm files before anything else writes " +
-		"to them (`cp opencode.db opencode.db.damaged`), and do not start OpenCode on it. The sqlite3 shell's " +
-		"`.recover` command rebuilds what can be read into a new file.",
+	FixDoc: "With OpenCode closed, `sessfix fix` backs up the database, its -wal and -shm byte for byte and " +
+		"salvages it (`salvageDatabase`): every row SQLite can still read (or, when the schema page is lost, that " +
+		"the raw pages hold) is copied into a new file beside the database, which must pass integrity_check, " +
+		"and the new file replaces the database and its old -wal and -shm in one step that a killed run " +
+		"finishes or puts back. When only indexes are damaged it rebuilds them in place instead " +
+		"(`reindexDatabase`). `fix --dry-run` runs the salvage into a temporary file and names the sessions, " +
+		"messages and parts it would lose; `sessfix undo RUN` puts the original files back. Fix refuses " +
+		"(exit 4) while OpenCode or another program has the database open.",
+	Fixable:    true,
+	Fix:        "salvageDatabase|reindexDatabase",
 	StoreCheck: checkDamagedDatabase,
 }
 
@@ -52,6 +60,9 @@ func checkDamagedDatabase(c *StoreContext) {
 	if len(h.Affected) > 0 {
 		msg += "; affected: " + strings.Join(h.Affected, ", ")
 	}
-	msg += truncated + fmt.Sprintf("; %d of %d sessions could be read", c.Readable, c.Listed)
+	msg += truncated
+	if c.Listed >= 0 {
+		msg += fmt.Sprintf("; %d of %d sessions could be read", c.Readable, c.Listed)
+	}
 	c.Report(Finding{Message: msg})
 }

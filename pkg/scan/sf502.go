@@ -24,8 +24,12 @@ var ruleSF502 = &Rule{
 		"users report logs of 10–15 GB that never shrink. While OpenCode (or another program) has the " +
 		"database open the log is its to checkpoint, and the rule says nothing.",
 	Why: "Every read goes through the log's index: OpenCode starts slowly or not at all, and the disk fills.",
-	FixDoc: notRepaired + "With OpenCode closed, `sqlite3 opencode.db 'PRAGMA wal_checkpoint(TRUNCATE)'` folds " +
-		"the log into the database and empties it.",
+	FixDoc: "`sessfix fix` backs up the database, its -wal and -shm byte for byte and folds the log into the " +
+		"database (`checkpointWAL`: SQLite's `PRAGMA wal_checkpoint(TRUNCATE)`), which empties it; " +
+		"`sessfix undo RUN` puts the original files back. It refuses (exit 4) when another program has the " +
+		"database open, and never checkpoints into a damaged database (SF501 is repaired first).",
+	Fixable:    true,
+	Fix:        "checkpointWAL",
 	StoreCheck: checkOversizedWAL,
 }
 

@@ -21,7 +21,10 @@ type FixDocument struct {
 	Written  bool         `json:"written"`
 	Stores   []FixStore   `json:"stores"`
 	Sessions []FixSession `json:"sessions"`
-	Summary  FixTotals    `json:"summary"`
+	// Databases are the database repairs (SF501, SF502) planned or
+	// written; absent when there are none (dbdoc.go).
+	Databases []FixDatabase `json:"databases,omitempty"`
+	Summary   FixTotals     `json:"summary"`
 }
 
 // FixStore is one store fix read, or one input it could not open.
@@ -112,6 +115,10 @@ type FixRun struct {
 	Runs   map[string]string
 	// Sessions are the outcomes to report (clean ones are skipped).
 	Sessions []fix.Outcome
+	// Databases are the database repairs planned, with their errors by
+	// store path in DatabaseErrs.
+	Databases    []*fix.DatabaseRepair
+	DatabaseErrs map[string]error
 	// FailPolicy decides which unfixed findings fail the run.
 	cli.FailPolicy
 }
@@ -158,6 +165,7 @@ func NewFixDocument(run *FixRun) *FixDocument {
 		}
 		doc.Stores = append(doc.Stores, fs)
 	}
+	doc.Databases = databaseDocs(run)
 	sum := &doc.Summary
 	for _, o := range run.Sessions {
 		info := o.Store.Info()

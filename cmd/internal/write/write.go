@@ -66,6 +66,9 @@ func (fl *Flow) Begin(ctx context.Context, st store.Store) error {
 	return nil
 }
 
+// Tx is the transaction Begin opened on st, nil when none.
+func (fl *Flow) Tx(st store.Store) *fix.Tx { return fl.txs[st] }
+
 // Close ends every transaction, releasing the writer locks, and closes
 // the output if it is still open.
 func (fl *Flow) Close() error {

@@ -1,0 +1,274 @@
+package fix
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sessfix/sessfix/cmd/internal/cli"
+	"github.com/sessfix/sessfix/cmd/internal/plandoc"
+	"github.com/sessfix/sessfix/internal/opencodetest/ocrelease"
+	"github.com/sessfix/sessfix/internal/opencodetest/realstore"
+	"github.com/sessfix/sessfix/pkg/backup"
+	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/storetest"
+)
+
+func idle(store.Info) store.Activity { return store.Activity{State: store.ActivityNone} }
+
+func integrityCheck(t *testing.T, path string) string {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var s string
+	if err := db.QueryRow("PRAGMA integrity_check").Scan(&s); err != nil {
+		return err.Error()
+	}
+	return s
+}
+
+func countRows(t *testing.T, path, table string) int {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow("SELECT count(*) FROM " + table).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestFixSalvagesADamagedDatabase: a copy of the recorded 1.18.33 database
+// with one leaf page of the part table overwritten. The dry run plans the
+// salvage, changes nothing and its JSON document names the parts it would
+// lose; `fix --yes` salvages (integrity_check ok, every session and
+// message row and the other parts kept), a second fix plans no database
+// repair, and
+// `sessfix undo RUN` puts the original bytes back.
+func TestFixSalvagesADamagedDatabase(t *testing.T) {
+	t.Setenv("SESSFIX_STATE_DIR", t.TempDir())
+	rs := realstore.Copy(t, ocrelease.V1_18)
+	sessions, messages, parts := countRows(t, rs.Path, "session"), countRows(t, rs.Path, "message"), countRows(t, rs.Path, "part")
+	rs.DamagePage(t, "part")
+	before := fileBytes(t, rs.Path)
+
+	dry := newEnv(rs.Path)
+	dry.opts.DryRun, dry.opts.Activity = true, idle
+	dry.opts.Factory.Globals.Format = "json"
+	if err := dry.run(t); !errors.Is(err, cli.ErrFindings) {
+		t.Fatalf("dry run: %v, want findings\n%s", err, dry.errOut)
+	}
+	var doc plandoc.FixDocument
+	if err := json.Unmarshal(dry.out.Bytes(), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, dry.out)
+	}
+	if len(doc.Databases) != 1 || doc.Databases[0].Mutation != "salvageDatabase" || doc.Databases[0].Outcome != "planned" ||
+		doc.Databases[0].Lost == nil || len(doc.Databases[0].Lost.Parts) == 0 {
+		t.Fatalf("dry run's databases: %+v", doc.Databases)
+	}
+	lost := doc.Databases[0].Lost
+	if !bytes.Equal(fileBytes(t, rs.Path), before) {
+		t.Fatal("the dry run changed the database")
+	}
+
+	e := newEnv(rs.Path)
+	e.opts.Yes, e.opts.Activity = true, idle
+	if err := e.run(t); err != nil {
+		t.Fatalf("fix --yes: %v\n%s", err, e.errOut)
+	}
+	if got := integrityCheck(t, rs.Path); got != "ok" {
+		t.Fatalf("after fix integrity_check: %s", got)
+	}
+	if s, m, p := countRows(t, rs.Path, "session"), countRows(t, rs.Path, "message"), countRows(t, rs.Path, "part"); s != sessions || m != messages || p != parts-len(lost.Parts) {
+		t.Errorf("after the salvage %d sessions, %d messages, %d parts; want %d, %d, %d (%d lost)", s, m, p, sessions, messages, parts-len(lost.Parts), len(lost.Parts))
+	}
+	storetest.LoadAll(t, storetest.OpenOne(t, rs.Path))
+	if !strings.Contains(e.errOut.String(), "undo with: sessfix undo ") {
+		t.Fatalf("no undo hint:\n%s", e.errOut)
+	}
+
+	again := newEnv(rs.Path)
+	again.opts.DryRun, again.opts.Activity = true, idle
+	// The sessions whose parts were lost keep what that leaves (messages
+	// without parts: report only); the database needs nothing more.
+	if err := again.run(t); (err != nil && !errors.Is(err, cli.ErrFindings)) || strings.Contains(again.out.String(), "salvage") {
+		t.Errorf("fix after the salvage: %v\n%s\n%s", err, again.out, again.errOut)
+	}
+
+	runs, err := backup.List(backup.Options{})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs %+v, %v", runs, err)
+	}
+	if _, err := backup.Undo(context.Background(), backup.Options{}, runs[0].ID, false); err != nil {
+		t.Fatalf("undo: %v", err)
+	}
+	if !bytes.Equal(fileBytes(t, rs.Path), before) {
+		t.Fatal("undo did not put the damaged database back byte for byte")
+	}
+}
+
+// TestFixRefusesADatabaseInUse: while another program has the damaged
+// database open, fix --yes stops with exit 4 (store.ErrLocked), changing
+// nothing and leaving no backup run.
+func TestFixRefusesADatabaseInUse(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("SESSFIX_STATE_DIR", state)
+	rs := realstore.Copy(t, ocrelease.V1_18)
+	rs.DamagePage(t, "part")
+	before := fileBytes(t, rs.Path)
+	e := newEnv(rs.Path)
+	e.opts.Yes = true
+	e.opts.Activity = func(store.Info) store.Activity {
+		return store.Activity{State: store.ActivityOpen, PID: 4242, Command: "opencode"}
+	}
+	err := e.run(t)
+	var inUse *backup.DatabaseInUseError
+	if !errors.As(err, &inUse) || !errors.Is(err, store.ErrLocked) || !strings.Contains(err.Error(), "opencode (pid 4242)") {
+		t.Fatalf("fix --yes on a held database: %v", err)
+	}
+	if !bytes.Equal(fileBytes(t, rs.Path), before) {
+		t.Fatal("the held database changed")
+	}
+	if runs, _ := backup.List(backup.Options{Dir: state}); len(runs) != 0 {
+		t.Fatalf("runs %+v, want none", runs)
+	}
+}
+
+// TestFixReindexesDamagedIndexes: when the check names only an index, fix
+// rebuilds the indexes in place instead of salvaging, and undo puts the
+// original bytes back.
+func TestFixReindexesDamagedIndexes(t *testing.T) {
+	t.Setenv("SESSFIX_STATE_DIR", t.TempDir())
+	rs := realstore.Copy(t, ocrelease.V1_18)
+	rs.OverwritePage(t, rs.RootPage(t, "part_session_idx"))
+	before := fileBytes(t, rs.Path)
+	parts := 0
+	if db, err := sql.Open("sqlite", "file:"+rs.Path+"?mode=ro"); err == nil {
+		_ = db.QueryRow("SELECT count(*) FROM part NOT INDEXED").Scan(&parts)
+		db.Close()
+	}
+	e := newEnv(rs.Path)
+	e.opts.Yes, e.opts.Activity = true, idle
+	if err := e.run(t); err != nil {
+		t.Fatalf("fix --yes: %v\n%s", err, e.errOut)
+	}
+	if !strings.Contains(e.errOut.String(), "repaired database "+rs.Path+" (reindexDatabase)") {
+		t.Errorf("not reindexed:\n%s", e.errOut)
+	}
+	if got := integrityCheck(t, rs.Path); got != "ok" {
+		t.Fatalf("after fix integrity_check: %s", got)
+	}
+	if got := countRows(t, rs.Path, "part"); got != parts {
+		t.Errorf("%d parts after the reindex, want %d", got, parts)
+	}
+	runs, _ := backup.List(backup.Options{})
+	if len(runs) != 1 {
+		t.Fatalf("runs %+v", runs)
+	}
+	if _, err := backup.Undo(context.Background(), backup.Options{}, runs[0].ID, false); err != nil {
+		t.Fatalf("undo: %v", err)
+	}
+	if !bytes.Equal(fileBytes(t, rs.Path), before) {
+		t.Fatal("undo did not put the original bytes back")
+	}
+}
+
+// TestFixSalvagesADatabaseSQLCannotOpen: with page 1 (the schema's root)
+// destroyed SQL cannot open the database at all; fix reads its rows from
+// the raw pages, and the salvaged database lists every session.
+func TestFixSalvagesADatabaseSQLCannotOpen(t *testing.T) {
+	t.Setenv("SESSFIX_STATE_DIR", t.TempDir())
+	rs := realstore.Copy(t, ocrelease.V1_18)
+	sessions := countRows(t, rs.Path, "session")
+	rs.OverwritePage(t, 1)
+	e := newEnv(rs.Path)
+	e.opts.Yes, e.opts.Activity = true, idle
+	if err := e.run(t); err != nil {
+		t.Fatalf("fix --yes: %v\n%s", err, e.errOut)
+	}
+	if got := integrityCheck(t, rs.Path); got != "ok" {
+		t.Fatalf("after fix integrity_check: %s", got)
+	}
+	if got := len(storetest.LoadAll(t, storetest.OpenOne(t, rs.Path))); got != sessions {
+		t.Errorf("%d sessions load after the salvage, want %d", got, sessions)
+	}
+}
+
+// TestFixCheckpointsAnOversizedLog: a copy of the recorded 1.18.33
+// database whose -wal grew past 64 MiB and 4 times the database (a
+// program rewrote a 1 MiB row of a table of its own 70 times, and its
+// checkpoints never completed: the files are copied while it is open).
+// fix --yes checkpoints it (SF502): the log is empty and the database
+// holds its changes; undo puts the three files back byte for byte.
+func TestFixCheckpointsAnOversizedLog(t *testing.T) {
+	t.Setenv("SESSFIX_STATE_DIR", t.TempDir())
+	rs := realstore.Copy(t, ocrelease.V1_18)
+	db, err := sql.Open("sqlite", "file:"+rs.Path+"?_pragma=journal_mode(WAL)&_pragma=wal_autocheckpoint(0)&_pragma=synchronous(OFF)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec("CREATE TABLE filler (b BLOB); INSERT INTO filler VALUES (zeroblob(1))"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 70 {
+		if _, err := db.Exec("UPDATE filler SET b = randomblob(1048576 + ?)", i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "opencode.db")
+	for _, suf := range []string{"", "-wal", "-shm"} {
+		b, err := os.ReadFile(rs.Path + suf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path+suf, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+
+	e := newEnv(path)
+	e.opts.Yes, e.opts.Activity = true, idle
+	e.opts.Select = []string{"SF502"}
+	if err := e.run(t); err != nil {
+		t.Fatalf("fix --yes: %v\n%s", err, e.errOut)
+	}
+	if !strings.Contains(e.errOut.String(), "(checkpointWAL)") {
+		t.Fatalf("no checkpoint:\n%s", e.errOut)
+	}
+	if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() > 0 {
+		t.Errorf("the log holds %d bytes after the checkpoint", fi.Size())
+	}
+	if got := countRows(t, path, "filler"); got != 1 {
+		t.Errorf("the database holds %d filler rows, want the log's 1", got)
+	}
+	runs, _ := backup.List(backup.Options{})
+	if len(runs) != 1 {
+		t.Fatalf("runs %+v", runs)
+	}
+	before := map[string][]byte{}
+	for _, suf := range []string{"", "-wal", "-shm"} {
+		before[suf] = fileBytes(t, filepath.Join(runs[0].Dir, "before", "database"+suf))
+	}
+	if _, err := backup.Undo(context.Background(), backup.Options{}, runs[0].ID, false); err != nil {
+		t.Fatalf("undo: %v", err)
+	}
+	for suf, want := range before {
+		if !bytes.Equal(fileBytes(t, path+suf), want) {
+			t.Errorf("undo did not put %s back byte for byte", path+suf)
+		}
+	}
+}
