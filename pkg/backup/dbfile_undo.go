@@ -1,11 +1,9 @@
 package backup
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/sessfix/sessfix/internal/plural"
@@ -49,40 +47,7 @@ var databaseEntry = []byte(`"database": {`)
 // info names that holds a database-level change still recorded, whose
 // manifest can be read and that is not undone, oldest first.
 func eachRun(opts Options, info store.Info, fn func(dir string, m *Manifest) error) error {
-	base, err := opts.backupsDir()
-	if err != nil {
-		return &RecoverError{Err: err}
-	}
-	ents, err := os.ReadDir(base)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		return &RecoverError{Err: fmt.Errorf("cannot list backups in %s: %w", base, err)}
-	}
-	path := info.Path
-	if abs, err := filepath.Abs(path); err == nil {
-		path = abs
-	}
-	for _, e := range ents {
-		if !e.IsDir() || !runIDPattern.MatchString(e.Name()) {
-			continue
-		}
-		dir := filepath.Join(base, e.Name())
-		file := filepath.Join(dir, "manifest.json")
-		raw, err := os.ReadFile(file)
-		if err != nil || !bytes.Contains(raw, databaseEntry) || !bytes.Contains(raw, interruptedState) {
-			continue
-		}
-		m, err := parseManifest(file, raw)
-		if err != nil || m.Undone != nil || m.Store.Path != path || m.Store.Shape != info.Shape {
-			continue
-		}
-		if err := fn(dir, m); err != nil {
-			return err
-		}
-	}
-	return nil
+	return storeRuns(opts, info, [][]byte{databaseEntry, interruptedState}, fn)
 }
 
 // rollBackDatabase finishes or puts back one killed database-level change.

@@ -131,6 +131,24 @@ func Interrupted(opts Options, info store.Info) ([]Rollback, error) {
 // a run recorded and never finished, with its run's folder and manifest,
 // oldest run first. Runs whose manifest cannot be read are passed over.
 func interrupted(opts Options, info store.Info, fn func(dir string, m *Manifest, s *SessionEntry) error) error {
+	return storeRuns(opts, info, [][]byte{interruptedState}, func(dir string, m *Manifest) error {
+		for _, s := range m.Sessions {
+			if s.State != StateRecorded {
+				continue
+			}
+			if err := fn(dir, m, s); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// storeRuns calls fn with the folder and manifest of every run of the
+// store info names that is not undone and whose manifest holds each of
+// marks (a cheap test of its raw bytes before it is parsed), oldest first.
+// Runs whose manifest cannot be read are passed over.
+func storeRuns(opts Options, info store.Info, marks [][]byte, fn func(dir string, m *Manifest) error) error {
 	base, err := opts.backupsDir()
 	if err != nil {
 		return &RecoverError{Err: err}
@@ -153,23 +171,27 @@ func interrupted(opts Options, info store.Info, fn func(dir string, m *Manifest,
 		dir := filepath.Join(base, e.Name())
 		file := filepath.Join(dir, "manifest.json")
 		raw, err := os.ReadFile(file)
-		if err != nil || !bytes.Contains(raw, interruptedState) {
+		if err != nil || !containsAll(raw, marks) {
 			continue
 		}
 		m, err := parseManifest(file, raw)
 		if err != nil || m.Undone != nil || m.Store.Path != path || m.Store.Shape != info.Shape {
 			continue
 		}
-		for _, s := range m.Sessions {
-			if s.State != StateRecorded {
-				continue
-			}
-			if err := fn(dir, m, s); err != nil {
-				return err
-			}
+		if err := fn(dir, m); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+func containsAll(raw []byte, marks [][]byte) bool {
+	for _, m := range marks {
+		if !bytes.Contains(raw, m) {
+			return false
+		}
+	}
+	return true
 }
 
 // rollBack puts one half-applied change set s of run m (in dir) back.
