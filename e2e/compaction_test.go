@@ -95,13 +95,16 @@ func TestFailedCompaction(t *testing.T) {
 	if _, err := e.Resume(ctx, sid, "again?"); err != nil {
 		t.Fatal(err)
 	}
-	chats, refused := 0, 0
+	chats, refused, refusal := 0, 0, ""
 	for _, r := range e.Mock.Requests()[before:] {
 		if r.Chat {
 			chats++
 		}
 		if isCompactionRequest(&r) && r.Verdict != mockanthropic.Accepted {
 			refused++
+			if refusal == "" {
+				refusal = r.Error
+			}
 		}
 	}
 	if chats != 0 || refused == 0 {
@@ -114,8 +117,12 @@ func TestFailedCompaction(t *testing.T) {
 		t.Fatalf("scan printed no JSON document: %v\n%s", err, res)
 	}
 	found := false
+	var ofSession []finding
 	for _, f := range doc.Findings {
 		found = found || f.Session == sid && f.Code == scan.SF304 && f.Fixable
+		if f.Session == sid {
+			ofSession = append(ofSession, f)
+		}
 	}
 	if !found || res.ExitCode != 1 {
 		t.Fatalf("scan does not report the failed compaction (exit %d)\n%s", res.ExitCode, res)
@@ -142,6 +149,13 @@ func TestFailedCompaction(t *testing.T) {
 			t.Errorf("after the fix the resume ran the failed compaction again")
 		}
 	}
+	recordWedged(t, wedgedRow{
+		Case: "refused-compaction", Test: "TestFailedCompaction", OpenCode: opencodetest.V1_18, Model: e.Model,
+		Break: "an overflow makes OpenCode compact, and the provider refuses the compaction request with an error OpenCode does not " +
+			"take for an overflow; a real run, no edit: OpenCode then runs the compaction again before every prompt and sends no chat request",
+		Before: "stuck: only the compaction request is sent, " + rejectedAs(refusal), Scan: codes(codesWithSeverity(ofSession)),
+		Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted",
+	})
 }
 
 // compacted reports whether the session's newest compaction request has a
