@@ -22,9 +22,11 @@ type StoreContext struct {
 	// Listed and Readable count the store's sessions: listed, and loaded
 	// without an error; Listed is -1 when none were read (StoreHealth).
 	Listed, Readable int
-	rule             *Rule
-	out              *[]Finding
-	activityOf       func() store.Activity
+	// Oversized is the part data size SF503 reports at and above.
+	Oversized  int64
+	rule       *Rule
+	out        *[]Finding
+	activityOf func() store.Activity
 }
 
 // Report adds a store finding for the current rule, located at the
@@ -83,7 +85,7 @@ func checkStoreHealth(ctx context.Context, st store.Store, listed, readable int,
 		if r.StoreCheck == nil || !opts.Enabled(r.Code) {
 			continue
 		}
-		r.StoreCheck(&StoreContext{Info: st.Info(), Health: h, Listed: listed, Readable: readable, rule: r, out: &out, activityOf: st.Activity})
+		r.StoreCheck(&StoreContext{Info: st.Info(), Health: h, Listed: listed, Readable: readable, Oversized: limit, rule: r, out: &out, activityOf: st.Activity})
 	}
 	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -191,6 +192,10 @@ func TestOversizedRecord(t *testing.T) {
 	fs := scanPath(t, rs.Path, &scan.Options{Oversized: size})
 	if len(fs) != 1 || fs[0].Code != "SF503" || fs[0].PartID != id || fs[0].SessionID != session || fs[0].Location.Table != "part" {
 		t.Fatalf("want one SF503 on part %s, got %+v", id, fs)
+	}
+	// The message names the threshold the scan used, not the default.
+	if want := fmt.Sprintf("more than the %d bytes opencode loads comfortably", size); !strings.Contains(fs[0].Message, want) {
+		t.Errorf("SF503 says %q, want it to name the threshold (%q)", fs[0].Message, want)
 	}
 	if fs := scanPath(t, rs.Path, &scan.Options{Oversized: size + 1}); len(fs) != 0 {
 		t.Fatalf("above the largest part: %+v", fs)

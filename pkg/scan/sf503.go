@@ -22,7 +22,7 @@ func checkOversizedRecords(c *StoreContext) {
 	for _, o := range c.Health.Oversized {
 		c.Report(Finding{
 			SessionID: o.SessionID, MessageID: o.MessageID, PartID: o.PartID, Location: o.Loc,
-			Message: fmt.Sprintf("part data is %s, more than the %s opencode loads comfortably", mib(o.Bytes), mib(DefaultOversized)),
+			Message: fmt.Sprintf("part data is %s, more than the %s opencode loads comfortably", mib(o.Bytes), mib(c.Oversized)),
 		})
 	}
 }
