@@ -72,7 +72,7 @@ func recordWedged(t *testing.T, row wedgedRow) {
 	}
 	var sec bytes.Buffer
 	renderWedged(&sec, rows)
-	path := filepath.Join(filepath.Dir(dir), "..", "..", "docs", "compatibility.md")
+	path := filepath.Join(dir, "..", "..", "..", "docs", "compatibility.md") // dir is <root>/e2e/testdata/wedged
 	old, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

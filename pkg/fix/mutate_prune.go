@@ -30,26 +30,27 @@ func pruneToolImages(s *store.Session, providerError string, e env) ([]store.Edi
 		return nil, nil
 	}
 	// The tool parts that send images, oldest first, with how many.
-	var order []string
+	var order []opencode.Image // each tool part's first image
 	count := map[string]int{}
 	for _, im := range ims {
 		if !im.Tool {
 			continue
 		}
 		if count[im.PartID] == 0 {
-			order = append(order, im.PartID)
+			order = append(order, im)
 		}
 		count[im.PartID]++
 	}
 	var out []store.Edit
-	for _, id := range order {
+	for _, im := range order {
 		if excess <= 0 {
 			break
 		}
-		msg, p := findToolPart(s, id)
+		msg, p := s.Message(im.MessageID), opencode.FindPart(s, im.MessageID, im.PartID)
 		if p == nil {
 			continue
 		}
+		id := im.PartID
 		after, err := setJSON(p.Raw, e.ms(), "state", "time", "compacted")
 		if err != nil {
 			return nil, fmt.Errorf("part %s: %w", p.ID, err)
@@ -64,16 +65,4 @@ func pruneToolImages(s *store.Session, providerError string, e env) ([]store.Edi
 		return nil, errNotApplicable
 	}
 	return out, nil
-}
-
-// findToolPart finds a part by id, with its message.
-func findToolPart(s *store.Session, id string) (*store.Message, *store.Part) {
-	for _, m := range s.Messages {
-		for _, p := range m.Parts {
-			if p.ID == id {
-				return m, p
-			}
-		}
-	}
-	return nil, nil
 }
