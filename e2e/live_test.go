@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/sessfix/sessfix/internal/opencodetest/mockanthropic"
-	"github.com/sessfix/sessfix/pkg/opencode"
 )
 
 // sessionBytes is every stored record of a session, for comparing before
@@ -24,12 +23,14 @@ func sessionBytes(t *testing.T, d dataDir, session string) string {
 }
 
 // TestLiveTurnLeftAlone holds a real OpenCode in the middle of a turn (the
-// mock stops its stream after the first text delta) for longer than the
-// settle window, so that no time tells the turn is live: only OpenCode
-// holding its store (the database's locks for 1.18.33, its log under the
-// data dir for 1.1.65) does. scan and fix, with their default settings,
-// must leave the unfinished message alone. Once OpenCode is killed, fix
-// with its defaults repairs it at once, and OpenCode resumes the session.
+// mock stops its stream after the first text delta). scan and fix run with
+// no settle window (--settle=0), so that no time tells the turn is live:
+// only OpenCode holding its store (the database's locks for 1.18.33, its log
+// under the data dir for 1.1.65) does, as it is once a turn has been quiet
+// for longer than the default window. They must leave the unfinished
+// message alone. Once OpenCode is killed, nothing holds the store and fix
+// with the same settings repairs the turn at once; OpenCode resumes the
+// session.
 func TestLiveTurnLeftAlone(t *testing.T) {
 	for _, v := range versions {
 		t.Run(v, func(t *testing.T) {
@@ -70,9 +71,6 @@ func TestLiveTurnLeftAlone(t *testing.T) {
 				case <-time.After(100 * time.Millisecond):
 				}
 			}
-			// Let the settle window pass: from here on only OpenCode's hold
-			// on the store says the turn is live.
-			time.Sleep(opencode.DefaultSettle + time.Second)
 			before := sessionBytes(t, c.d, c.session)
 
 			fs, res := scanStore(t, e, c.session)
@@ -81,7 +79,7 @@ func TestLiveTurnLeftAlone(t *testing.T) {
 					t.Errorf("scan reports %s on the message OpenCode is writing: %s\n%s", f.Code, f.Message, res)
 				}
 			}
-			fix := sessfix(t, e, "fix", "--yes", "--session", c.session, e.DataDir())
+			fix := sessfix(t, e, "fix", "--yes", "--settle=0", "--session", c.session, e.DataDir())
 			if fix.ExitCode != 0 || !strings.Contains(fix.Stderr, "nothing to change") {
 				t.Errorf("fix while OpenCode writes the turn: want exit 0 and nothing changed\n%s", fix)
 			}
@@ -94,7 +92,7 @@ func TestLiveTurnLeftAlone(t *testing.T) {
 			if _, err := proc.Kill(); err != nil {
 				t.Fatal(err)
 			}
-			fix = sessfix(t, e, "fix", "--yes", "--session", c.session, e.DataDir())
+			fix = sessfix(t, e, "fix", "--yes", "--settle=0", "--session", c.session, e.DataDir())
 			if fix.ExitCode != 0 || !strings.Contains(fix.Stderr, "fixed 1 session") || !strings.Contains(fix.Stderr, "SF301") {
 				t.Errorf("fix right after OpenCode was killed: want the unfinished turn repaired\n%s", fix)
 			}
