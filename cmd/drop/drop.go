@@ -63,6 +63,9 @@ show). Without --store, sessfix looks where OpenCode keeps its data. See docs/su
 			if err := cli.SessionArg("drop", args[0], opts.Paths); err != nil {
 				return err
 			}
+			if err := cli.StorePathArgs(cmd, args); err != nil {
+				return err
+			}
 			if len(args) == 1 && len(opts.Parts) == 0 {
 				return cli.WithHints(cli.FlagErrorf("drop needs messages to remove, or --part PART"), "list the messages with `"+cli.ShowCommand(args[0], opts.Paths)+"`")
 			}

@@ -298,7 +298,7 @@ func messageIndex(s *store.Session, id string) (int, error) {
 	}
 	switch len(matches) {
 	case 0:
-		return -1, fmt.Errorf("session %s has no message %s", s.ID, id)
+		return -1, &NoRecordError{SessionID: s.ID, ID: id, What: "message"}
 	case 1:
 		return at, nil
 	}
@@ -322,7 +322,7 @@ func findPart(s *store.Session, id string) (*store.Message, *store.Part, error) 
 	}
 	switch len(hits) {
 	case 0:
-		return nil, nil, fmt.Errorf("session %s has no part %s", s.ID, id)
+		return nil, nil, &NoRecordError{SessionID: s.ID, ID: id, What: "part"}
 	case 1:
 		m := s.Messages[hits[0][0]]
 		return m, m.Parts[hits[0][1]], nil

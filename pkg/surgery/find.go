@@ -24,6 +24,19 @@ func (e *NotFoundError) Error() string {
 	return fmt.Sprintf("session %s not found in the stores", e.ID)
 }
 
+// NoRecordError says that a session holds no message (or part) with the id
+// or id prefix a cut named.
+type NoRecordError struct {
+	SessionID string
+	ID        string
+	// What is "message" or "part".
+	What string
+}
+
+func (e *NoRecordError) Error() string {
+	return fmt.Sprintf("session %s has no %s %s", e.SessionID, e.What, e.ID)
+}
+
 // AmbiguousError says that an id prefix names several sessions, or
 // several messages or parts of one session.
 type AmbiguousError struct {

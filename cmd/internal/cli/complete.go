@@ -230,6 +230,9 @@ func OneSession(verb, more string) cobra.PositionalArgs {
 			if err := SessionArg(verb, args[0], storePaths(cmd, nil)); err != nil {
 				return err
 			}
+			if err := StorePathArgs(cmd, args); err != nil {
+				return err
+			}
 			return WithHints(FlagErrorf("%s takes one session id, got %d arguments", verb, len(args)), more)
 		}
 		return SessionArg(verb, args[0], storePaths(cmd, nil))

@@ -161,7 +161,8 @@ func notPlanned(opts *Options, fl *write.Flow, o fix.Outcome) error {
 	case fix.Failed:
 		var refused *surgery.RefusedError
 		var amb *surgery.AmbiguousError
-		if errors.As(o.Err, &amb) {
+		var none *surgery.NoRecordError
+		if errors.As(o.Err, &amb) || errors.As(o.Err, &none) {
 			return cli.WithHints(&cli.FlagError{Err: o.Err}, "list the messages and parts with `"+cli.ShowCommand(o.ID, opts.Paths)+"`")
 		}
 		if errors.As(o.Err, &refused) {
