@@ -67,6 +67,9 @@ const (
 	OutcomeAlreadyUndone = "already-undone" // nothing to do
 	OutcomeRefused       = "refused"        // records changed since; nothing was restored
 	OutcomeFailed        = "failed"         // the undo could not be done; see error
+	// OutcomeUnreadable is a run whose manifest cannot be read: not
+	// undone, and not counted in the document's outcome (a warning).
+	OutcomeUnreadable = "unreadable"
 )
 
 // NewUndoDocument converts what `sessfix undo RUN` did to its JSON
@@ -85,6 +88,9 @@ type UndoneRun struct {
 	Run    string
 	Result *backup.UndoResult
 	Err    error
+	// Unreadable says the run's manifest cannot be read (Err says why):
+	// undo --last passed it over.
+	Unreadable bool
 }
 
 // NewUndoOperationDocument converts what `sessfix undo --last` did to the
@@ -96,9 +102,15 @@ func NewUndoOperationDocument(version, op string, runs []UndoneRun, force bool) 
 	doc := &UndoDocument{Version: version, SchemaVersion: report.SchemaVersion, Operation: op, Runs: []UndoRun{},
 		UndoRun: UndoRun{Restored: []UndoRecord{}, Refused: []UndoRefusal{}}}
 	var errs []string
-	for i, u := range runs {
+	first := true
+	for _, u := range runs {
 		r := newUndoRun(u, force)
-		if i == 0 {
+		if u.Unreadable {
+			doc.Runs = append(doc.Runs, r)
+			continue
+		}
+		if first {
+			first = false
 			doc.Run, doc.Store, doc.Outcome = r.Run, r.Store, r.Outcome
 		}
 		if outcomeRank[r.Outcome] > outcomeRank[doc.Outcome] {
@@ -141,6 +153,8 @@ func newUndoRun(u UndoneRun, force bool) UndoRun {
 	}
 	var refused *backup.RefusedError
 	switch err := u.Err; {
+	case u.Unreadable:
+		r.Outcome = OutcomeUnreadable
 	case errors.As(err, &refused):
 		r.Outcome = OutcomeRefused
 	case errors.Is(err, backup.ErrAllUndone):

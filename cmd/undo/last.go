@@ -28,7 +28,10 @@ func undoLast(ctx context.Context, opts *UndoOptions, bopts backup.Options) erro
 			ios.Statusf("warning: run %s cannot be read, so it is not undone: %s", r.ID, r.Problem)
 		}
 	}
-	var done []UndoneRun
+	var done, unread []UndoneRun
+	for _, r := range last.Unread {
+		unread = append(unread, UndoneRun{Run: r.ID, Err: errors.New(r.Problem), Unreadable: true})
+	}
 	switch {
 	case errors.Is(err, backup.ErrAllUndone):
 		err = nil
@@ -85,7 +88,7 @@ func undoLast(ctx context.Context, opts *UndoOptions, bopts backup.Options) erro
 		ios.Statusf("undid %d of the %s of operation %s", undone, plural.Count(len(runs), "run", "runs"), op)
 	}
 	if f.Format() == "json" {
-		if perr := f.WriteDocument(NewUndoOperationDocument(f.Build.Version, op, done, opts.Force)); perr != nil {
+		if perr := f.WriteDocument(NewUndoOperationDocument(f.Build.Version, op, append(done, unread...), opts.Force)); perr != nil {
 			errs = append(errs, perr)
 		}
 	}
