@@ -2,6 +2,7 @@ package backups
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,7 +22,9 @@ func newCmdPrune(opts *BackupsOptions, runF func(context.Context, *BackupsOption
 		Short: "Delete backup runs older than an age",
 		Long: `Delete backup runs older than --older-than (a Go duration such as 72h, or days: 30d). A pruned run
 can no longer be undone. The runs of one command (one fix over many stores) go together, once the newest
-of them is older than the age.
+of them is older than the age. Two kinds of run are never deleted, however old, and prune says why: one
+whose manifest sessfix cannot read (delete it by hand if you do not need it), and one a killed sessfix
+left half-written (the next run on its store puts it back; or run sessfix undo RUN).
 
 prune lists the runs it would delete and asks on a terminal; --yes deletes without asking, --dry-run only
 lists. Without a terminal and without --yes it deletes nothing. An age under a day (1d, 24h) would delete
@@ -64,9 +67,17 @@ func RunPrune(ctx context.Context, opts *BackupsOptions) error {
 		return cli.WithHints(cli.FlagErrorf("--older-than %s would delete runs younger than a day, which may still need undoing; add --force to delete them anyway", opts.OlderThan),
 			"see what it would delete first: sessfix backups prune --older-than "+opts.OlderThan+" --dry-run")
 	}
-	old, err := backup.Older(opts.backupOptions(), age)
+	old, kept, err := backup.Older(opts.backupOptions(), age)
 	if err != nil {
 		return err
+	}
+	for _, k := range kept {
+		fmt.Fprintf(ios.ErrOut, "warning: kept backup run %s: %s\n", k.ID, k.Why)
+		if k.Problem != "" {
+			fmt.Fprintf(ios.ErrOut, "hint: if you do not need it, delete it by hand: rm -r %s\n", cli.ShellArg(k.Dir))
+		} else {
+			fmt.Fprintf(ios.ErrOut, "hint: put it back now with `%s`, then prune again\n", cli.CommandLine("undo", k.ID))
+		}
 	}
 	if len(old) == 0 {
 		ios.Statusf("no backup run is older than %s", opts.OlderThan)

@@ -120,3 +120,34 @@ func TestPruneRefusesAnAgeUnderADay(t *testing.T) {
 		t.Fatalf("prune --older-than 0 --force left %d runs", n)
 	}
 }
+
+// TestPruneKeepsARunItCannotRead: an old run whose manifest sessfix cannot
+// read is not deleted; prune says so and prints the command that deletes
+// it by hand.
+func TestPruneKeepsARunItCannotRead(t *testing.T) {
+	dir := journal(t, 40*24*time.Hour)
+	damaged := filepath.Join(dir, "backups", "20261001T120000Z-zzzzzz")
+	if err := os.MkdirAll(damaged, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(damaged, "manifest.json"), []byte(`{"format": 99}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var asked []string
+	opts, _ := pruneOptions(dir, "7d", false, false, &asked)
+	opts.Yes = true
+	if err := RunPrune(context.Background(), opts); err != nil {
+		t.Fatalf("prune: %v", err)
+	}
+	if _, err := os.Stat(damaged); err != nil {
+		t.Fatalf("prune deleted the run it cannot read: %v", err)
+	}
+	if n := runsLeft(t, dir); n != 1 {
+		t.Fatalf("prune left %d runs, want only the unreadable one", n)
+	}
+	stderr := opts.Factory.IOStreams.ErrOut.(*bytes.Buffer).String()
+	if !strings.Contains(stderr, "warning: kept backup run 20261001T120000Z-zzzzzz: its manifest cannot be read") ||
+		!strings.Contains(stderr, "hint: if you do not need it, delete it by hand: rm -r "+damaged) {
+		t.Errorf("prune does not say why it kept the run, or how to delete it:\n%s", stderr)
+	}
+}

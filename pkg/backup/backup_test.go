@@ -639,7 +639,7 @@ func TestListAndPrune(t *testing.T) {
 		t.Fatalf("runs = %+v, want newest first", runs)
 	}
 	opts.Now = func() time.Time { return now }
-	old, err := backup.Older(opts, 30*24*time.Hour)
+	old, _, err := backup.Older(opts, 30*24*time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}

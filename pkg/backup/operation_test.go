@@ -116,7 +116,8 @@ func TestLastOperationNamesTheRunsItCannotRead(t *testing.T) {
 // TestOlderKeepsAnOperationWhole: backups prune deletes the runs of a
 // command only when every one of them is older than the age; a command
 // whose runs straddle the cutoff is kept whole, so that undo --last never
-// finds part of it gone. Runs of no operation and damaged runs stand alone.
+// finds part of it gone. Runs of no operation stand alone; damaged runs and
+// runs stopped mid-apply are never pruned.
 func TestOlderKeepsAnOperationWhole(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
@@ -132,17 +133,33 @@ func TestOlderKeepsAnOperationWhole(t *testing.T) {
 	if err := os.MkdirAll(damaged, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	// A run stopped mid-apply: one session's change set still recorded.
+	stopped := filepath.Join(dir, "backups", "20261010T110000Z-gggggg")
+	if err := os.MkdirAll(stopped, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	m := fmt.Sprintf(`{"format": 2, "run": "20261010T110000Z-gggggg", "time": %q, "store": {"shape": "export", "path": "/s/k.json"}, `+
+		`"operation": "20261010T110000Z-gggggg", "sessions": [{"id": "ses_1", "state": "recorded", "edits": []}]}`, at(50*day).Format(time.RFC3339))
+	if err := os.WriteFile(filepath.Join(stopped, "manifest.json"), []byte(m), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	opts := backup.Options{Dir: dir, Now: func() time.Time { return now }}
 
-	old, err := backup.Older(opts, 30*day)
+	old, kept, err := backup.Older(opts, 30*day)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "20261012T120001Z-bbbbbb 20261012T120000Z-aaaaaa 20261012T110000Z-eeeeee 20261011T110000Z-ffffff"
+	want := "20261012T120001Z-bbbbbb 20261012T120000Z-aaaaaa 20261012T110000Z-eeeeee"
 	if ids(old) != want {
 		t.Fatalf("Older(30d) = [%s]\nwant [%s]: op2 straddles the cutoff and stays whole", ids(old), want)
 	}
-	if old, err = backup.Older(opts, 29*day); err != nil || !strings.Contains(ids(old), "-cccccc") || !strings.Contains(ids(old), "-dddddd") {
+	// Neither a run sessfix cannot read nor one a killed run left to be
+	// put back is pruned, however old: each is kept, with why.
+	if len(kept) != 2 || kept[0].ID != "20261011T110000Z-ffffff" || !strings.Contains(kept[0].Why, "manifest cannot be read") ||
+		kept[1].ID != "20261010T110000Z-gggggg" || !strings.Contains(kept[1].Why, "stopped mid-write") {
+		t.Fatalf("kept = %+v; want the damaged run, then the stopped one, each with why", kept)
+	}
+	if old, _, err = backup.Older(opts, 29*day); err != nil || !strings.Contains(ids(old), "-cccccc") || !strings.Contains(ids(old), "-dddddd") {
 		t.Fatalf("Older(29d) = [%s] %v; want op2 whole", ids(old), err)
 	}
 }

@@ -615,10 +615,16 @@ func LastOperation(opts Options, match func(RunInfo) bool) (LastOp, error) {
 // operation is kept whole: one run younger than the age keeps every run
 // of its command, which undo --last reverts together. A run whose manifest
 // cannot be read is an operation of its own.
-func Older(opts Options, olderThan time.Duration) ([]RunInfo, error) {
+//
+// Two kinds of old run are never returned, but listed in kept with why:
+// a run whose manifest cannot be read (a newer sessfix's, or a damaged
+// one: sessfix cannot tell what it holds or whose operation it is part
+// of), and a run stopped mid-apply (it holds the bytes the next writer
+// lock on its store puts back).
+func Older(opts Options, olderThan time.Duration) (old []RunInfo, kept []KeptRun, err error) {
 	runs, err := List(opts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cutoff := opts.now().Add(-olderThan)
 	young := map[string]bool{} // operations with a run not older than the cutoff
@@ -627,13 +633,26 @@ func Older(opts Options, olderThan time.Duration) ([]RunInfo, error) {
 			young[operationOf(r)] = true
 		}
 	}
-	var old []RunInfo
 	for _, r := range runs {
-		if !young[operationOf(r)] {
+		if young[operationOf(r)] {
+			continue
+		}
+		switch {
+		case r.Problem != "":
+			kept = append(kept, KeptRun{RunInfo: r, Why: "its manifest cannot be read (" + r.Problem + ")"})
+		case r.State == "incomplete":
+			kept = append(kept, KeptRun{RunInfo: r, Why: "it was stopped mid-write and holds what the next sessfix run on " + r.Store.Path + " puts back"})
+		default:
 			old = append(old, r)
 		}
 	}
-	return old, nil
+	return old, kept, nil
+}
+
+// KeptRun is an old run Older does not hand to prune, and why.
+type KeptRun struct {
+	RunInfo
+	Why string
 }
 
 // operationOf is the operation r belongs to; a run whose manifest cannot
