@@ -105,3 +105,34 @@ func TestChangeQueriesArePaced(t *testing.T) {
 		t.Fatalf("repaired %+v, want %s", rep, f.ID)
 	}
 }
+
+// TestChangeQueryPaceIsBounded: a change query that seemed to take an hour
+// (the machine slept through it) puts the next one off by maxQueryGap, not
+// by four hours; the change is then found and repaired.
+func TestChangeQueryPaceIsBounded(t *testing.T) {
+	f := loadFixture(t, "tool-loop-negative")
+	var dir string
+	h := newHarness(t, store.ShapeSQLite, func(o *Options) {
+		dir = filepath.Dir(o.Stores[0].Info().Path)
+		o.Poll = 0
+	}, f)
+	h.step(0)
+	h.w.queried = func() { h.clock.Advance(time.Hour) }
+	storetest.ExecSQL(t, h.path, "UPDATE session SET title = title")
+	h.sync(dir)
+	h.step(DefaultCoalesce)
+	if got := h.w.stores[0].queryCost; got != time.Hour {
+		t.Fatalf("the change query was taken to last %s, want 1h", got)
+	}
+	h.w.queried = nil
+	storetest.ExecSQL(t, h.path, blankFirstText(f.ID, false))
+	h.sync(dir)
+	h.step(maxQueryGap)
+	if h.w.pending[key{0, f.ID}] == nil {
+		t.Fatalf("the change was not found %s after the long query", maxQueryGap)
+	}
+	h.step(2 * time.Second)
+	if rep := h.kinds(Repaired); len(rep) != 1 || rep[0].Session != f.ID {
+		t.Fatalf("repaired %+v, want %s", rep, f.ID)
+	}
+}

@@ -581,6 +581,11 @@ func (w *Watcher) mark(ss *storeState, id string) {
 // settle window has passed anyway.
 const queryPace = 4
 
+// maxQueryGap bounds the pace: one query that took long (a machine that
+// slept through it, a disk that stalled) never puts the next change off
+// for more than this.
+const maxQueryGap = time.Minute
+
 // markDB schedules a database check unless one is already due (after
 // Coalesce, paced by queryPace), and puts off the check of the database's
 // content (checkContent) until the database has been quiet for the settle
@@ -599,7 +604,7 @@ func (w *Watcher) markDB(ss *storeState) {
 		return
 	}
 	due = now.Add(w.opts.Coalesce)
-	if next := ss.lastQuery.Add(queryPace * ss.queryCost); due.Before(next) {
+	if next := ss.lastQuery.Add(min(queryPace*ss.queryCost, maxQueryGap)); due.Before(next) {
 		due = next
 	}
 	w.pending[k] = &pending{due: due}
