@@ -31,7 +31,7 @@ func checkStaleInProgress(c *Context) {
 			continue
 		}
 		f := At(m, nil)
-		f.Message = "assistant message was never finished (no time.completed, no error) and the session is idle"
+		f.Message = "assistant message was never finished (no time.completed, no error)"
 		c.Report(f)
 	}
 }
