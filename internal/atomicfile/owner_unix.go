@@ -4,6 +4,7 @@ package atomicfile
 
 import (
 	"io/fs"
+	"os"
 	"syscall"
 )
 
@@ -14,4 +15,15 @@ func OwnerOf(fi fs.FileInfo) *Owner {
 		return nil
 	}
 	return &Owner{UID: int(st.Uid), GID: int(st.Gid)}
+}
+
+// Chown gives path the owner own when sessfix runs as root and own is set:
+// a file sessfix creates in a user's store (a salvaged database, one put
+// back by undo) must stay the user's, or OpenCode cannot write it. Other
+// users cannot give files away, and need not: what they create is theirs.
+func Chown(path string, own *Owner) error {
+	if own == nil || os.Geteuid() != 0 {
+		return nil
+	}
+	return os.Chown(path, own.UID, own.GID)
 }

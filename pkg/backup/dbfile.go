@@ -268,7 +268,7 @@ func backupDatabaseFile(dir, path, suffix string) (DatabaseFile, error) {
 		name += suffix
 	}
 	f.Existed, f.Mode, f.File = true, fi.Mode().Perm(), filepath.Join("before", name)
-	sum, err := copyFile(path+suffix, filepath.Join(dir, f.File), 0o600)
+	sum, err := copyFile(path+suffix, filepath.Join(dir, f.File), 0o600, nil)
 	if err != nil {
 		return f, fmt.Errorf("cannot back up %s%s: %w", path, suffix, err)
 	}
@@ -286,6 +286,14 @@ func restoreDatabase(dir, path string, e *DatabaseEntry) error {
 			return err
 		}
 	}
+	// The files put back keep the database's owner (the one the
+	// repair kept), or the owner of its directory.
+	var own *atomicfile.Owner
+	if fi, err := os.Stat(path); err == nil {
+		own = atomicfile.OwnerOf(fi)
+	} else if fi, err := os.Stat(filepath.Dir(path)); err == nil {
+		own = atomicfile.OwnerOf(fi)
+	}
 	for _, f := range e.Files {
 		if !f.Existed {
 			continue
@@ -294,7 +302,7 @@ func restoreDatabase(dir, path string, e *DatabaseEntry) error {
 		if sum, _, err := hashFile(src); err != nil || sum != f.SHA256Before {
 			return fmt.Errorf("the backup %s is not the one recorded (%v)", src, err)
 		}
-		if _, err := copyFile(src, path+f.Suffix, f.Mode); err != nil {
+		if _, err := copyFile(src, path+f.Suffix, f.Mode, own); err != nil {
 			return err
 		}
 	}
@@ -302,8 +310,9 @@ func restoreDatabase(dir, path string, e *DatabaseEntry) error {
 }
 
 // copyFile copies src to dst through a synced temporary file in dst's
-// directory renamed into place, and returns the bytes' SHA-256.
-func copyFile(src, dst string, perm fs.FileMode) (sum string, err error) {
+// directory renamed into place, with the mode perm and the owner own (when
+// set and sessfix runs as root), and returns the bytes' SHA-256.
+func copyFile(src, dst string, perm fs.FileMode, own *atomicfile.Owner) (sum string, err error) {
 	in, err := os.Open(src)
 	if err != nil {
 		return "", err
@@ -324,6 +333,9 @@ func copyFile(src, dst string, perm fs.FileMode) (sum string, err error) {
 		return "", err
 	}
 	if err = out.Chmod(perm); err != nil {
+		return "", err
+	}
+	if err = atomicfile.Chown(out.Name(), own); err != nil {
 		return "", err
 	}
 	if err = out.Sync(); err != nil {

@@ -63,6 +63,9 @@ func Salvage(ctx context.Context, src, dst string) (rep *Report, err error) {
 	if err := os.Chmod(tmpPath, fi.Mode().Perm()); err != nil {
 		return nil, fmt.Errorf("salvage into %s: %w", dst, err)
 	}
+	if err := atomicfile.Chown(tmpPath, atomicfile.OwnerOf(fi)); err != nil {
+		return nil, fmt.Errorf("salvage into %s: keep the owner of %s: %w", dst, src, err)
+	}
 	if err := place(tmpPath, dst); err != nil {
 		return nil, fmt.Errorf("salvage into %s: %w", dst, err)
 	}
