@@ -48,6 +48,13 @@
 // calls and outputs still in the request, and a healthy one must be left
 // alone.
 //
+// The sessions bricked by their images (image_test.go, toolimage_test.go)
+// are recorded once and repaired in both timings too: right after the
+// failed resume, and in a fresh OpenCode home holding a copy of the store
+// saved before it (beforeAnyResume), where undo must also restore the
+// store exactly; the resume after each fix must still send the images,
+// each one decoding within the limits (repairImages).
+//
 // sessfix runs with HOME and the XDG directories of the OpenCode home. fix
 // runs with its default settings, right after the failed attempt or the
 // kill, as a user runs it; scans add --settle=0 (no settle window), so that

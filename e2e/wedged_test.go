@@ -43,6 +43,26 @@ type wedgedRow struct {
 	Scan   string `json:"scan"`
 	Fix    string `json:"fix"`
 	After  string `json:"after"`
+	// First is the same session repaired before any resume, where the
+	// test runs that timing too.
+	First *firstRow `json:"first,omitempty"`
+}
+
+// firstRow is a session repaired before any resume: what scan reported
+// from the stored history, what `sessfix fix --yes` wrote, and the first
+// resume after it.
+type firstRow struct {
+	Scan  string `json:"scan"`
+	Fix   string `json:"fix"`
+	After string `json:"after"`
+}
+
+// String is the row's cell: scan, fix, after.
+func (f *firstRow) String() string {
+	if f == nil {
+		return "not run"
+	}
+	return f.Scan + "; " + cell(f.Fix) + "; " + cell(f.After)
 }
 
 // recordWedged checks the test's row against its file (rewriting it, and
@@ -127,11 +147,14 @@ func renderWedged(b *bytes.Buffer, rows []wedgedRow) {
 	p("Each row is one end-to-end test (named in the list below) on real OpenCode against the strict mock of the\n")
 	p("provider: the break is made by a real run wherever one can make it, and the list says what the test edits when\n")
 	p("not. **before** is the resume before the fix, **scan** what `sessfix scan` reported then, **fix** the mutations\n")
-	p("`sessfix fix --yes` (default flags, right after the failed resume) wrote, **after** the next resume. A test fails\n")
-	p("when its run differs from its row (`e2e/testdata/wedged/`).\n\n")
-	p("| case | OpenCode | model | before | scan | fix | after |\n|---|---|---|---|---|---|---|\n")
+	p("`sessfix fix --yes` (default flags, right after the failed resume) wrote, **after** the next resume. **before any\n")
+	p("resume** is the other timing, where the test runs it: a copy of the store as the break left it, before a resume\n")
+	p("added a failed attempt (a tool's image fails the very turn that read it: that attempt is in the copy), scanned,\n")
+	p("fixed with `fix --yes` (undo checked to restore it exactly), and the first resume after (scan; fix; after). A test\n")
+	p("fails when its run differs from its row (`e2e/testdata/wedged/`).\n\n")
+	p("| case | OpenCode | model | before | scan | fix | after | before any resume |\n|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
-		p("| %s | %s | %s | %s | %s | %s | %s |\n", r.Case, r.OpenCode, r.Model, cell(r.Before), r.Scan, cell(r.Fix), cell(r.After))
+		p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Case, r.OpenCode, r.Model, cell(r.Before), r.Scan, cell(r.Fix), cell(r.After), r.First)
 	}
 	p("\nThe cases:\n\n")
 	for _, r := range rows {

@@ -383,22 +383,26 @@ const (
 	ManyImagesSideMax = 2000
 )
 
-// requestImage is an image block of a request: where it is, and its data.
-type requestImage struct {
-	path string // messages.N.content.M, or …M.tool_result.content.K
-	data string
+// RequestImage is an image block of a request: where it is, and its
+// base64 data.
+type RequestImage struct {
+	Path string // messages.N.content.M, or …M.tool_result.content.K
+	Data string
+	Tool bool // inside a tool_result
 }
 
-// images lists a request's base64 image blocks, a tool result's among
-// them, in order.
-func images(msgs []Message) []requestImage {
-	var out []requestImage
+// Images lists the request's base64 image blocks, a tool result's among
+// them, in order: what the count and dimension limits are checked on.
+func (r *MessagesRequest) Images() []RequestImage { return images(r.Messages) }
+
+func images(msgs []Message) []RequestImage {
+	var out []RequestImage
 	for n, m := range msgs {
 		for i, b := range m.Content {
 			switch b.Type {
 			case "image":
 				if b.Source != nil && b.Source.Type == "base64" {
-					out = append(out, requestImage{fmt.Sprintf("messages.%d.content.%d", n, i), b.Source.Data})
+					out = append(out, RequestImage{fmt.Sprintf("messages.%d.content.%d", n, i), b.Source.Data, false})
 				}
 			case "tool_result":
 				var inner []Block
@@ -407,7 +411,7 @@ func images(msgs []Message) []requestImage {
 				}
 				for k, c := range inner {
 					if c.Type == "image" && c.Source != nil && c.Source.Type == "base64" {
-						out = append(out, requestImage{fmt.Sprintf("messages.%d.content.%d.tool_result.content.%d", n, i, k), c.Source.Data})
+						out = append(out, RequestImage{fmt.Sprintf("messages.%d.content.%d.tool_result.content.%d", n, i, k), c.Source.Data, true})
 					}
 				}
 			}
@@ -427,7 +431,7 @@ func checkImages(msgs []Message) *APIError {
 		return invalid("request contains %d images, exceeding the maximum of %d allowed per request", len(ims), ImagesMax)
 	}
 	for _, im := range ims {
-		raw, err := base64.StdEncoding.DecodeString(im.data)
+		raw, err := base64.StdEncoding.DecodeString(im.Data)
 		if err != nil {
 			continue // the size and data checks are the schema's
 		}
@@ -437,9 +441,9 @@ func checkImages(msgs []Message) *APIError {
 		}
 		switch {
 		case len(ims) > ManyImages && (cfg.Width > ManyImagesSideMax || cfg.Height > ManyImagesSideMax):
-			return invalid("%s.image.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: %d pixels", im.path, ManyImagesSideMax)
+			return invalid("%s.image.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: %d pixels", im.Path, ManyImagesSideMax)
 		case cfg.Width > ImageSideMax || cfg.Height > ImageSideMax:
-			return invalid("%s.image.source.base64.data: At least one of the image dimensions exceed max allowed size: %d pixels", im.path, ImageSideMax)
+			return invalid("%s.image.source.base64.data: At least one of the image dimensions exceed max allowed size: %d pixels", im.Path, ImageSideMax)
 		}
 	}
 	return nil
