@@ -10,6 +10,12 @@
 // reports: an empty text part, reasoning after a tool, unsigned reasoning, a
 // tool left running, or a truncated record.
 //
+// With Images, each session also holds that many images within Anthropic's
+// limits (1600×1200 px PNG headers around random bytes, ImageBytes of
+// base64 each), half pasted by the user and half returned by the read tool
+// as OpenCode 1.1.65 stores them: the image-heavy stores a scan's memory is
+// measured on.
+//
 // Generation is deterministic: the same Config writes the same bytes (ids,
 // bodies and SQLite rows), so measurements can be repeated. Sessions are
 // generated and written one at a time, so the generator's memory is bounded

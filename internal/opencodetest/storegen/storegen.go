@@ -1,9 +1,12 @@
 package storegen
 
 import (
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -40,7 +43,24 @@ type Config struct {
 	// Start is the creation time of the first session; zero means
 	// 2026-01-01 UTC. Each session starts one hour after the previous one.
 	Start time.Time
+	// Images is how many images each session holds, every one within
+	// Anthropic's limits (PNGs of ImageWidth×ImageHeight px, ImageBytes
+	// of base64 each): the user pastes every other one (a file part with
+	// a data: URL) and the read tool returns the others (an image
+	// attachment of a completed tool part), spread over the session's
+	// turns. Zero means none: the stores of earlier generator versions.
+	Images int `json:",omitempty"`
+	// ImageBytes is the size of each image's base64 (default 512 KiB when
+	// Images is set).
+	ImageBytes int `json:",omitempty"`
 }
+
+// Image sides of the generated images: within the 2000 px a request of
+// more than 20 images allows.
+const (
+	ImageWidth  = 1600
+	ImageHeight = 1200
+)
 
 // Default is the configuration of the benchmark store: 125 sessions of 200
 // messages, 5 parts per assistant message, which makes 100,000 parts.
@@ -75,6 +95,9 @@ func (c Config) withDefaults() Config {
 	if c.Start.IsZero() {
 		c.Start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	}
+	if c.Images > 0 && c.ImageBytes == 0 {
+		c.ImageBytes = 512 << 10
+	}
 	return c
 }
 
@@ -88,6 +111,10 @@ func (c Config) validate() error {
 		return fmt.Errorf("tool output size must be at least 2 bytes, not %d", c.ToolOutput)
 	case c.DefectRate > 1:
 		return fmt.Errorf("defect rate must be between 0 and 1, not %g", c.DefectRate)
+	case c.Images < 0 || c.Images > 100:
+		return fmt.Errorf("images per session must be between 0 and 100 (the API's count limit), not %d", c.Images)
+	case c.Images > 0 && c.ImageBytes < 128:
+		return fmt.Errorf("image size must be at least 128 bytes of base64, not %d", c.ImageBytes)
 	}
 	return nil
 }
@@ -118,6 +145,8 @@ type Stats struct {
 	Bytes int64
 	// MaxSessionBytes is the size of the largest session's records.
 	MaxSessionBytes int64
+	// Images counts the images, pasted and returned by tools.
+	Images int
 }
 
 // Generate writes a new store of the shape under dir and returns the path
@@ -149,6 +178,7 @@ func Generate(shape store.Shape, dir string, cfg Config) (string, Stats, error) 
 		for _, d := range s.Defects {
 			st.Defects[d]++
 		}
+		st.Images += s.Images
 		st.Bytes += n
 		st.MaxSessionBytes = max(st.MaxSessionBytes, n)
 	})
@@ -228,6 +258,8 @@ type Session struct {
 	Messages []Message
 	// Defects lists the defect kinds injected, one per affected message.
 	Defects []string
+	// Images counts the session's images (Config.Images).
+	Images int
 }
 
 // Message is one generated message.
@@ -256,17 +288,24 @@ func (c Config) Session(i int) *Session {
 	s := &Session{Created: g.ms}
 	s.ID = g.sessionID()
 	s.Title = g.sentence(3, 8)
+	pasted, returned := c.imagesByTurn()
 	var userID string
 	for j := 0; j < c.Messages; j++ {
 		g.tick(200, 3000)
 		if j%4 == 0 {
-			m := g.userMessage(s)
+			m := g.userMessage(s, pasted[j/4])
 			userID = m.ID
 			s.Messages = append(s.Messages, m)
+			s.Images += pasted[j/4]
 			continue
 		}
 		final := j%4 == 3 || j == c.Messages-1
-		m, defect := g.assistantMessage(userID, final)
+		tools := 0
+		if j%4 == 1 && !final {
+			tools = returned[j/4]
+			s.Images += tools
+		}
+		m, defect := g.assistantMessage(s.ID, userID, final, tools)
 		s.Messages = append(s.Messages, m)
 		if defect != "" {
 			s.Defects = append(s.Defects, defect)
@@ -406,12 +445,31 @@ type textBody struct {
 }
 
 type toolState struct {
-	Status   string          `json:"status"`
-	Input    json.RawMessage `json:"input"`
-	Output   string          `json:"output,omitempty"`
-	Title    string          `json:"title,omitempty"`
-	Metadata json.RawMessage `json:"metadata,omitempty"`
-	Time     span            `json:"time"`
+	Status      string          `json:"status"`
+	Input       json.RawMessage `json:"input"`
+	Output      string          `json:"output,omitempty"`
+	Title       string          `json:"title,omitempty"`
+	Metadata    json.RawMessage `json:"metadata,omitempty"`
+	Time        span            `json:"time"`
+	Attachments []attachment    `json:"attachments,omitempty"`
+}
+
+// attachment is a file a tool returned, as the read tool stores an image.
+type attachment struct {
+	ID        string `json:"id"`
+	MessageID string `json:"messageID"`
+	SessionID string `json:"sessionID"`
+	Type      string `json:"type"`
+	Mime      string `json:"mime"`
+	URL       string `json:"url"`
+}
+
+// fileBody is a file part: an image the user pasted.
+type fileBody struct {
+	Type     string `json:"type"`
+	Mime     string `json:"mime"`
+	Filename string `json:"filename"`
+	URL      string `json:"url"`
 }
 
 type toolBody struct {
@@ -435,14 +493,45 @@ func marshal(v any) []byte {
 	return b
 }
 
-func (g *gen) userMessage(s *Session) Message {
+func (g *gen) userMessage(s *Session, images int) Message {
 	m := Message{ID: g.id("msg", false), Created: g.ms}
 	b := userBody{Role: "user", Time: timeCreated{Created: g.ms}, Agent: "build", Model: modelRef{providerID, modelID}}
 	b.Summary.Diffs = []string{}
 	m.Body = marshal(b)
 	g.tick(1, 5)
 	m.Parts = []Part{g.textPart(g.sentence(8, 60))}
+	for k := range images {
+		m.Parts = append(m.Parts, Part{ID: g.id("prt", false), Created: g.ms, Body: marshal(fileBody{
+			Type: "file", Mime: "image/png", Filename: fmt.Sprintf("screenshot-%d.png", k+1), URL: "data:image/png;base64," + g.png(),
+		})})
+	}
 	return m
+}
+
+// imagesByTurn spreads the session's images over its turns, one turn
+// after the other: the even ones pasted into the turn's user message, the
+// odd ones returned by a read in its first assistant step (when the turn
+// has a step that is not its last).
+func (c Config) imagesByTurn() (pasted, returned []int) {
+	turns := (c.Messages + 3) / 4
+	pasted, returned = make([]int, turns), make([]int, turns)
+	var slots []int // turns with a step that can call the read tool
+	for t := range turns {
+		if 4*t+2 < c.Messages {
+			slots = append(slots, t)
+		}
+	}
+	for k := range c.Images {
+		if turns == 0 {
+			break
+		}
+		if k%2 == 0 || len(slots) == 0 {
+			pasted[k/2%turns]++
+		} else {
+			returned[slots[k/2%len(slots)]]++
+		}
+	}
+	return pasted, returned
 }
 
 func (g *gen) tokens() tokens {
@@ -455,7 +544,7 @@ func (g *gen) tokens() tokens {
 // assistantMessage makes one assistant step: step-start, signed reasoning,
 // Parts-3 content parts (tool calls, or the final text and tool calls
 // before it), step-finish. It may inject one defect.
-func (g *gen) assistantMessage(parentID string, final bool) (Message, string) {
+func (g *gen) assistantMessage(sessionID, parentID string, final bool, images int) (Message, string) {
 	m := Message{ID: g.id("msg", false), Created: g.ms}
 	created := g.ms
 	nContent := g.cfg.Parts - 3
@@ -508,6 +597,10 @@ func (g *gen) assistantMessage(parentID string, final bool) (Message, string) {
 		case tool, runningTool:
 			add(g.toolBody(b == runningTool))
 		}
+	}
+	for range images {
+		g.tick(20, 2000)
+		add(g.imageToolBody(sessionID, m.ID))
 	}
 	if defect == DefectTruncatedRecord {
 		parts[len(parts)-1].Truncated = true
@@ -585,6 +678,53 @@ func (g *gen) toolBody(running bool) []byte {
 		b.State.Time.End = 0
 	}
 	return marshal(b)
+}
+
+// imageToolBody makes a completed read of an image, its PNG kept whole in
+// the tool part's attachments, as OpenCode 1.1.65 stores it.
+func (g *gen) imageToolBody(sessionID, messageID string) []byte {
+	file := projectDir + "/docs/" + g.word() + ".png"
+	start := g.ms
+	b := toolBody{Type: "tool", CallID: "toolu_" + g.alnum(24), Tool: "read"}
+	b.State = toolState{Status: "completed", Input: marshal(map[string]string{"filePath": file}), Output: "Image read successfully",
+		Title: file[len(projectDir)+1:], Metadata: marshal(map[string]any{"preview": "Image read successfully", "truncated": false}),
+		Time: span{Start: start, End: start + 1 + int64(g.rng.IntN(500))},
+		Attachments: []attachment{{ID: g.id("prt", false), MessageID: messageID, SessionID: sessionID, Type: "file",
+			Mime: "image/png", URL: "data:image/png;base64," + g.png()}}}
+	return marshal(b)
+}
+
+// png returns a PNG of ImageWidth×ImageHeight px as about ImageBytes of
+// base64: signature, IHDR, one IDAT chunk of random bytes, IEND, each
+// chunk with its CRC. Its header reads as a PNG of that size; its pixels
+// do not decode, and nothing within the limits should decode them.
+func (g *gen) png() string {
+	raw := g.cfg.ImageBytes / 4 * 3
+	data := make([]byte, max(0, raw-57)) // 8 + 25 (IHDR) + 12 (IDAT) + 12 (IEND)
+	for k := 0; k < len(data); k += 8 {
+		v := g.rng.Uint64()
+		for i := k; i < min(k+8, len(data)); i++ {
+			data[i] = byte(v)
+			v >>= 8
+		}
+	}
+	var ihdr [13]byte
+	binary.BigEndian.PutUint32(ihdr[0:], ImageWidth)
+	binary.BigEndian.PutUint32(ihdr[4:], ImageHeight)
+	ihdr[8], ihdr[9] = 8, 6 // 8-bit RGBA
+	out := []byte("\x89PNG\r\n\x1a\n")
+	out = pngChunk(out, "IHDR", ihdr[:])
+	out = pngChunk(out, "IDAT", data)
+	out = pngChunk(out, "IEND", nil)
+	return base64.StdEncoding.EncodeToString(out)
+}
+
+func pngChunk(out []byte, typ string, data []byte) []byte {
+	out = binary.BigEndian.AppendUint32(out, uint32(len(data)))
+	start := len(out)
+	out = append(out, typ...)
+	out = append(out, data...)
+	return binary.BigEndian.AppendUint32(out, crc32.ChecksumIEEE(out[start:]))
 }
 
 var words = []string{

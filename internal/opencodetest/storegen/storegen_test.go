@@ -3,9 +3,13 @@ package storegen
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
+	"image/png"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/sessfix/sessfix/pkg/store"
@@ -153,5 +157,64 @@ func TestGenerateRefusesExistingStore(t *testing.T) {
 	}
 	if _, _, err := Generate(store.ShapeExport, t.TempDir(), Config{Sessions: 2}); err == nil {
 		t.Fatal("Generate wrote two sessions into one export file")
+	}
+}
+
+// TestImages: a session of an image-heavy config holds its images, half
+// pasted (file parts) and half returned by the read tool (attachments),
+// each a PNG header of ImageWidth×ImageHeight px and about ImageBytes of
+// base64; a config without images keeps its cache key, so the stores
+// generated before the option are not generated again.
+func TestImages(t *testing.T) {
+	cfg := Config{Sessions: 1, Messages: 24, Parts: 5, ToolOutput: 300, DefectRate: -1, Images: 9, ImageBytes: 4096}
+	s := cfg.Session(0)
+	if s.Images != 9 {
+		t.Fatalf("%d images, want 9", s.Images)
+	}
+	var pasted, returned int
+	for _, m := range s.Messages {
+		for _, p := range m.Parts {
+			var body struct {
+				Type, URL string
+				State     struct{ Attachments []struct{ Mime, URL string } }
+			}
+			if err := json.Unmarshal(p.Body, &body); err != nil {
+				t.Fatal(err)
+			}
+			urls := []string{body.URL}
+			if body.Type == "file" {
+				pasted++
+			} else {
+				urls = nil
+				for _, a := range body.State.Attachments {
+					urls = append(urls, a.URL)
+					returned++
+				}
+			}
+			for _, u := range urls {
+				data, ok := strings.CutPrefix(u, "data:image/png;base64,")
+				if !ok {
+					continue
+				}
+				if len(data) < 4000 || len(data) > 4200 {
+					t.Errorf("an image of %d bytes of base64, want about 4096", len(data))
+				}
+				raw, err := base64.StdEncoding.DecodeString(data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c, err := png.DecodeConfig(bytes.NewReader(raw))
+				if err != nil || c.Width != ImageWidth || c.Height != ImageHeight {
+					t.Errorf("image header: %dx%d, %v", c.Width, c.Height, err)
+				}
+			}
+		}
+	}
+	if pasted != 5 || returned != 4 {
+		t.Errorf("%d pasted and %d returned images, want 5 and 4", pasted, returned)
+	}
+	key, err := json.Marshal(Default)
+	if err != nil || bytes.Contains(key, []byte("Image")) {
+		t.Errorf("the default config's key names the image options: %s", key)
 	}
 }
