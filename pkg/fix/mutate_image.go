@@ -121,7 +121,7 @@ func shrinkData(data string, maxBase64, side int) (out, mime, desc string, err e
 	if len(data) <= maxBase64 && cfg.Width <= side && cfg.Height <= side {
 		return "", "", "", nil
 	}
-	src, _, err := image.Decode(bytes.NewReader(raw))
+	src, _, err := opencode.DecodeImage(raw)
 	raw = nil
 	if err != nil {
 		return "", "", "", errNotApplicable

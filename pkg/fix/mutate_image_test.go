@@ -88,7 +88,8 @@ func TestShrinkImageOverDimensionLimit(t *testing.T) {
 }
 
 // Among more than 20 images the side limit is 2000 px; a GIF is written
-// as PNG, its mime type with it.
+// as PNG, its mime type with it. The repair decodes the one image over the
+// limit, and none of the 20 within it.
 func TestShrinkImageManyImagesGIF(t *testing.T) {
 	pal := image.NewPaletted(image.Rect(0, 0, 2400, 600), []color.Color{color.White, color.Black})
 	for i := range pal.Pix {
@@ -104,9 +105,13 @@ func TestShrinkImageManyImagesGIF(t *testing.T) {
 		images = append(images, storetest.Image{Mime: "image/png", Filename: "dot.png", Base64: small})
 	}
 	s := imageSession(t, store.ShapeStorage, images...)
+	_, decoded := opencode.ImageDecodes()
 	_, cfg, format, _ := shrunkPart(t, s, "SF171")
 	if format != "png" || cfg.Width != 2000 || cfg.Height != 500 {
 		t.Errorf("shrunk to a %s of %d×%d, want a png of 2000×500", format, cfg.Width, cfg.Height)
+	}
+	if _, n := opencode.ImageDecodes(); n-decoded != 1 {
+		t.Errorf("the repair decoded %d images whole, want the one over the limit", n-decoded)
 	}
 }
 

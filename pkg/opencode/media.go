@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
@@ -172,11 +173,33 @@ func Base64Data(url string) (string, bool) {
 	return url[i+1:], true
 }
 
+// decodes counts the images decoded in the process: headers read by
+// ImageHeader, whole images by DecodeImage.
+var decodes struct{ headers, images atomic.Int64 }
+
+// ImageDecodes reports how many image headers (ImageHeader) and whole
+// images (DecodeImage) the process has decoded so far. A scan reads the
+// header of each image the next request sends and decodes none; a repair
+// decodes the images it shrinks, one at a time. Tests read the counts to
+// prove it.
+func ImageDecodes() (headers, images int64) {
+	return decodes.headers.Load(), decodes.images.Load()
+}
+
+// DecodeImage decodes a whole image, with the decoders linked into the
+// program (PNG, JPEG and GIF here; WebP where golang.org/x/image/webp is
+// imported). It is the one place sessfix decodes an image's pixels.
+func DecodeImage(raw []byte) (image.Image, string, error) {
+	decodes.images.Add(1)
+	return image.Decode(bytes.NewReader(raw))
+}
+
 // ImageHeader reads an image's format and size from the start of its
 // base64 data only. ok is false when the data is not an image of a
 // supported type (PNG, JPEG, GIF, WebP) or not base64; known is false
 // when the header was read but holds no size within the prefix.
 func ImageHeader(data string) (w, h int, ok, known bool) {
+	decodes.headers.Add(1)
 	pre := data
 	if len(pre) > headerPrefix {
 		pre = pre[:headerPrefix]

@@ -1,0 +1,65 @@
+package opencode
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/binary"
+	"image"
+	"image/gif"
+	"image/jpeg"
+	"image/png"
+	"testing"
+)
+
+func encoded(t *testing.T, enc func(*bytes.Buffer, image.Image) error, w, h int) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := enc(&b, image.NewGray(image.Rect(0, 0, w, h))); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// withAPP1 puts an APP1 (EXIF) segment of n bytes before the rest of a
+// JPEG's segments, as cameras and phones write them.
+func withAPP1(jpg []byte, n int) []byte {
+	seg := binary.BigEndian.AppendUint16([]byte{0xff, 0xe1}, uint16(n+2))
+	seg = append(seg, make([]byte, n)...)
+	return append(append(append([]byte{}, jpg[:2]...), seg...), jpg[2:]...)
+}
+
+// TestImageHeader: the size of each supported format is read from the
+// start of the base64; a JPEG whose frame header lies past the prefix
+// is an image of unknown size; data that is no image, or no base64, is
+// not ok.
+func TestImageHeader(t *testing.T) {
+	pngEnc := func(b *bytes.Buffer, m image.Image) error { return png.Encode(b, m) }
+	jpgEnc := func(b *bytes.Buffer, m image.Image) error { return jpeg.Encode(b, m, nil) }
+	gifEnc := func(b *bytes.Buffer, m image.Image) error { return gif.Encode(b, m, nil) }
+	jpg := encoded(t, jpgEnc, 300, 200)
+	far := jpg
+	for range 3 { // three segments of 60,000 bytes: past the 128 KiB of base64 read
+		far = withAPP1(far, 60000)
+	}
+	cases := []struct {
+		name      string
+		data      string
+		w, h      int
+		ok, known bool
+	}{
+		{"png", base64.StdEncoding.EncodeToString(encoded(t, pngEnc, 9000, 60)), 9000, 60, true, true},
+		{"gif", base64.StdEncoding.EncodeToString(encoded(t, gifEnc, 40, 30)), 40, 30, true, true},
+		{"jpeg", base64.StdEncoding.EncodeToString(jpg), 300, 200, true, true},
+		{"jpeg with metadata", base64.StdEncoding.EncodeToString(withAPP1(jpg, 60000)), 300, 200, true, true},
+		{"jpeg frame past the prefix", base64.StdEncoding.EncodeToString(far), 0, 0, true, false},
+		{"no image", base64.StdEncoding.EncodeToString([]byte("hello, this is text")), 0, 0, false, false},
+		{"no base64", "!!!!" + base64.StdEncoding.EncodeToString(encoded(t, pngEnc, 10, 10)), 0, 0, false, false},
+		{"empty", "", 0, 0, false, false},
+	}
+	for _, c := range cases {
+		w, h, ok, known := ImageHeader(c.data)
+		if w != c.w || h != c.h || ok != c.ok || known != c.known {
+			t.Errorf("%s: %d×%d ok=%v known=%v, want %d×%d ok=%v known=%v", c.name, w, h, ok, known, c.w, c.h, c.ok, c.known)
+		}
+	}
+}

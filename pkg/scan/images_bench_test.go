@@ -1,0 +1,166 @@
+package scan_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sessfix/sessfix/internal/opencodetest/storegen"
+	"github.com/sessfix/sessfix/pkg/opencode"
+	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/shapes"
+)
+
+// imageStore is the image-heavy benchmark store: 24 sessions of 48
+// messages, each holding 24 PNGs of 512 KiB of base64 (half pasted, half
+// returned by the read tool), 288 MiB of images in all, every one within
+// the limits; the largest session is about 12.5 MB.
+var imageStore = storegen.Config{Sessions: 24, Messages: 48, Parts: 5, ToolOutput: 2000, DefectRate: -1, Seed: 5, Images: 24, ImageBytes: 512 << 10}
+
+// BenchmarkScanImages scans the image-heavy store in the SQLite and the
+// sessions (JSON) shape and reports, besides the time, the peak of the
+// heap (sampled every millisecond through runtime/metrics) and of the
+// process's resident memory (VmHWM, reset before each scan) during a
+// scan, next to the store's size and its largest session's: a scan's
+// memory must follow the largest session (times the workers), not the
+// store.
+//
+//	go test -run '^$' -bench ScanImages -benchtime 3x ./pkg/scan
+func BenchmarkScanImages(b *testing.B) {
+	for _, shape := range []store.Shape{store.ShapeSQLite, store.ShapeSessions} {
+		b.Run(string(shape), func(b *testing.B) {
+			dir := filepath.Join(storegen.BenchDir(), "images-"+string(shape))
+			path, st, err := storegen.Cached(shape, dir, imageStore)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(st.Bytes)
+			var peakHeap, peakRSS uint64
+			for b.Loop() {
+				runtime.GC()
+				resetPeakRSS(b)
+				stop := sampleHeap()
+				res := scanOnce(b, path)
+				heap := stop()
+				peakHeap, peakRSS = max(peakHeap, heap), max(peakRSS, peakRSSBytes(b))
+				if got := len(res.Stores[0].Sessions); got != st.Sessions || len(res.Findings) != 0 {
+					b.Fatalf("scan saw %d sessions (the store has %d) and reported %d findings (want none)", got, st.Sessions, len(res.Findings))
+				}
+			}
+			const mb = 1 << 20
+			b.ReportMetric(float64(peakHeap)/mb, "peak-heap-MB")
+			b.ReportMetric(float64(peakRSS)/mb, "peak-RSS-MB")
+			b.ReportMetric(float64(st.Bytes)/mb, "store-MB")
+			b.ReportMetric(float64(st.MaxSessionBytes)/mb, "max-session-MB")
+		})
+	}
+}
+
+// sampleHeap samples the bytes of heap objects (live and not yet swept)
+// every millisecond until the returned function is called, which returns
+// the largest sample.
+func sampleHeap() func() uint64 {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
+	var peak uint64
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			peak = max(peak, read())
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		wg.Wait()
+		return max(peak, read())
+	}
+}
+
+// resetPeakRSS resets the process's peak resident set size (Linux:
+// writing 5 to /proc/self/clear_refs).
+func resetPeakRSS(b *testing.B) {
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		b.Skipf("cannot reset the peak resident set size here: %v", err)
+	}
+}
+
+// peakRSSBytes is VmHWM, the process's peak resident set size.
+func peakRSSBytes(b *testing.B) uint64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := bytes.CutPrefix(sc.Bytes(), []byte("VmHWM:")); ok {
+			kb, err := strconv.ParseUint(string(bytes.TrimSuffix(bytes.TrimSpace(v), []byte(" kB"))), 10, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	b.Fatal("no VmHWM in /proc/self/status")
+	return 0
+}
+
+// TestScanDecodesNoImageWithinLimits: a scan of a store full of images,
+// each within every limit, decodes none of them; it reads the header of
+// each image the next request sends, once. It counts decodes through
+// opencode.ImageDecodes, not time or bytes, so it does not depend on the
+// machine. The generated images' pixels do not even decode: a scan that
+// decoded one would also report it.
+func TestScanDecodesNoImageWithinLimits(t *testing.T) {
+	cfg := storegen.Config{Sessions: 3, Messages: 24, Parts: 4, ToolOutput: 200, DefectRate: -1, Seed: 9, Images: 24, ImageBytes: 8 << 10}
+	for _, shape := range []store.Shape{store.ShapeSQLite, store.ShapeSessions} {
+		t.Run(string(shape), func(t *testing.T) {
+			path, st, err := storegen.Generate(shape, t.TempDir(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Images != cfg.Sessions*cfg.Images {
+				t.Fatalf("the store holds %d images, want %d", st.Images, cfg.Sessions*cfg.Images)
+			}
+			d, err := shapes.Open([]string{path})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			headers, images := opencode.ImageDecodes()
+			res, err := scan.Run(context.Background(), d.Stores, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, i := opencode.ImageDecodes()
+			if len(res.Findings) != 0 {
+				t.Errorf("scan reports %d findings in a store whose images are within the limits, first %s %s", len(res.Findings), res.Findings[0].Code, res.Findings[0].Message)
+			}
+			if i != images {
+				t.Errorf("scan decoded %d images whole, want none", i-images)
+			}
+			if h-headers != int64(st.Images) {
+				t.Errorf("scan read %d image headers, want one per image: %d", h-headers, st.Images)
+			}
+		})
+	}
+}
