@@ -11,7 +11,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
@@ -57,6 +59,12 @@ const (
 	// header: enough for a JPEG's EXIF segments before its frame header.
 	headerPrefix = 128 << 10
 )
+
+// headerBufs hold the decoded prefixes ImageHeader reads.
+var headerBufs = sync.Pool{New: func() any {
+	b := make([]byte, base64.StdEncoding.DecodedLen(headerPrefix))
+	return &b
+}}
 
 // Image is one image a request sends: where it is in the request and
 // in the store, and its base64 data (a slice of the stored JSON, never
@@ -204,10 +212,18 @@ func ImageHeader(data string) (w, h int, ok, known bool) {
 	if len(pre) > headerPrefix {
 		pre = pre[:headerPrefix]
 	}
-	buf, err := base64.StdEncoding.DecodeString(pre)
+	// The prefix is decoded into a buffer of the pool: a scan reads the
+	// header of every image it sends, and would otherwise allocate 96 KiB
+	// for each.
+	bp := headerBufs.Get().(*[]byte)
+	defer headerBufs.Put(bp)
+	// Decode only reads its source: the string's bytes are read in place,
+	// not copied.
+	n, err := base64.StdEncoding.Decode(*bp, unsafe.Slice(unsafe.StringData(pre), len(pre)))
 	if err != nil {
 		return 0, 0, false, false
 	}
+	buf := (*bp)[:n]
 	if w, h, isWebP := webpSize(buf); isWebP {
 		return w, h, true, w > 0
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -20,13 +21,14 @@ import (
 	"github.com/sessfix/sessfix/pkg/store/shapes"
 )
 
-// imageStore is the image-heavy benchmark store: 24 sessions of 48
+// imageStore is the image-heavy benchmark store: sessions of 48
 // messages, each holding 24 PNGs of 512 KiB of base64 (half pasted, half
-// returned by the read tool), 288 MiB of images in all, every one within
-// the limits; the largest session is about 12.5 MB.
-var imageStore = storegen.Config{Sessions: 24, Messages: 48, Parts: 5, ToolOutput: 2000, DefectRate: -1, Seed: 5, Images: 24, ImageBytes: 512 << 10}
+// returned by the read tool), every one within the limits; each session
+// is about 12.5 MB. The benchmark scans it with 12 and with 24 sessions
+// (144 and 288 MiB of images): the peaks must not follow.
+var imageStore = storegen.Config{Messages: 48, Parts: 5, ToolOutput: 2000, DefectRate: -1, Seed: 5, Images: 24, ImageBytes: 512 << 10}
 
-// BenchmarkScanImages scans the image-heavy store in the SQLite and the
+// BenchmarkScanImages scans the image-heavy stores in the SQLite and the
 // sessions (JSON) shape and reports, besides the time, the peak of the
 // heap (sampled every millisecond through runtime/metrics) and of the
 // process's resident memory (VmHWM, reset before each scan) during a
@@ -37,32 +39,38 @@ var imageStore = storegen.Config{Sessions: 24, Messages: 48, Parts: 5, ToolOutpu
 //	go test -run '^$' -bench ScanImages -benchtime 3x ./pkg/scan
 func BenchmarkScanImages(b *testing.B) {
 	for _, shape := range []store.Shape{store.ShapeSQLite, store.ShapeSessions} {
-		b.Run(string(shape), func(b *testing.B) {
-			dir := filepath.Join(storegen.BenchDir(), "images-"+string(shape))
-			path, st, err := storegen.Cached(shape, dir, imageStore)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.SetBytes(st.Bytes)
-			var peakHeap, peakRSS uint64
-			for b.Loop() {
-				runtime.GC()
-				resetPeakRSS(b)
-				stop := sampleHeap()
-				res := scanOnce(b, path)
-				heap := stop()
-				peakHeap, peakRSS = max(peakHeap, heap), max(peakRSS, peakRSSBytes(b))
-				if got := len(res.Stores[0].Sessions); got != st.Sessions || len(res.Findings) != 0 {
-					b.Fatalf("scan saw %d sessions (the store has %d) and reported %d findings (want none)", got, st.Sessions, len(res.Findings))
-				}
-			}
-			const mb = 1 << 20
-			b.ReportMetric(float64(peakHeap)/mb, "peak-heap-MB")
-			b.ReportMetric(float64(peakRSS)/mb, "peak-RSS-MB")
-			b.ReportMetric(float64(st.Bytes)/mb, "store-MB")
-			b.ReportMetric(float64(st.MaxSessionBytes)/mb, "max-session-MB")
-		})
+		for _, sessions := range []int{12, 24} {
+			b.Run(fmt.Sprintf("%s/sessions=%d", shape, sessions), func(b *testing.B) { benchScanImages(b, shape, sessions) })
+		}
 	}
+}
+
+func benchScanImages(b *testing.B, shape store.Shape, sessions int) {
+	cfg := imageStore
+	cfg.Sessions = sessions
+	dir := filepath.Join(storegen.BenchDir(), fmt.Sprintf("images-%s-%d", shape, sessions))
+	path, st, err := storegen.Cached(shape, dir, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(st.Bytes)
+	var peakHeap, peakRSS uint64
+	for b.Loop() {
+		runtime.GC()
+		resetPeakRSS(b)
+		stop := sampleHeap()
+		res := scanOnce(b, path)
+		heap := stop()
+		peakHeap, peakRSS = max(peakHeap, heap), max(peakRSS, peakRSSBytes(b))
+		if got := len(res.Stores[0].Sessions); got != st.Sessions || len(res.Findings) != 0 {
+			b.Fatalf("scan saw %d sessions (the store has %d) and reported %d findings (want none)", got, st.Sessions, len(res.Findings))
+		}
+	}
+	const mb = 1 << 20
+	b.ReportMetric(float64(peakHeap)/mb, "peak-heap-MB")
+	b.ReportMetric(float64(peakRSS)/mb, "peak-RSS-MB")
+	b.ReportMetric(float64(st.Bytes)/mb, "store-MB")
+	b.ReportMetric(float64(st.MaxSessionBytes)/mb, "max-session-MB")
 }
 
 // sampleHeap samples the bytes of heap objects (live and not yet swept)
