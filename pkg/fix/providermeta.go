@@ -103,7 +103,7 @@ func recordStrats(d opencode.Defect, target, until, reason string) []strat {
 		return strat{st, func(w *work) ([]store.Edit, error) {
 			var msgs []*store.Message
 			if d.SessionWide() {
-				msgs = d.ShowsBefore(w.s, until)
+				msgs = d.ShowsFrom(w.s, target, until)
 			} else if m := w.s.Message(target); m != nil && d.Shows(w.s, m) {
 				msgs = []*store.Message{m}
 			}
@@ -153,6 +153,44 @@ func recordStrats(d opencode.Defect, target, until, reason string) []strat {
 			}
 			return stripThinkingParts(w.s, m, nil)
 		})}
+	case opencode.DefectCopilotSignature:
+		// The same, from the message Copilot names on; a signature kept
+		// for Copilot's Chat Completions API (OpenCode 1.1) is dropped
+		// from the part that holds it, which keeps the reasoning's text.
+		return []strat{each(stStrip, func(w *work, m *store.Message) ([]store.Edit, error) {
+			if finalToolLoop(w.s, m) {
+				return excludeMessage(w.s, m, reason, w.env)
+			}
+			return dropCopilotSignatures(w.s, m)
+		})}
 	}
 	return nil
+}
+
+// dropCopilotSignatures removes what OpenCode sends GitHub Copilot as the
+// signature of a message's thinking: the signed thinking parts sent to its
+// Messages API (stripThinkingParts: OpenCode leaves unsigned reasoning
+// out), and metadata.copilot.reasoningOpaque, which OpenCode 1.1 sends its
+// Chat Completions API as reasoning_opaque, from the parts left.
+func dropCopilotSignatures(s *store.Session, m *store.Message) ([]store.Edit, error) {
+	var out []store.Edit
+	if opencode.OwnsSignedThinking(m) {
+		eds, err := stripThinkingParts(s, m, opencode.IsSigned)
+		if err != nil {
+			return nil, err
+		}
+		out = eds
+	}
+	for _, p := range m.Parts {
+		if !opencode.HasCopilotOpaque(p) || (opencode.IsThinkingPart(p) && opencode.IsSigned(p)) {
+			continue
+		}
+		eds, err := dropPartMeta(m, p, "copilot", "reasoningOpaque", "dropThoughtSignatures",
+			"copilot reasoning signature the provider refuses removed")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, eds...)
+	}
+	return out, nil
 }

@@ -53,6 +53,13 @@ const (
 	// DefectForeignCallIDs is a tool_call_id_invalid error: tool calls
 	// whose ids are not of Mistral's form (session-wide).
 	DefectForeignCallIDs
+	// DefectCopilotSignature is an invalid_signature error from GitHub
+	// Copilot: signed thinking that Copilot's upstream for the model cannot
+	// verify (another account's, another deployment's). Copilot names the
+	// first block it refuses; the messages before it passed, the ones after
+	// it are as foreign, so it is repaired on the named message and every
+	// later one before the failed attempt that still sends a signature.
+	DefectCopilotSignature
 )
 
 // DefectOf classifies a provider error of type t (DetectErrorType(text)) by
@@ -99,7 +106,7 @@ func DefectOf(t ErrorType, text string) Defect {
 func (d Defect) SessionWide() bool {
 	switch d {
 	case DefectReasoningMissing, DefectUnverified, DefectItemIDs, DefectThoughtSignature, DefectBedrockSignature,
-		DefectToolInputCut, DefectForeignCallIDs:
+		DefectToolInputCut, DefectForeignCallIDs, DefectCopilotSignature:
 		return true
 	}
 	return false
@@ -124,6 +131,34 @@ func (d Defect) ShowsBefore(s *store.Session, until string) []*store.Message {
 		}
 	}
 	return out
+}
+
+// ShowsFrom is ShowsBefore for a defect repaired from the message the
+// error names on (DefectCopilotSignature): the messages before from are
+// left out. For every other defect, and when from is "" or not in the
+// session, it is ShowsBefore.
+func (d Defect) ShowsFrom(s *store.Session, from, until string) []*store.Message {
+	if d != DefectCopilotSignature || from == "" || s.Message(from) == nil {
+		return d.ShowsBefore(s, until)
+	}
+	var out []*store.Message
+	seen := false
+	for _, m := range s.Messages {
+		if until != "" && m.ID == until {
+			break
+		}
+		seen = seen || m.ID == from
+		if seen && d.Shows(s, m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Showing returns the messages before until that show the error's
+// session-wide defect (ShowsFrom the message it names).
+func (r *Recovery) Showing(s *store.Session, until string) []*store.Message {
+	return r.Defect.ShowsFrom(s, r.TargetID, until)
 }
 
 // ProviderMeta returns the value of key in any provider namespace of a
@@ -277,6 +312,8 @@ func (d Defect) Shows(s *store.Session, m *store.Message) bool {
 		return anyPart(m, HasThoughtSignature)
 	case DefectBedrockSignature:
 		return anyPart(m, HasBedrockSignature)
+	case DefectCopilotSignature:
+		return OwnsSignedThinking(m) || anyPart(m, HasCopilotOpaque)
 	case DefectToolInputCut:
 		return m.Role == "assistant" && len(CutToolInputs(m)) > 0
 	case DefectForeignCallIDs:
@@ -289,6 +326,14 @@ func (d Defect) Shows(s *store.Session, m *store.Message) bool {
 // with its signature (metadata.bedrock.signature).
 func HasBedrockSignature(p *store.Part) bool {
 	return p.Type == "reasoning" && p.Get("metadata.bedrock.signature").String() != ""
+}
+
+// HasCopilotOpaque reports a part that keeps the signature GitHub Copilot's
+// Chat Completions API returns for Claude's thinking
+// (metadata.copilot.reasoningOpaque): OpenCode sends it back as the
+// message's reasoning_opaque, the thinking block's signature upstream.
+func HasCopilotOpaque(p *store.Part) bool {
+	return p.Get("metadata.copilot.reasoningOpaque").String() != ""
 }
 
 func anyPart(m *store.Message, f func(*store.Part) bool) bool {
@@ -386,6 +431,9 @@ func ReadError(s *store.Session, text string, failed *store.Message) *Recovery {
 		// then refused, not only the one it names.
 		r.Defect = DefectBedrockSignature
 	}
+	if r.Defect == DefectSignature && sent.IsCopilot(providerOfError(s, failed)) {
+		r.Defect = DefectCopilotSignature
+	}
 	switch {
 	case r.ItemID != "" && !IsMessagesIndex(r.Index):
 		r.TargetID, r.PartID, r.MapErr = LocateItem(s, r.ItemID, failed)
@@ -393,6 +441,18 @@ func ReadError(s *store.Session, text string, failed *store.Message) *Recovery {
 		r.TargetID, r.PartID, r.MapErr = r.Request(s).LocateIndex(r.Index)
 	}
 	return r
+}
+
+// providerOfError is the provider id the error came from: the failed
+// attempt's, else the session's current one.
+func providerOfError(s *store.Session, failed *store.Message) string {
+	if failed != nil {
+		if p := failed.Get("providerID").String(); p != "" {
+			return p
+		}
+	}
+	p, _ := sent.CurrentModel(s)
+	return p
 }
 
 // familyOfError is the provider family the error came from: the failed
@@ -470,6 +530,8 @@ func (d Defect) What() string {
 		return "tool calls the output limit cut off"
 	case DefectForeignCallIDs:
 		return "tool calls whose ids are not nine letters or digits"
+	case DefectCopilotSignature:
+		return "signed thinking copilot cannot verify"
 	}
 	return ""
 }
@@ -493,6 +555,8 @@ func (d Defect) GoneWhy() string {
 		return "every tool call the output limit cut off is marked failed with a json object input"
 	case DefectForeignCallIDs:
 		return "every tool call id is nine letters or digits"
+	case DefectCopilotSignature:
+		return "no message from the one copilot refused on sends a signature any more"
 	}
 	return "the session no longer shows the problem"
 }

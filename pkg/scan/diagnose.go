@@ -90,7 +90,7 @@ func Diagnose(s *store.Session, text string, opts *Options) *Diagnosis {
 		if why, ok := Resolved(r, s, others); ok && failed != nil {
 			d.Resolved = why
 		} else if !ok && r.Defect.SessionWide() {
-			for _, m := range r.Defect.ShowsBefore(s, until) {
+			for _, m := range r.Showing(s, until) {
 				d.Shows = append(d.Shows, m.ID)
 			}
 			d.showsWhat = r.Defect.What()

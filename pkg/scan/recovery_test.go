@@ -118,3 +118,40 @@ func TestResolvedNeedsEvidenceFromTheRecords(t *testing.T) {
 		t.Errorf("a pasted error that names no message is history: %q", why)
 	}
 }
+
+// GitHub Copilot's invalid_signature names the first thinking block its
+// upstream cannot verify (OpenCode #11546): the finding lists the named
+// message and every later one that still sends a signature, not the ones
+// before it, which passed.
+func TestCopilotSignatureShowsFromTheNamedMessage(t *testing.T) {
+	const body = `{"role":"assistant","providerID":"github-copilot","modelID":"claude-sonnet-4.5","time":{"created":2,"completed":3},"finish":"stop"}`
+	turn := func(id string) *store.Message {
+		return testMessage(id, "assistant", body, `{"type":"reasoning","text":"think","time":{"start":2,"end":3},`+sig+`}`, `{"type":"text","text":"ok","time":{"start":2,"end":3}}`)
+	}
+	const text = "messages.3.content.0: Invalid `signature` in `thinking` block"
+	f := testMessage("f", "assistant", `{"role":"assistant","providerID":"github-copilot","modelID":"claude-sonnet-4.5","time":{"created":101,"completed":102},"error":{"name":"APIError","data":{"message":`+fmt.Sprintf("%q", text)+`}}}`)
+	s := session(store.ShapeSQLite, user("u1", "one"), turn("a1"), user("u2", "two"), turn("a2"), user("u3", "three"), turn("a3"), user("u4", "four"), f)
+	r := opencode.ReadError(s, text, s.Message("f"))
+	if r.Defect != opencode.DefectCopilotSignature || r.TargetID != "a2" {
+		t.Fatalf("defect %v, target %q (%v); want the Copilot defect on a2", r.Defect, r.TargetID, r.MapErr)
+	}
+	var got []string
+	for _, m := range r.Showing(s, "f") {
+		got = append(got, m.ID)
+	}
+	if strings.Join(got, " ") != "a2 a3" {
+		t.Errorf("shows %v, want a2 a3", got)
+	}
+	var found bool
+	for _, g := range CheckSession(s, &Options{}) {
+		if g.Code == SF302 {
+			found = true
+			if g.Severity != Error || !strings.Contains(g.Message, "2 messages") || g.Fix == "" {
+				t.Errorf("SF302: %s %q fix %q", g.Severity, g.Message, g.Fix)
+			}
+		}
+	}
+	if !found {
+		t.Error("no SF302 on the stored Copilot error")
+	}
+}

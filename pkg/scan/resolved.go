@@ -131,7 +131,7 @@ func resolvedInRecords(r *opencode.Recovery, s *store.Session, found []Finding) 
 		if r.Failed != nil {
 			until = r.Failed.ID
 		}
-		if len(r.Defect.ShowsBefore(s, until)) > 0 {
+		if len(r.Showing(s, until)) > 0 {
 			return "", false
 		}
 		return r.Defect.GoneWhy(), true

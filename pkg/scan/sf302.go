@@ -46,7 +46,10 @@ var ruleSF302 = &Rule{
 		"empty_content → SF101/SF104's fix (`replaceEmptyTextParts`, else `injectTextPart`); invalid_signature → " +
 		"strip that message's thinking (`stripThinkingParts`, and `excludeMessage` when it is the final " +
 		"tool-loop message; from Bedrock, whose refusal means another account's signatures, on every message " +
-		"with signed reasoning); reasoning_content_missing → `prependThinkingPart` (SF163's fix: reasoning \"(reasoning not recorded)\", " +
+		"with signed reasoning; from GitHub Copilot, which names the first block its upstream cannot verify after a " +
+		"switch of account or model, on the named message and every later one: its signed thinking stripped, " +
+		"`metadata.copilot.reasoningOpaque` (OpenCode 1.1's Chat Completions signature) dropped from the parts " +
+		"that keep it); reasoning_content_missing → `prependThinkingPart` (SF163's fix: reasoning \"(reasoning not recorded)\", " +
 		"the tool calls and outputs stay; else `excludeMessage`) on every tool-call turn OpenCode sends " +
 		"without a non-empty reasoning_content; reasoning_without_following_item → `dropEncryptedReasoning` on the named " +
 		"message (else `excludeMessage`); encrypted_content_invalid → `dropEncryptedReasoning` on every " +
@@ -121,7 +124,7 @@ func checkFailedAttempt(c *Context) {
 	}
 	switch {
 	case r.Defect.SessionWide():
-		shown := r.Defect.ShowsBefore(c.Session, m.ID)
+		shown := r.Showing(c.Session, m.ID)
 		f.Message += "; " + ShowsNote(r.Defect, shown)
 	case !r.Names():
 		causes := ErrorCauses(others, text)

@@ -61,6 +61,13 @@ func newConverter(s *store.Session, opts Options) *converter {
 		c.providerID, c.modelID = CurrentModel(s)
 	}
 	c.family = FamilyOf(c.providerID, c.modelID)
+	if c.v == V11 && IsCopilot(c.providerID) {
+		// OpenCode 1.1.65 sends every Copilot model, Claude too, through
+		// its Chat Completions package (@ai-sdk/github-copilot: the
+		// signature goes back as reasoning_opaque), which sessfix does
+		// not model.
+		c.family = Other
+	}
 	c.anthropicNS, c.providerNS, c.bedrockNS = newMetaNS("anthropic"), newMetaNS(c.providerID), newMetaNS("bedrock")
 	return c
 }

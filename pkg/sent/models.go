@@ -90,14 +90,23 @@ func containsAny(s string, parts []string) bool {
 // (anthropic, google-vertex-anthropic) and Claude on OpenCode's own
 // provider the Messages API; `openai` and `azure` (OpenCode's @ai-sdk/openai)
 // the Responses API; `google*` providers Gemini; DeepSeek, Moonshot and Kimi
-// providers or models Chat Completions. Everything else is Other: sessfix
-// does not know the package OpenCode uses for it.
+// providers or models Chat Completions. Claude on GitHub Copilot
+// (`github-copilot*`) is the Messages API too: OpenCode 1.18.33 gives a
+// Copilot model whose entry in Copilot's model list names the
+// /v1/messages endpoint the @ai-sdk/anthropic package at Copilot's /v1, so
+// its thinking travels with metadata.anthropic.signature and Copilot's
+// errors use the Messages API's indexes (OpenCode 1.1 sent every Copilot
+// model through its Chat Completions package instead: see newConverter).
+// Everything else is Other: sessfix does not know the package OpenCode
+// uses for it.
 func FamilyOf(providerID, modelID string) Family {
 	p, m := strings.ToLower(providerID), strings.ToLower(modelID)
 	switch {
 	case strings.Contains(p, "bedrock"):
 		return Bedrock
 	case strings.Contains(p, "anthropic"):
+		return Anthropic
+	case IsCopilot(p) && strings.Contains(m, "claude"):
 		return Anthropic
 	case (p == "" || p == "opencode") && (m == "" || strings.Contains(m, "claude")):
 		return Anthropic
@@ -226,4 +235,10 @@ func NeedsSignature(providerID, modelID string) bool {
 		}
 	}
 	return strings.Contains(strings.ToLower(modelID), "claude")
+}
+
+// IsCopilot reports a GitHub Copilot provider id (github-copilot, and the
+// github-copilot-enterprise of OpenCode 1.1).
+func IsCopilot(providerID string) bool {
+	return strings.HasPrefix(strings.ToLower(providerID), "github-copilot")
 }

@@ -90,6 +90,13 @@ func TestFamilyOf(t *testing.T) {
 		{"kimi", "kimi-k2-thinking", sent.Chat},
 		{"nano-gpt", "deepseek-r1", sent.Chat},
 		{"groq", "llama-3.3-70b", sent.Other},
+		// OpenCode 1.18.33 sends Copilot's Claude models through
+		// @ai-sdk/anthropic; its GPT and Gemini models through its own
+		// Chat Completions and Responses package.
+		{"github-copilot", "claude-sonnet-4.5", sent.Anthropic},
+		{"github-copilot", "claude-opus-4.5", sent.Anthropic},
+		{"github-copilot", "gpt-5.2", sent.Other},
+		{"github-copilot", "gemini-3-pro-preview", sent.Other},
 	} {
 		if got := sent.FamilyOf(c.p, c.m); got != c.want {
 			t.Errorf("FamilyOf(%q, %q) = %s, want %s", c.p, c.m, got, c.want)
@@ -241,5 +248,28 @@ func TestDuplicateMessageSentOnce(t *testing.T) {
 	}
 	if n != 1 || r.Messages[len(r.Messages)-1].Role != "assistant" {
 		t.Errorf("the request carries %s %d times, want once, ending with its answer:\n%s", dup, n, strings.Join(entries, "\n"))
+	}
+}
+
+// Copilot's Claude models are the Messages API in OpenCode 1.2 and later
+// stores, and not modelled in the JSON era's: OpenCode 1.1.65 sent them
+// through its Chat Completions package (reasoning_opaque).
+func TestCopilotClaudeFamilyByVersion(t *testing.T) {
+	for _, c := range []struct {
+		shape store.Shape
+		want  sent.Family
+	}{
+		{store.ShapeSQLite, sent.Anthropic},
+		{store.ShapeStorage, sent.Other},
+	} {
+		s := &store.Session{Store: store.Info{Shape: c.shape}, ID: "ses_1"}
+		m, err := store.NewMessage(store.Record{ID: "msg_1", Raw: []byte(`{"id":"msg_1","sessionID":"ses_1","role":"assistant","providerID":"github-copilot","modelID":"claude-sonnet-4.5"}`)}, "ses_1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Messages = append(s.Messages, m)
+		if got := sent.Build(s, sent.Options{}).Kind; got != c.want {
+			t.Errorf("%s store: request family %s, want %s", c.shape, got, c.want)
+		}
 	}
 }
