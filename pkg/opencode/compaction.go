@@ -1,6 +1,9 @@
 package opencode
 
-import "github.com/sessfix/sessfix/pkg/store"
+import (
+	"github.com/sessfix/sessfix/pkg/sent"
+	"github.com/sessfix/sessfix/pkg/store"
+)
 
 // CompactionFinishError is the `finish` OpenCode 1.18 writes on a
 // compaction's summary message when it gives the compaction up (a
@@ -47,6 +50,26 @@ func PendingCompaction(s *store.Session) (request, newest *store.Message) {
 func FailedCompaction(s *store.Session) *store.Message {
 	req, newest := PendingCompaction(s)
 	if req == nil || newest == nil || !newest.Get("summary").Bool() || ErrorName(newest) == "" {
+		return nil
+	}
+	return newest
+}
+
+// StoppedCompaction returns the summary message of a pending compaction
+// (PendingCompaction) that was never finished: the newest assistant message
+// after the compaction request is a summary with no `time.completed`, no
+// error and no `finish`, in a store of OpenCode 1.2 or later. That is what
+// OpenCode 1.18.33 leaves when it is killed while the provider streams
+// the compaction (or while it is still being written: callers look at it
+// only once the session is idle), and its next prompt runs the compaction
+// again before the user's message, as for a failed one: the session gets
+// out by itself (TestKilledCompaction). nil when there is none.
+func StoppedCompaction(s *store.Session) *store.Message {
+	if sent.VersionOf(s) != sent.V118 {
+		return nil
+	}
+	req, newest := PendingCompaction(s)
+	if req == nil || newest == nil || !newest.Get("summary").Bool() || ErrorName(newest) != "" || IsCompleted(newest) {
 		return nil
 	}
 	return newest

@@ -17,8 +17,8 @@ var ruleSF304 = &Rule{
 		"\"Conversation history too large to compact\"): an `APIError`, a model the compaction agent cannot " +
 		"reach, or a context-window error whose wording OpenCode does not recognise (Anthropic's " +
 		"\"input length and `max_tokens` exceed context limit\"). A compaction still being written (its summary " +
-		"has no error yet) is not reported; one OpenCode was killed in is SF301's (OpenCode runs it again by " +
-		"itself). The finding is a warning when the stored error says a retry may succeed " +
+		"has no error yet) is not reported; one OpenCode was killed in is SF301's, at info (OpenCode runs it again " +
+		"before the next prompt and gets out by itself). The finding is a warning when the stored error says a retry may succeed " +
 		"(`error.data.isRetryable`). The stored error is not read as a failed attempt of the history " +
 		"(SF302): the request it answers is the compaction's, the history as one text, so an index in it " +
 		"says nothing about the messages OpenCode sends (a context overflow OpenCode gave up on stays SF302's).",

@@ -103,3 +103,29 @@ func TestRecordedRefusedCompaction(t *testing.T) {
 		}
 	}
 }
+
+// A compaction OpenCode 1.18.33 was killed in (SIGKILL while the provider
+// held the compaction request, TestKilledCompaction): its summary message
+// has no time.completed, no error, no parts. OpenCode runs the compaction
+// again before the next prompt, so it is not SF304's, and SF301 reports
+// the summary at info only (closed, it would be a failed compaction).
+func TestRecordedKilledCompaction(t *testing.T) {
+	s := recordedSession(t, "killed")
+	summary := s.Messages[len(s.Messages)-1]
+	if got := opencode.StoppedCompaction(s); got != summary {
+		t.Fatalf("StoppedCompaction = %v, want the newest message %s", got, summary.ID)
+	}
+	if opencode.FailedCompaction(s) != nil {
+		t.Error("the killed compaction is read as a failed one")
+	}
+	found := false
+	for _, f := range recordedFindings(s) {
+		if f.Severity > Info {
+			t.Errorf("%s %s: %s", f.Code, f.Severity, f.Message)
+		}
+		found = found || f.Code == SF301 && f.MessageID == summary.ID && f.Fix == ""
+	}
+	if !found {
+		t.Error("SF301 does not report the killed summary at info")
+	}
+}
