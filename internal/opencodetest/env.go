@@ -702,6 +702,23 @@ func (s *Server) Get(ctx context.Context, path string) (int, []byte, error) {
 	return resp.StatusCode, b, err
 }
 
+// Post performs POST path on the server with a JSON body and returns
+// status and body.
+func (s *Server) Post(ctx context.Context, path, body string) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL+path, strings.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
+}
+
 // SessionMessages fetches GET /session/:id/message, what the TUI loads.
 func (s *Server) SessionMessages(ctx context.Context, sessionID string) (int, []byte, error) {
 	return s.Get(ctx, "/session/"+sessionID+"/message")
