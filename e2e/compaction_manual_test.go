@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -14,15 +15,26 @@ import (
 
 // TestManualCompactionRefused: the manual compaction (the TUI's /compact:
 // `opencode serve`'s POST /session/:id/summarize) refused by the provider
-// on OpenCode 1.18.33 leaves what an automatic one leaves: a compaction
-// request (`auto: false`) whose summary message keeps the error and no
-// finish, so the next prompt runs the compaction again and is not
-// answered. scan reports SF304, `sessfix fix --yes` gives the compaction
-// up, and the next resume is answered with no compaction request.
+// leaves, on OpenCode 1.18.33 and on 1.1.65 alike, what a refused automatic
+// one leaves on 1.18.33: a compaction request (`auto: false`) whose summary
+// message keeps the error and no finish, so the next prompt runs the
+// compaction again and is not answered. scan reports SF304, `sessfix fix
+// --yes` gives the compaction up, undo is exact, and the next resume is
+// answered, with the history from before the compaction, and no
+// compaction request.
 func TestManualCompactionRefused(t *testing.T) {
+	for _, c := range []struct{ version, name string }{
+		{opencodetest.V1_18, "refused-manual-compaction"},
+		{opencodetest.V1_1, "refused-manual-compaction-1.1"},
+	} {
+		t.Run(c.version, func(t *testing.T) { manualCompactionRefused(t, c.version, c.name) })
+	}
+}
+
+func manualCompactionRefused(t *testing.T, version, name string) {
 	acquire(t)
 	ctx := testCtx(t, 8*time.Minute)
-	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18, Timeout: 3 * time.Minute})
+	e := opencodetest.NewT(t, opencodetest.Options{Version: version, Timeout: 3 * time.Minute})
 	script := &compactionScript{}
 	e.Mock.SetScript(script.answer)
 	first, err := e.Prompt(ctx, "hello")
@@ -96,15 +108,23 @@ func TestManualCompactionRefused(t *testing.T) {
 	if rej := resumeVerdict(ctx, t, e, anthropicCalls, sid, "are you there?"); rej != "" {
 		t.Fatalf("after sessfix fix the resume is refused: %s", rej)
 	}
+	withHistory := false
 	for _, r := range e.Mock.Requests()[before:] {
 		if isCompactionRequest(&r) {
 			t.Errorf("after the fix the resume ran the failed compaction again")
 		}
+		if r.Chat && len(r.Parsed.Messages) > 0 {
+			b, _ := json.Marshal(r.Parsed.Messages[0])
+			withHistory = withHistory || strings.Contains(string(b), `"hello`)
+		}
+	}
+	if !withHistory {
+		t.Error("after the fix the resume's request does not start with the history from before the compaction")
 	}
 	recordWedged(t, wedgedRow{
-		Case: "refused-manual-compaction", Test: "TestManualCompactionRefused", OpenCode: opencodetest.V1_18, Model: e.Model,
+		Case: name, Test: "TestManualCompactionRefused", OpenCode: version, Model: e.Model,
 		Break: "/compact (opencode serve's POST /session/:id/summarize) refused by the provider with an error OpenCode does not " +
-			"take for an overflow; a real run, no edit",
+			"take for an overflow; a real run, no edit; the resume after the fix sends the history from before the compaction",
 		Before: "stuck: only the compaction request is sent, " + rejectedAs(refusal), Scan: codes(codesWithSeverity(fs)),
 		Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted",
 	})

@@ -31,7 +31,13 @@ const compactionRefusal = "input length and `max_tokens` exceed context limit: 1
 type compactionScript struct{ overflow, refuse atomic.Bool }
 
 func isCompactionRequest(r *mockanthropic.Request) bool {
-	return r.Parsed != nil && len(r.Parsed.Tools) == 0 && strings.Contains(string(r.Parsed.System), "context summarization agent")
+	if r.Parsed == nil || len(r.Parsed.Tools) != 0 {
+		return false
+	}
+	// 1.18.33: the summarization agent's system prompt over the history as
+	// one text; 1.1.65: the history as it is, then its summary prompt.
+	return strings.Contains(string(r.Parsed.System), "context summarization agent") ||
+		strings.Contains(r.Parsed.LastUserText(), "Provide a detailed prompt for continuing our conversation above")
 }
 
 func (c *compactionScript) answer(r *mockanthropic.Request) mockanthropic.Turn {
