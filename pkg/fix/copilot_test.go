@@ -52,6 +52,8 @@ func TestCopilotSignatureError(t *testing.T) {
 	}{
 		{"messages.3.content.0: Invalid `signature` in `thinking` block", []string{prt4}},
 		{"messages.1.content.0: Invalid signature in thinking block", []string{prt2, prt4}},
+		// An index past the request: every signed message is repaired.
+		{"messages.9.content.0: Invalid `signature` in `thinking` block", []string{prt2, prt4}},
 		{`Request Failed: 400 {"message":"messages.3.content.0: Invalid ` + "`signature`" + ` in ` + "`thinking`" + ` block"}`, []string{prt4}},
 	} {
 		for _, stored := range []bool{true, false} {
