@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
+	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/report"
 )
@@ -35,7 +37,8 @@ func NewCmdBackups(f *cli.Factory, runF func(context.Context, *BackupsOptions) e
 		Use:         "backups",
 		Short:       "List the backups of sessfix fix runs",
 		Long: `List every backup run, newest first: its id, when it ran, its state (applied, undone, failed,
-incomplete), how many sessions and edits it holds, and the store it changed. Undo one with ` + "`sessfix undo RUN`" + `.
+incomplete), what it changed (how many sessions and edits, or for a database repair the change, the database
+and the files it backed up) and the store. Undo one with ` + "`sessfix undo RUN`" + `.
 Backups live in $SESSFIX_STATE_DIR, else $XDG_STATE_HOME/sessfix, else ~/.local/state/sessfix.`,
 		Example: `  sessfix backups
   sessfix backups --format json
@@ -91,15 +94,41 @@ func printRuns(out io.Writer, format string, runs []backup.RunInfo) error {
 		return report.WriteJSON(out, runs)
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tTIME\tSTATE\tSESSIONS\tEDITS\tSTORE")
+	fmt.Fprintln(tw, "RUN\tTIME\tSTATE\tCHANGE\tSTORE")
 	for _, r := range runs {
 		state := r.State
 		if r.Problem != "" {
 			state += " (" + r.Problem + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s %s\n", r.ID, r.Time.Local().Format(time.DateTime), state, r.Sessions, r.Edits, r.Store.Shape, r.Store.Path)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s %s\n", r.ID, r.Time.Local().Format(time.DateTime), state, Change(r), r.Store.Shape, r.Store.Path)
 	}
 	return tw.Flush()
+}
+
+// Change says what a run changed: "2 sessions, 5 edits", or for a
+// database-level run "database salvage of opencode.db (3 files, 12.3 MiB)":
+// the change, the database, and the files the run holds.
+func Change(r backup.RunInfo) string {
+	d := r.Database
+	if d == nil {
+		return plural.Count(r.Sessions, "session", "sessions") + ", " + plural.Count(r.Edits, "edit", "edits")
+	}
+	return fmt.Sprintf("database %s of %s (%s, %s)", d.Action, filepath.Base(r.Store.Path),
+		plural.Count(d.Files, "file", "files"), size(d.Bytes))
+}
+
+// size renders a byte count: "512 bytes", "12.3 KiB", "12.3 MiB",
+// "1.2 GiB".
+func size(n int64) string {
+	switch {
+	case n < 1<<10:
+		return plural.Count(int(n), "byte", "bytes")
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	case n < 1<<30:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
 }
 
 // ParseAge parses a Go duration or a whole number of days ("30d").

@@ -479,6 +479,19 @@ type RunInfo struct {
 	Dir       string `json:"dir"`
 	// Problem is set when the manifest cannot be read.
 	Problem string `json:"problem,omitempty"`
+	// Database is set for a run of a database-level change (a salvage,
+	// reindex, checkpoint or vacuum), whose Sessions and Edits are 0.
+	Database *RunDatabase `json:"database,omitempty"`
+}
+
+// RunDatabase is what a database-level run holds: the change, the rule it
+// repairs, and the database's files backed up in the run (the database,
+// its -wal and -shm, as many as existed) and their bytes.
+type RunDatabase struct {
+	Action string `json:"action"`
+	Rule   string `json:"rule"`
+	Files  int    `json:"files"`
+	Bytes  int64  `json:"bytes"`
 }
 
 // List returns every run in the journal, newest first.
@@ -528,6 +541,7 @@ func List(opts Options) ([]RunInfo, error) {
 			}
 		}
 		if d := m.Database; d != nil {
+			ri.Database = runDatabase(dir, d)
 			ri.State = map[string]string{StateRecorded: "incomplete", StateFailed: StateFailed}[d.State]
 			if ri.State == "" {
 				ri.State = StateApplied
@@ -547,6 +561,22 @@ func List(opts Options) ([]RunInfo, error) {
 		return out[i].ID > out[j].ID
 	})
 	return out, nil
+}
+
+// runDatabase counts the files a database-level run backed up and their
+// bytes as they lie in the run folder.
+func runDatabase(dir string, d *DatabaseEntry) *RunDatabase {
+	rd := &RunDatabase{Action: d.Action, Rule: d.Rule}
+	for _, f := range d.Files {
+		if !f.Existed {
+			continue
+		}
+		rd.Files++
+		if fi, err := os.Stat(filepath.Join(dir, f.File)); err == nil {
+			rd.Bytes += fi.Size()
+		}
+	}
+	return rd
 }
 
 // ErrAllUndone means every run undo --last could pick is undone already.
