@@ -174,8 +174,11 @@ func TestSARIFMapsFindings(t *testing.T) {
 		if f.Location.Line == 0 && loc.Physical.Region != nil {
 			t.Errorf("result %d: a region without a line", i)
 		}
-		if want := idPath(f.SessionID, f.MessageID, f.PartID); loc.Logical[0].FullyQualifiedName != want {
-			t.Errorf("result %d: logical location %q, want %q", i, loc.Logical[0].FullyQualifiedName, want)
+		switch want := idPath(f.SessionID, f.MessageID, f.PartID); {
+		case want == "" && len(loc.Logical) != 0:
+			t.Errorf("result %d: a finding about the store has logical locations %+v", i, loc.Logical)
+		case want != "" && (len(loc.Logical) == 0 || loc.Logical[0].FullyQualifiedName != want):
+			t.Errorf("result %d: logical location %+v, want %q", i, loc.Logical, want)
 		}
 		if (len(res.Suppressions) == 1) != f.Suppressed() {
 			t.Errorf("result %d: suppressions %+v for suppressed=%v", i, res.Suppressions, f.Suppressed())
@@ -188,7 +191,7 @@ func TestSARIFMapsFindings(t *testing.T) {
 		}
 	}
 	// Under the base dir: relative to %SRCROOT%; elsewhere: a file URI.
-	if a := run.Results[4].Locations[0].Physical.Artifact; a.URI != ".opencode/sessions/ses_d/messages/msg_4.json" || a.URIBaseID != "%SRCROOT%" {
+	if a := run.Results[5].Locations[0].Physical.Artifact; a.URI != ".opencode/sessions/ses_d/messages/msg_4.json" || a.URIBaseID != "%SRCROOT%" {
 		t.Errorf("tree location = %+v", a)
 	}
 	if a := run.Results[0].Locations[0].Physical.Artifact; a.URI != "file:///data/opencode/opencode.db" || a.URIBaseID != "" {
@@ -340,15 +343,20 @@ func TestJUnitStructure(t *testing.T) {
 			failing++
 		}
 	}
-	if doc.Tests != sessions || doc.Failures != failing {
-		t.Errorf("tests=%d failures=%d, want %d and %d", doc.Tests, doc.Failures, sessions, failing)
+	// One testcase per session, and one for the database's own finding
+	// (SF504), named for the database, not a session.
+	if doc.Tests != sessions+1 || doc.Failures != failing {
+		t.Errorf("tests=%d failures=%d, want %d and %d", doc.Tests, doc.Failures, sessions+1, failing)
+	}
+	if d := doc.Suites[0].Cases[0]; d.Name != "database" || len(d.Failures) != 1 {
+		t.Errorf("the database's testcase = %+v", d)
 	}
 	// ses_a: SF103 and SF302 fail; the suppressed SF104 is listed only.
-	a := doc.Suites[0].Cases[0]
+	a := doc.Suites[0].Cases[1]
 	if !strings.HasPrefix(a.Name, "ses_a") || len(a.Failures) != 2 || !strings.Contains(a.SystemOut, "suppressed:") {
 		t.Errorf("ses_a testcase = %+v", a)
 	}
-	if c := doc.Suites[0].Cases[2]; !strings.HasPrefix(c.Name, "ses_c") || len(c.Failures) != 0 {
+	if c := doc.Suites[0].Cases[3]; !strings.HasPrefix(c.Name, "ses_c") || len(c.Failures) != 0 {
 		t.Errorf("clean session ses_c = %+v", c)
 	}
 }

@@ -65,10 +65,10 @@ func TestJSONValuesComeFromTheScan(t *testing.T) {
 		}
 	}
 	sum := doc["summary"].(map[string]any)
-	if sum["total"] != 6.0 || sum["fixable"] != 5.0 || sum["failing"] != 5.0 || sum["fail_on"] != "warning" {
+	if sum["total"] != 7.0 || sum["fixable"] != 5.0 || sum["failing"] != 5.0 || sum["fail_on"] != "warning" {
 		t.Errorf("summary = %v", sum)
 	}
-	if bc := sum["by_code"].(map[string]any); bc["SF103"] != 2.0 || bc["SF302"] != 1.0 || len(bc) != 5 {
+	if bc := sum["by_code"].(map[string]any); bc["SF103"] != 2.0 || bc["SF302"] != 1.0 || bc["SF504"] != 1.0 || len(bc) != 6 {
 		t.Errorf("by_code = %v", bc)
 	}
 }

@@ -93,10 +93,14 @@ func (p junitPrinter) Print(w io.Writer, r *Report) error {
 			}
 			suite.Cases = append(suite.Cases, c)
 		}
-		// Sessions in the store's order, then any session that has
-		// findings but no summary.
+		// The store's own findings (the store-health rules) first, in a
+		// testcase named for the store; then the sessions in the store's
+		// order, then any session that has findings but no summary.
 		ids := []string{}
 		seen := map[string]bool{}
+		if len(bySession[k][""]) > 0 {
+			ids, seen[""] = append(ids, ""), true
+		}
 		for _, s := range sr.Sessions {
 			ids, seen[s.ID] = append(ids, s.ID), true
 		}
@@ -110,7 +114,11 @@ func (p junitPrinter) Print(w io.Writer, r *Report) error {
 			titles[s.ID] = s.Title
 		}
 		for _, id := range ids {
-			suite.Cases = append(suite.Cases, p.testcase(r, storePath, id, titles[id], bySession[k][id]))
+			c := p.testcase(r, storePath, id, titles[id], bySession[k][id])
+			if id == "" {
+				c.Name = ownName(sr.Info.Shape)
+			}
+			suite.Cases = append(suite.Cases, c)
 		}
 		for _, c := range suite.Cases {
 			suite.Tests++
@@ -136,13 +144,19 @@ func (p junitPrinter) Print(w io.Writer, r *Report) error {
 	return err
 }
 
+// ownName names what a store's own findings are about: "database" or
+// "store".
+func ownName(shape store.Shape) string {
+	if shape == store.ShapeSQLite || shape == store.ShapeSQLite2 {
+		return "database"
+	}
+	return "store"
+}
+
 // testcase is one session: a failure per failing finding, the rest listed
 // in system-out.
 func (p junitPrinter) testcase(r *Report, storePath, id, title string, fs []scan.Finding) junitCase {
 	name := id
-	if id == "" {
-		name = "(store)"
-	}
 	if title != "" {
 		name += " " + title
 	}

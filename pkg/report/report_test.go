@@ -38,6 +38,10 @@ func sampleReport() *Report {
 				{Info: exp, Sessions: []scan.SessionSummary{{ID: "ses_e", Title: "exported", Messages: 5, Parts: 6, Findings: 1}}},
 			},
 			Findings: []scan.Finding{
+				// A finding about the database itself (a store-health
+				// rule): no session.
+				f(db, "SF504", "free-space", scan.Info, "6000 of the database's 8000 pages (23.4 MiB) are free", "", "", "",
+					store.Location{Path: db.Path}, ""),
 				f(db, "SF103", "thinking-not-first", scan.Error, "reasoning part comes after a text part", "ses_a", "msg_1", "prt_2",
 					store.Location{Path: db.Path, Table: "part", RowID: 42}, "moveThinkingFirst"),
 				withProviderError(f(db, "SF302", "failed-attempt", scan.Error, "the last attempt failed with apierror", "ses_a", "msg_8", "",
@@ -174,7 +178,9 @@ func TestWhere(t *testing.T) {
 func TestSummaryAndHints(t *testing.T) {
 	r := sampleReport()
 	s := r.Summarize()
-	if s.Total != 6 || s.Error != 3 || s.Warning != 2 || s.Info != 1 || s.Fixable != 5 || s.Sessions != 5 || s.Stores != 3 || s.Affected != 4 {
+	// The finding about the database itself is a finding, but no session:
+	// 5 sessions, 4 of them affected.
+	if s.Total != 7 || s.Error != 3 || s.Warning != 2 || s.Info != 2 || s.Fixable != 5 || s.Sessions != 5 || s.Stores != 3 || s.Affected != 4 {
 		t.Errorf("summary = %+v", s)
 	}
 	if s.Failing != 5 || r.Failing() != 5 {
@@ -185,8 +191,8 @@ func TestSummaryAndHints(t *testing.T) {
 		t.Errorf("failing at error = %d, want 3", r.Failing())
 	}
 	r.FailPolicy = atOrAbove(scan.Info)
-	if r.Failing() != 6 {
-		t.Errorf("failing at info = %d, want 6", r.Failing())
+	if r.Failing() != 7 {
+		t.Errorf("failing at info = %d, want 7", r.Failing())
 	}
 	hints := Hints(r)
 	if len(hints) != 2 || !strings.Contains(hints[0], "repair 5 of them") || !strings.Contains(hints[1], "sessfix explain SF103") {
@@ -380,5 +386,18 @@ func TestFindingsLineCountsTheSessionsThatHaveFindings(t *testing.T) {
 		if got := FindingsLine(c.s); got != c.want {
 			t.Errorf("FindingsLine(%+v) = %q, want %q", c.s, got, c.want)
 		}
+	}
+}
+
+// TestStoreFindingIsNoSession: a finding about the database itself (no
+// session) is printed under the store as "database", not as an untitled
+// session with 0 messages, and the store's session count leaves it out.
+func TestStoreFindingIsNoSession(t *testing.T) {
+	out := render(t, "text", Options{TTY: true}, sampleReport())
+	if strings.Contains(out, "(untitled)  (0 messages)") || strings.Contains(out, "(0 messages)") {
+		t.Errorf("the database's finding is printed as a session:\n%s", out)
+	}
+	if !strings.Contains(out, "\n  database\n    info    SF504 ") || !strings.Contains(out, "  3 sessions, 1 clean\n") {
+		t.Errorf("want the database's finding under the store and 3 sessions counted:\n%s", out)
 	}
 }

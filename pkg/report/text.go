@@ -144,6 +144,20 @@ func (p *ttyPrinter) printStore(w io.Writer, sr scan.StoreResult, fs []scan.Find
 	for _, s := range sr.Sessions {
 		summaries[s.ID] = s
 	}
+	// Findings about the store itself (the store-health rules: no
+	// session) come first, under the store, and are no session.
+	var own, sessions []scan.Finding
+	for _, f := range fs {
+		if f.SessionID == "" {
+			own = append(own, f)
+		} else {
+			sessions = append(sessions, f)
+		}
+	}
+	fs = sessions
+	if len(own) > 0 {
+		p.printOwn(w, sr.Info, own)
+	}
 	withFindings := 0
 	for i := 0; i < len(fs); {
 		j := i
@@ -166,10 +180,17 @@ func (p *ttyPrinter) printStore(w io.Writer, sr scan.StoreResult, fs []scan.Find
 	if clean == n {
 		line = fmt.Sprintf("%s, all clean", plural.Count(n, "session", "sessions"))
 	}
-	if len(fs) > 0 {
+	if len(fs) > 0 || len(own) > 0 {
 		w.Write([]byte("\n"))
 	}
 	fmt.Fprintf(w, "  %s\n", st.Dim.Render(line))
+}
+
+// printOwn prints the findings about the store itself: "database" (or
+// "store") and its findings, like a session's but no session.
+func (p *ttyPrinter) printOwn(w io.Writer, info store.Info, fs []scan.Finding) {
+	fmt.Fprintf(w, "\n  %s\n", p.st.Title.Render(ownName(info.Shape)))
+	p.printFindings(w, fs)
 }
 
 func (p *ttyPrinter) printSession(w io.Writer, id string, sum scan.SessionSummary, fs []scan.Finding) {
@@ -182,6 +203,12 @@ func (p *ttyPrinter) printSession(w io.Writer, id string, sum scan.SessionSummar
 	}
 	fmt.Fprintf(w, "\n  %s %s %s\n", st.Title.Render(title), Clean(id),
 		st.Dim.Render("("+plural.Count(sum.Messages, "message", "messages")+")"))
+	p.printFindings(w, fs)
+}
+
+// printFindings prints findings two lines each (and the provider's error).
+func (p *ttyPrinter) printFindings(w io.Writer, fs []scan.Finding) {
+	st := p.st
 	for _, f := range fs {
 		sev := f.Severity.String()
 		fmt.Fprintf(w, "    %s %s %s\n", st.Severity(f.Severity).Render(padRight(sev, 7)), st.Code.Render(f.Code), Clean(f.Message))
