@@ -42,7 +42,10 @@ func (r *fixRun) planDatabases(ctx context.Context, stores []store.Store) ([]sto
 		if a := rep.Activity; a.State != store.ActivityNone && a.State != store.ActivityNever {
 			inUse := &backup.DatabaseInUseError{Path: rep.Store.Path, Activity: a}
 			if r.flow.Mode().Writes() {
-				return nil, inUse
+				r.dbs = append(r.dbs, rep)
+				r.dbStores = append(r.dbStores, st)
+				r.dbErrs[rep.Store.Path] = inUse
+				return nil, r.refuse(rep.Store.Path, inUse)
 			}
 			ios.Statusf("warning: %v", inUse)
 		}

@@ -146,6 +146,35 @@ func TestFixRefusesADatabaseInUse(t *testing.T) {
 	}
 }
 
+// TestFixRefusesADatabaseInUseWithItsDocument: the same refusal with
+// --format json prints the document every fix run prints: nothing
+// written, the refusal as the store's error, the database repair refused.
+func TestFixRefusesADatabaseInUseWithItsDocument(t *testing.T) {
+	t.Setenv("SESSFIX_STATE_DIR", t.TempDir())
+	rs := realstore.Copy(t, ocrelease.V1_18)
+	rs.DamagePage(t, "part")
+	e := newEnv(rs.Path)
+	e.opts.Yes = true
+	e.opts.Factory.Globals.Format = "json"
+	e.opts.Activity = func(store.Info) store.Activity {
+		return store.Activity{State: store.ActivityOpen, PID: 4242, Command: "opencode"}
+	}
+	if err := e.run(t); !errors.Is(err, store.ErrLocked) {
+		t.Fatalf("fix --yes on a held database: %v", err)
+	}
+	var doc plandoc.FixDocument
+	if err := json.Unmarshal(e.out.Bytes(), &doc); err != nil {
+		t.Fatalf("no JSON document: %v\n%q", err, e.out)
+	}
+	if doc.Written || len(doc.Stores) != 1 || !strings.Contains(doc.Stores[0].Error, "opencode (pid 4242)") || doc.Stores[0].BackupRun != "" {
+		t.Errorf("stores %+v (written %v), want the refusal as the store's error", doc.Stores, doc.Written)
+	}
+	if len(doc.Databases) != 1 || doc.Databases[0].Outcome != "refused" || doc.Databases[0].Mutation != "salvageDatabase" ||
+		!strings.Contains(doc.Databases[0].Error, "nothing was changed") {
+		t.Errorf("databases %+v, want the salvage refused", doc.Databases)
+	}
+}
+
 // TestFixReindexesDamagedIndexes: when the check names only an index, fix
 // rebuilds the indexes in place instead of salvaging, and undo puts the
 // original bytes back.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/cmd/internal/iostreams"
+	"github.com/sessfix/sessfix/cmd/internal/plandoc"
 	"github.com/sessfix/sessfix/internal/opencodetest/golden"
 	"github.com/sessfix/sessfix/internal/opencodetest/storegen"
 	"github.com/sessfix/sessfix/pkg/store"
@@ -323,6 +325,31 @@ func TestFixLockedStore(t *testing.T) {
 	all := err.Error() + strings.Join(cli.Hints(err), "\n")
 	if strings.Count(all, "hint:")+len(cli.Hints(err)) != 1 || !strings.Contains(all, "wait for it to finish") {
 		t.Errorf("want exactly the lock's hint, got:\n%s\n%v", err, cli.Hints(err))
+	}
+}
+
+// TestFixLockedStorePrintsItsDocument: a run stopped by another
+// sessfix's lock (exit 4) still prints its --format json document, the
+// lock as the store's error.
+func TestFixLockedStorePrintsItsDocument(t *testing.T) {
+	path := materialize(t, store.ShapeSessions, "preflight-blank-text")
+	lock, err := store.AcquireLock(storetest.OpenOne(t, path).Info())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	e := newEnv(path)
+	e.opts.Yes = true
+	e.opts.Factory.Globals.Format = "json"
+	if err := e.run(t); !errors.Is(err, store.ErrLocked) {
+		t.Fatalf("want ErrLocked, got %v", err)
+	}
+	var doc plandoc.FixDocument
+	if err := json.Unmarshal(e.out.Bytes(), &doc); err != nil {
+		t.Fatalf("no JSON document: %v\n%q", err, e.out)
+	}
+	if doc.Written || len(doc.Stores) != 1 || doc.Stores[0].Path != path || !strings.Contains(doc.Stores[0].Error, "another sessfix") {
+		t.Errorf("document %+v, want the lock as the store's error", doc)
 	}
 }
 

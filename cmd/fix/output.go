@@ -3,6 +3,7 @@ package fix
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
@@ -65,6 +66,33 @@ func (r *fixRun) finish(err, inputs error) error {
 			plural.Word(len(fixed), "store", "stores"), plural.Word(len(fixed), "was", "were"), strings.Join(fixed, ", ")))
 	}
 	return errors.Join(err, failed)
+}
+
+// refuse ends a run that stops before writing anything because another
+// program holds the store at path (another sessfix's writer lock) or its
+// database (OpenCode): exit 4, err. With --format json the run still
+// prints its document, like every other run: the refusal is the store's
+// error (and a database repair's, outcome refused), nothing written.
+func (r *fixRun) refuse(path string, err error) error {
+	if r.opts.Factory.Format() != "json" {
+		return err
+	}
+	errs := maps.Clone(r.storeErrs)
+	errs[path] = err
+	doc := plandoc.NewFixDocument(&plandoc.FixRun{
+		Version: r.opts.Factory.Build.Version, Stores: r.stores, Errs: errs, Runs: r.runs,
+		FailPolicy: r.fails, Databases: r.dbs, DatabaseErrs: r.dbErrs,
+	})
+	out, oerr := r.flow.Output()
+	if oerr == nil {
+		if werr := report.WriteJSON(out.W, doc); werr != nil {
+			oerr = fmt.Errorf("cannot write the report: %w", werr)
+		}
+	}
+	if cerr := r.flow.CloseOutput(); oerr == nil {
+		oerr = cerr
+	}
+	return errors.Join(err, oerr)
 }
 
 // sessions are the outcomes as they stand after writing: a planned session

@@ -32,7 +32,7 @@ func (r *fixRun) begin(ctx context.Context, stores []store.Store) ([]store.Store
 				err = errors.Join(err, cerr)
 			}
 			// The error names the store, who holds it and what to do.
-			return nil, err
+			return nil, r.refuse(st.Info().Path, err)
 		case errors.As(err, new(*store.ReadOnlyError)), errors.As(err, new(*backup.RecoverError)):
 			r.storeErrs[st.Info().Path] = err
 			continue

@@ -125,6 +125,14 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 		}
 	}()
 	if err := fl.Begin(ctx, found.Store); err != nil {
+		if f.Format() == "json" && errors.Is(err, store.ErrLocked) {
+			// Another sessfix holds the store (exit 4): the document
+			// still says so, as the store's error.
+			info := found.Store.Info()
+			doc := plandoc.NewFixDocument(&plandoc.FixRun{Version: f.Build.Version, Stores: []store.Info{info},
+				Errs: map[string]error{info.Path: err}})
+			return errors.Join(err, f.WriteDocument(doc))
+		}
 		return err
 	}
 	var o fix.Outcome

@@ -2,6 +2,7 @@ package cut
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/cmd/internal/iostreams"
+	"github.com/sessfix/sessfix/cmd/internal/plandoc"
 	"github.com/sessfix/sessfix/pkg/fix"
 	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/scan"
@@ -109,5 +111,28 @@ func TestCutFollowsTheSettlePolicy(t *testing.T) {
 	path, id, now = session(t, false)
 	if stderr, written, err := run(t, path, id, now, false); err != nil || !written {
 		t.Errorf("a finished turn changed 1s ago: err %v, written %v\n%s", err, written, stderr)
+	}
+}
+
+// TestCutLockedStorePrintsItsDocument: a cut stopped because another
+// sessfix holds the store (exit 4) still prints its --format json
+// document, the lock as the store's error, nothing written.
+func TestCutLockedStorePrintsItsDocument(t *testing.T) {
+	path, id, now := session(t, false)
+	lock, err := store.AcquireLock(storetest.OpenOne(t, path).Info())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	stdout, stderr, written, err := runOpts(t, path, id, now, func(o *Options) { o.Factory.Globals.Format = "json" })
+	if !errors.Is(err, store.ErrLocked) || written {
+		t.Fatalf("err %v, written %v\n%s", err, written, stderr)
+	}
+	var doc plandoc.FixDocument
+	if jerr := json.Unmarshal([]byte(stdout), &doc); jerr != nil {
+		t.Fatalf("no JSON document: %v\n%q", jerr, stdout)
+	}
+	if doc.Written || len(doc.Stores) != 1 || doc.Stores[0].Path != path || !strings.Contains(doc.Stores[0].Error, "another sessfix") {
+		t.Errorf("document %+v, want the store with the lock as its error", doc)
 	}
 }

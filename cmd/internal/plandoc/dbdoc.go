@@ -1,11 +1,13 @@
 package plandoc
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
 	"github.com/sessfix/sessfix/pkg/fix"
 	"github.com/sessfix/sessfix/pkg/report"
+	"github.com/sessfix/sessfix/pkg/store"
 )
 
 // FixDatabase is one database repair in fix's JSON document: what it
@@ -18,7 +20,7 @@ type FixDatabase struct {
 	Rule     string             `json:"rule"`
 	Mutation string             `json:"mutation"`
 	Finding  report.JSONFinding `json:"finding"`
-	// Outcome is planned, applied or failed.
+	// Outcome is planned, applied, failed or refused.
 	Outcome   string `json:"outcome"`
 	Error     string `json:"error"`
 	BackupRun string `json:"backup_run"`
@@ -47,6 +49,9 @@ func databaseDocs(run *FixRun) []FixDatabase {
 			Outcome: OutcomePlanned, BackupRun: r.Run}
 		err := run.DatabaseErrs[r.Store.Path]
 		switch {
+		case err != nil && r.Run == "" && errors.Is(err, store.ErrLocked):
+			// Another program holds the database: nothing was written.
+			d.Outcome, d.Error = OutcomeRefused, err.Error()
 		case err != nil:
 			d.Outcome, d.Error = OutcomeFailed, err.Error()
 		case r.Run != "":

@@ -130,6 +130,9 @@ const (
 	OutcomeApplied     = "applied"      // written and verified
 	OutcomeSkippedBusy = "skipped-busy" // may be in use: not repaired
 	OutcomeFailed      = "failed"       // could not be loaded, planned or written
+	// OutcomeRefused is a database repair not written because another
+	// program holds the database (exit 4): nothing was changed.
+	OutcomeRefused = "refused"
 )
 
 func outcomeName(o fix.Outcome) string {
