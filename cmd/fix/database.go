@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/cmd/internal/plandoc"
 	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/fix"
+	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -22,10 +24,10 @@ import (
 // again); one to checkpoint is. A run that writes stops with a
 // *backup.DatabaseInUseError (exit 4), nothing changed, when another
 // program has a database to repair open; a dry run warns. With --session
-// no database repair is planned.
+// no database repair is planned (sessionsOnly).
 func (r *fixRun) planDatabases(ctx context.Context, stores []store.Store) ([]store.Store, error) {
 	if len(r.opts.Sessions) > 0 {
-		return stores, nil
+		return r.sessionsOnly(ctx, stores)
 	}
 	ios := r.opts.Factory.IOStreams
 	var out []store.Store
@@ -125,4 +127,40 @@ func (r *fixRun) applyDatabases(ctx context.Context) ([]string, error) {
 		}
 	}
 	return runs, nil
+}
+
+// sessionsOnly returns the stores a `fix --session` run plans: a store
+// whose database is damaged (SF501) is not planned, dry run or not. A
+// repair of one session would be written into a damaged file, and the
+// salvage is of the database as a whole, which --session does not ask
+// for: the store's error (exit 3) says so, and its hint is the run that
+// salvages it. Nothing is changed; the other stores are fixed as usual.
+// An oversized log (SF502) does not stop a session's repair, and is left
+// to a fix without --session.
+func (r *fixRun) sessionsOnly(ctx context.Context, stores []store.Store) ([]store.Store, error) {
+	var out []store.Store
+	for _, st := range stores {
+		rep, err := fix.PlanDatabase(ctx, st, r.pipe.Scan, r.activityOf(st), false)
+		if err != nil {
+			r.storeErrs[st.Info().Path] = err
+			continue
+		}
+		if rep == nil || rep.Rule != scan.SF501 {
+			out = append(out, st)
+			continue
+		}
+		r.damaged = true
+		r.storeErrs[rep.Store.Path] = damagedForSession(rep)
+	}
+	return out, nil
+}
+
+// damagedForSession is the refusal of a --session repair in a damaged
+// database, with the runs that repair the database first.
+func damagedForSession(rep *fix.DatabaseRepair) error {
+	path := rep.Store.Path
+	return cli.WithHints(fmt.Errorf("the database %s is damaged (%s %s), so no session of it is repaired with --session: "+
+		"the repair would be written into a damaged file; nothing was changed", path, rep.Rule, rep.Finding.Message),
+		"see what repairing the database would lose with `"+cli.CommandLine("fix", "--dry-run", path)+"`",
+		"repair it with `"+cli.CommandLine("fix", path)+"` (the whole database, no --session), then run this command again")
 }

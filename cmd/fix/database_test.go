@@ -301,3 +301,52 @@ func TestFixCheckpointsAnOversizedLog(t *testing.T) {
 		}
 	}
 }
+
+// TestFixSessionInADamagedDatabase: `fix --session X` on a copy of the
+// recorded 1.18.33 database with a page of the part table destroyed
+// repairs no session in it, dry run or not: the refusal is the store's
+// error (exit 3), its hints are the runs that repair the whole database,
+// nothing is written and no backup run is made. The hint's run then
+// salvages it.
+func TestFixSessionInADamagedDatabase(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("SESSFIX_STATE_DIR", state)
+	rs := realstore.Copy(t, ocrelease.V1_18)
+	rs.DamagePage(t, "part")
+	before := fileBytes(t, rs.Path)
+	for _, dry := range []bool{true, false} {
+		e := newEnv(rs.Path)
+		e.opts.Sessions, e.opts.Activity = []string{rs.SessionID}, idle
+		e.opts.DryRun, e.opts.Yes = dry, !dry
+		e.opts.Factory.Globals.Format = "json"
+		err := e.run(t)
+		if err == nil || errors.Is(err, cli.ErrFindings) || errors.Is(err, store.ErrLocked) || !strings.Contains(err.Error(), "is damaged (SF501") {
+			t.Fatalf("dry run %v: %v\n%s", dry, err, e.errOut)
+		}
+		hints := strings.Join(cli.Hints(err), "\n")
+		if !strings.Contains(hints, "`sessfix fix "+rs.Path+"`") || !strings.Contains(hints, "`sessfix fix --dry-run "+rs.Path+"`") {
+			t.Errorf("dry run %v: hints %q, want the runs that repair the database", dry, hints)
+		}
+		var doc plandoc.FixDocument
+		if err := json.Unmarshal(e.out.Bytes(), &doc); err != nil {
+			t.Fatalf("%v\n%s", err, e.out)
+		}
+		if doc.Written || len(doc.Stores) != 1 || !strings.Contains(doc.Stores[0].Error, "is damaged") || len(doc.Sessions) != 0 || len(doc.Databases) != 0 {
+			t.Errorf("dry run %v: document %+v", dry, doc)
+		}
+		if !bytes.Equal(fileBytes(t, rs.Path), before) {
+			t.Fatalf("dry run %v: the damaged database changed", dry)
+		}
+	}
+	if runs, _ := backup.List(backup.Options{Dir: state}); len(runs) != 0 {
+		t.Fatalf("runs %+v, want none", runs)
+	}
+	e := newEnv(rs.Path)
+	e.opts.Yes, e.opts.Activity = true, idle
+	if err := e.run(t); err != nil {
+		t.Fatalf("the hint's fix: %v\n%s", err, e.errOut)
+	}
+	if got := integrityCheck(t, rs.Path); got != "ok" {
+		t.Fatalf("after the hint's fix integrity_check: %s", got)
+	}
+}

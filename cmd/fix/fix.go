@@ -71,7 +71,8 @@ planned and wrote (docs/json-output.md); fix prints text or json, the CI formats
 A damaged database (SF501) is salvaged into a new file swapped in for it, or reindexed when only its indexes
 are damaged; an oversized write-ahead log (SF502) is checkpointed: each before the database's sessions, in a
 backup run holding its files byte for byte, never while OpenCode has it open. The dry run says what a salvage
-would lose.
+would lose. --session repairs no session of a damaged database (that store fails, exit 3): fix the database
+first, without --session.
 
 --error TEXT repairs what a provider error points at (its messages.N, mapped to the exact stored message);
 it needs --session. Without it, a stored failed attempt (SF302) gets the same repair.

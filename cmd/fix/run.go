@@ -172,6 +172,8 @@ type fixRun struct {
 	dbs      []*fix.DatabaseRepair
 	dbStores []store.Store
 	dbErrs   map[string]error
+	// damaged is set when a --session run left out a damaged database.
+	damaged bool
 }
 
 // plan runs every session of the stores through the pipeline, store by
@@ -208,6 +210,11 @@ func (r *fixRun) plan(ctx context.Context, stores []store.Store) error {
 		if err != nil {
 			return err
 		}
+	}
+	if r.damaged {
+		// The session may be in the damaged database: its refusal says
+		// more than "not found".
+		return nil
 	}
 	return cli.CheckSessionsFound(r.opts.Sessions, found, r.paths)
 }
