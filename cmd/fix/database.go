@@ -14,7 +14,7 @@ import (
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
-// Database repairs (SF501, SF502): a database is salvaged, reindexed or
+// Database repairs (SF501, SF502; SF504 on request): a database is salvaged, reindexed, vacuumed or
 // checkpointed as a whole, in a backup run of its own, before any session
 // of it is planned or written (pkg/fix's dbrepair.go).
 

@@ -350,3 +350,145 @@ func TestFixSessionInADamagedDatabase(t *testing.T) {
 		t.Fatalf("after the hint's fix integrity_check: %s", got)
 	}
 }
+
+// TestFixVacuumsOnlyOnRequest: a copy of the recorded 1.18.33 database
+// that is mostly free pages (SF504). The free pages are made here by
+// filling and dropping a table of the test's own, the free list SQLite
+// keeps after OpenCode deletes sessions; a real run would have to write
+// and delete 16 MiB of sessions to get there. A plain `fix --yes`
+// leaves the database alone; `fix --select SF504` plans vacuumDatabase,
+// refuses with exit 4 while OpenCode has the database open or another
+// sessfix holds the store, and otherwise rewrites it smaller with every
+// OpenCode row kept, in a backup run that `sessfix backups` names and
+// `sessfix undo` puts back byte for byte.
+func TestFixVacuumsOnlyOnRequest(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("SESSFIX_STATE_DIR", state)
+	rs := realstore.Copy(t, ocrelease.V1_18)
+	db, err := sql.Open("sqlite", "file:"+rs.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	for _, q := range []string{"CREATE TABLE filler (b BLOB)", "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 40) INSERT INTO filler SELECT randomblob(1048576) FROM n", "DROP TABLE filler"} {
+		if _, err := db.Exec(q); err != nil {
+			db.Close()
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	counts := func() [3]int {
+		return [3]int{countRows(t, rs.Path, "session"), countRows(t, rs.Path, "message"), countRows(t, rs.Path, "part")}
+	}
+	rows := counts()
+	files := func() map[string][]byte {
+		m := map[string][]byte{}
+		for _, suf := range []string{"", "-wal", "-shm"} {
+			if b, err := os.ReadFile(rs.Path + suf); err == nil {
+				m[suf] = b
+			}
+		}
+		return m
+	}
+	unchanged := func(what string, want map[string][]byte) {
+		t.Helper()
+		got := files()
+		for suf, b := range want {
+			if !bytes.Equal(got[suf], b) {
+				t.Fatalf("%s: %s%s changed", what, rs.Path, suf)
+			}
+		}
+		if runs, _ := backup.List(backup.Options{Dir: state}); len(runs) != 0 {
+			t.Fatalf("%s: runs %+v, want none", what, runs)
+		}
+	}
+	before := files()
+
+	plain := newEnv(rs.Path)
+	plain.opts.Yes, plain.opts.Activity = true, idle
+	if err := plain.run(t); err != nil && !errors.Is(err, cli.ErrFindings) {
+		t.Fatalf("fix --yes: %v\n%s", err, plain.errOut)
+	}
+	unchanged("a plain fix", before)
+
+	dry := newEnv(rs.Path)
+	dry.opts.DryRun, dry.opts.Activity, dry.opts.Select = true, idle, []string{"SF504"}
+	dry.opts.Factory.Globals.Format = "json"
+	if err := dry.run(t); !errors.Is(err, cli.ErrFindings) {
+		t.Fatalf("dry run: %v\n%s", err, dry.errOut)
+	}
+	var doc plandoc.FixDocument
+	if err := json.Unmarshal(dry.out.Bytes(), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, dry.out)
+	}
+	if len(doc.Databases) != 1 || doc.Databases[0].Rule != "SF504" || doc.Databases[0].Mutation != "vacuumDatabase" || doc.Databases[0].Outcome != "planned" {
+		t.Fatalf("dry run's databases: %+v", doc.Databases)
+	}
+	unchanged("the dry run", before)
+
+	held := newEnv(rs.Path)
+	held.opts.Yes, held.opts.Select = true, []string{"SF504"}
+	held.opts.Activity = func(store.Info) store.Activity {
+		return store.Activity{State: store.ActivityOpen, PID: 4242, Command: "opencode"}
+	}
+	if err := held.run(t); !errors.As(err, new(*backup.DatabaseInUseError)) {
+		t.Fatalf("vacuum of a database OpenCode holds: %v", err)
+	}
+	unchanged("the vacuum refused for OpenCode", before)
+
+	lock, err := store.AcquireLock(storetest.OpenOne(t, rs.Path).Info())
+	if err != nil {
+		t.Fatal(err)
+	}
+	locked := newEnv(rs.Path)
+	locked.opts.Yes, locked.opts.Activity, locked.opts.Select = true, idle, []string{"SF504"}
+	err = locked.run(t)
+	lock.Release()
+	if !errors.Is(err, store.ErrLocked) {
+		t.Fatalf("vacuum of a store another sessfix holds: %v", err)
+	}
+	unchanged("the vacuum refused for another sessfix", before)
+
+	e := newEnv(rs.Path)
+	e.opts.Yes, e.opts.Activity, e.opts.Select = true, idle, []string{"SF504"}
+	if err := e.run(t); err != nil {
+		t.Fatalf("fix --select SF504 --yes: %v\n%s", err, e.errOut)
+	}
+	if !strings.Contains(e.errOut.String(), "repaired database "+rs.Path+" (vacuumDatabase)") {
+		t.Errorf("not vacuumed:\n%s", e.errOut)
+	}
+	if got, was := len(fileBytes(t, rs.Path)), len(before[""]); got*4 > was {
+		t.Errorf("the database is %d bytes after the vacuum, was %d", got, was)
+	}
+	if got := integrityCheck(t, rs.Path); got != "ok" {
+		t.Fatalf("after the vacuum integrity_check: %s", got)
+	}
+	if got := counts(); got != rows {
+		t.Errorf("session, message, part rows %v after the vacuum, want %v", got, rows)
+	}
+	storetest.LoadAll(t, storetest.OpenOne(t, rs.Path))
+	again := newEnv(rs.Path)
+	again.opts.DryRun, again.opts.Activity, again.opts.Select = true, idle, []string{"SF504"}
+	if err := again.run(t); err != nil || strings.Contains(again.out.String(), "vacuum") {
+		t.Errorf("a second vacuum: %v\n%s\n%s", err, again.out, again.errOut)
+	}
+
+	runs, err := backup.List(backup.Options{Dir: state})
+	if err != nil || len(runs) != 1 || runs[0].Database == nil || runs[0].Database.Action != "vacuum" || runs[0].Database.Rule != "SF504" {
+		t.Fatalf("runs %+v, %v", runs, err)
+	}
+	if _, err := backup.Undo(context.Background(), backup.Options{Dir: state}, runs[0].ID, false); err != nil {
+		t.Fatalf("undo: %v", err)
+	}
+	got := files()
+	for suf, b := range before {
+		if !bytes.Equal(got[suf], b) {
+			t.Errorf("undo did not put %s%s back byte for byte", rs.Path, suf)
+		}
+	}
+	for suf := range got {
+		if _, ok := before[suf]; !ok && suf != "-shm" {
+			t.Errorf("undo left %s%s, which was not there", rs.Path, suf)
+		}
+	}
+}

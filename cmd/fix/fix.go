@@ -69,7 +69,8 @@ The plan, or the diff, goes to stdout or --output FILE. --format json prints one
 planned and wrote (docs/json-output.md); fix prints text or json, the CI formats are scan's.
 
 A damaged database (SF501) is salvaged into a new file swapped in for it, or reindexed when only its indexes
-are damaged; an oversized write-ahead log (SF502) is checkpointed: each before the database's sessions, in a
+are damaged; an oversized write-ahead log (SF502) is checkpointed; a database of mostly free pages (SF504) is
+vacuumed only when asked for with --select SF504 (a plain fix never vacuums): each before the database's sessions, in a
 backup run holding its files byte for byte, never while OpenCode has it open. The dry run says what a salvage
 would lose. --session repairs no session of a damaged database (that store fails, exit 3): fix the database
 first, without --session.
@@ -95,6 +96,9 @@ Exit codes:
 
   # fix only thinking-order findings, stripping instead of moving
   sessfix fix --select SF103 --strategy SF103=strip
+
+  # give a database's free pages back to the disk (VACUUM, with OpenCode closed)
+  sessfix fix --select SF504 --yes
 
   # repair what a provider error points at
   sessfix fix --session ses_3a1f2b9c8d7eAbCdEfGhIjKlMn \

@@ -33,12 +33,14 @@ const (
 	ActionReindex = "reindex"
 	// ActionCheckpoint merges the -wal into the database and truncates it.
 	ActionCheckpoint = "checkpoint"
+	// ActionVacuum rewrites the database in place without its free pages.
+	ActionVacuum = "vacuum"
 )
 
 // DatabaseEntry is a run's database-level change in its manifest.
 type DatabaseEntry struct {
-	// Action is ActionSalvage, ActionReindex or ActionCheckpoint; Rule the
-	// finding's code it repairs.
+	// Action is ActionSalvage, ActionReindex, ActionCheckpoint or
+	// ActionVacuum; Rule the finding's code it repairs.
 	Action string `json:"action"`
 	Rule   string `json:"rule,omitempty"`
 	// State is StateRecorded (backed up, about to write: a run that stops
@@ -75,8 +77,8 @@ var databaseSuffixes = []string{"", "-wal", "-shm"}
 
 // DatabaseChange is a database-level change for ApplyDatabase.
 type DatabaseChange struct {
-	// Action is ActionSalvage, ActionReindex or ActionCheckpoint; Rule the
-	// code of the finding it repairs.
+	// Action is ActionSalvage, ActionReindex, ActionCheckpoint or
+	// ActionVacuum; Rule the code of the finding it repairs.
 	Action, Rule string
 	// Write makes the change. A salvage writes the new database at dst,
 	// which does not exist, and leaves the database alone; the others

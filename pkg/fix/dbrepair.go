@@ -18,16 +18,33 @@ import (
 // A database repair mends a SQLite database as a whole rather than its
 // records: a damaged database (SF501) is salvaged into a new file that is
 // swapped in, or reindexed in place when only its indexes are damaged;
-// an oversized write-ahead log (SF502) is checkpointed. Each is one
+// an oversized write-ahead log (SF502) is checkpointed; a database that is
+// mostly free pages (SF504) is vacuumed, only when the user asks for it
+// (VacuumRequested). Each is one
 // backup run of the database's files (backup.ApplyDatabase), written in
 // the store's Tx, and undone by `sessfix undo RUN` byte for byte.
 
-// The names of the database repairs (scan.Rule.Fix of SF501 and SF502).
+// The names of the database repairs (scan.Rule.Fix of SF501 and SF502;
+// SF504's repair on request).
 const (
 	MutSalvageDatabase = "salvageDatabase"
 	MutReindexDatabase = "reindexDatabase"
 	MutCheckpointWAL   = "checkpointWAL"
+	MutVacuumDatabase  = "vacuumDatabase"
 )
+
+// VacuumRequested reports whether the user asked for SF504's repair, a
+// VACUUM: its code named in full in the rule selection (`fix --select
+// SF504`, or a config file's select), not by a prefix nor by selecting
+// every rule. VACUUM rewrites the whole file and needs free disk space
+// the size of the database, for space that hurts nothing: fix never
+// makes it unasked.
+func VacuumRequested(sopts *scan.Options) bool {
+	if sopts == nil || !sopts.Enabled(scan.SF504) {
+		return false
+	}
+	return slices.ContainsFunc(sopts.Select, func(c string) bool { return strings.EqualFold(c, scan.SF504) })
+}
 
 // DatabaseRule reports whether fix repairs a rule's findings as a
 // database repair (SF501, SF502) rather than by strategies.
@@ -62,6 +79,8 @@ func (r *DatabaseRepair) Action() string {
 		return backup.ActionSalvage
 	case MutReindexDatabase:
 		return backup.ActionReindex
+	case MutVacuumDatabase:
+		return backup.ActionVacuum
 	}
 	return backup.ActionCheckpoint
 }
@@ -110,7 +129,8 @@ func LostOf(rep *salvage.Report) Lost {
 
 // PlanDatabase plans the database repair of st, nil when it needs none:
 // SF501 (salvage, or reindex when the check names only indexes) before
-// SF502 (checkpoint), each when enabled in sopts. activity, when set,
+// SF502 (checkpoint), each when enabled in sopts, then SF504 (vacuum)
+// when VacuumRequested. activity, when set,
 // replaces st.Activity. A dry run (trial) salvages into a temporary file
 // to report what the salvage would lose.
 func PlanDatabase(ctx context.Context, st store.Store, sopts *scan.Options, activity func() store.Activity, trial bool) (*DatabaseRepair, error) {
@@ -126,12 +146,19 @@ func PlanDatabase(ctx context.Context, st store.Store, sopts *scan.Options, acti
 	if activity == nil {
 		activity = st.Activity
 	}
-	for _, code := range []string{scan.SF501, scan.SF502} {
+	codes := []string{scan.SF501, scan.SF502}
+	if VacuumRequested(sopts) {
+		codes = append(codes, scan.SF504)
+	}
+	for _, code := range codes {
 		i := slices.IndexFunc(findings, func(f scan.Finding) bool { return f.Code == code })
 		if i < 0 {
 			continue
 		}
 		r := &DatabaseRepair{Store: st.Info(), Rule: code, Finding: findings[i], Mutation: MutCheckpointWAL, Activity: activity()}
+		if code == scan.SF504 {
+			r.Mutation = MutVacuumDatabase
+		}
 		if code == scan.SF501 {
 			r.Mutation = MutSalvageDatabase
 			if h.Unopenable == "" && salvage.IndexOnly(ctx, h.Path, h.Affected) {
@@ -182,6 +209,8 @@ func (tx *Tx) ApplyDatabase(ctx context.Context, r *DatabaseRepair, activity fun
 		}
 	case MutReindexDatabase:
 		ch.Write = func(ctx context.Context, path, _ string) error { return salvage.Reindex(ctx, path) }
+	case MutVacuumDatabase:
+		ch.Write = func(ctx context.Context, path, _ string) error { return salvage.Vacuum(ctx, path) }
 	default:
 		ch.Write = func(ctx context.Context, path, _ string) error { return salvage.Checkpoint(ctx, path) }
 	}
@@ -211,6 +240,8 @@ func (r *DatabaseRepair) Describe() string {
 		b.WriteString("salvage the damaged database into a new file and swap it in (salvageDatabase)")
 	case MutReindexDatabase:
 		b.WriteString("rebuild the damaged indexes in place (reindexDatabase)")
+	case MutVacuumDatabase:
+		b.WriteString("rewrite the database without its free pages (vacuumDatabase)")
 	default:
 		b.WriteString("fold the write-ahead log into the database and truncate it (checkpointWAL)")
 	}

@@ -115,3 +115,23 @@ func TestPlanDatabaseSaysWhatTheSalvageLoses(t *testing.T) {
 		t.Errorf("with SF501 ignored: %+v, %v", r, err)
 	}
 }
+
+// TestVacuumRequested: SF504's vacuum is asked for only by naming the
+// rule in full; selecting every rule, a prefix, or ignoring it does not.
+func TestVacuumRequested(t *testing.T) {
+	for _, tt := range []struct {
+		opts *scan.Options
+		want bool
+	}{
+		{nil, false},
+		{&scan.Options{}, false},
+		{&scan.Options{Select: []string{"SF5"}}, false},
+		{&scan.Options{Select: []string{"SF1", "SF504"}}, true},
+		{&scan.Options{Select: []string{"sf504"}}, true},
+		{&scan.Options{Select: []string{"SF504"}, Ignore: []string{"SF50"}}, false},
+	} {
+		if got := VacuumRequested(tt.opts); got != tt.want {
+			t.Errorf("VacuumRequested(%+v) = %v, want %v", tt.opts, got, tt.want)
+		}
+	}
+}

@@ -18,8 +18,14 @@ var ruleSF504 = &Rule{
 		"`PRAGMA page_count`), and at least 16 MiB of them: space left by deleted sessions that SQLite " +
 		"keeps for reuse rather than give back to the disk.",
 	Why: "Nothing breaks: the file is only larger than its data. It is worth knowing when the disk is full.",
-	FixDoc: notRepaired + "With OpenCode closed, `sqlite3 opencode.db VACUUM` rewrites the database without " +
-		"the free pages (it needs free disk space the size of the database).",
+	FixDoc: "A plain `sessfix fix` leaves it: the repair rewrites the whole file, for space that breaks nothing, so " +
+		"it runs only on request, with the rule named in full: `sessfix fix --select SF504` (or `select: [SF504]` " +
+		"in a config file; a prefix such as SF5 does not ask for it) rewrites the database without its free pages " +
+		"(`vacuumDatabase`: SQLite's `VACUUM`, then a checkpoint that truncates the log), in a backup run holding " +
+		"the database, its -wal and -shm byte for byte; `sessfix undo RUN` puts them back. It needs free disk " +
+		"space the size of the database, and refuses (exit 4, nothing changed) while OpenCode has the database " +
+		"open or another sessfix holds the store. A damaged database (SF501) or an oversized log (SF502) is " +
+		"repaired first; the vacuum follows at the next run.",
 	StoreCheck: checkFreeSpace,
 }
 

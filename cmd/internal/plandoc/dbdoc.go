@@ -15,8 +15,8 @@ import (
 // run's trial salvage into a temporary file), by id.
 type FixDatabase struct {
 	Store string `json:"store"`
-	// Rule is SF501 or SF502; Mutation salvageDatabase, reindexDatabase
-	// or checkpointWAL.
+	// Rule is SF501, SF502 or SF504; Mutation salvageDatabase, reindexDatabase,
+	// checkpointWAL or vacuumDatabase.
 	Rule     string             `json:"rule"`
 	Mutation string             `json:"mutation"`
 	Finding  report.JSONFinding `json:"finding"`

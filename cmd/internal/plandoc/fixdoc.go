@@ -21,7 +21,7 @@ type FixDocument struct {
 	Written  bool         `json:"written"`
 	Stores   []FixStore   `json:"stores"`
 	Sessions []FixSession `json:"sessions"`
-	// Databases are the database repairs (SF501, SF502) planned or
+	// Databases are the database repairs (SF501, SF502, SF504) planned or
 	// written; absent when there are none (dbdoc.go).
 	Databases []FixDatabase `json:"databases,omitempty"`
 	Summary   FixTotals     `json:"summary"`

@@ -101,6 +101,38 @@ func Checkpoint(ctx context.Context, path string) error {
 	return nil
 }
 
+// Vacuum rewrites the database at path without its free pages (SQLite's
+// VACUUM), then folds the write-ahead log, which holds the rewritten
+// pages of a database in WAL mode, into the file and truncates it, so the
+// file shrinks, and checks the result with quick_check. Same contract as
+// Reindex: the caller has backed up the database and holds the lock; a
+// failure part-way is put back from the backup.
+func Vacuum(ctx context.Context, path string) error {
+	db, err := openInPlace(path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, "VACUUM"); err != nil {
+		return fmt.Errorf("vacuum %s: %w", path, err)
+	}
+	var busy, logFrames, done int
+	if err := db.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &done); err != nil {
+		return fmt.Errorf("checkpoint %s after vacuum: %w", path, err)
+	}
+	if busy != 0 {
+		return fmt.Errorf("checkpoint %s after vacuum: another connection kept it from completing (%d of %d frames merged)", path, done, logFrames)
+	}
+	lines, err := strings1(ctx, db, "PRAGMA quick_check")
+	if err != nil {
+		return fmt.Errorf("check %s after vacuum: %w", path, err)
+	}
+	if got := strings.Join(lines, "; "); got != "ok" {
+		return fmt.Errorf("%s fails quick_check after vacuum: %s", path, got)
+	}
+	return nil
+}
+
 // openInPlace opens path read-write, without creating it, with OpenCode's
 // busy timeout.
 func openInPlace(path string) (*sql.DB, error) {
