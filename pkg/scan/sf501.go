@@ -6,7 +6,7 @@ import (
 )
 
 // notRepaired is the FixDoc sentence of the store-health rules fix leaves
-// to the user (SF503, SF504).
+// to the user (SF503).
 const notRepaired = "Not repaired yet: `sessfix fix` plans nothing for this finding and changes nothing in the database. "
 
 var ruleSF501 = &Rule{
@@ -32,7 +32,9 @@ var ruleSF501 = &Rule{
 		"finishes or puts back. When only indexes are damaged it rebuilds them in place instead " +
 		"(`reindexDatabase`). `fix --dry-run` runs the salvage into a temporary file and names the sessions, " +
 		"messages and parts it would lose; `sessfix undo RUN` puts the original files back. Fix refuses " +
-		"(exit 4) while OpenCode or another program has the database open.",
+		"(exit 4) while OpenCode or another program has the database open. `fix --session ID` repairs no " +
+		"session of a damaged database (exit 3: the repair would be written into a damaged file): run " +
+		"`sessfix fix` on the database first.",
 	Fixable:    true,
 	Fix:        "salvageDatabase|reindexDatabase",
 	StoreCheck: checkDamagedDatabase,
