@@ -164,6 +164,9 @@ type Summary struct {
 	ByCode []CodeCount
 	// Fixable counts findings `sessfix fix` can repair.
 	Fixable int
+	// Store counts the findings about a store itself (no session: the
+	// store-health rules), which are in Total too.
+	Store int
 	// Sessions and Stores count what was scanned; Affected counts the
 	// sessions with at least one of the Total findings.
 	Sessions, Stores, Affected int
@@ -205,6 +208,8 @@ func (r *Report) Summarize() Summary {
 		s.Total++
 		if f.SessionID != "" {
 			affected[sessionKey{f.Store.Shape, f.Store.Path, f.SessionID}] = true
+		} else {
+			s.Store++
 		}
 		switch f.Severity {
 		case scan.Error:
@@ -241,16 +246,33 @@ func (r *Report) Summarize() Summary {
 
 // FindingsLine is the one-line summary of findings a piped scan ends with:
 // "3 findings in 2 sessions" when every scanned session has some, "3 findings
-// in 1 of 2 sessions" otherwise.
+// in 1 of 2 sessions" otherwise. Findings about a store itself are said
+// apart, not counted in a session: "1 finding about the store, none in 3
+// sessions", "4 findings: 1 about the store, 3 in 2 of 5 sessions".
 func FindingsLine(s Summary) string {
 	if s.Total == 0 {
 		return "no findings in " + plural.Count(s.Sessions, "session", "sessions")
 	}
-	found := plural.Count(s.Total, "finding", "findings")
-	if s.Affected >= s.Sessions {
-		return found + " in " + plural.Count(s.Affected, "session", "sessions")
+	if s.Store == 0 {
+		return plural.Count(s.Total, "finding", "findings") + " in " + sessionsLine(s)
 	}
-	return fmt.Sprintf("%s in %d of %s", found, s.Affected, plural.Count(s.Sessions, "session", "sessions"))
+	about := "about the store"
+	if s.Stores > 1 {
+		about = "about stores"
+	}
+	if s.Store == s.Total {
+		return fmt.Sprintf("%s %s, none in %s", plural.Count(s.Total, "finding", "findings"), about, plural.Count(s.Sessions, "session", "sessions"))
+	}
+	return fmt.Sprintf("%s: %d %s, %d in %s", plural.Count(s.Total, "finding", "findings"), s.Store, about, s.Total-s.Store, sessionsLine(s))
+}
+
+// sessionsLine is "2 sessions" when every scanned session has findings,
+// "1 of 2 sessions" otherwise.
+func sessionsLine(s Summary) string {
+	if s.Affected >= s.Sessions {
+		return plural.Count(s.Affected, "session", "sessions")
+	}
+	return fmt.Sprintf("%d of %s", s.Affected, plural.Count(s.Sessions, "session", "sessions"))
 }
 
 // Failing counts the findings that fail the run (see FailPolicy): a scan

@@ -180,7 +180,7 @@ func TestSummaryAndHints(t *testing.T) {
 	s := r.Summarize()
 	// The finding about the database itself is a finding, but no session:
 	// 5 sessions, 4 of them affected.
-	if s.Total != 7 || s.Error != 3 || s.Warning != 2 || s.Info != 2 || s.Fixable != 5 || s.Sessions != 5 || s.Stores != 3 || s.Affected != 4 {
+	if s.Total != 7 || s.Store != 1 || s.Error != 3 || s.Warning != 2 || s.Info != 2 || s.Fixable != 5 || s.Sessions != 5 || s.Stores != 3 || s.Affected != 4 {
 		t.Errorf("summary = %+v", s)
 	}
 	if s.Failing != 5 || r.Failing() != 5 {
@@ -382,6 +382,10 @@ func TestFindingsLineCountsTheSessionsThatHaveFindings(t *testing.T) {
 		{Summary{Total: 2, Sessions: 2, Affected: 1}, "2 findings in 1 of 2 sessions"},
 		{Summary{Total: 3, Sessions: 2, Affected: 2}, "3 findings in 2 sessions"},
 		{Summary{Total: 1, Sessions: 1, Affected: 1}, "1 finding in 1 session"},
+		// A finding about the database itself is in no session.
+		{Summary{Total: 1, Store: 1, Sessions: 3, Stores: 1}, "1 finding about the store, none in 3 sessions"},
+		{Summary{Total: 4, Store: 1, Sessions: 5, Stores: 1, Affected: 2}, "4 findings: 1 about the store, 3 in 2 of 5 sessions"},
+		{Summary{Total: 2, Store: 2, Sessions: 0, Stores: 2}, "2 findings about stores, none in 0 sessions"},
 	} {
 		if got := FindingsLine(c.s); got != c.want {
 			t.Errorf("FindingsLine(%+v) = %q, want %q", c.s, got, c.want)
