@@ -136,11 +136,13 @@ func (r *fixRun) applyDatabases(ctx context.Context) ([]string, error) {
 // for: the store's error (exit 3) says so, and its hint is the run that
 // salvages it. Nothing is changed; the other stores are fixed as usual.
 // An oversized log (SF502) does not stop a session's repair, and is left
-// to a fix without --session.
+// to a fix without --session. The check ignores the rule selection: a
+// session repair that leaves SF501 out still writes into the database.
 func (r *fixRun) sessionsOnly(ctx context.Context, stores []store.Store) ([]store.Store, error) {
 	var out []store.Store
+	health := &scan.Options{Select: []string{scan.SF501}}
 	for _, st := range stores {
-		rep, err := fix.PlanDatabase(ctx, st, r.pipe.Scan, r.activityOf(st), false)
+		rep, err := fix.PlanDatabase(ctx, st, health, r.activityOf(st), false)
 		if err != nil {
 			r.storeErrs[st.Info().Path] = err
 			continue

@@ -317,6 +317,9 @@ func TestFixSessionInADamagedDatabase(t *testing.T) {
 	for _, dry := range []bool{true, false} {
 		e := newEnv(rs.Path)
 		e.opts.Sessions, e.opts.Activity = []string{rs.SessionID}, idle
+		// Leaving SF501 out of the selection does not make a session
+		// repair safe to write into the damaged file.
+		e.opts.Select = []string{"SF1", "SF3"}
 		e.opts.DryRun, e.opts.Yes = dry, !dry
 		e.opts.Factory.Globals.Format = "json"
 		err := e.run(t)
