@@ -3,7 +3,9 @@ package undo
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -214,5 +216,39 @@ func TestUndoRollsBackAKilledRunFirst(t *testing.T) {
 	}
 	if storetest.Hash(t, path, store.ShapeStorage) != before {
 		t.Error("undo did not restore the store")
+	}
+}
+
+// TestUndoLockedStorePrintsItsDocument: an undo stopped because another
+// sessfix holds the store (exit 4) prints its --format json document, as
+// fix and the cuts do, nothing restored.
+func TestUndoLockedStorePrintsItsDocument(t *testing.T) {
+	path := materialize(t, store.ShapeSessions, "preflight-blank-text")
+	journal := backup.Options{Dir: t.TempDir(), Now: func() time.Time { return clock }}
+	fixBackedUp(t, path, journal)
+	fixed := storetest.Hash(t, path, store.ShapeSessions)
+	lock, err := store.AcquireLock(storetest.OpenOne(t, path).Info())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	for _, last := range []bool{false, true} {
+		f, out, _ := factory()
+		f.Globals.Format = "json"
+		opts := &UndoOptions{Factory: f, Last: last, Backup: journal}
+		if !last {
+			runs, _ := backup.List(journal)
+			opts.RunID = runs[0].ID
+		}
+		if err := RunUndo(context.Background(), opts); !errors.Is(err, store.ErrLocked) {
+			t.Fatalf("undo (--last %v) of a locked store: %v", last, err)
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(out.Bytes(), &doc); err != nil || !strings.Contains(fmt.Sprint(doc["error"]), "another sessfix") {
+			t.Errorf("undo (--last %v): document %v (%v)\n%s", last, doc, err, out)
+		}
+	}
+	if storetest.Hash(t, path, store.ShapeSessions) != fixed {
+		t.Error("the locked store changed")
 	}
 }
