@@ -196,3 +196,102 @@ func TestKilledSalvageIsFinishedOrPutBack(t *testing.T) {
 		})
 	}
 }
+
+// freeSpace is a copy of the recorded 1.18.33 database made mostly free
+// pages by a table filled and dropped, and its bytes.
+func freeSpace(t *testing.T) (*realstore.Store, []byte) {
+	t.Helper()
+	rs := realstore.Copy(t, ocrelease.V1_18)
+	db, err := sql.Open("sqlite", "file:"+rs.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	for _, q := range []string{"CREATE TABLE filler (b BLOB)",
+		"WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20) INSERT INTO filler SELECT randomblob(1048576) FROM n",
+		"DROP TABLE filler"} {
+		if _, err := db.Exec(q); err != nil {
+			db.Close()
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	b, err := os.ReadFile(rs.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs, b
+}
+
+// TestVacuumIsPutBackWhenItStopsPartWay: a vacuum killed after the
+// backup, or one whose VACUUM rewrote the file in place and then failed,
+// leaves the original bytes once the run is rolled back or put back; a whole vacuum shrinks the file and its
+// undo puts the bytes back.
+func TestVacuumIsPutBackWhenItStopsPartWay(t *testing.T) {
+	idle := func() store.Activity { return store.Activity{State: store.ActivityNone} }
+	info := func(rs *realstore.Store) store.Info { return store.Info{Path: rs.Path, Shape: store.ShapeSQLite} }
+
+	rs, before := freeSpace(t)
+	opts := dbOptions(t)
+	backup.KillDatabaseAt(t, "database backed up")
+	func() {
+		defer func() {
+			if v := recover(); !backup.IsKilled(v) {
+				panic(v)
+			}
+		}()
+		backup.ApplyDatabase(context.Background(), opts, info(rs), backup.DatabaseChange{Action: backup.ActionVacuum, Rule: "SF504",
+			Write: func(ctx context.Context, path, _ string) error { return salvage.Vacuum(ctx, path) }, Activity: idle})
+		t.Fatal("not killed")
+	}()
+	backup.KillDatabaseAt(t, "")
+	lock, rbs, err := backup.Lock(context.Background(), opts, info(rs))
+	if err != nil || len(rbs) != 1 {
+		t.Fatalf("Lock: %+v, %v", rbs, err)
+	}
+	lock.Release()
+	if got, _ := os.ReadFile(rs.Path); !bytes.Equal(got, before) {
+		t.Fatal("a vacuum killed after its backup did not leave the original bytes")
+	}
+
+	rs, before = freeSpace(t)
+	opts = dbOptions(t)
+	_, err = backup.ApplyDatabase(context.Background(), opts, info(rs), backup.DatabaseChange{Action: backup.ActionVacuum, Rule: "SF504",
+		Write: func(ctx context.Context, path, _ string) error {
+			db, err := sql.Open("sqlite", "file:"+path)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			if _, err := db.Exec("VACUUM"); err != nil {
+				return err
+			}
+			return errors.New("stopped after the VACUUM")
+		}, Activity: idle})
+	if err == nil {
+		t.Fatal("the failed vacuum succeeded")
+	}
+	if got, _ := os.ReadFile(rs.Path); !bytes.Equal(got, before) {
+		t.Fatal("a vacuum that failed part-way did not put the original bytes back")
+	}
+	if _, err := os.Stat(rs.Path + "-wal"); err == nil {
+		t.Error("the failed vacuum's log was left beside the database")
+	}
+
+	rs, before = freeSpace(t)
+	opts = dbOptions(t)
+	run, err := backup.ApplyDatabase(context.Background(), opts, info(rs), backup.DatabaseChange{Action: backup.ActionVacuum, Rule: "SF504",
+		Write: func(ctx context.Context, path, _ string) error { return salvage.Vacuum(ctx, path) }, Activity: idle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(rs.Path); len(got)*2 > len(before) || integrity(t, rs.Path) != "ok" {
+		t.Fatalf("the vacuum left %d bytes of %d, integrity %s", len(got), len(before), integrity(t, rs.Path))
+	}
+	if _, err := backup.Undo(context.Background(), opts, run, false); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(rs.Path); !bytes.Equal(got, before) {
+		t.Fatal("undo did not put the original bytes back")
+	}
+}
