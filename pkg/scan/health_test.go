@@ -128,10 +128,17 @@ func TestDamagedHeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	b[16], b[17] = 0x00, 0x03 // a page size that is no power of two
+	copy(b[28:32], "torn")    // and a page count far past the file's end
 	if err := os.WriteFile(rs.Path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	oneDamage(t, scanPath(t, rs.Path, nil), "sql cannot open the database", "file is not a database")
+	fs := scanPath(t, rs.Path, nil)
+	oneDamage(t, fs, "sql cannot open the database", "file is not a database")
+	// The damaged header's page size gives no database size to compare
+	// the file with.
+	if strings.Contains(fs[0].Message, "truncated") {
+		t.Errorf("a damaged header is taken for a truncated file: %s", fs[0].Message)
+	}
 }
 
 func TestTruncatedDatabase(t *testing.T) {

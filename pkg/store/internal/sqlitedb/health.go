@@ -1,6 +1,7 @@
 package sqlitedb
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/binary"
@@ -164,7 +165,11 @@ func damagedTables(ctx context.Context, db *sql.DB) []string {
 }
 
 // headerSize is the database size the file's header gives (its page size
-// times its page count), 0 when the header cannot be read or holds none.
+// times its page count), 0 when the header cannot be read or holds none:
+// when its page size is not one SQLite writes (a power of two from 512 to
+// 65536), or its page count is stale (SQLite trusts the count only while
+// the "version-valid-for" number equals the change counter), as in a
+// damaged header.
 func headerSize(path string) int64 {
 	f, err := os.Open(path)
 	if err != nil {
@@ -178,6 +183,9 @@ func headerSize(path string) int64 {
 	size := int64(binary.BigEndian.Uint16(b[16:18]))
 	if size == 1 {
 		size = 65536
+	}
+	if size < 512 || size&(size-1) != 0 || !bytes.Equal(b[24:28], b[92:96]) {
+		return 0
 	}
 	return size * int64(binary.BigEndian.Uint32(b[28:32]))
 }
