@@ -6,7 +6,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -59,19 +63,7 @@ func TestSalvageDamagedDatabase(t *testing.T) {
 		t.Fatalf("scan does not report the damage\n%s", scan)
 	}
 
-	srv, err := e.Serve(ctx)
-	if err != nil {
-		t.Fatalf("opencode serve: %v", err)
-	}
-	held := sessfix(t, e, "fix", "--yes", e.DataDir())
-	srv.Kill()
-	if held.ExitCode != 4 || !strings.Contains(held.Stderr, "nothing was changed") {
-		t.Fatalf("fix --yes while opencode serve holds the database: exit %d\n%s", held.ExitCode, held)
-	}
-	if b, _ := os.ReadFile(e.DBPath()); !bytes.Equal(b, damaged) {
-		t.Fatal("fix changed the database opencode serve held")
-	}
-
+	held := refusedWhileServed(t, ctx, e)
 	dry := sessfix(t, e, "fix", "--dry-run", e.DataDir())
 	if dry.ExitCode != 1 || !strings.Contains(dry.Stdout, "salvageDatabase") || !strings.Contains(dry.Stdout, "; it loses ") {
 		t.Fatalf("fix --dry-run does not show the salvage and what it loses\n%s", dry)
@@ -86,52 +78,156 @@ func TestSalvageDamagedDatabase(t *testing.T) {
 		t.Log("the salvaged database has a -wal file")
 	}
 
+	sessions := openCodeSessions(t, ctx, e)
+	t.Logf("opencode session list after the salvage: %d sessions", len(sessions))
+	if len(sessions) != len(ids) {
+		t.Errorf("opencode lists %d sessions after the salvage, want %d", len(sessions), len(ids))
+	}
+	resumeAccepted(t, ctx, e, keep)
+	undoAfterOpenCode(t, e, backupRuns(t, e), map[string][]byte{"": damaged})
+}
+
+// dbFiles reads the database's files that exist, by suffix ("", "-wal",
+// "-shm").
+func dbFiles(t *testing.T, path string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	for _, suf := range []string{"", "-wal", "-shm"} {
+		b, err := os.ReadFile(path + suf)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[suf] = b
+	}
+	return files
+}
+
+// refusedWhileServed runs `sessfix fix --yes` while a real `opencode
+// serve` holds the database: it must exit 4 and say that nothing was
+// changed, and the database and its -wal must hold the bytes they held
+// before the server started.
+func refusedWhileServed(t *testing.T, ctx context.Context, e *opencodetest.Env) *sfResult {
+	t.Helper()
+	before := dbFiles(t, e.DBPath())
+	srv, err := e.Serve(ctx)
+	if err != nil {
+		t.Fatalf("opencode serve: %v", err)
+	}
+	held := sessfix(t, e, "fix", "--yes", e.DataDir())
+	srv.Kill()
+	if held.ExitCode != 4 || !strings.Contains(held.Stderr, "nothing was changed") {
+		t.Fatalf("fix --yes while opencode serve holds the database: exit %d\n%s", held.ExitCode, held)
+	}
+	after := dbFiles(t, e.DBPath())
+	for _, suf := range []string{"", "-wal"} {
+		if !bytes.Equal(before[suf], after[suf]) {
+			t.Fatalf("the database's %q file changed while opencode serve held it", "opencode.db"+suf)
+		}
+	}
+	return held
+}
+
+// openCodeSessions is what `opencode session list --format json` lists:
+// the ids, in its order. It fails the test when OpenCode does not start
+// or exits with an error.
+func openCodeSessions(t *testing.T, ctx context.Context, e *opencodetest.Env) []string {
+	t.Helper()
 	res, err := e.Run(ctx, "session", "list", "--format", "json")
 	if err != nil || res.ExitCode != 0 {
-		t.Fatalf("opencode session list on the salvaged database: %v\n%s", err, res)
+		t.Fatalf("opencode session list: %v\n%s", err, res)
 	}
 	var sessions []struct{ ID string }
 	if i := strings.Index(res.Stdout, "["); i >= 0 {
-		_ = json.Unmarshal([]byte(res.Stdout[i:]), &sessions)
+		if err := json.Unmarshal([]byte(res.Stdout[i:]), &sessions); err != nil {
+			t.Fatalf("opencode session list: %v\n%s", err, res.Stdout)
+		}
 	}
-	t.Logf("opencode session list after the salvage: %d sessions", len(sessions))
-	if len(sessions) != len(ids) {
-		t.Errorf("opencode lists %d sessions after the salvage, want %d\n%s", len(sessions), len(ids), res.Stdout)
+	var ids []string
+	for _, s := range sessions {
+		ids = append(ids, s.ID)
 	}
+	return ids
+}
 
+// resumeAccepted resumes the session with a new prompt and fails the test
+// unless OpenCode exits 0 after sending chat requests the strict mock
+// accepted.
+func resumeAccepted(t *testing.T, ctx context.Context, e *opencodetest.Env, session string) {
+	t.Helper()
 	e.Mock.Reset()
-	resumed, err := e.Resume(ctx, keep, "are you there?")
+	resumed, err := e.Resume(ctx, session, "are you there?")
 	if err != nil {
 		t.Fatal(err)
 	}
 	chat := e.Mock.ChatRequests()
 	if len(chat) == 0 || resumed.ExitCode != 0 {
-		t.Fatalf("the resume on the salvaged database sent no chat request or failed\n%s", resumed)
+		t.Fatalf("the resume of %s sent no chat request or failed\n%s", session, resumed)
 	}
 	for _, r := range chat {
 		if r.Verdict != mockanthropic.Accepted {
-			t.Errorf("the mock rejected the resumed session: %s", r.Error)
+			t.Errorf("the mock rejected the resumed session %s: %s", session, r.Error)
 		}
 	}
+}
 
+// listRuns lists the ids of the backup runs `sessfix backups` lists.
+func listRuns(t *testing.T, e *opencodetest.Env) []string {
+	t.Helper()
 	list := sessfix(t, e, "backups", "--format", "json")
 	var runs []struct {
 		ID string `json:"run"`
 	}
-	if err := json.Unmarshal([]byte(list.Stdout), &runs); err != nil || len(runs) == 0 {
-		t.Fatalf("no backup run listed (%v)\n%s", err, list)
+	if err := json.Unmarshal([]byte(list.Stdout), &runs); err != nil || list.ExitCode != 0 {
+		t.Fatalf("sessfix backups: %v\n%s", err, list)
 	}
-	// OpenCode wrote the salvaged database since: undo refuses, --force
-	// puts the damaged bytes back anyway.
-	if refused := sessfix(t, e, "undo", runs[0].ID); refused.ExitCode == 0 {
-		t.Fatalf("undo of a database OpenCode wrote since did not refuse\n%s", refused)
+	var ids []string
+	for _, r := range runs {
+		ids = append(ids, r.ID)
 	}
-	undo := sessfix(t, e, "undo", "--force", runs[0].ID)
-	if undo.ExitCode != 0 {
-		t.Fatalf("undo:\n%s", undo)
+	return ids
+}
+
+// backupRuns are the ids of the backup runs `sessfix backups` lists,
+// newest first (run ids begin with their UTC time); it fails the test when
+// there is none.
+func backupRuns(t *testing.T, e *opencodetest.Env) []string {
+	t.Helper()
+	ids := listRuns(t, e)
+	if len(ids) == 0 {
+		t.Fatal("no backup run listed")
 	}
-	if b, _ := os.ReadFile(e.DBPath()); !bytes.Equal(b, damaged) {
-		t.Error("undo did not put the damaged bytes back")
+	slices.Sort(ids)
+	slices.Reverse(ids)
+	return ids
+}
+
+// undoAfterOpenCode undoes runs (newest first), the oldest of them a
+// database repair that OpenCode has written over since (it started on the
+// result and resumed a session): plain `sessfix undo` of that run refuses,
+// `--force` puts the files back; a newer run (a session's repair) is
+// undone as it comes. want holds the bytes the database's files must have
+// again, by suffix ("", "-wal").
+func undoAfterOpenCode(t *testing.T, e *opencodetest.Env, runs []string, want map[string][]byte) {
+	t.Helper()
+	for i, run := range runs {
+		undo := sessfix(t, e, "undo", run)
+		if i == len(runs)-1 && undo.ExitCode == 0 {
+			t.Fatalf("undo of a database OpenCode wrote since did not refuse\n%s", undo)
+		}
+		if undo.ExitCode != 0 {
+			undo = sessfix(t, e, "undo", "--force", run)
+		}
+		if undo.ExitCode != 0 {
+			t.Fatalf("undo:\n%s", undo)
+		}
+	}
+	for suf, b := range want {
+		if got, _ := os.ReadFile(e.DBPath() + suf); !bytes.Equal(got, b) {
+			t.Errorf("undo did not put the bytes of %s back", filepath.Base(e.DBPath()+suf))
+		}
 	}
 }
 
