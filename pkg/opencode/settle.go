@@ -92,7 +92,8 @@ type Use struct {
 	// assistant message is unfinished and changed 2s ago").
 	Why string
 	// Age is how long before now the session last changed (LastChange;
-	// negative when that lies ahead of the clock, zero when unknown).
+	// negative when that lies ahead of the clock, zero when unknown). Check
+	// leaves it zero for a session whose last turn is finished.
 	Age time.Duration
 	// Until, for a session in use, is when the evidence of time runs out
 	// (the settle or abandon window has passed); zero when it does not.
@@ -110,13 +111,13 @@ type Use struct {
 // turn being written.
 func (p SettlePolicy) Check(s *store.Session, now time.Time) Use {
 	open := OpenMessage(s)
-	last := func() time.Time {
-		if open == nil {
-			return p.LastChange(s, time.Time{}, now)
-		}
-		return p.LastChange(openTurn(s, open), time.Time{}, now)
-	}()
-	return p.Judge(open != nil, last, func() store.Activity { return p.activity(s.Store) }, now)
+	if open == nil {
+		// A finished session's verdict rests on nothing else: its age is
+		// not worth a pass over every record (LastActivity).
+		return p.Judge(false, time.Time{}, nil, now)
+	}
+	last := p.LastChange(openTurn(s, open), time.Time{}, now)
+	return p.Judge(true, last, func() store.Activity { return p.activity(s.Store) }, now)
 }
 
 // openTurn is the part of s an open turn consists of: the open message and
