@@ -61,13 +61,14 @@ func storeHealthEnabled(opts *Options) bool {
 	return false
 }
 
-// checkStoreHealth reads the health of a store that can tell it and runs
-// the enabled store-health rules on it. A store that cannot tell (the JSON
-// shapes, an export file) gets none.
-func checkStoreHealth(ctx context.Context, st store.Store, listed, readable int, opts *Options) ([]Finding, error) {
+// storeHealth reads the health of a store that can tell it, for the
+// enabled store-health rules; nil, nil for a store that cannot tell (the
+// JSON shapes, an export file) or when no such rule runs. The threshold
+// SF503 reports at is returned with it.
+func storeHealth(ctx context.Context, st store.Store, opts *Options) (*store.Health, int64, error) {
 	hc, ok := store.HealthOf(st)
 	if !ok || !storeHealthEnabled(opts) {
-		return nil, nil
+		return nil, 0, nil
 	}
 	limit := opts.Oversized
 	if limit == 0 {
@@ -78,7 +79,16 @@ func checkStoreHealth(ctx context.Context, st store.Store, listed, readable int,
 	}
 	h, err := hc.Health(ctx, store.HealthOptions{Deep: opts.Deep, Oversized: limit})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
+	}
+	return h, limit, nil
+}
+
+// checkStoreHealth runs the enabled store-health rules on h, the health
+// storeHealth read (nothing when it is nil).
+func checkStoreHealth(st store.Store, h *store.Health, limit int64, listed, readable int, opts *Options) []Finding {
+	if h == nil {
+		return nil
 	}
 	var out []Finding
 	for _, r := range Rules() {
@@ -87,7 +97,7 @@ func checkStoreHealth(ctx context.Context, st store.Store, listed, readable int,
 		}
 		r.StoreCheck(&StoreContext{Info: st.Info(), Health: h, Listed: listed, Readable: readable, Oversized: limit, rule: r, out: &out, activityOf: st.Activity})
 	}
-	return out, nil
+	return out
 }
 
 // readableNote is the store note of a JSON store some of whose sessions

@@ -1,12 +1,15 @@
 package scan
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sessfix/sessfix/internal/pool"
@@ -335,7 +338,30 @@ func Run(ctx context.Context, stores []store.Store, opts *Options) (*Result, err
 		perStore[si] = append(perStore[si], d)
 		return true
 	}
+	// The store-health checks read each database once more, in one query
+	// each (SF501's check): with more than one worker they run next to the
+	// sessions, so that no core waits for them at the end.
+	type healthResult struct {
+		h     *store.Health
+		limit int64
+		err   error
+	}
+	healths := make([]healthResult, len(stores))
+	readHealth := func(si int) {
+		h, limit, err := storeHealth(ctx, stores[si], opts)
+		healths[si] = healthResult{h, limit, err}
+	}
+	var wg sync.WaitGroup
+	concurrent := cmp.Or(opts.Workers, runtime.GOMAXPROCS(0)) > 1 && len(jobs) > 1
+	if concurrent {
+		wg.Go(func() {
+			for si := range stores {
+				readHealth(si)
+			}
+		})
+	}
 	_, _ = pool.Ordered(ctx, len(jobs), pool.Options[done]{Workers: opts.Workers, Progress: opts.Progress}, check, collect)
+	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -353,9 +379,13 @@ func Run(ctx context.Context, stores []store.Store, opts *Options) (*Result, err
 			}
 			broken += d.broken
 		}
-		health, err := checkStoreHealth(ctx, stores[si], len(ds), readable, opts)
-		if err != nil && res.Stores[si].Err == nil {
-			res.Stores[si].Err = err
+		if !concurrent {
+			readHealth(si)
+		}
+		hr := healths[si]
+		health := checkStoreHealth(stores[si], hr.h, hr.limit, len(ds), readable, opts)
+		if hr.err != nil && res.Stores[si].Err == nil {
+			res.Stores[si].Err = hr.err
 		}
 		if reportsDamage(health) && errors.As(res.Stores[si].Err, new(*store.DamagedError)) {
 			// A database SQL cannot open lists nothing: SF501 says so.
