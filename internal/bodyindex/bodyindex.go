@@ -10,16 +10,21 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// Index records where each top-level key of one JSON object body is. It is
-// tied to the exact slice it was built from: Lookup answers only for that
-// slice, so a body replaced in memory falls back to gjson.
+// Index records where each top-level key of one JSON object body is, and
+// the keys of each top-level object value (a part's state, a message's
+// time): a path of two or more keys (state.status, state.time.start) is
+// found without walking the strings before it. It is tied to the exact
+// slice it was built from: Lookup answers only for that slice, so a body
+// replaced in memory falls back to gjson.
 type Index struct {
 	base *byte // &raw[0] of the indexed body
 	n    int   // len(raw)
 	keys []keySpan
-	// inline backs keys for bodies with few top-level keys (every
-	// OpenCode message and part): one allocation per index, not two.
-	inline [12]keySpan
+	kids []span // the keys of the top-level object values
+	// inline and kidsInline back keys and kids for bodies with few keys
+	// (every OpenCode message and part): one allocation per index.
+	inline     [12]keySpan
+	kidsInline [16]span
 }
 
 // Of reports whether x indexes exactly raw (the slice it was built from,
@@ -32,14 +37,23 @@ func (x *Index) Of(raw []byte) bool {
 func newIndex(raw []byte) *Index {
 	idx := &Index{base: &raw[0], n: len(raw)}
 	idx.keys = idx.inline[:0]
+	idx.kids = idx.kidsInline[:0]
 	return idx
 }
 
-// keySpan locates one top-level member: the key's bytes without quotes
-// (and without escapes, see Build) and the value's raw bytes.
-type keySpan struct {
+// span locates one member: the key's bytes without quotes (and without
+// escapes, see Build) and the value's raw bytes.
+type span struct {
 	keyStart, keyEnd int32
 	valStart, valEnd int32
+}
+
+// keySpan is a top-level member, with its value's members when the value is
+// an object whose keys have no escapes: kids[kidStart:kidEnd]; kidEnd is -1
+// when they are not indexed.
+type keySpan struct {
+	span
+	kidStart, kidEnd int32
 }
 
 // Build indexes the top-level members of a JSON object body. It returns
@@ -78,6 +92,10 @@ func Build(raw []byte) *Index {
 			return nil
 		}
 		ks.valStart, ks.valEnd = int32(i), int32(vend)
+		ks.kidStart, ks.kidEnd = 0, -1
+		if raw[i] == '{' {
+			ks.kidStart, ks.kidEnd = idx.indexKids(raw, i)
+		}
 		idx.keys = append(idx.keys, ks)
 		i = skipSpace(raw, vend)
 		if i >= len(raw) {
@@ -92,6 +110,48 @@ func Build(raw []byte) *Index {
 			return nil
 		}
 	}
+}
+
+// indexKids appends the members of the object at raw[start] to x.kids and
+// returns their range; 0, -1 (nothing kept) when a key has an escape or the
+// object is malformed.
+func (x *Index) indexKids(raw []byte, start int) (int32, int32) {
+	from := len(x.kids)
+	i := skipSpace(raw, start+1)
+	if i < len(raw) && raw[i] == '}' {
+		return int32(from), int32(from)
+	}
+	for i < len(raw) && raw[i] == '"' {
+		end, escaped := stringEnd(raw, i)
+		if end < 0 || escaped {
+			break
+		}
+		ks := span{keyStart: int32(i + 1), keyEnd: int32(end - 1)}
+		i = skipSpace(raw, end)
+		if i >= len(raw) || raw[i] != ':' {
+			break
+		}
+		i = skipSpace(raw, i+1)
+		vend := valueEnd(raw, i)
+		if vend < 0 {
+			break
+		}
+		ks.valStart, ks.valEnd = int32(i), int32(vend)
+		x.kids = append(x.kids, ks)
+		i = skipSpace(raw, vend)
+		if i >= len(raw) {
+			break
+		}
+		if raw[i] == '}' {
+			return int32(from), int32(len(x.kids))
+		}
+		if raw[i] != ',' {
+			break
+		}
+		i = skipSpace(raw, i+1)
+	}
+	x.kids = x.kids[:from]
+	return 0, -1
 }
 
 func skipSpace(raw []byte, i int) int {
@@ -205,7 +265,13 @@ func (x *Index) Lookup(raw []byte, path string) (res gjson.Result, ok bool) {
 		if rest == "" {
 			return valueResult(raw, start, int(k.valEnd)), true
 		}
-		if res, found, sure := descend(raw, start, rest); sure {
+		var found, sure bool
+		if k.kidEnd >= 0 {
+			res, found, sure = x.kid(raw, k, rest)
+		} else {
+			res, found, sure = descend(raw, start, rest)
+		}
+		if sure {
 			if !found {
 				return gjson.Result{}, true
 			}
@@ -247,13 +313,38 @@ func bodyString(b []byte) string {
 	return unsafe.String(&b[0], len(b))
 }
 
-// descend answers path (a gjson path without its first component) inside
-// the object starting at raw[start], the way gjson.GetBytes on that value
-// would, when every component is a plain key and the walk only meets
-// objects and unescaped keys; sure is false otherwise (the caller asks
-// gjson). found is false when gjson would find nothing.
-func descend(raw []byte, start int, path string) (res gjson.Result, found, sure bool) {
-	comp, rest := path, ""
+// kid is descend on the value of k, an object whose members are indexed:
+// the same answers, from the index for the value's own keys.
+func (x *Index) kid(raw []byte, k keySpan, path string) (res gjson.Result, found, sure bool) {
+	comp, rest, ok := splitPath(path)
+	if !ok {
+		return res, false, false
+	}
+	for _, c := range x.kids[k.kidStart:k.kidEnd] {
+		if string(raw[c.keyStart:c.keyEnd]) != comp {
+			continue
+		}
+		if rest == "" {
+			return valueResult(raw, int(c.valStart), int(c.valEnd)), true, true
+		}
+		switch raw[c.valStart] {
+		case '{':
+			r, f, ok := descend(raw, int(c.valStart), rest)
+			if !ok || f {
+				return r, f, ok
+			}
+		case '[':
+			return res, false, false
+		}
+	}
+	return res, false, true
+}
+
+// splitPath splits a gjson path into its first component and the rest; ok
+// is false when the first component is not a plain key (descend and kid
+// leave those to gjson).
+func splitPath(path string) (comp, rest string, ok bool) {
+	comp = path
 	for i := 0; i < len(path); i++ {
 		c := path[i]
 		if c == '.' {
@@ -261,10 +352,23 @@ func descend(raw []byte, start int, path string) (res gjson.Result, found, sure 
 			break
 		}
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return res, false, false
+			return "", "", false
 		}
 	}
 	if comp == "" || (rest == "" && len(comp) != len(path)) {
+		return "", "", false
+	}
+	return comp, rest, true
+}
+
+// descend answers path (a gjson path without its first component) inside
+// the object starting at raw[start], the way gjson.GetBytes on that value
+// would, when every component is a plain key and the walk only meets
+// objects and unescaped keys; sure is false otherwise (the caller asks
+// gjson). found is false when gjson would find nothing.
+func descend(raw []byte, start int, path string) (res gjson.Result, found, sure bool) {
+	comp, rest, ok := splitPath(path)
+	if !ok {
 		return res, false, false
 	}
 	if start >= len(raw) || raw[start] != '{' {
@@ -349,6 +453,9 @@ type validator struct {
 	data []byte
 	idx  *Index // nil: not indexing
 	off  int32  // offset of data in the indexed body
+	// kidsBad: the top-level value being validated is an object with a
+	// key that has an escape, so its members are not indexed.
+	kidsBad bool
 }
 
 func (v *validator) any(i, depth int) (int, bool) {
@@ -411,17 +518,33 @@ func (v *validator) object(i, depth int) (int, bool) {
 				i++
 				i = skipSpace(data, i)
 				valStart := i
+				kidStart := 0
+				if depth == 1 && v.idx != nil {
+					kidStart, v.kidsBad = len(v.idx.kids), false
+				}
 				if i, ok = v.any(i, depth); !ok {
 					return i, false
 				}
-				if depth == 1 && v.idx != nil {
-					if escaped {
+				if v.idx != nil {
+					s := span{
+						keyStart: int32(keyStart) + v.off, keyEnd: int32(end-1) + v.off,
+						valStart: int32(valStart) + v.off, valEnd: int32(i) + v.off,
+					}
+					switch {
+					case depth == 1 && escaped:
 						v.idx = nil
-					} else {
-						v.idx.keys = append(v.idx.keys, keySpan{
-							keyStart: int32(keyStart) + v.off, keyEnd: int32(end-1) + v.off,
-							valStart: int32(valStart) + v.off, valEnd: int32(i) + v.off,
-						})
+					case depth == 1:
+						ks := keySpan{span: s, kidStart: 0, kidEnd: -1}
+						if data[valStart] == '{' && !v.kidsBad {
+							ks.kidStart, ks.kidEnd = int32(kidStart), int32(len(v.idx.kids))
+						} else {
+							v.idx.kids = v.idx.kids[:kidStart]
+						}
+						v.idx.keys = append(v.idx.keys, ks)
+					case depth == 2 && escaped:
+						v.kidsBad = true
+					case depth == 2 && !v.kidsBad:
+						v.idx.kids = append(v.idx.kids, s)
 					}
 				}
 				i = skipSpace(data, i)

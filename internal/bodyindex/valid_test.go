@@ -127,3 +127,57 @@ func TestNestedLookupAnswersLikeGJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestKidLookupAnswersLikeGJSON asks every record of the recorded and
+// fixture stores, through the index Valid builds, for each path of two keys
+// its top-level objects hold and each of indexPaths: the members of
+// top-level objects (kids) must answer as gjson does, duplicates and
+// escaped keys included.
+func TestKidLookupAnswersLikeGJSON(t *testing.T) {
+	bodies := []string{
+		`{"state":{"status":"completed","input":{"a":1},"output":"o\n\"x\"","metadata":{"output":"o"},"time":{"start":1,"end":2}}}`,
+		`{"a":{"b":1,"b":{"c":2}},"a":{"b":{"c":3}}}`,
+		`{"a":{"x":1,"b\"":{"c":1},"b":{"c":5}},"t":{}}`,
+		`{"a":{"b":[{"c":1}],"b":{"c":4}},"s":"{\"a\":1}"}`,
+	}
+	for _, root := range []string{"../../testdata/real", "../../testdata/sessions"} {
+		filepath.WalkDir(root, func(p string, de fs.DirEntry, err error) error {
+			if err == nil && !de.IsDir() && strings.HasSuffix(p, ".json") {
+				if raw, err := os.ReadFile(p); err == nil {
+					bodies = append(bodies, string(raw))
+				}
+			}
+			return nil
+		})
+	}
+	kids := 0
+	for _, b := range bodies {
+		raw := []byte(b)
+		trimmed := bytes.TrimSpace(raw)
+		if len(trimmed) == 0 {
+			continue
+		}
+		idx, ok := Valid(raw, trimmed)
+		if !ok || idx == nil {
+			continue
+		}
+		paths := append([]string{"a.b", "a.b.c", "a.x", "t.x"}, indexPaths...)
+		for _, k := range idx.keys {
+			if k.kidEnd < 0 {
+				continue
+			}
+			for _, c := range idx.kids[k.kidStart:k.kidEnd] {
+				kids++
+				paths = append(paths, string(raw[k.keyStart:k.keyEnd])+"."+string(raw[c.keyStart:c.keyEnd]))
+			}
+		}
+		for _, p := range paths {
+			if got, want := get(idx, raw, p), gjson.GetBytes(raw, p); !reflect.DeepEqual(got, want) {
+				t.Errorf("%.80s: Get(%q) = %#v, gjson says %#v", b, p, got, want)
+			}
+		}
+	}
+	if kids < 100 {
+		t.Fatalf("only %d members of top-level objects indexed", kids)
+	}
+}
