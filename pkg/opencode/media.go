@@ -115,11 +115,37 @@ func SupportedImage(mime string) bool {
 // result is compacted (state.time.compacted).
 func RequestImages(s *store.Session, r *sent.Request) []Image {
 	var out []Image
+	// The blocks' parts, found through a map of the messages made on first
+	// use: FindPart searches the messages from the start, once per block.
+	var byID map[string]*store.Message
+	findPart := func(msgID, partID string) *store.Part {
+		if s == nil {
+			return nil
+		}
+		if byID == nil {
+			byID = make(map[string]*store.Message, len(s.Messages))
+			for _, m := range s.Messages {
+				if _, dup := byID[m.ID]; !dup {
+					byID[m.ID] = m // the first, as Session.Message finds it
+				}
+			}
+		}
+		m := byID[msgID]
+		if m == nil {
+			return nil
+		}
+		for _, p := range m.Parts {
+			if p.ID == partID {
+				return p
+			}
+		}
+		return nil
+	}
 	for n, pm := range r.Messages {
 		for m, b := range pm.Blocks {
 			switch b.Type {
 			case "image":
-				p := FindPart(s, b.MessageID, b.PartID)
+				p := findPart(b.MessageID, b.PartID)
 				if p == nil {
 					continue
 				}
@@ -127,7 +153,7 @@ func RequestImages(s *store.Session, r *sent.Request) []Image {
 					out = append(out, Image{N: n, M: m, Nested: -1, MessageID: b.MessageID, PartID: b.PartID, Data: data, Mime: p.Get("mime").String()})
 				}
 			case "tool_result":
-				p := FindPart(s, b.MessageID, b.PartID)
+				p := findPart(b.MessageID, b.PartID)
 				if p == nil {
 					continue
 				}
