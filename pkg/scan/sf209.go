@@ -25,12 +25,18 @@ var ruleSF209 = &Rule{
 
 func checkDanglingParents(c *Context) {
 	s := c.Session
+	// The session's message ids, once: Session.Message searches from the
+	// first message, which made the rule quadratic in the messages.
+	ids := make(map[string]bool, len(s.Messages))
+	for _, m := range s.Messages {
+		ids[m.ID] = true
+	}
 	for i, m := range s.Messages {
 		if m.Role != "assistant" {
 			continue
 		}
 		parent := m.Get("parentID")
-		if !parent.Exists() || parent.String() == "" || s.Message(parent.String()) != nil {
+		if !parent.Exists() || parent.String() == "" || ids[parent.String()] {
 			continue
 		}
 		f := At(m, nil)
