@@ -13,6 +13,8 @@ import (
 type Catalog struct {
 	Path      string
 	Providers map[string]map[string]bool
+	// Limits are the models' token limits, provider id → model id.
+	Limits map[string]map[string]Limit
 }
 
 // LoadCatalog reads the catalogue OpenCode reads (CatalogPath). It
@@ -31,18 +33,25 @@ func (e Env) LoadCatalog() (*Catalog, error) {
 		return nil, fmt.Errorf("models catalogue %s: %w", path, err)
 	}
 	var raw map[string]struct {
-		Models map[string]json.RawMessage `json:"models"`
+		Models map[string]struct {
+			Limit map[string]any `json:"limit"`
+		} `json:"models"`
 	}
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return nil, fmt.Errorf("models catalogue %s: %w", path, err)
 	}
-	c := &Catalog{Path: path, Providers: map[string]map[string]bool{}}
+	c := &Catalog{Path: path, Providers: map[string]map[string]bool{}, Limits: map[string]map[string]Limit{}}
 	for id, p := range raw {
 		ms := map[string]bool{}
-		for m := range p.Models {
+		ls := map[string]Limit{}
+		for m, mv := range p.Models {
 			ms[m] = true
+			if l := limitOf(mv.Limit); l != (Limit{}) {
+				ls[m] = l
+			}
 		}
 		c.Providers[id] = ms
+		c.Limits[id] = ls
 	}
 	return c, nil
 }
@@ -133,6 +142,36 @@ func (ms *Models) Default() (providerID, modelID string, ok bool) {
 		return "", "", false
 	}
 	return only[0], only[1], true
+}
+
+// Limit returns the token limits OpenCode gives providerID/modelID and
+// where they come from: the config's `provider.<id>.models.<id>.limit`
+// (merged over the catalogue's, key by key, as OpenCode merges a model
+// the config changes), else the catalogue's. ok is false when neither
+// gives a context limit.
+func (ms *Models) Limit(providerID, modelID string) (l Limit, source string, ok bool) {
+	if ms.Catalog != nil {
+		if cl, found := ms.Catalog.Limits[providerID][modelID]; found {
+			l, source = cl, "the models catalogue "+ms.Catalog.Path
+		}
+	}
+	if ms.Config != nil {
+		if p := ms.Config.Providers[providerID]; p != nil {
+			if cl, found := p.Limits[modelID]; found {
+				if cl.Context != 0 {
+					l.Context = cl.Context
+				}
+				if cl.Input != 0 {
+					l.Input = cl.Input
+				}
+				if cl.Output != 0 {
+					l.Output = cl.Output
+				}
+				source = "your opencode config"
+			}
+		}
+	}
+	return l, source, l.Context > 0
 }
 
 // Resolver answers, for the sessions of a scan, what OpenCode would read in

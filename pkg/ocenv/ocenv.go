@@ -104,6 +104,28 @@ type Provider struct {
 	// Whitelist, when not nil, lists the only models OpenCode offers;
 	// Blacklist lists models it hides.
 	Whitelist, Blacklist []string
+	// Limits are the token limits the config gives its models
+	// (`models.<id>.limit`), by model id; a model without one is absent.
+	Limits map[string]Limit
+}
+
+// Limit is a model's token limits as OpenCode reads them
+// (`limit.context`, `limit.input`, `limit.output`); 0 is unset.
+type Limit struct {
+	Context, Input, Output int
+}
+
+// limitOf reads a `limit` object (zero when v is not one).
+func limitOf(v any) Limit {
+	m, _ := v.(map[string]any)
+	n := func(k string) int {
+		f, _ := m[k].(float64)
+		if f < 0 {
+			return 0
+		}
+		return int(f)
+	}
+	return Limit{Context: n("context"), Input: n("input"), Output: n("output")}
 }
 
 // ConfigError is a config file OpenCode would refuse too.
@@ -250,8 +272,15 @@ func (c *Config) read(m map[string]any) {
 		pm, _ := v.(map[string]any)
 		p := &Provider{Whitelist: stringsOf(pm["whitelist"]), Blacklist: stringsOf(pm["blacklist"])}
 		models, _ := pm["models"].(map[string]any)
-		for mid := range models {
+		for mid, mv := range models {
 			p.Models = append(p.Models, mid)
+			mm, _ := mv.(map[string]any)
+			if l := limitOf(mm["limit"]); l != (Limit{}) {
+				if p.Limits == nil {
+					p.Limits = map[string]Limit{}
+				}
+				p.Limits[mid] = l
+			}
 		}
 		slices.Sort(p.Models)
 		c.Providers[id] = p

@@ -201,3 +201,40 @@ func TestResolverProjectOnce(t *testing.T) {
 		t.Errorf("a new resolver: %+v", got)
 	}
 }
+
+// A model's limits come from the catalogue OpenCode caches, and the
+// config's `limit` overrides them key by key; a model neither gives a
+// context limit has none.
+func TestModelLimit(t *testing.T) {
+	home := t.TempDir()
+	write(t, filepath.Join(home, ".cache", "opencode", "models.json"),
+		`{"anthropic": {"models": {"claude-sonnet-4-5": {"limit": {"context": 200000, "output": 64000}}, "claude-x": {}}}}`)
+	write(t, filepath.Join(home, ".config", "opencode", "opencode.jsonc"),
+		`{"provider": {"anthropic": {"models": {"claude-sonnet-4-5": {"limit": {"context": 40000}}}}, "local": {"models": {"small": {"limit": {"context": 8192, "output": 1024}}}}}}`)
+	r := NewResolver(envOf(home, nil))
+	ms, err := r.Models("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		provider, model string
+		want            Limit
+		source          string
+		ok              bool
+	}{
+		{"anthropic", "claude-sonnet-4-5", Limit{Context: 40000, Output: 64000}, "your opencode config", true},
+		{"local", "small", Limit{Context: 8192, Output: 1024}, "your opencode config", true},
+		{"anthropic", "claude-x", Limit{}, "", false},
+		{"openai", "gpt-5", Limit{}, "", false},
+	} {
+		l, src, ok := ms.Limit(c.provider, c.model)
+		if l != c.want || src != c.source || ok != c.ok {
+			t.Errorf("%s/%s: %+v %q %v, want %+v %q %v", c.provider, c.model, l, src, ok, c.want, c.source, c.ok)
+		}
+	}
+	write(t, filepath.Join(home, ".config", "opencode", "opencode.jsonc"), `{}`)
+	ms, _ = NewResolver(envOf(home, nil)).Models("")
+	if l, src, ok := ms.Limit("anthropic", "claude-sonnet-4-5"); !ok || l.Context != 200000 || !strings.Contains(src, "models.json") {
+		t.Errorf("catalogue only: %+v %q %v", l, src, ok)
+	}
+}
