@@ -357,7 +357,11 @@ func TestPlanTooBigNotRepairedYet(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !p.Empty() || len(p.Unfixed) != 1 || !strings.Contains(p.Unfixed[0].Reason, "not repaired yet") {
+		want := "not repaired yet"
+		if opencode.DetectErrorType(text) == opencode.ErrorContextOverflow {
+			want = opencode.ContextNoCauseNote // a small history: nothing to prune
+		}
+		if !p.Empty() || len(p.Unfixed) != 1 || !strings.Contains(p.Unfixed[0].Reason, want) {
 			t.Errorf("--error %q: %+v", text, p)
 		}
 	}

@@ -127,6 +127,8 @@ func (w *work) errorSteps(f scan.Finding, text string, failed *store.Message) []
 			st.why = "sessfix does not recognise this provider error; nothing changed"
 		case r.Type.NotRepairedYet():
 			st.why = fmt.Sprintf("%s errors are %s; nothing changed", r.Type, opencode.NotRepairedYetNote)
+		case r.Type == opencode.ErrorContextOverflow:
+			st.why = opencode.ContextNoCauseNote + "; nothing changed"
 		default:
 			st.why = fmt.Sprintf("sessfix has no storage repair for %s errors; nothing changed", r.Type)
 		}

@@ -83,6 +83,7 @@ var strategyTable = map[string][]Strategy{
 	scan.SF170: {stShrink},
 	scan.SF171: {stShrink},
 	scan.SF172: {stPrune},
+	scan.SF174: {stPruneContext},
 	scan.SF302: {stMove, stStrip, stInject, stReplace, stAbort, stDropEncrypted, stDropItemIDs, stDropSignatures, stReasoning, stCutOff, stRekeyCallIDs, stExclude, stPrepend},
 }
 
@@ -104,8 +105,8 @@ func Strategies(code string) []Strategy {
 // isPreflight reports the preflight codes that share SF302's repairs
 // (SF150–SF169). The size rules SF170–SF179 are preflight rules too
 // (scan.IsPreflightCode) but are not among them: SF170 and SF171 have
-// their own repair (shrinkImage), SF172 OpenCode's prune of tool results
-// (markToolCompacted), the others none yet.
+// their own repair (shrinkImage), SF172 and SF174 OpenCode's prune of tool
+// results (markToolCompacted), the others none yet.
 func isPreflight(code string) bool {
 	return scan.FamilyPreflight.Has(code)
 }
@@ -186,6 +187,14 @@ func rulePlanFunc(f scan.Finding, st Strategy) planFunc {
 		return func(w *work) ([]store.Edit, error) { return w.quarantine(f) }
 	case stPrune:
 		return func(w *work) ([]store.Edit, error) { return pruneToolImages(w.s, f.ProviderError, w.env) }
+	case stPruneContext:
+		return func(w *work) ([]store.Edit, error) {
+			win, ok := opencode.WindowOf(w.s, w.opts.validation().OpenCode)
+			if !ok {
+				return nil, errNotApplicable
+			}
+			return pruneToolOutputs(w.s, win, w.env)
+		}
 	case stRekey:
 		return func(w *work) ([]store.Edit, error) {
 			if f.PartID != "" {

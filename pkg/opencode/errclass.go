@@ -56,8 +56,10 @@ const (
 	// provider's size or dimension limit, too many images, image data that
 	// is no image, a prompt over the model's context window. sessfix finds
 	// them (the preflight's limits on a request's size); it shrinks an image
-	// a user pasted or a tool returned (shrinkImage) and does not repair
-	// the others yet (NotRepairedYet).
+	// a user pasted or a tool returned (shrinkImage), prunes old tool
+	// results for a request over the image count or the context window
+	// (markToolCompacted), and does not repair the others yet
+	// (NotRepairedYet).
 
 	// ErrorImageTooLarge: an image's base64 data is over the limit
 	// (Anthropic: 5 MB).
@@ -89,7 +91,7 @@ const (
 // does not repair yet: fix says so instead of planning a change.
 func (t ErrorType) NotRepairedYet() bool {
 	switch t {
-	case ErrorImageTooLarge, ErrorImageDimensions, ErrorTooManyImages, ErrorInvalidImage, ErrorContextOverflow:
+	case ErrorImageTooLarge, ErrorImageDimensions, ErrorTooManyImages, ErrorInvalidImage:
 		return true
 	}
 	return false
@@ -102,8 +104,14 @@ const ContextOverflowName = "ContextOverflowError"
 
 // NotRepairedYetNote is what scan, diagnose and fix say about an error or a
 // finding of a NotRepairedYet type.
-const NotRepairedYetNote = "not repaired yet: sessfix does not yet prune a history over the model's context window or replace media with a placeholder; " +
+const NotRepairedYetNote = "not repaired yet: sessfix does not yet replace media with a placeholder; " +
 	"remove the image or start a new session"
+
+// ContextNoCauseNote is what scan and fix say about a context-window error
+// no SF174 finding repairs.
+const ContextNoCauseNote = "sessfix finds no history over the model's context window that pruning old tool results brings under it " +
+	"(the window is not known, the next request is within it by sessfix's estimate, or what is over it is not old tool results); " +
+	"shorten the history with `sessfix rewind` or `sessfix fork`"
 
 // DefaultFix returns the mutations error-driven recovery applies to the
 // stored message an error of this type points at, in rules.md notation; ""
@@ -266,7 +274,7 @@ func detectOtherFamilies(t string, has func(...string) bool) ErrorType {
 		return ErrorTooManyImages
 	case has("does not represent a valid image", "could not process image"):
 		return ErrorInvalidImage
-	case has("prompt is too long", "prompt too long", "context overflow", "context_length_exceeded",
+	case has("prompt is too long", "prompt too long", "context overflow", "context_length_exceeded", "too large to compact",
 		"exceeds the context window", "maximum context length", "contextoverflowerror"):
 		return ErrorContextOverflow
 	case strings.Contains(t, "reasoning_content") && has("must be passed back", "is missing", "missing reasoning_content"):

@@ -59,6 +59,9 @@ func Resolved(r *opencode.Recovery, s *store.Session, found []Finding) (string, 
 		if how := imageCountWithin(r, s); how != "" {
 			return how, true
 		}
+		if how := contextWithin(r, s); how != "" {
+			return how, true
+		}
 		if r.Failed == nil {
 			// Nothing tells when a pasted error happened.
 			return "", false
@@ -301,4 +304,24 @@ func imageCountWithin(r *opencode.Recovery, s *store.Session) string {
 		return ""
 	}
 	return fmt.Sprintf("the next request holds %d images now, within the limit of %d", n, limit)
+}
+
+// contextWithin names how a session shows a context-window error repaired
+// ("" when it does not): the window is known from the session alone (the
+// provider's error, or the largest prompt it accepted) and sessfix's
+// conservative estimate of the next request is within it now, which
+// OpenCode's prune of old tool results (markToolCompacted) brings about.
+func contextWithin(r *opencode.Recovery, s *store.Session) string {
+	if r.Type != opencode.ErrorContextOverflow || r.Failed == nil {
+		return ""
+	}
+	w, ok := opencode.WindowOf(s, nil)
+	if !ok {
+		return ""
+	}
+	est := opencode.EstimateContext(s, sent.Build(s, sent.Options{NextPrompt: true}), nil)
+	if est.Tokens > w.Context {
+		return ""
+	}
+	return fmt.Sprintf("the next request is about %d tokens now, within the model's %d-token context window", est.Tokens, w.Context)
 }

@@ -131,6 +131,11 @@ func checkFailedAttempt(c *Context) {
 		if len(causes) == 0 {
 			causes = MediaCauses(others, text, "")
 		}
+		if len(causes) == 0 && r.Type == opencode.ErrorContextOverflow {
+			f.Message += "; " + opencode.ContextNoCauseNote
+			c.reportNoFix(f)
+			return
+		}
 		f.Message += "; " + CausesNote(causes)
 		if len(causes) == 0 && !r.Type.NotRepairedYet() {
 			c.reportNoFix(f)
@@ -144,7 +149,11 @@ func checkFailedAttempt(c *Context) {
 		// An image over a limit, or too many: the preflight finds it, and
 		// its repair (shrinkImage, markToolCompacted) is this error's.
 		f.Fix = causes[0].Fix
-		f.Message += "; the preflight finds the image: " + DescribeCauses(causes) + ", which " + f.Fix + " repairs"
+		if r.Names() {
+			f.Message += "; the preflight finds the image: " + DescribeCauses(causes) + ", which " + f.Fix + " repairs"
+		} else {
+			f.Message += ", which " + f.Fix + " repairs"
+		}
 		c.Report(f)
 	} else if r.Type.NotRepairedYet() {
 		f.Message += "; " + opencode.NotRepairedYetNote

@@ -1,0 +1,122 @@
+package scan
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/sessfix/sessfix/pkg/opencode"
+	"github.com/sessfix/sessfix/pkg/sent"
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+// readPart is a completed read tool part whose output is n bytes.
+func readPart(i, n int) string {
+	return fmt.Sprintf(`{"type":"tool","callID":"toolu_%d","tool":"read","state":{"status":"completed","input":{"filePath":"/p/f%d.txt"},"output":%q,"time":{"start":1,"end":2}}}`,
+		i, i, strings.Repeat("x", n))
+}
+
+// overflowSession is the session OpenCode 1.18.33 stores with
+// `compaction.auto: false` when a turn's tool results put the request over
+// the window: one read, then three at once, then the request refused and
+// stored as a ContextOverflowError on an empty assistant message.
+func overflowSession(firstUser string) *store.Session {
+	body := func(input int, finish string) string {
+		return fmt.Sprintf(`{"role":"assistant","providerID":"anthropic","modelID":"claude-sonnet-4-5","time":{"created":2,"completed":3},"finish":%q,"tokens":{"input":%d,"output":20,"reasoning":0,"cache":{"read":0,"write":0}}}`, finish, input)
+	}
+	failed := `{"role":"assistant","providerID":"anthropic","modelID":"claude-sonnet-4-5","time":{"created":4,"completed":5},"finish":"error",` +
+		`"error":{"name":"ContextOverflowError","data":{"message":"prompt is too long: 50961 tokens > 40000 maximum"}},"tokens":{"input":0,"output":0,"reasoning":0,"cache":{"read":0,"write":0}}}`
+	return session(store.ShapeSQLite,
+		user("u1", firstUser),
+		testMessage("a1", "assistant", body(7634, "tool-calls"), `{"type":"step-start"}`, `{"type":"text","text":"I will read."}`, readPart(1, 43000)),
+		testMessage("a2", "assistant", body(18487, "tool-calls"), `{"type":"step-start"}`, `{"type":"text","text":"And the others."}`,
+			readPart(2, 43000), readPart(3, 44000), readPart(4, 43000)),
+		testMessage("a3", "assistant", failed),
+	)
+}
+
+func findingsOf(fs []Finding, code string) []Finding {
+	var out []Finding
+	for _, f := range fs {
+		if f.Code == code {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// A history over the window the provider's stored error prints is SF174,
+// an error with OpenCode's prune as its repair, and SF302's stored overflow
+// is repaired through it. The prune chosen is the oldest turn's outputs
+// first, the largest of a turn first, and brings the estimate under 90% of
+// the usable context; once those parts are compacted the stored error is
+// history.
+func TestContextWindowExceeded(t *testing.T) {
+	s := overflowSession("read the notes")
+	fs := CheckSession(s, settled())
+	got := findingsOf(fs, SF174)
+	if len(got) != 1 || got[0].Severity != Error || got[0].Fix != "markToolCompacted" || got[0].ErrorType != string(opencode.ErrorContextOverflow) ||
+		!strings.Contains(got[0].Message, "40000-token context window (from the provider's error)") || !strings.Contains(got[0].ProviderError, "> 40000 maximum") {
+		t.Fatalf("SF174: %+v", got)
+	}
+	sf302 := findingsOf(fs, SF302)
+	if len(sf302) != 1 || sf302[0].Fix != "markToolCompacted" {
+		t.Fatalf("SF302: %+v", sf302)
+	}
+
+	w, ok := opencode.WindowOf(s, nil)
+	if !ok || w.Context != 40000 || !w.Provider {
+		t.Fatalf("window %+v %v", w, ok)
+	}
+	r := sent.Build(s, sent.Options{NextPrompt: true})
+	parts, fits := opencode.PruneForWindow(s, r, w)
+	var ids []string
+	for _, p := range parts {
+		ids = append(ids, p.Get("callID").String())
+	}
+	// Usable context: 40000 - min(32000, 40000/4) = 30000, target 27000.
+	if !fits || strings.Join(ids, " ") != "toolu_3 toolu_1 toolu_2" {
+		t.Fatalf("prune %v fits %v", ids, fits)
+	}
+	chosen := map[string]bool{}
+	for _, p := range parts {
+		chosen[p.ID] = true
+	}
+	if est := opencode.EstimateContext(s, r, chosen); est.Tokens > w.Target() {
+		t.Fatalf("estimate after the prune %+v over %d", est, w.Target())
+	}
+	for _, p := range parts {
+		p.Raw = []byte(strings.Replace(string(p.Raw), `"time":{"start":1,"end":2}`, `"time":{"start":1,"end":2,"compacted":9}`, 1))
+	}
+	fs = CheckSession(s, settled())
+	if got := findingsOf(fs, SF174); len(got) != 0 {
+		t.Fatalf("SF174 after the prune: %+v", got)
+	}
+	failed := s.Messages[3]
+	r2 := opencode.ReadError(s, failed.Get("error.data.message").String(), failed)
+	if why, ok := Resolved(r2, s, findingsOf(fs, SF174)); !ok || !strings.Contains(why, "within the model's 40000-token context window") {
+		t.Fatalf("the stored overflow after the prune: %q %v", why, ok)
+	}
+}
+
+// When what is over the window is the user's own text (a prompt pasting
+// 200 kB, refused), compacting every tool result is not enough: SF174 is
+// reported without a repair.
+func TestContextWindowUserTextNotPruned(t *testing.T) {
+	s := overflowSession("read the notes")
+	s.Messages = append(s.Messages, user("u2", strings.Repeat("pasted log line\n", 12500)), testMessage("a4", "assistant", string(s.Messages[3].Raw)))
+	got := findingsOf(CheckSession(s, settled()), SF174)
+	if len(got) != 1 || got[0].Fix != "" || !strings.Contains(got[0].Message, "not enough") {
+		t.Fatalf("SF174: %+v", got)
+	}
+}
+
+// Without a window (no stored error that prints it, no model data) the
+// rule checks nothing.
+func TestContextWindowUnknown(t *testing.T) {
+	s := overflowSession("read the notes")
+	s.Messages = s.Messages[:3]
+	if got := findingsOf(CheckSession(s, settled()), SF174); len(got) != 0 {
+		t.Fatalf("SF174 without a window: %+v", got)
+	}
+}
