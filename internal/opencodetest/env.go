@@ -60,6 +60,11 @@ type Options struct {
 	// ModelOptions are written as the "options" of a model's entry, by
 	// "provider/model" (e.g. {"openai/gpt-5.2": {"store": true}}).
 	ModelOptions map[string]map[string]any
+	// ModelLimits are written as the "limit" of a model's entry, by
+	// "provider/model" (e.g. {"anthropic/claude-sonnet-4-5": {"context":
+	// 44000, "output": 4000}}): OpenCode then takes the model's window
+	// from the config.
+	ModelLimits map[string]map[string]int
 	// ThinkingBudget is the budget_tokens OpenCode sends; 0 means 16000,
 	// a negative value leaves thinking off (OpenCode's default).
 	ThinkingBudget int
@@ -324,6 +329,18 @@ func (e *Env) providerEntry(p Provider, opts Options) map[string]any {
 			m = map[string]any{}
 		}
 		m["options"] = o
+		models[model] = m
+	}
+	for full, l := range opts.ModelLimits {
+		provider, model, _ := strings.Cut(full, "/")
+		if provider != p.ID {
+			continue
+		}
+		m, _ := models[model].(map[string]any)
+		if m == nil {
+			m = map[string]any{}
+		}
+		m["limit"] = l
 		models[model] = m
 	}
 	if len(models) > 0 {

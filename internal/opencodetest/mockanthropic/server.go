@@ -55,6 +55,10 @@ type Config struct {
 	NoValidate bool
 	// RejectPrefill rejects requests that end with an assistant message.
 	RejectPrefill bool
+	// MaxPromptTokens, when positive, is the model's context window: a
+	// request whose prompt counts more tokens (PromptTokens) is rejected
+	// with Anthropic's "prompt is too long: N tokens > M maximum".
+	MaxPromptTokens int
 	// OnStage, when set, is called (synchronously, from the handler) each
 	// time a request reaches a stage.
 	OnStage func(r *Request, s Stage)
@@ -87,6 +91,9 @@ func (s *Server) Secret() []byte { return s.Config().Secret }
 
 // SetScript replaces the script for requests that arrive from now on.
 func (s *Server) SetScript(sc Script) { s.Configure(func(c *Config) { c.Script = sc }) }
+
+// SetMaxPromptTokens sets Config.MaxPromptTokens.
+func (s *Server) SetMaxPromptTokens(n int) { s.Configure(func(c *Config) { c.MaxPromptTokens = n }) }
 
 // SetEventDelay replaces the delay between SSE events.
 func (s *Server) SetEventDelay(d time.Duration) { s.Configure(func(c *Config) { c.EventDelay = d }) }
@@ -123,6 +130,10 @@ func (s *Server) handle(w http.ResponseWriter, hr *http.Request, r *Request, cfg
 			return
 		}
 	}
+	if n := PromptTokens(r.Body); cfg.MaxPromptTokens > 0 && n > cfg.MaxPromptTokens {
+		s.reject(hr.Context(), w, r, &APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Message: MsgPromptTooLong(n, cfg.MaxPromptTokens)})
+		return
+	}
 	turn := cfg.Script(r)
 	if turn.Error != nil {
 		s.reject(hr.Context(), w, r, turn.Error)
@@ -140,8 +151,21 @@ func (s *Server) reject(ctx context.Context, w http.ResponseWriter, r *Request, 
 	s.Reject(ctx, w, r, e.Message, e.write)
 }
 
+// PromptTokens is the mock's token count of a request: its body's bytes
+// divided by 4, plus 1. The real tokenizer is not public; this count is
+// deterministic, is what the mock reports as the request's input_tokens
+// (which OpenCode stores as the assistant message's tokens.input) and what
+// MaxPromptTokens is checked against.
+func PromptTokens(body []byte) int { return len(body)/4 + 1 }
+
+// MsgPromptTooLong is Anthropic's error for a prompt over the context
+// window (the text users quote, e.g. anthropics/claude-code#2104).
+func MsgPromptTooLong(n, max int) string {
+	return fmt.Sprintf("prompt is too long: %d tokens > %d maximum", n, max)
+}
+
 func usage(r *Request) map[string]int {
-	return map[string]int{"input_tokens": len(r.Body)/4 + 1, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+	return map[string]int{"input_tokens": PromptTokens(r.Body), "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
 }
 
 func (s *Server) answerJSON(w http.ResponseWriter, r *Request, turn Turn, cfg Config) {

@@ -1,0 +1,223 @@
+//go:build acceptance
+
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sessfix/sessfix/internal/opencodetest"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockanthropic"
+	"github.com/sessfix/sessfix/pkg/scan"
+)
+
+// markerReadFiles makes the mock read the test's text files: the first in
+// one step, every other one at once in the next.
+const markerReadFiles = "[[read-files]]"
+
+// readFilesScript answers agent requests whose prompt carries
+// markerReadFiles with read calls of the test's files (the first file,
+// then the others in parallel); every other request is DefaultScript's.
+type readFilesScript struct {
+	paths []string
+	next  atomic.Int32
+}
+
+func (s *readFilesScript) answer(r *mockanthropic.Request) mockanthropic.Turn {
+	if !r.Chat || !strings.Contains(r.Parsed.LastUserText(), markerReadFiles) {
+		return mockanthropic.DefaultScript(r)
+	}
+	var blocks []mockanthropic.BlockSpec
+	if r.Parsed.ThinkingEnabled() {
+		blocks = append(blocks, mockanthropic.BlockSpec{Type: "thinking", Text: "The user wants the notes read."})
+	}
+	read := func(p string) mockanthropic.BlockSpec {
+		return mockanthropic.BlockSpec{Type: "tool_use", ToolName: "read", ToolInput: map[string]any{"filePath": p}}
+	}
+	switch {
+	case s.next.CompareAndSwap(0, 1):
+		return mockanthropic.Turn{Blocks: append(blocks, mockanthropic.BlockSpec{Type: "text", Text: "I will read the first file."}, read(s.paths[0]))}
+	case s.next.CompareAndSwap(1, 2):
+		blocks = append(blocks, mockanthropic.BlockSpec{Type: "text", Text: "I will read the other files."})
+		for _, p := range s.paths[1:] {
+			blocks = append(blocks, read(p))
+		}
+		return mockanthropic.Turn{Blocks: blocks}
+	}
+	return mockanthropic.DefaultScript(r)
+}
+
+// writeTextFiles writes n text files of lines lines each (about 43 kB for
+// 500 lines) into dir.
+func writeTextFiles(t *testing.T, dir string, n, lines int) []string {
+	t.Helper()
+	var paths []string
+	for i := range n {
+		var b strings.Builder
+		for l := range lines {
+			fmt.Fprintf(&b, "file %d line %04d: the quick brown fox jumps over the lazy dog, again and again.\n", i+1, l+1)
+		}
+		p := filepath.Join(dir, fmt.Sprintf("notes-%d.txt", i+1))
+		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	return paths
+}
+
+// contextWindow is the small model's window: the config's limit.context
+// and the mock's MaxPromptTokens. OpenCode's system prompt and tools are
+// about 7,600 of the mock's tokens, each file about 10,850: one read fits,
+// four do not.
+const contextWindow = 40000
+
+var tokensRe = regexp.MustCompile(`\d+ tokens >`)
+
+// sessionFindings scans the data dir and returns the findings on session.
+func sessionFindings(t *testing.T, e *opencodetest.Env, session string) ([]finding, *sfResult) {
+	t.Helper()
+	res := sessfix(t, e, "scan", "--format", "json", e.DataDir())
+	var doc scanDoc
+	if err := json.Unmarshal([]byte(res.Stdout), &doc); err != nil {
+		t.Fatalf("scan JSON: %v\n%s", err, res)
+	}
+	var out []finding
+	for _, f := range doc.Findings {
+		if f.Session == session {
+			out = append(out, f)
+		}
+	}
+	return out, res
+}
+
+func hasCode(fs []finding, code, severity string) bool {
+	for _, f := range fs {
+		if f.Code == code && (severity == "" || f.Severity == severity) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestContextWindow: a model with a 40,000-token window (limit.context in
+// the config; the strict mock refuses a longer prompt with Anthropic's
+// "prompt is too long: N tokens > M maximum"), and a turn whose read tool
+// results put the request over it. Real OpenCode 1.18.33 by default
+// compacts the session by itself (its compaction request sends tool
+// results shortened) and answers: not dead, and sessfix reports nothing.
+// With `compaction.auto: false` in the config it stores the provider's
+// error as a ContextOverflowError and every prompt is refused: the session
+// is dead. scan reports SF174 (error) and SF302 repaired through it;
+// `sessfix fix --yes` with default flags marks old tool results compacted
+// (OpenCode's own prune), undo restores the store exactly, and after the
+// fix the resume is accepted within the window.
+func TestContextWindow(t *testing.T) {
+	acquire(t)
+	ctx := testCtx(t, 12*time.Minute)
+	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18, Timeout: 3 * time.Minute, ThinkingBudget: 1024,
+		ModelLimits: map[string]map[string]int{opencodetest.DefaultModel: {"context": contextWindow, "output": 4000}}})
+	e.Mock.SetMaxPromptTokens(contextWindow)
+	paths := writeTextFiles(t, e.ProjectDir, 4, 500)
+
+	// OpenCode's default: the overflow makes it compact, and it goes on.
+	script := &readFilesScript{paths: paths}
+	e.Mock.SetScript(script.answer)
+	res, err := e.Prompt(ctx, "please read the notes "+markerReadFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	overflowed, compactions, lastChat := false, 0, mockanthropic.Rejected
+	for _, r := range e.Mock.Requests() {
+		overflowed = overflowed || r.Chat && strings.HasPrefix(r.Error, "prompt is too long:")
+		if isCompactionRequest(&r) && r.Verdict == mockanthropic.Accepted {
+			compactions++
+		}
+		if r.Chat {
+			lastChat = r.Verdict
+		}
+	}
+	if !overflowed || compactions == 0 || lastChat != mockanthropic.Accepted {
+		t.Fatalf("with auto compaction: overflow %v, %d compactions accepted, last chat request %v; want OpenCode to compact and answer", overflowed, compactions, lastChat)
+	}
+	if fs, out := sessionFindings(t, e, res.SessionID); hasCode(fs, scan.SF174, "") || hasCode(fs, scan.SF302, "error") {
+		t.Fatalf("a session OpenCode compacted by itself is reported\n%s", out)
+	}
+
+	// compaction.auto: false: the overflow is stored and the session is dead.
+	if err := e.Configure(func(o *opencodetest.Options) { o.Config = map[string]any{"compaction": map[string]any{"auto": false}} }); err != nil {
+		t.Fatal(err)
+	}
+	e.Mock.Reset()
+	script = &readFilesScript{paths: paths}
+	e.Mock.SetScript(script.answer)
+	first, err := e.Prompt(ctx, "please read the notes again "+markerReadFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := first.SessionID
+	before := resumeVerdict(ctx, t, e, anthropicCalls, sid, "go on")
+	if !strings.HasPrefix(before, "prompt is too long:") || !strings.HasSuffix(before, fmt.Sprintf("> %d maximum", contextWindow)) {
+		t.Fatalf("the resume of the overflowed session: %q, want prompt is too long", before)
+	}
+	for _, r := range e.Mock.Requests() {
+		if isCompactionRequest(&r) {
+			t.Fatal("OpenCode compacted with compaction.auto false")
+		}
+	}
+
+	fs, out := sessionFindings(t, e, sid)
+	if !hasCode(fs, scan.SF174, "error") || !hasCode(fs, scan.SF302, "error") || out.ExitCode != 1 {
+		t.Fatalf("scan does not report the history over the window\n%s", out)
+	}
+	for _, f := range fs {
+		if f.Severity == "error" && !f.Fixable {
+			t.Fatalf("an error sessfix cannot repair: %+v\n%s", f, out)
+		}
+	}
+	d := dataDir{t, e.DataDir()}
+	state := storeState(t, d)
+	if fix := sessfix(t, e, "fix", "--yes", e.DataDir()); fix.ExitCode != 0 {
+		t.Fatalf("fix --yes\n%s", fix)
+	}
+	if res := sessfix(t, e, "undo", "--last"); res.ExitCode != 0 || storeState(t, d) != state {
+		t.Fatalf("undo did not restore the store exactly\n%s", res)
+	}
+	fix := sessfix(t, e, "fix", "--yes", e.DataDir())
+	if fix.ExitCode != 0 || !strings.Contains(fix.Stdout+fix.Stderr, "markToolCompacted") {
+		t.Fatalf("fix --yes after undo\n%s", fix)
+	}
+	if fs, out := sessionFindings(t, e, sid); hasCode(fs, scan.SF174, "") || hasCode(fs, scan.SF302, "error") || hasCode(fs, scan.SF302, "warning") {
+		t.Fatalf("after the fix\n%s", out)
+	}
+	n := len(e.Mock.Requests())
+	if rej := resumeVerdict(ctx, t, e, anthropicCalls, sid, "what do the notes say?"); rej != "" {
+		t.Fatalf("after sessfix fix the resume is refused: %s", rej)
+	}
+	for _, r := range e.Mock.Requests()[n:] {
+		if tok := mockanthropic.PromptTokens(r.Body); r.Chat && tok > contextWindow*9/10 {
+			t.Errorf("a request after the fix holds %d tokens, over the margin", tok)
+		}
+	}
+	var before174 []string
+	for _, f := range fs {
+		if f.Code != scan.SF101 {
+			before174 = append(before174, f.Code)
+		}
+	}
+	recordWedged(t, wedgedRow{
+		Case: "context-window-exceeded", Test: "TestContextWindow", OpenCode: opencodetest.V1_18, Model: e.Model,
+		Break: fmt.Sprintf("a %d-token window (limit.context in the config) and a turn whose read results put the request over it, with "+
+			"compaction.auto false in the config; a real run, no edit: OpenCode stores the overflow and every prompt is refused "+
+			"(with auto compaction it compacts and goes on by itself)", contextWindow),
+		Before: rejectedAs(tokensRe.ReplaceAllString(before, "N tokens >")), Scan: codes(codesWithSeverity(fs)),
+		Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted",
+	})
+}
