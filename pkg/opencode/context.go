@@ -101,11 +101,14 @@ func ContextLimitInError(text string) (limit int, ok bool) {
 }
 
 // StoredContextLimit is the window the provider printed in the newest
-// context-window error the session stores, if any.
+// context-window error the session stores for its current model, if any
+// (a compaction may run on another model: its errors print that model's
+// window).
 func StoredContextLimit(s *store.Session) (int, bool) {
+	provider, model := sent.CurrentModel(s)
 	for i := len(s.Messages) - 1; i >= 0; i-- {
 		m := s.Messages[i]
-		if m.Role != "assistant" {
+		if m.Role != "assistant" || m.Get("providerID").String() != provider || m.Get("modelID").String() != model {
 			continue
 		}
 		if n, ok := ContextLimitInError(m.Get("error.data.message").String()); ok {

@@ -1,0 +1,37 @@
+package opencode
+
+import "testing"
+
+// The window is read from each context-window text a provider prints.
+func TestContextLimitInError(t *testing.T) {
+	for text, want := range map[string]int{
+		"prompt is too long: 212345 tokens > 200000 maximum": 200000,
+		`undefined: {"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 50961 tokens > 40000 maximum"}}`: 40000,
+		"input length and `max_tokens` exceed context limit: 187000 + 32000 > 200000, decrease input length or `max_tokens` and try again":  200000,
+		"This model's maximum context length is 128000 tokens. However, your messages resulted in 130512 tokens.":                           128000,
+		"Conversation history too large to compact - exceeds model context limit":                                                           0,
+	} {
+		got, ok := ContextLimitInError(text)
+		if got != want || ok != (want > 0) {
+			t.Errorf("%q: %d %v, want %d", text, got, ok, want)
+		}
+	}
+}
+
+// OpenCode 1.18.33's usable context: the window less the answer's reserve
+// (min(limit.output, 32000)), or limit.input less min(20000, reserve).
+func TestContextWindowUsable(t *testing.T) {
+	for _, c := range []struct {
+		w           ContextWindow
+		usable, tgt int
+	}{
+		{ContextWindow{Context: 200000, Output: 64000}, 168000, 151200},
+		{ContextWindow{Context: 40000, Output: 4000}, 36000, 32400},
+		{ContextWindow{Context: 40000}, 30000, 27000},
+		{ContextWindow{Context: 400000, Input: 272000, Output: 128000}, 252000, 226800},
+	} {
+		if u, g := c.w.Usable(), c.w.Target(); u != c.usable || g != c.tgt {
+			t.Errorf("%+v: usable %d target %d, want %d %d", c.w, u, g, c.usable, c.tgt)
+		}
+	}
+}
