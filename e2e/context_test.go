@@ -163,6 +163,10 @@ func TestContextWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	sid := first.SessionID
+	// Before any resume, scan already says the next request is over.
+	if fs, out := sessionFindings(t, e, sid); !hasCode(fs, scan.SF174, "error") {
+		t.Fatalf("before any resume, scan does not report the history over the window\n%s", out)
+	}
 	before := resumeVerdict(ctx, t, e, anthropicCalls, sid, "go on")
 	if !strings.HasPrefix(before, "prompt is too long:") || !strings.HasSuffix(before, fmt.Sprintf("> %d maximum", contextWindow)) {
 		t.Fatalf("the resume of the overflowed session: %q, want prompt is too long", before)
@@ -205,11 +209,9 @@ func TestContextWindow(t *testing.T) {
 		if tok := mockanthropic.PromptTokens(r.Body); r.Chat && tok > contextWindow*9/10 {
 			t.Errorf("a request after the fix holds %d tokens, over the margin", tok)
 		}
-	}
-	var before174 []string
-	for _, f := range fs {
-		if f.Code != scan.SF101 {
-			before174 = append(before174, f.Code)
+		// The pruned results are sent, cleared: the history is sent whole.
+		if r.Chat && !strings.Contains(string(r.Body), "[Old tool result content cleared]") {
+			t.Error("a request after the fix does not carry the pruned tool results as OpenCode's placeholder")
 		}
 	}
 	recordWedged(t, wedgedRow{
@@ -218,6 +220,104 @@ func TestContextWindow(t *testing.T) {
 			"compaction.auto false in the config; a real run, no edit: OpenCode stores the overflow and every prompt is refused "+
 			"(with auto compaction it compacts and goes on by itself)", contextWindow),
 		Before: rejectedAs(tokensRe.ReplaceAllString(before, "N tokens >")), Scan: codes(codesWithSeverity(fs)),
+		Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted",
+	})
+}
+
+// refusedCompactions answers OpenCode's compaction requests with an error
+// OpenCode does not take for an overflow (standing for any such refusal:
+// SF304); every other request is next's.
+func refusedCompactions(next mockanthropic.Script) mockanthropic.Script {
+	return func(r *mockanthropic.Request) mockanthropic.Turn {
+		if isCompactionRequest(r) {
+			return mockanthropic.Turn{Error: &mockanthropic.APIError{Status: 400, Type: "invalid_request_error", Message: "the test's provider refuses compaction requests"}}
+		}
+		return next(r)
+	}
+}
+
+// TestContextWindowFailedCompaction: the same turn on the 40,000-token
+// model with OpenCode's default config, but the provider refuses the
+// compaction the overflow starts. OpenCode 1.18.33 is then stuck in its
+// compaction (SF304). The compaction part keeps the tail OpenCode chose,
+// and once the compaction is given up the next request sends that tail,
+// not the turns before it: within the window. scan reports SF304 and not
+// SF174 (the window from the config's limit.context, the request as
+// pkg/sent builds it); `sessfix fix --yes` gives the compaction up and
+// prunes nothing, undo is exact, and the resume is accepted without the
+// read results and without a compaction run.
+func TestContextWindowFailedCompaction(t *testing.T) {
+	acquire(t)
+	ctx := testCtx(t, 12*time.Minute)
+	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18, Timeout: 3 * time.Minute, ThinkingBudget: 1024,
+		ModelLimits: map[string]map[string]int{opencodetest.DefaultModel: {"context": contextWindow, "output": 4000}}})
+	e.Mock.SetMaxPromptTokens(contextWindow)
+	script := &readFilesScript{paths: writeTextFiles(t, e.ProjectDir, 4, 500)}
+	e.Mock.SetScript(refusedCompactions(script.answer))
+	first, err := e.Prompt(ctx, "please read the notes "+markerReadFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := first.SessionID
+	d := dataDir{t, e.DataDir()}
+	if !compacted(d.session(sid), false) {
+		t.Fatal("the refused compaction left no failed summary message")
+	}
+	n := len(e.Mock.Requests())
+	if _, err := e.Resume(ctx, sid, "go on"); err != nil {
+		t.Fatal(err)
+	}
+	chats, refused, refusal := 0, 0, ""
+	for _, r := range e.Mock.Requests()[n:] {
+		if r.Chat {
+			chats++
+		}
+		if isCompactionRequest(&r) && r.Verdict != mockanthropic.Accepted {
+			refused++
+			refusal = r.Error
+		}
+	}
+	if chats != 0 || refused == 0 {
+		t.Fatalf("the resume sent %d chat requests and %d refused compactions; want the compaction run again and no chat", chats, refused)
+	}
+
+	fs, out := sessionFindings(t, e, sid)
+	if !hasCode(fs, scan.SF304, "error") || hasCode(fs, scan.SF174, "") || out.ExitCode != 1 {
+		t.Fatalf("scan: want the stuck compaction (SF304) and no history over the window (SF174)\n%s", out)
+	}
+	state := storeState(t, d)
+	if fix := sessfix(t, e, "fix", "--yes", e.DataDir()); fix.ExitCode != 0 {
+		t.Fatalf("fix --yes\n%s", fix)
+	}
+	if res := sessfix(t, e, "undo", "--last"); res.ExitCode != 0 || storeState(t, d) != state {
+		t.Fatalf("undo did not restore the store exactly\n%s", res)
+	}
+	fix := sessfix(t, e, "fix", "--yes", e.DataDir())
+	if fix.ExitCode != 0 || strings.Contains(fix.Stdout+fix.Stderr, "markToolCompacted") || !strings.Contains(fix.Stdout+fix.Stderr, "finishFailedCompaction") {
+		t.Fatalf("fix --yes after undo\n%s", fix)
+	}
+	n = len(e.Mock.Requests())
+	if rej := resumeVerdict(ctx, t, e, anthropicCalls, sid, "what do the notes say?"); rej != "" {
+		t.Fatalf("after sessfix fix the resume is refused: %s", rej)
+	}
+	for _, r := range e.Mock.Requests()[n:] {
+		if isCompactionRequest(&r) {
+			t.Error("after the fix the resume ran a compaction")
+		}
+		if tok := mockanthropic.PromptTokens(r.Body); r.Chat && tok > contextWindow*9/10 {
+			t.Errorf("a request after the fix holds %d tokens, over the margin", tok)
+		}
+		// The turns before the compaction's kept tail are not sent.
+		if r.Chat && strings.Contains(string(r.Body), "file 1 line 0001") {
+			t.Error("a request after the fix sends the read results from before the compaction's tail")
+		}
+	}
+	recordWedged(t, wedgedRow{
+		Case: "context-window-refused-compaction", Test: "TestContextWindowFailedCompaction", OpenCode: opencodetest.V1_18, Model: e.Model,
+		Break: fmt.Sprintf("a %d-token window (limit.context in the config), a turn whose read results put the request over it, and a "+
+			"provider that refuses the compaction OpenCode then runs; a real run, no edit: OpenCode runs the compaction again before "+
+			"every prompt; once it is given up, the next request sends the tail the compaction kept, within the window", contextWindow),
+		Before: "stuck: only the compaction request is sent, " + rejectedAs(refusal), Scan: codes(codesWithSeverity(fs)),
 		Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted",
 	})
 }

@@ -12,7 +12,7 @@ var ruleSF174 = &Rule{
 	Name:      "context-window-exceeded",
 	Severity:  Error,
 	Lower:     Warning,
-	LowerWhen: "only sessfix's conservative estimate is over the window, or the window is only the largest prompt the provider accepted",
+	LowerWhen: "a request over the window only by sessfix's conservative estimate, or a window known only as the largest prompt the provider accepted",
 	Summary:   "the history the next request sends is over the model's context window",
 	What: "sessfix estimates the tokens of the request a resume sends (the history as OpenCode 1.18.33 converts it, and the next prompt) and " +
 		"compares them with the model's context window. The window is the provider's own number when the session stores an error that prints it " +
@@ -29,8 +29,8 @@ var ruleSF174 = &Rule{
 		"The finding is an error when even 4 bytes a token puts the request over the window; a warning when only the conservative estimate does, " +
 		"or when the window is only the largest prompt the provider accepted. OpenCode itself compacts a session whose stored usage reaches the " +
 		"window less the answer's reserve (min(`limit.output`, 32000)); a session is dead when that cannot happen: `compaction.auto: false` in " +
-		"your config (OpenCode then stores `ContextOverflowError` with the provider's text on the turn and every prompt fails), or a compaction " +
-		"that failed (SF304) and whose history is still over the window once it is given up.",
+		"your config (OpenCode then stores `ContextOverflowError` with the provider's text on the turn and every prompt fails), or a window " +
+		"smaller than the session's history (a model switched to one with a smaller window).",
 	Why: "OpenCode re-sends the whole history on every prompt: the provider refuses every one of them until the history is shorter.",
 	ProviderError: "prompt is too long: 212345 tokens > 200000 maximum (Anthropic, Bedrock); This model's maximum context length is 128000 tokens. " +
 		"However, your messages resulted in 130512 tokens. (OpenAI, `context_length_exceeded`)",
