@@ -156,9 +156,10 @@ func promptTokens(m *store.Message) int {
 // provider's own number when the session stores an error that prints it;
 // else the limit OpenCode's model data gives (your config, then the
 // models catalogue OpenCode caches), with the output limit from there in
-// either case. When none says and the session's newest error is a
-// context overflow, the largest prompt the provider accepted in the
-// session is taken as the window (it is at least that). ok is false when
+// either case. The window is at least the largest prompt the provider
+// accepted in the session: that is taken instead of model data that says
+// less, and, when nothing else says and the session's newest error is a
+// context overflow, as the window (both LowerBound). ok is false when
 // nothing tells.
 func WindowOf(s *store.Session, oc *ocenv.Resolver) (ContextWindow, bool) {
 	var w ContextWindow
@@ -173,6 +174,15 @@ func WindowOf(s *store.Session, oc *ocenv.Resolver) (ContextWindow, bool) {
 	if n, ok := StoredContextLimit(s); ok {
 		w.Context, w.Provider, w.Source = n, true, "the provider's error"
 		w.Input = 0
+	}
+	if w.Context > 0 && !w.Provider {
+		// The provider took a longer prompt than the model data says it
+		// can (a window the catalogue does not know, such as a beta's):
+		// the window is at least that.
+		if n := LargestAcceptedPrompt(s); n > w.Context {
+			w.Source = fmt.Sprintf("the largest prompt the provider accepted in this session (%d tokens), more than %s gives", n, w.Source)
+			w.Context, w.Input, w.LowerBound = n, 0, true
+		}
 	}
 	if w.Context == 0 && StoredOverflow(s) {
 		if n := LargestAcceptedPrompt(s); n > 0 {

@@ -18,8 +18,9 @@ var ruleSF174 = &Rule{
 		"compares them with the model's context window. The window is the provider's own number when the session stores an error that prints it " +
 		"(Anthropic's `prompt is too long: N tokens > M maximum` or `exceed context limit: N + K > M`, OpenAI's `maximum context length is M tokens`); " +
 		"else OpenCode's model data: your config's `provider.<id>.models.<id>.limit.context`, then the models catalogue OpenCode caches " +
-		"(`$OPENCODE_MODELS_PATH`, else `~/.cache/opencode/models.json`); when neither says and the session's newest error is a context overflow, " +
-		"the largest prompt the provider accepted in the session. Without a window nothing is checked.\n\n" +
+		"(`$OPENCODE_MODELS_PATH`, else `~/.cache/opencode/models.json`). The window is at least the largest prompt the provider accepted in the " +
+		"session: that is taken instead of model data that says less, and, when nothing else says and the session's newest error is a context " +
+		"overflow, as the window. Without a window nothing is checked.\n\n" +
 		"The estimate: the newest assistant message the request re-sends that stores its token usage gives the base, counted by the provider " +
 		"itself (`tokens.input` + `tokens.cache.read` + `tokens.cache.write`, the whole prompt it was sent, with the system prompt and tool " +
 		"definitions, and `tokens.output`, its answer); what the request sends after that answer (its tool results, later messages) is counted " +

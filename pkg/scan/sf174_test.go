@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sessfix/sessfix/pkg/ocenv"
 	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
@@ -118,5 +119,37 @@ func TestContextWindowUnknown(t *testing.T) {
 	s.Messages = s.Messages[:3]
 	if got := findingsOf(CheckSession(s, settled()), SF174); len(got) != 0 {
 		t.Fatalf("SF174 without a window: %+v", got)
+	}
+}
+
+// The window comes from OpenCode's model data (here the config), but the
+// provider took a longer prompt than that in the session: the window is at
+// least that prompt, and a request over it is only a warning. A request
+// within the config's window is not reported.
+func TestContextWindowFromModelData(t *testing.T) {
+	cfg := func(context int) *Options {
+		content := fmt.Sprintf(`{"provider":{"anthropic":{"models":{"claude-sonnet-4-5":{"limit":{"context":%d,"output":4000}}}}}}`, context)
+		o := settled()
+		o.OpenCode = ocenv.NewResolver(ocenv.Env{Getenv: func(k string) string {
+			if k == "OPENCODE_CONFIG_CONTENT" {
+				return content
+			}
+			return ""
+		}})
+		return o
+	}
+	s := overflowSession("read the notes")
+	s.Messages = s.Messages[:3] // before the refused request: no stored error
+	s.Info = &store.Record{Raw: []byte(`{"directory":"/work/x"}`)}
+	got := findingsOf(CheckSession(s, cfg(40000)), SF174)
+	if len(got) != 1 || got[0].Severity != Error || !strings.Contains(got[0].Message, "(from your opencode config)") {
+		t.Fatalf("config window 40000: %+v", got)
+	}
+	got = findingsOf(CheckSession(s, cfg(10000)), SF174)
+	if len(got) != 1 || got[0].Severity != Warning || !strings.Contains(got[0].Message, "18487 tokens), more than your opencode config gives") {
+		t.Fatalf("config window under an accepted prompt: %+v", got)
+	}
+	if got := findingsOf(CheckSession(s, cfg(200000)), SF174); len(got) != 0 {
+		t.Fatalf("config window 200000: %+v", got)
 	}
 }
