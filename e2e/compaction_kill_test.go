@@ -98,11 +98,11 @@ func TestKilledCompaction(t *testing.T) {
 	}
 
 	// Scanned as it is, and with the settle rules off: nothing to fail on.
-	if code, fs := scanSession(t, e, sid); code != 0 || hasCode(fs, scan.SF304) {
+	if code, fs := scanSession(t, e, sid); code != 0 || hasCode(fs, scan.SF304, "") {
 		t.Fatalf("scan right after the kill: exit %d, %v", code, fs)
 	}
 	code, afterKill := scanSession(t, e, sid, "--settle", "0", "--abandon", "0")
-	if code != 0 || hasCode(afterKill, scan.SF304) {
+	if code != 0 || hasCode(afterKill, scan.SF304, "") {
 		t.Fatalf("scan with the settle rules off: exit %d, %v", code, afterKill)
 	}
 	found := false
@@ -137,7 +137,7 @@ func TestKilledCompaction(t *testing.T) {
 
 	// The killed summary is history now: an ordinary unfinished message.
 	code, afterResume := scanSession(t, e, sid)
-	if code != 1 || hasCode(afterResume, scan.SF304) || !hasCode(afterResume, scan.SF301) {
+	if code != 1 || hasCode(afterResume, scan.SF304, "") || !hasCode(afterResume, scan.SF301, "") {
 		t.Fatalf("scan after the resume: exit %d, %v", code, afterResume)
 	}
 	state = storeState(t, d)
@@ -169,15 +169,6 @@ func TestKilledCompaction(t *testing.T) {
 		Fix:    "none (after the resume: " + wroteMutations(fix.Stdout+fix.Stderr) + " on the old summary)",
 		After:  "accepted",
 	})
-}
-
-func hasCode(fs []finding, code string) bool {
-	for _, f := range fs {
-		if f.Code == code {
-			return true
-		}
-	}
-	return false
 }
 
 // saveRecorded writes a session as pkg/scan's recorded compaction sessions

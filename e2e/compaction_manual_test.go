@@ -90,7 +90,7 @@ func manualCompactionRefused(t *testing.T, version, name string) {
 	}
 
 	code, fs := scanSession(t, e, sid)
-	if code != 1 || !hasCode(fs, scan.SF304) {
+	if code != 1 || !hasCode(fs, scan.SF304, "") {
 		t.Fatalf("scan does not report the refused /compact: exit %d, %v", code, fs)
 	}
 	state := storeState(t, d)
