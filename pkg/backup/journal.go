@@ -1,11 +1,14 @@
 package backup
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -135,6 +138,9 @@ type EditEntry struct {
 	Rule         string `json:"rule,omitempty"`
 	Mutation     string `json:"mutation,omitempty"`
 	Reason       string `json:"reason,omitempty"`
+	// Payload is the file, relative to the run folder, that holds media the
+	// edit moved out of the record (store.Edit.Payload), decoded.
+	Payload string `json:"payload,omitempty"`
 }
 
 // ImageEntry is the saved state of one file or row the change set touched.
@@ -414,6 +420,13 @@ func (j *Journal) Record(ctx context.Context, w store.Writer, cs *store.ChangeSe
 			}
 			ee.SHA256After = store.HashBytes(after)
 		}
+		if ed.Payload != nil {
+			file, err := j.savePayload(ed.Payload)
+			if err != nil {
+				return err
+			}
+			ee.Payload = file
+		}
 		e.Edits = append(e.Edits, ee)
 	}
 	for i, im := range images {
@@ -606,4 +619,36 @@ func unchanged(err error) bool {
 	}
 	var we *store.WriteError
 	return errors.As(err, &we) && we.Unchanged
+}
+
+// savePayload writes media an edit moves out of its record into the run
+// folder (payloads/NAME), decoded from base64 as it is written, so a
+// payload of hundreds of MB is never held twice; synced before the record
+// is changed.
+func (j *Journal) savePayload(p *store.Payload) (string, error) {
+	name := store.PayloadName(p.Name)
+	rel := filepath.Join("payloads", name)
+	path := filepath.Join(j.dir, rel)
+	if err := mkdirPrivate(filepath.Dir(path)); err != nil {
+		return "", err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", backupError(fmt.Errorf("cannot keep the moved media %s: %w", name, err))
+	}
+	_, err = io.Copy(f, base64.NewDecoder(base64.StdEncoding, bytes.NewReader(p.Base64)))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = atomicfile.SyncDir(filepath.Dir(path))
+	}
+	if err != nil {
+		os.Remove(path)
+		return "", backupError(fmt.Errorf("cannot keep the moved media %s: %w", name, err))
+	}
+	return rel, nil
 }

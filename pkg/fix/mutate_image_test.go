@@ -115,31 +115,22 @@ func TestShrinkImageManyImagesGIF(t *testing.T) {
 	}
 }
 
-// Data that starts like a PNG over 8000 px but does not decode is not
-// repaired: the plan leaves the finding, and changes nothing.
-func TestShrinkImageUndecodableStays(t *testing.T) {
+// An image over the side limit whose header is whole but whose pixels are
+// cut does not decode: the shrink cannot keep it, so the placeholder
+// (replaceMedia) takes its place, naming the file, its type and size.
+func TestUndecodableImageOverLimitGetsPlaceholder(t *testing.T) {
 	wide := storetest.NoisyPNG(t, 4, 9000, 2)
 	raw, _ := base64.StdEncoding.DecodeString(wide)
 	broken := base64.StdEncoding.EncodeToString(raw[:len(raw)/2]) // the header is whole, the pixels cut
 	s := imageSession(t, store.ShapeStorage, storetest.Image{Mime: "image/png", Filename: "shot.png", Base64: broken})
-	before := scan.CheckSession(s, scanOpts())
-	f := fs0(before, "SF171")
-	if f.Code == "" {
-		t.Fatalf("SF171 should report the cut image: %v", codes(before))
+	if f := fs0(scan.CheckSession(s, scanOpts()), "SF171"); f.Code == "" {
+		t.Fatal("SF171 should report the cut image")
 	}
-	p, err := Plan(s, before, planOpts())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !p.Empty() || len(p.Fixed) != 0 {
-		t.Fatalf("plan changes an undecodable image: %+v", p.Fixed)
-	}
-	found := false
-	for _, u := range p.Unfixed {
-		found = found || u.Finding.Code == "SF171"
-	}
-	if !found {
-		t.Errorf("SF171 is not among the unfixed: %+v", p.Unfixed)
+	fixed := fixAndRecheck(t, s, "placeholder")
+	p := fixed.Message(storetest.ImageUserID).Parts[1]
+	text := p.Get("text").String()
+	if p.Get("type").String() != "text" || !strings.HasPrefix(text, "[sessfix removed the image shot.png (image/png, 27.0 KB): it is 9000×2 px, over the provider's limit of 8000 px, and it does not decode to be shrunk") {
+		t.Fatalf("the cut image should be a placeholder text now: %s", p.Raw)
 	}
 }
 

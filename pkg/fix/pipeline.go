@@ -343,7 +343,7 @@ func (p *Pipeline) planSession(s *store.Session) (*SessionPlan, error) {
 		return PlanFromError(s, p.Error, p.Fix)
 	}
 	if len(p.Scan.Select) > 0 || len(p.Scan.Ignore) > 0 {
-		all := scan.CheckSession(s, p.Scan)
+		all := append(scan.OversizedParts(s, p.Scan), scan.CheckSession(s, p.Scan)...)
 		return Plan(s, p.unsuppressed(all), p.Fix)
 	}
 	// Every rule runs: the planner's own check of the session is this one,
@@ -352,7 +352,12 @@ func (p *Pipeline) planSession(s *store.Session) (*SessionPlan, error) {
 	if p.Fix.Scan != p.Scan || p.Scan.Now == nil && p.Fix.Now != nil {
 		coupling = nil
 	}
-	return plan(s, checked(all), p.unsuppressed(all), coupling, p.Fix)
+	// SF503 is measured on the database's rows, not by the session check:
+	// the loaded session's parts say it again for the planner, first, as
+	// the scan reports it: moving the payload out keeps it as a file, which
+	// the placeholders of the request rules (SF175) would not.
+	fix := append(p.unsuppressed(scan.OversizedParts(s, p.Scan)), p.unsuppressed(all)...)
+	return plan(s, checked(all), fix, coupling, p.Fix)
 }
 
 // unsuppressed drops the findings the user suppressed.

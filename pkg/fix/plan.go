@@ -69,7 +69,7 @@ func (o *Options) validation() *scan.Options {
 		// The settle policy the session was checked with: validation must
 		// judge whether it is in use as the check did.
 		so.Settle, so.Abandon, so.Activity, so.Now = o.Scan.Settle, o.Scan.Abandon, o.Scan.Activity, o.Scan.Now
-		so.OpenCode = o.Scan.OpenCode
+		so.OpenCode, so.Oversized = o.Scan.OpenCode, o.Scan.Oversized
 	}
 	if so.Now == nil && o.Now != nil {
 		so.Now = o.Now
@@ -306,6 +306,12 @@ func newFindings(before, after []scan.Finding) []scan.Finding {
 
 func (w *work) stepFor(f scan.Finding) step {
 	st := step{f: f, gone: func(_ *store.Session, fs []scan.Finding) bool { return !present(f, fs) }}
+	if f.Code == scan.SF503 {
+		// The session check does not measure rows: the part is the evidence.
+		st.gone = func(s *store.Session, _ []scan.Finding) bool {
+			return !present(f, scan.OversizedParts(s, w.opts.validation()))
+		}
+	}
 	if isPreflight(f.Code) && f.ErrorType != "" {
 		return w.findingErrorStep(f)
 	}

@@ -120,6 +120,13 @@ func (w *work) errorSteps(f scan.Finding, text string, failed *store.Message) []
 		// A pasted image over a limit: repaired through the preflight's
 		// findings of it, which shrinkImage repairs.
 		if causes := scan.MediaCauses(others(w.findings), text, r.PartID); len(causes) > 0 {
+			if failed == nil && !r.Names() {
+				// A pasted error that names no image (too many images,
+				// data that is no image): repaired once nothing causes it.
+				resolved = func(_ *store.Session, fs []scan.Finding) bool {
+					return len(scan.MediaCauses(others(fs), text, r.PartID)) == 0
+				}
+			}
 			return w.causeSteps(st, causes, resolved)
 		}
 		switch {

@@ -80,8 +80,11 @@ var strategyTable = map[string][]Strategy{
 	scan.SF301: {stClose, stExclude},
 	scan.SF303: {stCutOff, stExclude},
 	scan.SF304: {stGiveUp},
-	scan.SF170: {stShrink},
-	scan.SF171: {stShrink},
+	scan.SF170: {stShrink, stPlaceholder},
+	scan.SF171: {stShrink, stPlaceholder},
+	scan.SF173: {stPlaceholder},
+	scan.SF175: {stPlaceholderPDF},
+	scan.SF503: {stMoveOut},
 	scan.SF172: {stPrune},
 	scan.SF174: {stPruneContext},
 	scan.SF302: {stMove, stStrip, stInject, stReplace, stAbort, stDropEncrypted, stDropItemIDs, stDropSignatures, stReasoning, stCutOff, stRekeyCallIDs, stExclude, stPrepend},
@@ -105,8 +108,9 @@ func Strategies(code string) []Strategy {
 // isPreflight reports the preflight codes that share SF302's repairs
 // (SF150–SF169). The size rules SF170–SF179 are preflight rules too
 // (scan.IsPreflightCode) but are not among them: SF170 and SF171 have
-// their own repair (shrinkImage), SF172 and SF174 OpenCode's prune of tool
-// results (markToolCompacted), the others none yet.
+// their own repair (shrinkImage, then replaceMedia when the image does not
+// decode), SF172 and SF174 OpenCode's prune of tool results
+// (markToolCompacted), SF173 and SF175 the placeholder (replaceMedia).
 func isPreflight(code string) bool {
 	return scan.FamilyPreflight.Has(code)
 }
@@ -195,6 +199,8 @@ func rulePlanFunc(f scan.Finding, st Strategy) planFunc {
 			}
 			return pruneToolOutputs(w.s, win, w.env)
 		}
+	case stPlaceholderPDF:
+		return func(w *work) ([]store.Edit, error) { return replaceRequestPDFs(w.s, w.env) }
 	case stRekey:
 		return func(w *work) ([]store.Edit, error) {
 			if f.PartID != "" {
@@ -331,6 +337,14 @@ func partPlanFunc(st Strategy) func(w *work, m *store.Message, p *store.Part) ([
 		}
 	case stShrink:
 		return func(w *work, m *store.Message, p *store.Part) ([]store.Edit, error) { return shrinkImage(w.s, m, p) }
+	case stMoveOut:
+		return func(w *work, m *store.Message, p *store.Part) ([]store.Edit, error) {
+			return moveOutPayload(w.s, m, p, w.env)
+		}
+	case stPlaceholder:
+		return func(w *work, m *store.Message, p *store.Part) ([]store.Edit, error) {
+			return replaceMedia(w.s, m, p, w.env)
+		}
 	}
 	return nil
 }

@@ -54,12 +54,14 @@ const (
 
 	// The errors of a history too big to send: an image over the
 	// provider's size or dimension limit, too many images, image data that
-	// is no image, a prompt over the model's context window. sessfix finds
-	// them (the preflight's limits on a request's size); it shrinks an image
-	// a user pasted or a tool returned (shrinkImage), prunes old tool
-	// results for a request over the image count or the context window
-	// (markToolCompacted), and does not repair the others yet
-	// (NotRepairedYet).
+	// is no image, files over the request size limit, a prompt over the
+	// model's context window. sessfix finds them (the preflight's limits on
+	// a request's size); it shrinks an image a user pasted or a tool
+	// returned (shrinkImage), prunes old tool results for a request over the
+	// image count or the context window (markToolCompacted), and replaces
+	// image data that is no image, and PDFs over the request size, by a
+	// placeholder (replaceMedia). An image error the preflight does not find
+	// is not repaired (NotRepairedYet).
 
 	// ErrorImageTooLarge: an image's base64 data is over the limit
 	// (Anthropic: 5 MB).
@@ -72,6 +74,10 @@ const (
 	// ErrorInvalidImage: an image block's data is not an image of a
 	// supported type.
 	ErrorInvalidImage ErrorType = "invalid_image"
+	// ErrorRequestTooLarge: the request is over the API's request size
+	// limit (Anthropic: 32 MB, 413 request_too_large), such as with an
+	// attached PDF of tens of MB.
+	ErrorRequestTooLarge ErrorType = "request_too_large"
 	// ErrorContextOverflow: the request is over the model's context window
 	// (Anthropic's "prompt is too long", OpenAI's context_length_exceeded,
 	// OpenCode's ContextOverflowError).
@@ -104,7 +110,7 @@ const ContextOverflowName = "ContextOverflowError"
 
 // NotRepairedYetNote is what scan, diagnose and fix say about an error or a
 // finding of a NotRepairedYet type.
-const NotRepairedYetNote = "not repaired yet: sessfix does not yet replace media with a placeholder; " +
+const NotRepairedYetNote = "not repaired yet: sessfix repairs an image only where the preflight finds it; " +
 	"remove the image or start a new session"
 
 // ContextNoCauseNote is what scan and fix say about a context-window error
@@ -192,6 +198,8 @@ func (t ErrorType) Example() string {
 		return "request contains 52 images, exceeding the maximum of 50 allowed per request"
 	case ErrorInvalidImage:
 		return "The image data you provided does not represent a valid image. Please check your input and try again with one of the supported image formats."
+	case ErrorRequestTooLarge:
+		return "request_too_large: Request exceeds the maximum allowed number of bytes. The maximum request size is 32 MB for standard API endpoints."
 	case ErrorContextOverflow:
 		return "prompt is too long: 215000 tokens > 200000 maximum"
 	case ErrorToolInputTruncated:
@@ -274,7 +282,9 @@ func detectOtherFamilies(t string, has func(...string) bool) ErrorType {
 		return ErrorTooManyImages
 	case has("does not represent a valid image", "could not process image"):
 		return ErrorInvalidImage
-	case has("prompt is too long", "prompt too long", "context overflow", "context_length_exceeded", "too large to compact",
+	case has("request_too_large", "exceeds the maximum allowed number of bytes"):
+		return ErrorRequestTooLarge
+	case has("prompt is too long", "prompt too long", "context overflow", "context_length_exceeded",
 		"exceeds the context window", "maximum context length", "contextoverflowerror"):
 		return ErrorContextOverflow
 	case strings.Contains(t, "reasoning_content") && has("must be passed back", "is missing", "missing reasoning_content"):
@@ -387,6 +397,6 @@ func ErrorTypes() []ErrorType {
 		ErrorThinkingBlockOrder, ErrorThinkingDisabledViolation, ErrorThinkingModified,
 		ErrorInvalidSignature, ErrorToolResultMissing, ErrorEmptyContent, ErrorPrefillUnsupported,
 		ErrorFirstMessageNotUser,
-		ErrorImageTooLarge, ErrorImageDimensions, ErrorTooManyImages, ErrorInvalidImage, ErrorContextOverflow,
+		ErrorImageTooLarge, ErrorImageDimensions, ErrorTooManyImages, ErrorInvalidImage, ErrorRequestTooLarge, ErrorContextOverflow,
 	}
 }

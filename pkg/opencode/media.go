@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/binary"
+	"fmt"
 	"image"
 	_ "image/gif"  // header decoder for image.DecodeConfig
 	_ "image/jpeg" // header decoder for image.DecodeConfig
@@ -305,4 +306,115 @@ func ImageCountLimit(text string) (int, bool) {
 	}
 	n, err := strconv.Atoi(m[1])
 	return n, err == nil
+}
+
+// MediaRemovedMark starts the text sessfix puts in place of media it
+// removed from a session (MediaPlaceholder): how a later check tells a
+// history repaired so from one that never held the media.
+const MediaRemovedMark = "[sessfix removed "
+
+// MediaMovedMark starts the text sessfix puts in place of media it moved
+// out of an oversized part into its backup run.
+const MediaMovedMark = "[sessfix moved "
+
+// MediaRejected says why an Anthropic request cannot send the media of a
+// data: URL typed mime ("" when it can, or when it is not base64 media):
+// image data that is not an image of a supported type, or an image over
+// maxBase64 bytes of base64 or over side px on a side. overLimit is true
+// for the two limits, which a shrink may meet: the data is an image.
+func MediaRejected(url, mime string, maxBase64, side int) (why string, overLimit bool) {
+	data, ok := Base64Data(url)
+	if !ok || !strings.HasPrefix(strings.ToLower(mime), "image/") {
+		return "", false
+	}
+	w, h, ok, known := ImageHeader(data)
+	switch {
+	case !ok && SupportedImage(mime):
+		return "its data is not a PNG, JPEG, GIF or WebP image", false
+	case !ok:
+		return "", false
+	case len(data) > maxBase64:
+		return fmt.Sprintf("its %d bytes of base64 are over the provider's limit of %d", len(data), maxBase64), true
+	case known && (w > side || h > side):
+		return fmt.Sprintf("it is %d×%d px, over the provider's limit of %d px", w, h, side), true
+	}
+	return "", false
+}
+
+// MediaPlaceholder is the text that takes the place of removed media:
+// "[sessfix removed the image shot.png (image/png, 1.2 MB): why; the
+// original is in sessfix's backup]".
+func MediaPlaceholder(filename, mime, url, why string) string {
+	kind := "the file"
+	if strings.HasPrefix(strings.ToLower(mime), "image/") {
+		kind = "the image"
+	}
+	if filename != "" {
+		kind += " " + filename
+	}
+	size := ""
+	if data, ok := Base64Data(url); ok {
+		size = ", " + byteSize(base64.StdEncoding.DecodedLen(len(data))-strings.Count(data[max(0, len(data)-2):], "="))
+	}
+	if mime == "" {
+		mime = "no type"
+	}
+	return fmt.Sprintf("%s%s (%s%s): %s; the original is in sessfix's backup]", MediaRemovedMark, kind, mime, size, why)
+}
+
+// byteSize prints a size in bytes, KB or MB (decimal, one digit).
+func byteSize(n int) string {
+	switch {
+	case n >= 1000*1000:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	case n >= 1000:
+		return fmt.Sprintf("%.1f KB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// AnthropicRequestMax is the Messages API's request size limit, 32 MB
+// (Anthropic's error and PDF support pages); a request over it is refused
+// with 413 request_too_large before it reaches the API.
+const AnthropicRequestMax = 32 << 20
+
+// File is one file an Anthropic request sends as base64: a user's file
+// part (an image or document block), or an attachment of a completed tool
+// result that is not compacted. Attachment is its index in the tool part's
+// state.attachments, -1 for a file part.
+type File struct {
+	N, M              int
+	MessageID, PartID string
+	Attachment        int
+	Mime              string
+	Base64            int
+}
+
+// RequestFiles lists the files of an Anthropic request, in order.
+func RequestFiles(s *store.Session, r *sent.Request) []File {
+	var out []File
+	for n, pm := range r.Messages {
+		for m, b := range pm.Blocks {
+			p := FindPart(s, b.MessageID, b.PartID)
+			if p == nil {
+				continue
+			}
+			switch b.Type {
+			case "image", "document":
+				if data, ok := Base64Data(p.Get("url").String()); ok {
+					out = append(out, File{N: n, M: m, MessageID: b.MessageID, PartID: b.PartID, Attachment: -1, Mime: p.Get("mime").String(), Base64: len(data)})
+				}
+			case "tool_result":
+				if p.Get("state.status").String() != "completed" || p.Get("state.time.compacted").Exists() {
+					continue
+				}
+				for i, a := range p.Get("state.attachments").Array() {
+					if data, ok := Base64Data(a.Get("url").String()); ok {
+						out = append(out, File{N: n, M: m, MessageID: b.MessageID, PartID: b.PartID, Attachment: i, Mime: a.Get("mime").String(), Base64: len(data)})
+					}
+				}
+			}
+		}
+	}
+	return out
 }

@@ -62,7 +62,19 @@ func WriteRulesMarkdown(w io.Writer) error {
 			fix = "`" + f + "`"
 		}
 		if t == opencode.ErrorImageTooLarge || t == opencode.ErrorImageDimensions {
-			fix = "`shrinkImage` on a user's pasted image (through SF170, SF171)"
+			fix = "`shrinkImage` on a pasted image or a tool's (through SF170, SF171)"
+		}
+		if t == opencode.ErrorTooManyImages {
+			fix = "`markToolCompacted` on the oldest tool results that send images (through SF172)"
+		}
+		if t == opencode.ErrorContextOverflow {
+			fix = "`markToolCompacted` on old tool results until the history fits (through SF174)"
+		}
+		if t == opencode.ErrorInvalidImage {
+			fix = "`replaceMedia` on the image whose data is no image (through SF173)"
+		}
+		if t == opencode.ErrorRequestTooLarge {
+			fix = "`replaceMedia` on the largest PDFs (through SF175)"
 		}
 		p("| %s | %s | %s |\n", t, cell(code(t.Example())), cell(fix))
 	}

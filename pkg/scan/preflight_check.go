@@ -54,6 +54,7 @@ func CheckRequest(s *store.Session, r, final *sent.Request) []Violation {
 		out = append(out, checkThinkingMode(s, r, final)...)
 		out = append(out, checkFinalAssistant(s, final)...)
 		out = append(out, checkImages(s, r)...)
+		out = append(out, checkRequestSize(s, r)...)
 	case sent.Bedrock:
 		out = append(out, checkBlankText(s, r, true)...)
 		out = append(out, checkEmptyMessages(s, r, true)...)

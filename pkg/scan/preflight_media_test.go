@@ -201,13 +201,15 @@ func TestPreflightImageLimits(t *testing.T) {
 					}
 					// An image over a limit, pasted or a tool's, is shrunk;
 					// a request over the count gets OpenCode's prune; data
-					// that is no image is not repaired yet.
+					// that is no image gets the placeholder.
 					wantFix := ""
 					switch f.Code {
 					case "SF170", "SF171":
 						wantFix = "shrinkImage"
 					case "SF172":
 						wantFix = "markToolCompacted"
+					case "SF173":
+						wantFix = "replaceMedia"
 					}
 					if f.Fix != wantFix || opencode.DetectErrorType(f.ProviderError) == opencode.ErrorNone || f.ErrorType == "" {
 						t.Errorf("%s: fix %q severity %v error type %q", f.Code, f.Fix, f.Severity, f.ErrorType)

@@ -26,6 +26,8 @@ func TestPreflightTextsAreClassified(t *testing.T) {
 		{errExpectedThinking(1, "text"), opencode.ErrorThinkingBlockOrder},
 		{errToolUseWithoutResult(2, []string{"toolu_01A"}), opencode.ErrorToolResultMissing},
 		{errUnexpectedToolResult(4, 0, "toolu_01B"), opencode.ErrorToolResultMissing},
+		{textInvalidImage, opencode.ErrorInvalidImage},
+		{textRequestTooLarge, opencode.ErrorRequestTooLarge},
 		// rules.md names no recovery class for trailing whitespace: SF158
 		// repairs it from the scan, not from a stored error.
 		{textTrailingWhitespace, opencode.ErrorNone},

@@ -43,8 +43,8 @@ func TestRegistry(t *testing.T) {
 		if (r.Check == nil) == (r.StoreCheck == nil) {
 			t.Errorf("%s: wants exactly one of Check and StoreCheck", r.Code)
 		}
-		if r.StoreCheck != nil && r.Fixable && r.Code != SF501 && r.Code != SF502 {
-			t.Errorf("%s: only SF501 and SF502 of the store-health rules are repaired", r.Code)
+		if r.StoreCheck != nil && r.Fixable && r.Code != SF501 && r.Code != SF502 && r.Code != SF503 {
+			t.Errorf("%s: only SF501, SF502 and SF503 of the store-health rules are repaired", r.Code)
 		}
 		if r.Summary == "" || strings.ToLower(r.Summary) != r.Summary || strings.HasSuffix(r.Summary, ".") {
 			t.Errorf("%s: summary %q must be set, lowercase, without a trailing period", r.Code, r.Summary)

@@ -62,6 +62,9 @@ func Resolved(r *opencode.Recovery, s *store.Session, found []Finding) (string, 
 		if how := contextWithin(r, s); how != "" {
 			return how, true
 		}
+		if how := mediaReplaced(r, s); how != "" {
+			return how, true
+		}
 		if r.Failed == nil {
 			// Nothing tells when a pasted error happened.
 			return "", false
@@ -231,8 +234,9 @@ func CausesHeader(n int) string {
 // MediaCauses returns the findings of fs that a stored media error (text,
 // pointing at partID when known) is about and that a media repair fixes:
 // the preflight's SF170 and SF171 findings on a user's pasted image or a
-// tool result's image (shrinkImage), and its SF172 finding of a request
-// over the image count (markToolCompacted).
+// tool result's image (shrinkImage), its SF172 finding of a request
+// over the image count (markToolCompacted), and its SF173 finding of image
+// data that is no image (replaceMedia).
 func MediaCauses(fs []Finding, text, partID string) []Finding {
 	causes := ErrorCauses(fs, text)
 	if len(causes) == 0 && opencode.DetectErrorType(text) == opencode.ErrorTooManyImages {
@@ -246,7 +250,7 @@ func MediaCauses(fs []Finding, text, partID string) []Finding {
 	}
 	var out []Finding
 	for _, f := range causes {
-		if (f.Fix == "shrinkImage" || f.Fix == "markToolCompacted") && (partID == "" || f.PartID == partID) {
+		if (f.Fix == "shrinkImage" || f.Fix == "markToolCompacted" || f.Fix == "replaceMedia") && (partID == "" || f.PartID == partID) {
 			out = append(out, f)
 		}
 	}
@@ -324,4 +328,26 @@ func contextWithin(r *opencode.Recovery, s *store.Session) string {
 		return ""
 	}
 	return fmt.Sprintf("the next request is about %d tokens now, within the model's %d-token context window", est.Tokens, w.Context)
+}
+
+// mediaReplaced names how a session shows an invalid-image error repaired
+// ("" when it does not): a tool result before the failed attempt carries
+// sessfix's placeholder for media it removed (replaceMedia). A user's file
+// part replaced so is a text part written after the attempt, which the
+// check of changed messages sees.
+func mediaReplaced(r *opencode.Recovery, s *store.Session) string {
+	if (r.Type != opencode.ErrorInvalidImage && r.Type != opencode.ErrorRequestTooLarge) || r.Failed == nil {
+		return ""
+	}
+	for _, m := range s.Messages {
+		if m.ID == r.Failed.ID {
+			break
+		}
+		for _, p := range m.Parts {
+			if p.Type == "tool" && strings.Contains(p.Get("state.output").String(), opencode.MediaRemovedMark) {
+				return "sessfix has replaced the media the provider rejected by a placeholder since, and the session shows no such problem any more"
+			}
+		}
+	}
+	return ""
 }

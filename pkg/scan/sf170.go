@@ -10,19 +10,23 @@ import (
 
 // The rules of a history too big to send (SF170–SF179). An image a user
 // pasted or attached, or a tool returned, that is over the size or
-// dimension limit is shrunk (shrinkImage, which keeps the picture); the
-// others are found but not repaired yet: pruning old tool results and
-// placeholders wait.
+// dimension limit is shrunk (shrinkImage, which keeps the picture); too
+// many images are pruned from old tool results (markToolCompacted); image
+// data that is no image, or an image over a limit that does not decode, is
+// replaced by a text saying what was removed (replaceMedia).
 
 const shrinkImageDoc = "`shrinkImage`, for an image a user pasted or attached (a `file` part) or a tool returned (an image attachment of a completed tool part, " +
 	"such as the `read` tool's): sessfix decodes it (PNG, JPEG, GIF, WebP), " +
 	"scales it down so that both sides are within the limit that applies (8000 px, 2000 px in a request of more than 20 images) and re-encodes it " +
 	"until its base64 is at most 4 MiB, 1 MiB under the 5 MB limit: a PNG (or a GIF or WebP, written as PNG) stays PNG when that fits, else it becomes a JPEG " +
 	"at decreasing quality, then smaller still. The part's (or the attachment's) `mime` and the `data:` URL's type follow the new format; its filename is kept. " +
-	"The image is decoded only when repairing, one at a time. Data that does not decode is not repaired: the finding stays."
+	"The image is decoded only when repairing, one at a time. An image that does not decode gets the placeholder instead (`replaceMedia`, below)."
 
-const notRepairedYetDoc = "Not repaired yet: sessfix reports the image and the provider's error, and `fix` plans nothing for it. " +
-	"Until it can shrink the image, remove it yourself (delete the message in OpenCode, or revert to before it) or start a new session."
+const replaceMediaDoc = "`replaceMedia`, the last resort, for media the provider cannot take and no other repair keeps (image data that is no image; an image over a limit that does not decode): " +
+	"sessfix replaces it by a text saying what was removed, `[sessfix removed the image shot.png (image/png, 1.2 KB): its data is not a PNG, JPEG, GIF or WebP image; the original is in sessfix's backup]`. " +
+	"A user's `file` part becomes a synthetic `text` part with the same id, so it keeps its place in the message (every provider family takes a text part in a user message); " +
+	"a tool result's attachment leaves `state.attachments` and the text is appended to the tool's `state.output`, which every family sends as the result's text. " +
+	"The rest of the message stays; the media stay in the backup run, and `sessfix undo` puts them back."
 
 var ruleSF170 = preflightRule(&Rule{
 	Code:     SF170,
@@ -37,7 +41,7 @@ var ruleSF170 = preflightRule(&Rule{
 		"the API's error names it `messages.N.content.M.tool_result.content.K`).",
 	Why:           "The provider rejects the request on every retry: the session is dead until the image leaves the history.",
 	ProviderError: "messages.N.content.M.image.source.base64: image exceeds 5 MB maximum: 5895160 bytes > 5242880 bytes",
-	FixDoc:        shrinkImageDoc,
+	FixDoc:        shrinkImageDoc + "\n\n" + replaceMediaDoc,
 	Fixable:       true,
 	Fix:           "shrinkImage",
 })
@@ -52,7 +56,7 @@ var ruleSF171 = preflightRule(&Rule{
 		"the image is never decoded whole.",
 	Why:           "The provider rejects the request on every retry; with many images, one screenshot over 2000 px kills the session.",
 	ProviderError: "messages.N.content.M.image.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels",
-	FixDoc:        shrinkImageDoc,
+	FixDoc:        shrinkImageDoc + "\n\n" + replaceMediaDoc,
 	Fixable:       true,
 	Fix:           "shrinkImage",
 })
@@ -83,7 +87,9 @@ var ruleSF173 = preflightRule(&Rule{
 	What:          "On an Anthropic provider, an image part (a user `file` part, or a tool result's image attachment) whose mime type is PNG, JPEG, GIF or WebP holds base64 data that does not start like any of the four, or is not base64. Other image types (SVG, BMP) get another error, not checked.",
 	Why:           "The provider rejects the request on every retry.",
 	ProviderError: textInvalidImage,
-	FixDoc:        notRepairedYetDoc,
+	FixDoc:        replaceMediaDoc,
+	Fixable:       true,
+	Fix:           "replaceMedia",
 })
 
 const textInvalidImage = "The image data you provided does not represent a valid image. Please check your input and try again with one of the supported image formats: ['image/jpeg', 'image/png', 'image/gif', 'image/webp']."
@@ -158,7 +164,7 @@ func checkImages(s *store.Session, r *sent.Request) []Violation {
 		switch {
 		case !ok && opencode.SupportedImage(im.Mime):
 			v := base
-			v.Code, v.ProviderError = SF173, textInvalidImage
+			v.Code, v.Fix, v.ProviderError = SF173, "replaceMedia", textInvalidImage
 			v.Message = imageWhat(im) + " holds data that is not a PNG, JPEG, GIF or WebP image"
 			out = append(out, v)
 		case known && (w > side || h > side):

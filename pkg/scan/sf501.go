@@ -5,10 +5,6 @@ import (
 	"strings"
 )
 
-// notRepaired is the FixDoc sentence of the store-health rules fix leaves
-// to the user (SF503).
-const notRepaired = "Not repaired yet: `sessfix fix` plans nothing for this finding and changes nothing in the database. "
-
 var ruleSF501 = &Rule{
 	Code:     SF501,
 	Name:     "damaged-database",

@@ -53,6 +53,33 @@ type Edit struct {
 	Rule     string
 	Mutation string
 	Reason   string
+	// Payload, when set, is media the edit moves out of the record: the
+	// backup run keeps it as a file of its own (payloads/Name, decoded),
+	// besides the record's own backup, before the record is changed.
+	Payload *Payload
+}
+
+// PayloadName is name made safe as a file name in a backup run: letters,
+// digits, '.', '_' and '-' only (others become '_'), never starting with
+// a dot.
+func PayloadName(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 || b[0] == '.' {
+		b = append([]byte("_"), b...)
+	}
+	return string(b)
+}
+
+// Payload is media an edit moves out of a record: its file name in the
+// backup run and its base64 (a slice of the edit's Before, not a copy).
+type Payload struct {
+	Name   string
+	Base64 []byte
 }
 
 // ChangeSet is every edit planned for one session.

@@ -420,7 +420,14 @@ func images(msgs []Message) []RequestImage {
 	return out
 }
 
-// checkImages applies the count and dimension limits. The texts: the
+// TextInvalidImage is the API's answer to an image block whose data is not
+// an image of a supported type (or not base64). It names no block. Source:
+// users' reports of the live API (issue 22, provider-rules.md); OBSERVED.md.
+const TextInvalidImage = "The image data you provided does not represent a valid image. Please check your input and try again with one of the supported image formats: ['image/jpeg', 'image/png', 'image/gif', 'image/webp']."
+
+// checkImages applies the count, data and dimension limits: data that is
+// no PNG, JPEG, GIF or WebP image (its header does not decode) is
+// TextInvalidImage. The texts: the
 // count's is OpenCode Console's with the numbers of the API (users'
 // reports of the Console's); the 2000 px text is users' reports of the
 // API; the 8000 px text is modelled on it (OBSERVED.md, docs/preflight.md
@@ -433,11 +440,11 @@ func checkImages(msgs []Message) *APIError {
 	for _, im := range ims {
 		raw, err := base64.StdEncoding.DecodeString(im.Data)
 		if err != nil {
-			continue // the size and data checks are the schema's
+			return invalid("%s", TextInvalidImage)
 		}
 		cfg, _, err := image.DecodeConfig(bytes.NewReader(raw))
 		if err != nil {
-			continue
+			return invalid("%s", TextInvalidImage)
 		}
 		switch {
 		case len(ims) > ManyImages && (cfg.Width > ManyImagesSideMax || cfg.Height > ManyImagesSideMax):

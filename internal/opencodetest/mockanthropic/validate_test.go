@@ -153,11 +153,54 @@ func TestErrorBody(t *testing.T) {
 	}
 }
 
+// paddedPNG is n bytes of base64 (n ≥ 100, a multiple of 4 plus up to 3
+// more "A"s) that decode to a small PNG followed by zero bytes: an image
+// whose header the API reads, of any size.
+func paddedPNG(t *testing.T, n int) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := pngpkg.Encode(&b, image.NewGray(image.Rect(0, 0, 4, 4))); err != nil {
+		t.Fatal(err)
+	}
+	for b.Len()%3 != 0 {
+		b.WriteByte(0)
+	}
+	data := base64.StdEncoding.EncodeToString(b.Bytes())
+	return data + strings.Repeat("A", n-len(data))
+}
+
+// Data that is no image (text under an image/png type, or no base64) is
+// rejected with the API's invalid-image text, which names no block; in a
+// tool result too.
+func TestInvalidImageData(t *testing.T) {
+	for name, data := range map[string]string{
+		"text":      base64.StdEncoding.EncodeToString([]byte("this is not a picture")),
+		"no base64": "not base64!",
+	} {
+		img := `{"role":"user","content":[{"type":"text","text":"look"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + data + `"}}]}`
+		call := `{"role":"assistant","content":[` + toolUse + `]}`
+		res := `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"read"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + data + `"}}]}]}`
+		for _, msgs := range [][]string{{img}, {user, call, res}} {
+			r, err := ParseRequest([]byte(body(false, msgs...)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e := (Validator{}).Validate(r); e == nil || e.Status != 400 || e.Type != "invalid_request_error" || e.Message != TextInvalidImage {
+				t.Errorf("%s: got %v", name, e)
+			}
+		}
+	}
+	r, _ := ParseRequest([]byte(body(false, `{"role":"user","content":[{"type":"text","text":"look"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"`+paddedPNG(t, 400)+`"}}]}`)))
+	if e := (Validator{}).Validate(r); e != nil {
+		t.Errorf("a PNG: %v", e)
+	}
+}
+
 // An image block over 5 MB of base64 is rejected with the API's text (400
 // invalid_request_error); 5 MB exactly is accepted.
 func TestImageOverFiveMB(t *testing.T) {
 	img := func(n int) string {
-		return `{"role":"user","content":[{"type":"text","text":"look"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + strings.Repeat("A", n) + `"}}]}`
+		return `{"role":"user","content":[{"type":"text","text":"look"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + paddedPNG(t, n) + `"}}]}`
 	}
 	r, err := ParseRequest([]byte(body(false, user, asst(text), img(ImageBase64Max+1))))
 	if err != nil {
@@ -181,7 +224,7 @@ func TestImageOverFiveMB(t *testing.T) {
 func TestToolResultImageOverFiveMB(t *testing.T) {
 	call := `{"role":"assistant","content":[` + toolUse + `]}`
 	result := func(n int) string {
-		return `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"Image read successfully"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + strings.Repeat("A", n) + `"}}]}]}`
+		return `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"Image read successfully"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + paddedPNG(t, n) + `"}}]}]}`
 	}
 	r, err := ParseRequest([]byte(body(false, user, call, result(ImageBase64Max+1))))
 	if err != nil {

@@ -1,0 +1,145 @@
+//go:build acceptance
+
+package e2e
+
+import (
+	"encoding/base64"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sessfix/sessfix/internal/opencodetest"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockanthropic"
+	"github.com/sessfix/sessfix/pkg/store/storetest"
+)
+
+// TestInvalidImagePlaceholder: a session on OpenCode 1.18.33 holds an
+// attached shot.png whose bytes are not a PNG. 1.18.33 refuses such a file
+// at `opencode run --file` before it stores anything (it exits 1 with
+// `{"_tag":"BadRequest"}` and sends no request: OBSERVED.md), so the test
+// attaches a real small PNG with a real run and then replaces the stored
+// part's data with text (the one edit a real run cannot make). The strict
+// mock rejects the resume with Anthropic's invalid-image error, and every
+// resume sends the same data again. scan names the image (SF173) and the
+// stored error (SF302), both repaired by replaceMedia; `fix --yes` with
+// default flags turns the file part into a text part saying what was
+// removed, undo puts the bytes back exactly, and after the repair made
+// again the resume is accepted and sends the placeholder where the image
+// was. The other timing, before any resume, on a copy of the store as the
+// edit left it: scan predicts the mock's text (SF173), fix repairs, undo
+// restores exactly, and the first resume after the fix is accepted.
+func TestInvalidImagePlaceholder(t *testing.T) {
+	acquire(t)
+	ctx := testCtx(t, 12*time.Minute)
+	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18, Timeout: 4 * time.Minute})
+	small, err := base64.StdEncoding.DecodeString(storetest.NoisyPNG(t, 7, 64, 48))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shot := filepath.Join(e.ProjectDir, "shot.png")
+	if err := os.WriteFile(shot, small, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Run(ctx, "run", "--format", "json", "What is in this picture?", "--file", shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := res.SessionID
+	if session == "" {
+		session = onlySession(t, e)
+	}
+	d := dataDir{t, e.DataDir()}
+	text := base64.StdEncoding.EncodeToString([]byte("this is not a picture, only text in a file named shot.png\n"))
+	edited := false
+	for _, m := range d.session(session) {
+		for _, p := range m.Parts {
+			if u, _ := p.Data["url"].(string); p.Type() == "file" && strings.HasPrefix(u, "data:image/") {
+				d.setPart(m.ID, p.ID, "url", "data:image/png;base64,"+text, "mime", "image/png")
+				edited = true
+			}
+		}
+	}
+	if !edited {
+		t.Fatalf("OpenCode stored no image part for the attached file\n%s", res)
+	}
+	saved := saveData(t, e)
+	rejected := resumeVerdict(ctx, t, e, anthropicCalls, session, "Look again.")
+	if rejected != mockanthropic.TextInvalidImage {
+		t.Fatalf("the resume was not rejected for the image: %q", rejected)
+	}
+	fs, scan := scanStore(t, e, session)
+	var pre, err302 *finding
+	for i := range fs {
+		switch fs[i].Code {
+		case "SF173":
+			pre = &fs[i]
+		case "SF302":
+			err302 = &fs[i]
+		}
+	}
+	if pre == nil || pre.Fix != "replaceMedia" || pre.ProviderError != rejected || err302 == nil || err302.Fix != "replaceMedia" || err302.ErrorType != "invalid_image" {
+		t.Fatalf("scan does not report the image (SF173) and the stored error (SF302, invalid_image) with replaceMedia\n%s", scan)
+	}
+
+	// fix repairs it; undo puts every row back byte for byte; the repair
+	// made again holds on the resume.
+	broken := storeState(t, d)
+	fix := sessfix(t, e, "fix", "--yes", e.DataDir())
+	if fix.ExitCode != 0 || !strings.Contains(fix.Stdout+fix.Stderr, "replaceMedia") {
+		t.Fatalf("fix\n%s", fix)
+	}
+	if u := sessfix(t, e, "undo", "--last"); u.ExitCode != 0 {
+		t.Fatalf("undo --last:\n%s", u)
+	}
+	if storeState(t, d) != broken {
+		t.Fatal("undo did not restore the store exactly")
+	}
+	fix = sessfix(t, e, "fix", "--yes", e.DataDir())
+	if fix.ExitCode != 0 {
+		t.Fatalf("fix again\n%s", fix)
+	}
+	after, res2 := scanStore(t, e, session)
+	for _, f := range after {
+		if f.Severity != "info" {
+			t.Errorf("after fix: %s %s %s\n%s", f.Severity, f.Code, f.Message, res2)
+		}
+	}
+	n := len(e.Mock.Requests())
+	if rej := resumeVerdict(ctx, t, e, anthropicCalls, session, "And now?"); rej != "" {
+		t.Fatalf("after sessfix fix the resume is rejected: %s\n%s", rej, fix)
+	}
+	placeholder := false
+	for _, c := range e.Mock.Requests()[n:] {
+		if c.Parsed == nil {
+			continue
+		}
+		for _, m := range c.Parsed.Messages {
+			for _, b := range m.Content {
+				if b.Type == "image" {
+					t.Error("the resume still sends an image block")
+				}
+				placeholder = placeholder || (b.Type == "text" && strings.HasPrefix(b.Text, "[sessfix removed the image shot.png (image/png, "))
+			}
+		}
+	}
+	if !placeholder {
+		t.Error("the resume does not send the placeholder text")
+	}
+	// The other timing: the same store before any resume. scan predicts
+	// the mock's very text from the stored history alone; fix, undo and
+	// the first resume as above.
+	first := beforeAnyResume(ctx, t, e, saved, session, sentImages{}, func(fs []finding) {
+		if pre := withCode(fs, "SF173"); len(pre) != 1 || pre[0].ProviderError != rejected || pre[0].Fix != "replaceMedia" {
+			t.Errorf("before any resume, scan does not predict the mock's\n  %q\n%v", rejected, fs)
+		}
+	})
+	recordWedged(t, wedgedRow{
+		Case: "attached-image-not-an-image", Test: "TestInvalidImagePlaceholder", OpenCode: opencodetest.V1_18, Model: e.Model,
+		Break: "an attached shot.png whose bytes are text; 1.18.33 refuses such a file at `run --file` before storing it, so the test " +
+			"attaches a small PNG with a real run and replaces its stored data with the text (the one edit)",
+		Before: rejectedAs(rejected), Scan: codes(codesWithSeverity(fs)), Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted",
+		First: first,
+	})
+}
