@@ -37,8 +37,7 @@ import (
 // accepting the request, and that `sessfix undo` puts the damaged bytes
 // back. Cases marked held also run fix while a real `opencode serve`
 // holds the database (faultCase.held). The cases where sessfix makes no
-// repair say so and what is checked instead: a header it cannot tell is a
-// database's (exit 3, nothing changed) and a torn log (no finding).
+// repair say so and what is checked instead: a torn log (no finding).
 //
 // Every damage is made by editing bytes, except the oversized log, which
 // SQLite writes: what a torn write, a bad sector, a full disk or a copy
@@ -142,15 +141,15 @@ var faultCases = []faultCase{{
 }, {
 	// The 100-byte file header overwritten, as a bad first sector or
 	// another program's write leaves it: the file no longer starts with
-	// "SQLite format 3". sessfix does not take such a file for a database
-	// (the header is how it tells one), so it reports what it cannot
-	// read and repairs nothing: this case is not salvaged.
+	// "SQLite format 3", and OpenCode cannot open it ("file is not a
+	// database"). Its pages are laid out as a database's, so sessfix
+	// takes it for a damaged one and salvages it from the raw pages.
 	name:   "header",
 	damage: "the 100-byte file header overwritten, \"SQLite format 3\" with it",
 	make: func(t *testing.T, g *grown, path string) {
 		overwrite(t, path, 0, 100)
 	},
-	unrecognised: "is not an sqlite database",
+	rule: "SF501", mutation: "salvageDatabase",
 }, {
 	// The header's fields after "SQLite format 3" overwritten (page
 	// size, counts, schema cookie...): SQL cannot open the file.

@@ -13,7 +13,8 @@ var ruleSF501 = &Rule{
 	What: "An OpenCode SQLite database (1.x or OpenCode 2) whose `PRAGMA quick_check` reports damage " +
 		"(`sessfix scan --deep`: the full `PRAGMA integrity_check`, which also checks every index against its " +
 		"table), or that SQL cannot open at all because its schema page (page 1, `sqlite_schema`) or its " +
-		"header is damaged. The finding names the tables and indexes the check's report is about and how many " +
+		"header is damaged, even gone (a file that no longer starts with \"SQLite format 3\" but whose pages are " +
+		"laid out as a database's). The finding names the tables and indexes the check's report is about and how many " +
 		"of the listed sessions could still be read. A crash, a kill in the middle of a write, a full disk or " +
 		"a synced or network folder leave a database like this (#30157, #37821, #14970, #37495, #48416, " +
 		"#21215, #49221, #42263).",
@@ -23,7 +24,8 @@ var ruleSF501 = &Rule{
 	ProviderError: "SQLiteError: database disk image is malformed\nSQLITE_CORRUPT\nfile is not a database",
 	FixDoc: "With OpenCode closed, `sessfix fix` backs up the database, its -wal and -shm byte for byte and " +
 		"salvages it (`salvageDatabase`): every row SQLite can still read (or, when the schema page is lost, that " +
-		"the raw pages hold) is copied into a new file beside the database, which must pass integrity_check, " +
+		"the raw pages hold; a file whose bytes then name an OpenCode 2 table, `session_v2`, is not salvaged, " +
+		"since sessfix never writes OpenCode 2 databases) is copied into a new file beside the database, which must pass integrity_check, " +
 		"and the new file replaces the database and its old -wal and -shm in one step that a killed run " +
 		"finishes or puts back. When only indexes are damaged it rebuilds them in place instead " +
 		"(`reindexDatabase`). `fix --dry-run` runs the salvage into a temporary file and names the sessions, " +

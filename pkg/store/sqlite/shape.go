@@ -20,11 +20,15 @@ func (Shape) Expect() string    { return "an opencode.db file" }
 // SQL cannot open it (SQLite's "database disk image is malformed", "file
 // is not a database") but that starts with SQLite's header and holds at
 // least one page of the smallest size (512 bytes: a shorter file never was
-// a database) is opened as a damaged store: no session, the damage in its
-// Health (SF501).
+// a database), or whose header is gone but whose pages are laid out as a
+// database's (sqlitedb.Headerless), is opened as a damaged store: no
+// session, the damage in its Health (SF501).
 func (Shape) Open(path string) (store.Store, error) {
 	st, err := openSQLite(path)
 	if err != nil {
+		if sqlitedb.Headerless(path) {
+			return sqlitedb.NewDamaged(store.Info{Shape: store.ShapeSQLite, Path: filepath.Clean(path)}, headerGone), nil
+		}
 		if why, ok := sqlitedb.Corrupt(err); ok && sqlitedb.IsSQLiteFile(path) && fileSize(path) >= 512 {
 			// Named as the user named it, as a database that opens is.
 			return sqlitedb.NewDamaged(store.Info{Shape: store.ShapeSQLite, Path: filepath.Clean(path)}, why), nil
@@ -42,10 +46,16 @@ func (Shape) OpenWriter(info store.Info, opts store.WriteOptions) (store.Writer,
 	return w, nil
 }
 
-// Match reports whether the file starts with SQLite's header. An OpenCode
-// 2 database is pkg/store/sqlite2's, which the registry asks first.
+// headerGone is the damage of a database whose header is gone
+// (sqlitedb.Headerless).
+const headerGone = "its 100-byte header is gone (the file does not start with \"SQLite format 3\"), but its pages are there"
+
+// Match reports whether the file starts with SQLite's header, or is laid
+// out as a database whose header is gone (sqlitedb.Headerless: opened as
+// a damaged store). An OpenCode 2 database is pkg/store/sqlite2's, which
+// the registry asks first.
 func (Shape) Match(path string) (bool, string, error) {
-	if sqlitedb.IsSQLiteFile(path) {
+	if sqlitedb.IsSQLiteFile(path) || sqlitedb.Headerless(path) {
 		return true, "", nil
 	}
 	return false, "not an sqlite database", nil

@@ -67,3 +67,27 @@ func TestExistingDestinationIsRefused(t *testing.T) {
 		t.Errorf("the existing destination was changed: %q", b)
 	}
 }
+
+// TestOpenCode2IsNeverRebuiltFromItsPages: an OpenCode 2 database whose
+// header and page 1 are gone cannot be told from a 1.x one by its schema.
+// Its bytes still name OpenCode 2's tables, and the salvage refuses to
+// rebuild it with 1.18.33's schema: nothing is written.
+func TestOpenCode2IsNeverRebuiltFromItsPages(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "opencode.db")
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "testdata", "opencode2", "native", "opencode.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := 4096
+	if len(b) < 2*size {
+		t.Fatalf("the OpenCode 2 database is only %d bytes", len(b))
+	}
+	copy(b[:size], bytes.Repeat([]byte{0x5a}, size)) // the header and page 1
+	if err := os.WriteFile(src, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	failed(t, src, filepath.Join(out, "salvaged.db"), "may be an OpenCode 2 database, which sessfix does not write")
+	emptyDir(t, out)
+}

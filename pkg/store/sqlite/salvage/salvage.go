@@ -95,6 +95,12 @@ func salvageInto(ctx context.Context, src string, out *sql.DB, rep *Report) erro
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		if v2, ferr := holdsOpenCode2(src); ferr != nil || v2 {
+			if ferr != nil {
+				return ferr
+			}
+			return fmt.Errorf("%s holds the name of an OpenCode 2 table (%s), so it may be an OpenCode 2 database, which sessfix does not write: nothing was salvaged", src, opencode2Table)
+		}
 		rep.Method = MethodPages
 		rep.Notes = append(rep.Notes, "sqlite_master could not be read ("+oneLine(err)+"): rows were read from the raw pages")
 		err = copyPages(ctx, src, out, rep)
