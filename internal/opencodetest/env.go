@@ -320,28 +320,10 @@ func (e *Env) providerEntry(p Provider, opts Options) map[string]any {
 		models[id] = maps.Clone(decl)
 	}
 	for full, o := range opts.ModelOptions {
-		provider, model, _ := strings.Cut(full, "/")
-		if provider != p.ID {
-			continue
-		}
-		m, _ := models[model].(map[string]any)
-		if m == nil {
-			m = map[string]any{}
-		}
-		m["options"] = o
-		models[model] = m
+		setModelField(models, p.ID, full, "options", o)
 	}
 	for full, l := range opts.ModelLimits {
-		provider, model, _ := strings.Cut(full, "/")
-		if provider != p.ID {
-			continue
-		}
-		m, _ := models[model].(map[string]any)
-		if m == nil {
-			m = map[string]any{}
-		}
-		m["limit"] = l
-		models[model] = m
+		setModelField(models, p.ID, full, "limit", l)
 	}
 	if len(models) > 0 {
 		entry["models"] = models
@@ -739,4 +721,19 @@ func (s *Server) Post(ctx context.Context, path, body string) (int, []byte, erro
 // SessionMessages fetches GET /session/:id/message, what the TUI loads.
 func (s *Server) SessionMessages(ctx context.Context, sessionID string) (int, []byte, error) {
 	return s.Get(ctx, "/session/"+sessionID+"/message")
+}
+
+// setModelField sets key of the model full ("provider/model") to v in a
+// provider's models map, when full names that provider.
+func setModelField(models map[string]any, providerID, full, key string, v any) {
+	provider, model, _ := strings.Cut(full, "/")
+	if provider != providerID {
+		return
+	}
+	m, _ := models[model].(map[string]any)
+	if m == nil {
+		m = map[string]any{}
+	}
+	m[key] = v
+	models[model] = m
 }

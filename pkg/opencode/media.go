@@ -25,7 +25,11 @@ func FindPart(s *store.Session, msgID, partID string) *store.Part {
 	if s == nil {
 		return nil
 	}
-	m := s.Message(msgID)
+	return partOf(s.Message(msgID), partID)
+}
+
+// partOf returns the part of m (nil: none) with the id, or nil.
+func partOf(m *store.Message, partID string) *store.Part {
 	if m == nil {
 		return nil
 	}
@@ -131,16 +135,7 @@ func RequestImages(s *store.Session, r *sent.Request) []Image {
 				}
 			}
 		}
-		m := byID[msgID]
-		if m == nil {
-			return nil
-		}
-		for _, p := range m.Parts {
-			if p.ID == partID {
-				return p
-			}
-		}
-		return nil
+		return partOf(byID[msgID], partID)
 	}
 	for n, pm := range r.Messages {
 		for m, b := range pm.Blocks {
