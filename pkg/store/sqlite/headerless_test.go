@@ -20,7 +20,7 @@ import (
 // still a database: it opens as a damaged store whose health says what is
 // wrong (SF501, which fix salvages), not as "not an sqlite database". A
 // file of the same size that is not laid out in pages (text, zeros) is
-// still refused.
+// still refused, and so are the same pages in a file not named *.db.
 func TestHeaderGoneIsADamagedDatabase(t *testing.T) {
 	rs := realstore.Copy(t, ocrelease.V1_18)
 	b, err := os.ReadFile(rs.Path)
@@ -53,11 +53,17 @@ func TestHeaderGoneIsADamagedDatabase(t *testing.T) {
 		t.Fatalf("health = %+v, %v; want the header named", h, err)
 	}
 
-	for name, body := range map[string][]byte{
-		"text":  bytes.Repeat([]byte("not a database, but a text file "), len(b)/32),
-		"zeros": make([]byte, len(b)),
+	for name, c := range map[string]struct {
+		file string
+		body []byte
+	}{
+		"text":  {"opencode.db", bytes.Repeat([]byte("not a database, but a text file "), len(b)/32)},
+		"zeros": {"opencode.db", make([]byte, len(b))},
+		// The same pages under a name OpenCode never gives a database.
+		"pages named .json": {"session.json", b},
 	} {
-		p := filepath.Join(t.TempDir(), "opencode.db")
+		body := c.body
+		p := filepath.Join(t.TempDir(), c.file)
 		if err := os.WriteFile(p, body, 0o644); err != nil {
 			t.Fatal(err)
 		}

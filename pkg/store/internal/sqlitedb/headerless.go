@@ -1,8 +1,10 @@
 package sqlitedb
 
 import (
+	"encoding/binary"
 	"io"
 	"os"
+	"path/filepath"
 )
 
 // Headerless reports whether the file at path is laid out as an SQLite
@@ -18,8 +20,16 @@ import (
 // page, with a 4-byte page number whose first byte is 0 in any database
 // under 16 million pages. At least one page must be a b-tree page, and
 // page 1's b-tree (sqlite_master's root, after the header) must be a table
-// page unless two later pages are b-tree pages.
+// page unless two later pages are b-tree pages. Every b-tree page's header
+// must fit its page: a cell count whose pointer array ends before the cell
+// content area, which starts within the page. Only files named *.db, as
+// OpenCode names its databases, are considered.
 func Headerless(path string) bool {
+	if filepath.Ext(path) != ".db" {
+		// OpenCode's databases are opencode.db and opencode-<channel>.db:
+		// an export file or any other file is never taken for one.
+		return false
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return false
@@ -52,12 +62,16 @@ func pagesLookValid(f *os.File, size, count int64) bool {
 	}
 	page1Table := b[0] == 0x0d || b[0] == 0x05
 	btree := 0
+	var h [12]byte
 	for n := int64(1); n < count && n <= 32; n++ {
-		if _, err := f.ReadAt(b[:], n*size); err != nil {
+		if _, err := f.ReadAt(h[:], n*size); err != nil {
 			return false
 		}
-		switch b[0] {
+		switch h[0] {
 		case 0x02, 0x05, 0x0a, 0x0d:
+			if !btreeHeaderFits(h[:], size) {
+				return false
+			}
 			btree++
 		case 0x00:
 		default:
@@ -65,4 +79,20 @@ func pagesLookValid(f *os.File, size, count int64) bool {
 		}
 	}
 	return btree >= 2 || btree >= 1 && page1Table
+}
+
+// btreeHeaderFits checks a b-tree page header (h: its first 12 bytes)
+// against the page size: the cell content area starts within the page
+// (0 stands for 65536), after the header and the cell pointer array.
+func btreeHeaderFits(h []byte, size int64) bool {
+	hdr := int64(8)
+	if h[0] == 0x02 || h[0] == 0x05 {
+		hdr = 12
+	}
+	cells := int64(binary.BigEndian.Uint16(h[3:5]))
+	content := int64(binary.BigEndian.Uint16(h[5:7]))
+	if content == 0 {
+		content = 65536
+	}
+	return content <= size && hdr+2*cells <= content
 }
