@@ -58,9 +58,11 @@ if ! command -v "${cc%% *}" >/dev/null 2>&1; then
 fi
 # The image shrink tests run one goroutine through the image codecs: the
 # race detector finds nothing there and multiplies their minutes, so this
-# step leaves them to the plain run above.
+# step leaves them to the plain run above. So does it the allocation count
+# of TestImageHeaderAllocatesNoPrefix: under -race, sync.Pool drops a random
+# share of what is put back, by design, so the count says nothing there.
 env "${race_env[@]}" CGO_ENABLED=1 go test -race -count=1 -timeout 30m \
-  -skip 'TestShrinkImage|TestShrinkToolResultImage|TestStoredImageError|TestStoredToolImageError' ./pkg/... ./cmd/...
+  -skip 'TestShrinkImage|TestShrinkToolResultImage|TestStoredImageError|TestStoredToolImageError|TestImageHeaderAllocatesNoPrefix' ./pkg/... ./cmd/...
 
 if [ -x scripts/release-check.sh ]; then
   echo "== release check"
