@@ -176,18 +176,27 @@ func resumeAccepted(t *testing.T, ctx context.Context, e *opencodetest.Env, sess
 // listRuns lists the ids of the backup runs `sessfix backups` lists.
 func listRuns(t *testing.T, e *opencodetest.Env) []string {
 	t.Helper()
-	list := sessfix(t, e, "backups", "--format", "json")
-	var runs []struct {
-		ID string `json:"run"`
-	}
-	if err := json.Unmarshal([]byte(list.Stdout), &runs); err != nil || list.ExitCode != 0 {
-		t.Fatalf("sessfix backups: %v\n%s", err, list)
-	}
 	var ids []string
-	for _, r := range runs {
+	for _, r := range backupsList(t, e) {
 		ids = append(ids, r.ID)
 	}
 	return ids
+}
+
+// listedRun is a run as `sessfix backups --format json` lists it.
+type listedRun struct {
+	ID       string          `json:"run"`
+	Database json.RawMessage `json:"database"`
+}
+
+func backupsList(t *testing.T, e *opencodetest.Env) []listedRun {
+	t.Helper()
+	list := sessfix(t, e, "backups", "--format", "json")
+	var runs []listedRun
+	if err := json.Unmarshal([]byte(list.Stdout), &runs); err != nil || list.ExitCode != 0 {
+		t.Fatalf("sessfix backups: %v\n%s", err, list)
+	}
+	return runs
 }
 
 // backupRuns are the ids of the backup runs `sessfix backups` lists,
@@ -204,18 +213,28 @@ func backupRuns(t *testing.T, e *opencodetest.Env) []string {
 	return ids
 }
 
-// undoAfterOpenCode undoes runs (newest first), the oldest of them a
-// database repair that OpenCode has written over since (it started on the
-// result and resumed a session): plain `sessfix undo` of that run refuses,
-// `--force` puts the files back; a newer run (a session's repair) is
-// undone as it comes. want holds the bytes the database's files must have
-// again, by suffix ("", "-wal").
+// undoAfterOpenCode undoes runs (newest first), among them a database
+// repair that OpenCode has written over since (it started on the result
+// and resumed a session): plain `sessfix undo` of that run refuses,
+// `--force` puts the files back; a run of a session's repair is undone as
+// it comes. The database runs are told by what `sessfix backups` says of
+// them, not by their order: the runs of one fix can share their second,
+// and their ids then sort by a random suffix. want holds the bytes the
+// database's files must have again, by suffix ("", "-wal").
 func undoAfterOpenCode(t *testing.T, e *opencodetest.Env, runs []string, want map[string][]byte) {
 	t.Helper()
-	for i, run := range runs {
+	database := map[string]bool{}
+	for _, r := range backupsList(t, e) {
+		database[r.ID] = len(r.Database) > 0 && string(r.Database) != "null"
+	}
+	seen := false
+	for _, run := range runs {
 		undo := sessfix(t, e, "undo", run)
-		if i == len(runs)-1 && undo.ExitCode == 0 {
-			t.Fatalf("undo of a database OpenCode wrote since did not refuse\n%s", undo)
+		if database[run] {
+			seen = true
+			if undo.ExitCode == 0 {
+				t.Fatalf("undo of a database OpenCode wrote since did not refuse\n%s", undo)
+			}
 		}
 		if undo.ExitCode != 0 {
 			undo = sessfix(t, e, "undo", "--force", run)
@@ -223,6 +242,9 @@ func undoAfterOpenCode(t *testing.T, e *opencodetest.Env, runs []string, want ma
 		if undo.ExitCode != 0 {
 			t.Fatalf("undo:\n%s", undo)
 		}
+	}
+	if !seen {
+		t.Fatalf("no database run among %v", runs)
 	}
 	for suf, b := range want {
 		if got, _ := os.ReadFile(e.DBPath() + suf); !bytes.Equal(got, b) {
