@@ -1,8 +1,10 @@
 package scan
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/store"
@@ -64,24 +66,70 @@ func storeHealthEnabled(opts *Options) bool {
 // storeHealth reads the health of a store that can tell it, for the
 // enabled store-health rules; nil, nil for a store that cannot tell (the
 // JSON shapes, an export file) or when no such rule runs. The threshold
-// SF503 reports at is returned with it.
-func storeHealth(ctx context.Context, st store.Store, opts *Options) (*store.Health, int64, error) {
+// SF503 reports at is returned with it. With fromRows, the oversized part
+// rows are left to the caller, which measures them on the rows it loads
+// (oversizedIn) instead of reading the part table once more.
+func storeHealth(ctx context.Context, st store.Store, opts *Options, fromRows bool) (*store.Health, int64, error) {
 	hc, ok := store.HealthOf(st)
 	if !ok || !storeHealthEnabled(opts) {
 		return nil, 0, nil
 	}
-	limit := opts.Oversized
-	if limit == 0 {
-		limit = DefaultOversized
+	limit := oversizedLimit(opts)
+	query := limit
+	if fromRows {
+		query = 0
 	}
-	if !opts.Enabled(SF503) {
-		limit = 0
-	}
-	h, err := hc.Health(ctx, store.HealthOptions{Deep: opts.Deep, Oversized: limit})
+	h, err := hc.Health(ctx, store.HealthOptions{Deep: opts.Deep, Oversized: query})
 	if err != nil {
 		return nil, 0, err
 	}
 	return h, limit, nil
+}
+
+// oversizedLimit is the part data size SF503 reports at and above; 0 when
+// SF503 does not run.
+func oversizedLimit(opts *Options) int64 {
+	if !opts.Enabled(SF503) {
+		return 0
+	}
+	return cmp.Or(opts.Oversized, DefaultOversized)
+}
+
+// oversizedIn lists the parts of a session loaded from a database whose
+// data is at least limit bytes (SF503), as the health check's query would:
+// the data column's length is the part's raw bytes.
+func oversizedIn(s *store.Session, limit int64) []store.Oversized {
+	if limit <= 0 || s.Store.Shape != store.ShapeSQLite {
+		return nil
+	}
+	var out []store.Oversized
+	add := func(messageID string, p *store.Part) {
+		if n := int64(len(p.Raw)); n >= limit {
+			out = append(out, store.Oversized{SessionID: s.ID, MessageID: messageID, PartID: p.ID, Bytes: n, Loc: p.Loc})
+		}
+	}
+	for _, m := range s.Messages {
+		for _, p := range m.Parts {
+			add(m.ID, p)
+		}
+	}
+	for _, p := range s.Orphans {
+		add(p.MessageID, p)
+	}
+	for _, r := range s.Broken {
+		if n := int64(len(r.Raw)); r.Kind == store.KindPart && n >= limit {
+			out = append(out, store.Oversized{SessionID: s.ID, MessageID: r.Parent, PartID: r.ID, Bytes: n, Loc: r.Loc})
+		}
+	}
+	return out
+}
+
+// sortOversized orders oversized parts as the health check's query does:
+// largest first, then by part id.
+func sortOversized(o []store.Oversized) {
+	slices.SortFunc(o, func(a, b store.Oversized) int {
+		return cmp.Or(cmp.Compare(b.Bytes, a.Bytes), cmp.Compare(a.PartID, b.PartID))
+	})
 }
 
 // checkStoreHealth runs the enabled store-health rules on h, the health

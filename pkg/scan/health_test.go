@@ -417,3 +417,60 @@ func TestOversizedPartsGoWithTheirSessions(t *testing.T) {
 		t.Errorf("findings by session %q: each session's findings are not together, in id order", order)
 	}
 }
+
+// TestOversizedFromRowsMatchesTheQuery: a scan of every session measures
+// SF503 on the rows it loads; a scan of some sessions leaves it to the
+// health check's query of the part table. Both find the same parts, the
+// same way, including a part whose message is gone and a part whose data
+// is not JSON.
+func TestOversizedFromRowsMatchesTheQuery(t *testing.T) {
+	rs := realstore.Copy(t, ocrelease.V1_18)
+	execSQL(t, rs.Path,
+		`INSERT INTO part (id, message_id, session_id, time_created, time_updated, data)
+		 SELECT 'prt_zzzzzzzzzzzzOrphanedPart01', 'msg_zzzzzzzzzzzzGoneMessage01', session_id, time_created, time_updated, data FROM part LIMIT 1`,
+		`UPDATE part SET data = '{"type":"text","text":"cut' WHERE rowid = (SELECT max(rowid) FROM part WHERE id != 'prt_zzzzzzzzzzzzOrphanedPart01')`,
+	)
+	var parts int
+	db, err := sql.Open("sqlite", "file:"+rs.Path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	rows, err := db.Query(`SELECT id FROM session`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id string
+		rows.Scan(&id)
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := db.QueryRow(`SELECT count(*) FROM part`).Scan(&parts); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	oversized := func(fs []scan.Finding) []string {
+		var out []string
+		for _, f := range fs {
+			if f.Code == "SF503" {
+				out = append(out, fmt.Sprintf("%s %s %s %s %s", f.SessionID, f.MessageID, f.PartID, f.Location, f.Message))
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	all := oversized(scanPath(t, rs.Path, &scan.Options{Oversized: 1}))
+	some := oversized(scanPath(t, rs.Path, &scan.Options{Oversized: 1, Sessions: ids}))
+	if len(all) != parts {
+		t.Errorf("the whole scan reports %d oversized parts, the database holds %d parts: %q", len(all), parts, all)
+	}
+	if !slices.Equal(all, some) {
+		t.Errorf("measured on the rows loaded:\n%s\nby the query:\n%s", strings.Join(all, "\n"), strings.Join(some, "\n"))
+	}
+	for _, want := range []string{"prt_zzzzzzzzzzzzOrphanedPart01", "msg_zzzzzzzzzzzzGoneMessage01"} {
+		if !strings.Contains(strings.Join(all, "\n"), want) {
+			t.Errorf("no SF503 names %s", want)
+		}
+	}
+}

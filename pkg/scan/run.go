@@ -297,6 +297,9 @@ func Run(ctx context.Context, stores []store.Store, opts *Options) (*Result, err
 		findings []Finding
 		failed   bool // the session could not be loaded
 		broken   int  // its unreadable records
+		// oversized are its part rows at or above SF503's threshold,
+		// measured on the rows loaded (oversizedIn).
+		oversized []store.Oversized
 	}
 	var jobs []job
 	for si, st := range stores {
@@ -314,6 +317,14 @@ func Run(ctx context.Context, stores []store.Store, opts *Options) (*Result, err
 		res.Stores = append(res.Stores, sr)
 	}
 	perStore := make([][]done, len(stores))
+	// A scan of every session loads every part row (a part whose message
+	// is gone with its session's orphans): SF503 measures them as they are
+	// loaded instead of the health check reading the part table again.
+	limit := oversizedLimit(opts)
+	fromRows := len(opts.Sessions) == 0
+	if !fromRows {
+		limit = 0
+	}
 	check := func(ctx context.Context, i int) done {
 		j := jobs[i]
 		st := stores[j.si]
@@ -331,7 +342,7 @@ func Run(ctx context.Context, stores []store.Store, opts *Options) (*Result, err
 				sum.Override = "--abandon 0"
 			}
 		}
-		return done{sum, fs, failed, len(s.Broken)}
+		return done{sum, fs, failed, len(s.Broken), oversizedIn(s, limit)}
 	}
 	collect := func(i int, d done) bool {
 		si := jobs[i].si
@@ -348,7 +359,7 @@ func Run(ctx context.Context, stores []store.Store, opts *Options) (*Result, err
 	}
 	healths := make([]healthResult, len(stores))
 	readHealth := func(si int) {
-		h, limit, err := storeHealth(ctx, stores[si], opts)
+		h, limit, err := storeHealth(ctx, stores[si], opts, fromRows)
 		healths[si] = healthResult{h, limit, err}
 	}
 	var wg sync.WaitGroup
@@ -383,6 +394,27 @@ func Run(ctx context.Context, stores []store.Store, opts *Options) (*Result, err
 			readHealth(si)
 		}
 		hr := healths[si]
+		if fromRows && hr.limit > 0 && hr.h != nil && !hr.h.Damaged() {
+			var big []store.Oversized
+			failed := false
+			for _, d := range ds {
+				big = append(big, d.oversized...)
+				failed = failed || d.failed
+			}
+			if failed {
+				// Some rows were not loaded, so not measured: the
+				// health check measures the part table itself.
+				h, _, err := storeHealth(ctx, stores[si], opts, false)
+				if err != nil && hr.err == nil {
+					hr.err = err
+				}
+				if h != nil {
+					big = h.Oversized
+				}
+			}
+			sortOversized(big)
+			hr.h.Oversized = big
+		}
 		health := checkStoreHealth(stores[si], hr.h, hr.limit, len(ds), readable, opts)
 		if hr.err != nil && res.Stores[si].Err == nil {
 			res.Stores[si].Err = hr.err

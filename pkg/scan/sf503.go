@@ -11,7 +11,8 @@ var ruleSF503 = &Rule{
 	Name:     "oversized-record",
 	Severity: Warning,
 	Summary:  "a part row's data is larger than opencode loads comfortably",
-	What: "A part row whose `data` is 50 MiB or more, measured in bytes with SQL's `octet_length(data)`, which reads the size from the row's header and never the payload: " +
+	What: "A part row whose `data` is 50 MiB or more, in bytes (a scan of every session measures the rows it loads anyway; " +
+		"a scan of some sessions, `--session`, asks SQL for `octet_length(data)`, which reads the size from the row's header and never the payload): " +
 		"an attached PDF or image stored as base64 in the part. Users report a single 308 MB part of a " +
 		"base64 PDF.",
 	Why: "OpenCode reads every part of a session into memory and parses it, and its session list touches " +
@@ -20,7 +21,7 @@ var ruleSF503 = &Rule{
 	FixDoc: "`moveOutPayload`: sessfix moves the part's largest base64 media (a user's attached file, or a tool result's attachment) out of the database " +
 		"into the backup run of the repair, decoded, as `payloads/<part id>-<file name>` (`sessfix backups` lists the runs), and puts a text in its place " +
 		"that names that file: a user's `file` part becomes a synthetic `text` part with the same id, a tool result loses the attachment and its output says where it went. " +
-		"The backup run also keeps the row whole, so `sessfix undo` puts it back byte for byte. The session is loaded to plan this (the scan never loads the payload). " +
+		"The backup run also keeps the row whole, so `sessfix undo` puts it back byte for byte. The session is loaded to plan this. " +
 		"A part whose size is not media in a `data:` URL (a huge tool output) is not repaired: by hand, `sessfix drop SESSION PART` takes the part out of its session " +
 		"(refused when the session would be left broken without it; `sessfix undo` puts it back).",
 	Fixable:    true,
