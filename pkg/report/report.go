@@ -250,6 +250,9 @@ func (r *Report) Summarize() Summary {
 // apart, not counted in a session: "1 finding about the store, none in 3
 // sessions", "4 findings: 1 about the store, 3 in 2 of 5 sessions".
 func FindingsLine(s Summary) string {
+	if s.Total == 0 && s.Sessions == 0 {
+		return "no findings: no sessions"
+	}
 	if s.Total == 0 {
 		return "no findings in " + plural.Count(s.Sessions, "session", "sessions")
 	}
@@ -259,6 +262,9 @@ func FindingsLine(s Summary) string {
 	about := "about the store"
 	if s.Stores > 1 {
 		about = "about stores"
+	}
+	if s.Store == s.Total && s.Sessions == 0 {
+		return fmt.Sprintf("%s %s, no sessions", plural.Count(s.Total, "finding", "findings"), about)
 	}
 	if s.Store == s.Total {
 		return fmt.Sprintf("%s %s, none in %s", plural.Count(s.Total, "finding", "findings"), about, plural.Count(s.Sessions, "session", "sessions"))

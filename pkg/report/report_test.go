@@ -247,6 +247,25 @@ func TestStoreErrorShown(t *testing.T) {
 	}
 }
 
+// A database SQL cannot open lists no session: its summary line says so
+// rather than "0 sessions, all clean"; a store that is empty says "no
+// sessions".
+func TestUnlistableDatabaseIsNotClean(t *testing.T) {
+	info := store.Info{Shape: store.ShapeSQLite, Path: "/x/opencode.db"}
+	r := &Report{Result: &scan.Result{
+		Stores:   []scan.StoreResult{{Info: info, Sessions: []scan.SessionSummary{}}},
+		Findings: []scan.Finding{{Code: "SF501", Rule: "damaged-database", Severity: scan.Error, Message: "its header is gone", Store: info, StorePath: info.Path}},
+	}}
+	out := render(t, "text", Options{TTY: true}, r)
+	if strings.Contains(out, "all clean") || !strings.Contains(out, "no session could be listed") {
+		t.Errorf("a database that lists nothing:\n%s", out)
+	}
+	r.Result.Findings = nil
+	if out := render(t, "text", Options{TTY: true}, r); strings.Contains(out, "0 sessions") || !strings.Contains(out, "no sessions") {
+		t.Errorf("an empty store:\n%s", out)
+	}
+}
+
 func TestUnknownFormat(t *testing.T) {
 	_, err := New("xml", Options{})
 	if err == nil || !strings.Contains(err.Error(), "github, json, junit, sarif, text") {
@@ -385,7 +404,8 @@ func TestFindingsLineCountsTheSessionsThatHaveFindings(t *testing.T) {
 		// A finding about the database itself is in no session.
 		{Summary{Total: 1, Store: 1, Sessions: 3, Stores: 1}, "1 finding about the store, none in 3 sessions"},
 		{Summary{Total: 4, Store: 1, Sessions: 5, Stores: 1, Affected: 2}, "4 findings: 1 about the store, 3 in 2 of 5 sessions"},
-		{Summary{Total: 2, Store: 2, Sessions: 0, Stores: 2}, "2 findings about stores, none in 0 sessions"},
+		{Summary{Total: 2, Store: 2, Sessions: 0, Stores: 2}, "2 findings about stores, no sessions"},
+		{Summary{Total: 0, Sessions: 0, Stores: 1}, "no findings: no sessions"},
 	} {
 		if got := FindingsLine(c.s); got != c.want {
 			t.Errorf("FindingsLine(%+v) = %q, want %q", c.s, got, c.want)

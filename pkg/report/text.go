@@ -121,7 +121,11 @@ func (p *ttyPrinter) Print(w io.Writer, r *Report) error {
 	s := r.Summarize()
 	bw.WriteString("\n")
 	if s.Total == 0 {
-		fmt.Fprintf(bw, "%s in %s\n", st.OK.Render("no findings"), plural.Count(s.Sessions, "session", "sessions"))
+		if s.Sessions == 0 {
+			fmt.Fprintf(bw, "%s: no sessions\n", st.OK.Render("no findings"))
+		} else {
+			fmt.Fprintf(bw, "%s in %s\n", st.OK.Render("no findings"), plural.Count(s.Sessions, "session", "sessions"))
+		}
 		return bw.Flush()
 	}
 	p.printSummary(bw, s)
@@ -177,7 +181,13 @@ func (p *ttyPrinter) printStore(w io.Writer, sr scan.StoreResult, fs []scan.Find
 	}
 	clean := n - withFindings
 	line := fmt.Sprintf("%s, %d clean", plural.Count(n, "session", "sessions"), clean)
-	if clean == n {
+	switch {
+	case n == 0 && hasSeverity(own, scan.Error):
+		// A database SQL cannot open lists nothing: that is not clean.
+		line = "no session could be listed: see the findings above"
+	case n == 0:
+		line = "no sessions"
+	case clean == n:
 		line = fmt.Sprintf("%s, all clean", plural.Count(n, "session", "sessions"))
 	}
 	if len(fs) > 0 || len(own) > 0 {
@@ -301,4 +311,14 @@ func padLeft(s string, n int) string {
 		return s
 	}
 	return strings.Repeat(" ", n-len(s)) + s
+}
+
+// hasSeverity reports whether any of fs is of severity sev.
+func hasSeverity(fs []scan.Finding, sev scan.Severity) bool {
+	for _, f := range fs {
+		if f.Severity == sev {
+			return true
+		}
+	}
+	return false
 }
