@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -199,17 +198,17 @@ func backupsList(t *testing.T, e *opencodetest.Env) []listedRun {
 	return runs
 }
 
-// backupRuns are the ids of the backup runs `sessfix backups` lists,
-// newest first (run ids begin with their UTC time); it fails the test when
-// there is none.
+// backupRuns are the ids of the backup runs in the order `sessfix
+// backups` lists them: newest first by the time each run's manifest
+// records. Sorting the ids would not do: the runs of one fix can share
+// their second, and their ids then sort by a random suffix. It fails the
+// test when there is none.
 func backupRuns(t *testing.T, e *opencodetest.Env) []string {
 	t.Helper()
 	ids := listRuns(t, e)
 	if len(ids) == 0 {
 		t.Fatal("no backup run listed")
 	}
-	slices.Sort(ids)
-	slices.Reverse(ids)
 	return ids
 }
 

@@ -24,7 +24,7 @@ func writeRun(t *testing.T, dir, id, op, storePath string, at time.Time, undone 
 		u = fmt.Sprintf(`, "undone": {"time": %q, "sessfix_version": "test", "restored": 1}`, at.Add(time.Minute).Format(time.RFC3339))
 	}
 	m := fmt.Sprintf(`{"format": 2, "run": %q, "time": %q, "store": {"shape": "export", "path": %q}, "operation": %q, "sessions": []%s}`,
-		id, at.Format(time.RFC3339), storePath, op, u)
+		id, at.Format(time.RFC3339Nano), storePath, op, u)
 	if err := os.WriteFile(filepath.Join(run, "manifest.json"), []byte(m), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -161,5 +161,20 @@ func TestOlderKeepsAnOperationWhole(t *testing.T) {
 	}
 	if old, _, err = backup.Older(opts, 29*day); err != nil || !strings.Contains(ids(old), "-cccccc") || !strings.Contains(ids(old), "-dddddd") {
 		t.Fatalf("Older(29d) = [%s] %v; want op2 whole", ids(old), err)
+	}
+}
+
+// TestListOrdersRunsOfOneSecondByTheirTime: the runs of one fix can share
+// their second, and their ids then sort by a random suffix; List (and so
+// `sessfix backups` and undo) orders them by the time in their manifests,
+// newest first.
+func TestListOrdersRunsOfOneSecondByTheirTime(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 11, 21, 12, 0, 0, 100, time.UTC)
+	writeRun(t, dir, "20261121T120000Z-zzzzzz", "20261121T120000Z-op1op1", "/s/a.db", t0, false)
+	writeRun(t, dir, "20261121T120000Z-aaaaaa", "20261121T120000Z-op1op1", "/s/a.db", t0.Add(300*time.Millisecond), false)
+	runs, err := backup.List(backup.Options{Dir: dir})
+	if err != nil || ids(runs) != "20261121T120000Z-aaaaaa 20261121T120000Z-zzzzzz" {
+		t.Fatalf("List = %q %v; want the run made second first, whatever its id", ids(runs), err)
 	}
 }
