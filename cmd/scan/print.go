@@ -77,6 +77,21 @@ func noInputs(f *cli.Factory, opts *ScanOptions, policy cli.FailPolicy, err erro
 	return err
 }
 
+// sessionsNotFound ends a scan asked for a --session id that no store
+// holds (err says which): every format but text still gets its document,
+// the stores read with no session in them, so that a CI job that parses
+// it reads why from its exit code (3) and stderr rather than failing to
+// parse. The text output is the error alone.
+func sessionsNotFound(f *cli.Factory, rep *report.Report, err error) error {
+	if f.Format() == "text" {
+		return err
+	}
+	if _, perr := writeReport(f, rep); perr != nil {
+		return errors.Join(err, perr)
+	}
+	return err
+}
+
 // announcing tells the user about a store once scan.Run has listed it, so
 // the store is not listed twice just to print its session count.
 type announcing struct {

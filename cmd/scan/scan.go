@@ -163,7 +163,15 @@ func RunScan(ctx context.Context, opts *ScanOptions) error {
 	defer disc.Close()
 	read := cli.ReadPaths(opts.Paths, disc)
 	if opts.Sessions, err = cli.ResolveSessions(ctx, disc.Stores, opts.Sessions, read); err != nil {
-		return err
+		if fe := (*cli.FlagError)(nil); errors.As(err, &fe) {
+			return err // a usage error (an ambiguous prefix): no document
+		}
+		// A prefix that names no session: the stores, none scanned.
+		res := &scan.Result{}
+		for _, st := range disc.Stores {
+			res.Stores = append(res.Stores, scan.StoreResult{Info: st.Info()})
+		}
+		return sessionsNotFound(f, &report.Report{Result: res, Version: f.Build.Version, FailPolicy: failPolicy}, err)
 	}
 	sopts.Sessions = opts.Sessions
 
@@ -175,9 +183,7 @@ func RunScan(ctx context.Context, opts *ScanOptions) error {
 		// In the report too, where its format has a place for it.
 		res.Stores = append(res.Stores, scan.StoreResult{Info: store.Info{Path: in.Path}, Err: in.Err})
 	}
-	if err := checkSessionsFound(opts.Sessions, res, read); err != nil {
-		return err
-	}
+	notFound := checkSessionsFound(opts.Sessions, res, read)
 
 	if opts.Config != nil {
 		unused := opts.Config.Apply(res.Findings)
@@ -193,6 +199,9 @@ func RunScan(ctx context.Context, opts *ScanOptions) error {
 	rep := &report.Report{Result: res, Version: f.Build.Version, FailPolicy: failPolicy,
 		FixCommand: cli.CommandLine(append(fixArgs, fixPaths(read, disc)...)...),
 		ReadOnly:   func(info store.Info) bool { return shapes.CheckWritable(info) != nil }}
+	if notFound != nil {
+		return sessionsNotFound(f, rep, notFound)
+	}
 	if err := printReport(f, rep); err != nil {
 		return err
 	}
