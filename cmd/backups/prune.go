@@ -105,7 +105,7 @@ func RunPrune(ctx context.Context, opts *BackupsOptions) error {
 		ios.Statusf("dry run: %s older than %s would be deleted", what, opts.OlderThan)
 		return nil
 	case cli.WriteNoTerminal:
-		return cli.WithHints(cli.FindingsErrorf("nothing deleted: no terminal to ask on; add --yes to delete the %s", what),
+		return cli.WithHints(cli.FindingsErrorf("nothing deleted: %s; add --yes to delete the %s", cli.NotAsked(ios, "list"), what),
 			"sessfix backups prune --older-than "+opts.OlderThan+force(opts.Force)+" --yes")
 	case cli.WriteAsk:
 		ok, err := f.Prompt().Confirm(ctx, "delete "+what+"? they can no longer be undone")

@@ -86,8 +86,19 @@ func ConfirmWrite(ctx context.Context, ios *iostreams.IOStreams, p Prompter, mod
 		return nil
 	case WriteNoTerminal:
 		// Said even with -q: it is why nothing was written.
-		return FindingsErrorf("not written: no terminal to ask on; add --yes to write the %s", what)
+		return FindingsErrorf("not written: %s; add --yes to write the %s", NotAsked(ios, "plan"), what)
 	}
 	ios.Statusf("dry run: %s would be written", strings.Replace(what, " to ", " in ", 1))
 	return ErrFindings
+}
+
+// NotAsked says why a command did not ask before it wrote (WriteNoTerminal),
+// shown is what it printed for the user to decide on ("plan"): with stdin
+// a terminal, the question is not asked because stdout is not one, so the
+// user would answer without having seen it.
+func NotAsked(ios *iostreams.IOStreams, shown string) string {
+	if ios.IsStdinTTY() && !ios.IsStdoutTTY() {
+		return "the " + shown + " went to a file or pipe, so sessfix did not ask"
+	}
+	return "no terminal to ask on"
 }

@@ -74,6 +74,9 @@ func Test() (ios *IOStreams, in, out, errOut *bytes.Buffer) {
 	return ios, in, out, errOut
 }
 
+// IsStdinTTY reports whether stdin is a terminal.
+func (s *IOStreams) IsStdinTTY() bool { return s.stdinTTY }
+
 // SetStdinTTY overrides whether stdin counts as a terminal.
 func (s *IOStreams) SetStdinTTY(v bool) { s.stdinTTY = v }
 
