@@ -71,68 +71,56 @@ func BenchmarkDatabaseChecks(b *testing.B) {
 
 // TestChangeQueriesArePaced: after a change query that took a second, the
 // database is not asked again for four seconds, however soon it changes;
-// the session that change broke is then found and repaired.
+// one that seemed to take an hour (the machine slept through it) puts the
+// next off by maxQueryGap, not by four hours. Either way the session the
+// change broke is then found and repaired.
 func TestChangeQueriesArePaced(t *testing.T) {
-	f := loadFixture(t, "tool-loop-negative")
-	var dir string
-	h := newHarness(t, store.ShapeSQLite, func(o *Options) {
-		dir = filepath.Dir(o.Stores[0].Info().Path)
-		o.Poll = 0
-	}, f)
-	h.step(0)
-	// A write that changes no time_updated: the query it causes finds
-	// nothing and takes a second.
-	h.w.queried = func() { h.clock.Advance(time.Second) }
-	storetest.ExecSQL(t, h.path, "UPDATE session SET title = title")
-	h.sync(dir)
-	h.step(DefaultCoalesce)
-	if got := h.w.stores[0].queryCost; got != time.Second {
-		t.Fatalf("the change query was taken to last %s, want 1s", got)
-	}
-	h.w.queried = nil
-	storetest.ExecSQL(t, h.path, blankFirstText(f.ID, false))
-	h.sync(dir)
-	h.step(DefaultCoalesce)
-	if h.w.pending[key{0, f.ID}] != nil {
-		t.Fatalf("the database was asked again %s after a query that took 1s", DefaultCoalesce)
-	}
-	h.step(queryPace*time.Second - DefaultCoalesce)
-	if h.w.pending[key{0, f.ID}] == nil {
-		t.Fatal("the change was not found once the pace allowed another query")
-	}
-	h.step(2 * time.Second)
-	if rep := h.kinds(Repaired); len(rep) != 1 || rep[0].Session != f.ID {
-		t.Fatalf("repaired %+v, want %s", rep, f.ID)
-	}
-}
-
-// TestChangeQueryPaceIsBounded: a change query that seemed to take an hour
-// (the machine slept through it) puts the next one off by maxQueryGap, not
-// by four hours; the change is then found and repaired.
-func TestChangeQueryPaceIsBounded(t *testing.T) {
-	f := loadFixture(t, "tool-loop-negative")
-	var dir string
-	h := newHarness(t, store.ShapeSQLite, func(o *Options) {
-		dir = filepath.Dir(o.Stores[0].Info().Path)
-		o.Poll = 0
-	}, f)
-	h.step(0)
-	h.w.queried = func() { h.clock.Advance(time.Hour) }
-	storetest.ExecSQL(t, h.path, "UPDATE session SET title = title")
-	h.sync(dir)
-	h.step(DefaultCoalesce)
-	if got := h.w.stores[0].queryCost; got != time.Hour {
-		t.Fatalf("the change query was taken to last %s, want 1h", got)
-	}
-	h.w.queried = nil
-	storetest.ExecSQL(t, h.path, blankFirstText(f.ID, false))
-	h.sync(dir)
-	h.step(maxQueryGap)
-	if h.w.pending[key{0, f.ID}] == nil {
-		t.Fatalf("the change was not found %s after the long query", maxQueryGap)
-	}
-	h.step(2 * time.Second)
-	if rep := h.kinds(Repaired); len(rep) != 1 || rep[0].Session != f.ID {
-		t.Fatalf("repaired %+v, want %s", rep, f.ID)
+	for _, c := range []struct {
+		name       string
+		cost, next time.Duration // the query's cost, and when the next may run
+	}{
+		{"paced", time.Second, queryPace * time.Second},
+		{"bounded", time.Hour, maxQueryGap},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := loadFixture(t, "tool-loop-negative")
+			var dir string
+			h := newHarness(t, store.ShapeSQLite, func(o *Options) {
+				dir = filepath.Dir(o.Stores[0].Info().Path)
+				o.Poll = 0
+			}, f)
+			h.step(0)
+			// A write that changes no time_updated: the query it causes
+			// finds nothing and takes c.cost.
+			h.w.queried = func() { h.clock.Advance(c.cost) }
+			storetest.ExecSQL(t, h.path, "UPDATE session SET title = title")
+			h.sync(dir)
+			h.step(DefaultCoalesce)
+			if got := h.w.stores[0].queryCost; got != c.cost {
+				t.Fatalf("the change query was taken to last %s, want %s", got, c.cost)
+			}
+			h.w.queried = nil
+			storetest.ExecSQL(t, h.path, blankFirstText(f.ID, false))
+			h.sync(dir)
+			// Not asked again until c.next: neither at once nor just
+			// before.
+			const early = 100 * time.Millisecond
+			h.step(DefaultCoalesce)
+			if h.w.pending[key{0, f.ID}] != nil {
+				t.Fatalf("the database was asked again %s after a query that took %s", DefaultCoalesce, c.cost)
+			}
+			h.step(c.next - DefaultCoalesce - early)
+			if h.w.pending[key{0, f.ID}] != nil {
+				t.Fatalf("the database was asked again %s after a query that took %s", c.next-early, c.cost)
+			}
+			h.step(early)
+			if h.w.pending[key{0, f.ID}] == nil {
+				t.Fatalf("the change was not found %s after a query that took %s", c.next, c.cost)
+			}
+			h.step(2 * time.Second)
+			if rep := h.kinds(Repaired); len(rep) != 1 || rep[0].Session != f.ID {
+				t.Fatalf("repaired %+v, want %s", rep, f.ID)
+			}
+		})
 	}
 }
