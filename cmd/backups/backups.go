@@ -93,16 +93,30 @@ func printRuns(out io.Writer, format string, runs []backup.RunInfo) error {
 	if format == "json" {
 		return report.WriteJSON(out, runs)
 	}
+	// A run whose manifest cannot be read is one short row (what it
+	// changed is unknown) and its problem a line under the table: the
+	// problem, a path and an error, would widen every row's STATE column.
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tTIME\tSTATE\tCHANGE\tSTORE")
+	var problems []string
 	for _, r := range runs {
-		state := r.State
+		change, where := Change(r), strings.TrimSpace(string(r.Store.Shape)+" "+r.Store.Path)
 		if r.Problem != "" {
-			state += " (" + r.Problem + ")"
+			change, where = "unknown", "-"
+			problems = append(problems, fmt.Sprintf("run %s: %s", r.ID, r.Problem))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s %s\n", r.ID, r.Time.Local().Format(time.DateTime), state, Change(r), r.Store.Shape, r.Store.Path)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Time.Local().Format(time.DateTime), r.State, change, where)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(problems) > 0 {
+		fmt.Fprintln(out)
+		for _, p := range problems {
+			fmt.Fprintln(out, p)
+		}
+	}
+	return nil
 }
 
 // Change says what a run changed: "2 sessions, 5 edits", or for a
