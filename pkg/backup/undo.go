@@ -427,6 +427,17 @@ func openRun(opts Options, runID string) (string, *Manifest, error) {
 	return dir, m, nil
 }
 
+// otherFormatError is a manifest of a format this sessfix does not read
+// (a newer sessfix wrote it): not damaged, only not readable here.
+type otherFormatError struct {
+	path   string
+	format int
+}
+
+func (e *otherFormatError) Error() string {
+	return fmt.Sprintf("backup manifest %s has format %d; this sessfix reads format %d", e.path, e.format, ManifestFormat)
+}
+
 func readManifest(dir string) (*Manifest, error) {
 	path := filepath.Join(dir, "manifest.json")
 	b, err := os.ReadFile(path)
@@ -443,7 +454,7 @@ func parseManifest(path string, b []byte) (*Manifest, error) {
 		return nil, fmt.Errorf("backup manifest %s is damaged: %w", path, err)
 	}
 	if !readsFormat(m.Format) {
-		return nil, fmt.Errorf("backup manifest %s has format %d; this sessfix reads format %d", path, m.Format, ManifestFormat)
+		return nil, &otherFormatError{path: path, format: m.Format}
 	}
 	return &m, nil
 }
@@ -468,7 +479,9 @@ type RunInfo struct {
 	Sessions int `json:"sessions"`
 	Edits    int `json:"edits"`
 	// State is "applied", "undone", "incomplete" (stopped mid-apply) or
-	// "failed" (a change set failed and was put back).
+	// "failed" (a change set failed and was put back); for a run whose
+	// manifest cannot be read (Problem says why), "other-format" (written
+	// by a sessfix of another manifest format) or "damaged".
 	State  string     `json:"state"`
 	Undone *time.Time `json:"undone,omitempty"`
 	// Operation is the sessfix command the run belongs to: the runs one
@@ -518,6 +531,9 @@ func List(opts Options) ([]RunInfo, error) {
 		if err != nil {
 			ri.Problem = err.Error()
 			ri.State = "damaged"
+			if of := (*otherFormatError)(nil); errors.As(err, &of) {
+				ri.State = "other-format"
+			}
 			if t, perr := time.Parse("20060102T150405Z", e.Name()[:16]); perr == nil {
 				ri.Time = t
 			}
