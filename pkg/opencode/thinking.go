@@ -18,6 +18,12 @@ func ThinkingEnabled(s *store.Session, providerID, modelID string) bool {
 	return sent.ThinkingEnabled(s, providerID, modelID)
 }
 
+// ModelThinks reports whether the model thinks at all in this session; see
+// sent.ModelThinks.
+func ModelThinks(s *store.Session, providerID, modelID string) bool {
+	return sent.ModelThinks(s, providerID, modelID)
+}
+
 // NeedsSignature reports whether the provider and model take thinking back
 // only with its signature; see sent.NeedsSignature.
 func NeedsSignature(providerID, modelID string) bool { return sent.NeedsSignature(providerID, modelID) }

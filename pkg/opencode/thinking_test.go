@@ -1,6 +1,7 @@
 package opencode
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/sessfix/sessfix/pkg/store"
@@ -40,6 +41,67 @@ func TestThinkingEnabledByEvidence(t *testing.T) {
 	}
 	if !ThinkingEnabled(nil, "anthropic", "claude-sonnet-4-5") {
 		t.Error("name pattern ignored without a session")
+	}
+}
+
+// TestThinkingOffShownByTheNewestTurn: a Claude model's name says it
+// thinks, but OpenCode 1.18.33 turns thinking on only when asked; the
+// first step of the newest turn the model answered shows which it was.
+func TestThinkingOffShownByTheNewestTurn(t *testing.T) {
+	const (
+		claude   = `{"role":"assistant","providerID":"anthropic","modelID":"claude-sonnet-4-5","time":{"created":1,"completed":2},"finish":"tool-calls"}`
+		open     = `{"role":"assistant","providerID":"anthropic","modelID":"claude-sonnet-4-5","time":{"created":1}}`
+		failed   = `{"role":"assistant","providerID":"anthropic","modelID":"claude-sonnet-4-5","time":{"created":1,"completed":2},"error":{"name":"APIError"}}`
+		summary  = `{"role":"assistant","providerID":"anthropic","modelID":"claude-sonnet-4-5","time":{"created":1,"completed":2},"summary":true}`
+		kimi     = `{"role":"assistant","providerID":"moonshotai","modelID":"kimi-k2-thinking","time":{"created":1,"completed":2}}`
+		user     = `{"role":"user"}`
+		step     = `{"type":"step-start"}`
+		tool     = `{"type":"tool","tool":"bash","state":{"status":"completed"}}`
+		text     = `{"type":"text","text":"done"}`
+		thinking = `{"type":"reasoning","text":"plan","metadata":{"anthropic":{"signature":"sig"}}}`
+	)
+	n := 0
+	msg := func(role, body string, parts ...string) *store.Message {
+		n++
+		return storetest.NewMessage(fmt.Sprintf("m%02d", n), role, body, parts...)
+	}
+	u := func() *store.Message { return msg("user", user, `{"type":"text","text":"hi"}`) }
+	for _, c := range []struct {
+		name     string
+		model    string
+		msgs     []*store.Message
+		enabled  bool // ThinkingEnabled
+		thinks   bool // ModelThinks
+		provider string
+	}{
+		{"a turn answered without thinking", "claude-sonnet-4-5",
+			[]*store.Message{u(), msg("assistant", claude, step, tool)}, false, true, "anthropic"},
+		{"a turn answered with thinking", "claude-sonnet-4-5",
+			[]*store.Message{u(), msg("assistant", claude, step, thinking, tool)}, true, true, "anthropic"},
+		{"the later steps of a tool loop carry no thinking", "claude-sonnet-4-5",
+			[]*store.Message{u(), msg("assistant", claude, step, thinking, tool), msg("assistant", claude, step, text)}, true, true, "anthropic"},
+		{"thinking turned on for the newest turn", "claude-sonnet-4-5",
+			[]*store.Message{u(), msg("assistant", claude, step, text), u(), msg("assistant", claude, step, thinking, tool)}, true, true, "anthropic"},
+		{"thinking turned off for the newest turn", "claude-sonnet-4-5",
+			[]*store.Message{u(), msg("assistant", claude, step, thinking, text), u(), msg("assistant", claude, step, tool)}, false, true, "anthropic"},
+		{"a turn still being answered shows nothing", "claude-sonnet-4-5",
+			[]*store.Message{u(), msg("assistant", open, step, tool)}, true, true, "anthropic"},
+		{"a failed turn shows nothing", "claude-sonnet-4-5",
+			[]*store.Message{u(), msg("assistant", failed, step, text)}, true, true, "anthropic"},
+		{"a compaction summary shows nothing", "claude-sonnet-4-5",
+			[]*store.Message{u(), msg("assistant", summary, step, text)}, true, true, "anthropic"},
+		{"another provider's turn shows nothing", "claude-sonnet-4-5",
+			[]*store.Message{u(), msg("assistant", claude, step, tool)}, true, true, "amazon-bedrock"},
+		{"a model that is not Claude keeps its name's answer", "kimi-k2-thinking",
+			[]*store.Message{u(), msg("assistant", kimi, step, text)}, true, true, "moonshotai"},
+	} {
+		s := &store.Session{Messages: c.msgs}
+		if got := ThinkingEnabled(s, c.provider, c.model); got != c.enabled {
+			t.Errorf("%s: ThinkingEnabled = %v, want %v", c.name, got, c.enabled)
+		}
+		if got := ModelThinks(s, c.provider, c.model); got != c.thinks {
+			t.Errorf("%s: ModelThinks = %v, want %v", c.name, got, c.thinks)
+		}
 	}
 }
 

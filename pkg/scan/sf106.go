@@ -37,7 +37,10 @@ func checkThinkingDisabled(c *Context) {
 			continue
 		}
 		model := m.Get("modelID").String()
-		if opencode.ThinkingEnabled(c.Session, m.Get("providerID").String(), model) {
+		// Whether the model thinks at all, not whether the newest turn
+		// had it on: thinking the model produced in a turn that had it
+		// on is its own.
+		if opencode.ModelThinks(c.Session, m.Get("providerID").String(), model) {
 			continue
 		}
 		f := At(m, th[0])

@@ -150,12 +150,32 @@ func ModelThinksByName(modelID string) bool {
 	return false
 }
 
-// ThinkingEnabled reports whether the model thinks in this session. Evidence
-// in the session wins over names: a reasoning part the model itself produced
-// (OpenCode's own "reasoning" type, not marked synthetic by a repair tool) on
-// an assistant message from that provider and model proves it thinks. Without
-// evidence the name patterns of ModelThinksByName decide.
+// ThinkingEnabled reports whether the model thinks in this session's
+// requests, as far as the session shows. Evidence in the session wins over
+// names:
+//   - a reasoning part the model itself produced (OpenCode's own "reasoning"
+//     type, not marked synthetic by a repair tool) on an assistant message
+//     from that provider and model proves it thinks;
+//   - for a Claude model, the newest turn that model answered proves it does
+//     not when the turn's first step finished without one (ThinkingOffShown):
+//     OpenCode 1.18.33 turns thinking on only with a variant or a model
+//     option, and Claude with thinking on starts every turn with a thinking
+//     block, which OpenCode stores.
+//
+// Without evidence the name patterns of ModelThinksByName decide.
 func ThinkingEnabled(s *store.Session, providerID, modelID string) bool {
+	if ModelThinksByName(modelID) {
+		return !ThinkingOffShown(s, providerID, modelID)
+	}
+	return ModelThinks(s, providerID, modelID)
+}
+
+// ModelThinks reports whether the model thinks at all in this session: its
+// name says so (ModelThinksByName), or a reasoning part it produced itself
+// is stored. Unlike ThinkingEnabled it does not ask whether thinking was
+// on for the newest turn: thinking kept from a turn that had it on is the
+// model's own.
+func ModelThinks(s *store.Session, providerID, modelID string) bool {
 	if ModelThinksByName(modelID) {
 		return true
 	}
@@ -169,10 +189,65 @@ func ThinkingEnabled(s *store.Session, providerID, modelID string) bool {
 		if providerID != "" && m.Get("providerID").String() != providerID {
 			continue
 		}
-		for _, p := range m.Parts {
-			if p.Type == "reasoning" && !IsSynthetic(p) {
-				return true
-			}
+		if ownReasoning(m) {
+			return true
+		}
+	}
+	return false
+}
+
+// ownReasoning reports whether m holds a reasoning part its model produced.
+func ownReasoning(m *store.Message) bool {
+	for _, p := range m.Parts {
+		if p.Type == "reasoning" && !IsSynthetic(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// ThinkingOffShown reports whether the session shows that a Claude model
+// answered its newest turn with thinking off: the first assistant message
+// of that provider and model after the newest user message it answered
+// finished (time.completed, no error) with a text or tool part and no
+// reasoning part of its own. Only a turn's first step counts: the later
+// steps of a tool loop carry no new thinking even with thinking on. A
+// compaction summary does not count, nor does a model that is not Claude
+// (other providers may keep their reasoning to themselves).
+func ThinkingOffShown(s *store.Session, providerID, modelID string) bool {
+	if s == nil || !strings.Contains(strings.ToLower(modelID), "claude") {
+		return false
+	}
+	first := false // the next assistant message starts a turn
+	var newest *store.Message
+	for _, m := range s.Messages {
+		switch m.Role {
+		case "user":
+			first = true
+			continue
+		case "assistant":
+		default:
+			continue
+		}
+		starts := first
+		first = false
+		if !starts || m.Get("modelID").String() != modelID || m.Get("summary").Bool() {
+			continue
+		}
+		if providerID != "" && m.Get("providerID").String() != providerID {
+			continue
+		}
+		newest = m
+	}
+	if newest == nil || ownReasoning(newest) {
+		return false
+	}
+	if !newest.Get("time.completed").Exists() || newest.Get("error").Exists() {
+		return false
+	}
+	for _, p := range newest.Parts {
+		if p.Type == "text" || p.Type == "tool" {
+			return true
 		}
 	}
 	return false
