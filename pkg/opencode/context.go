@@ -81,12 +81,18 @@ var (
 	// length is 128000 tokens. However, your messages resulted in 130512
 	// tokens."
 	openAIMaxRe = regexp.MustCompile(`maximum context length is (\d+) tokens`)
+	// Gemini (INVALID_ARGUMENT): "The input token count (132478) exceeds
+	// the maximum number of tokens allowed (131072)."
+	geminiMaxRe = regexp.MustCompile(`input token count \((\d+)\) exceeds the maximum number of tokens allowed \((\d+)\)`)
 )
 
 // ContextLimitInError reads the provider's window from a context-window
 // error: M of "prompt is too long: N tokens > M maximum", of
-// "exceed context limit: N + K > M", or OpenAI's "maximum context length
-// is M tokens"; ok is false for any other text.
+// "exceed context limit: N + K > M", OpenAI's "maximum context length
+// is M tokens" or Gemini's "The input token count (N) exceeds the maximum
+// number of tokens allowed (M)"; ok is false for any other text (the
+// Responses API's "Your input exceeds the context window of this model"
+// does not print the window).
 func ContextLimitInError(text string) (limit int, ok bool) {
 	var s string
 	if m := tooLongRe.FindStringSubmatch(text); m != nil {
@@ -95,6 +101,8 @@ func ContextLimitInError(text string) (limit int, ok bool) {
 		s = m[3]
 	} else if m := openAIMaxRe.FindStringSubmatch(text); m != nil {
 		s = m[1]
+	} else if m := geminiMaxRe.FindStringSubmatch(text); m != nil {
+		s = m[2]
 	}
 	n, err := strconv.Atoi(s)
 	return n, err == nil && n > 0

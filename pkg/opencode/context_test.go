@@ -10,6 +10,14 @@ func TestContextLimitInError(t *testing.T) {
 		"input length and `max_tokens` exceed context limit: 187000 + 32000 > 200000, decrease input length or `max_tokens` and try again":  200000,
 		"This model's maximum context length is 128000 tokens. However, your messages resulted in 130512 tokens.":                           128000,
 		"Conversation history too large to compact - exceeds model context limit":                                                           0,
+		// OpenAI Chat Completions (chathub-dev/chathub#126), as the stored body.
+		`{"error":{"message":"This model's maximum context length is 4097 tokens. However, your messages resulted in 4619 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`: 4097,
+		// The Responses API's stream error event, as OpenCode stores it
+		// (anomalyco/opencode#6071): it prints no window.
+		`{"type":"error","sequence_number":2,"error":{"type":"invalid_request_error","code":"context_length_exceeded","message":"Your input exceeds the context window of this model. Please adjust your input and try again.","param":"input"}}`: 0,
+		// Gemini (google-gemini/gemini-cli#4118).
+		"The input token count (132478) exceeds the maximum number of tokens allowed (131072).":                                                                  131072,
+		`{"error":{"code":400,"message":"The input token count (1200293) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}`: 1048576,
 	} {
 		got, ok := ContextLimitInError(text)
 		if got != want || ok != (want > 0) {

@@ -285,7 +285,8 @@ func detectOtherFamilies(t string, has func(...string) bool) ErrorType {
 	case has("request_too_large", "exceeds the maximum allowed number of bytes"):
 		return ErrorRequestTooLarge
 	case has("prompt is too long", "prompt too long", "context overflow", "context_length_exceeded",
-		"exceeds the context window", "maximum context length", "contextoverflowerror"):
+		"exceeds the context window", "maximum context length", "contextoverflowerror"),
+		strings.Contains(t, "input token count") && strings.Contains(t, "exceeds the maximum number of tokens"):
 		return ErrorContextOverflow
 	case strings.Contains(t, "reasoning_content") && has("must be passed back", "is missing", "missing reasoning_content"):
 		return ErrorReasoningContentMissing

@@ -73,6 +73,14 @@ func TestDetectErrorType(t *testing.T) {
 		{"Prompt too long for this model", ErrorContextOverflow},
 		{"context overflow", ErrorContextOverflow},
 		{"This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens. (context_length_exceeded)", ErrorContextOverflow},
+		// OpenAI, Chat Completions and the Responses API's stream error
+		// (chathub-dev/chathub#126, anomalyco/opencode#6071); Gemini
+		// (google-gemini/gemini-cli#4118).
+		{"This model's maximum context length is 4097 tokens. However, your messages resulted in 4619 tokens. Please reduce the length of the messages.", ErrorContextOverflow},
+		{`{"type":"error","sequence_number":2,"error":{"type":"invalid_request_error","code":"context_length_exceeded","message":"Your input exceeds the context window of this model. Please adjust your input and try again.","param":"input"}}`, ErrorContextOverflow},
+		{"Your input exceeds the context window of this model. Please adjust your input and try again.", ErrorContextOverflow},
+		{"The input token count (132478) exceeds the maximum number of tokens allowed (131072).", ErrorContextOverflow},
+		{`{"error":{"code":400,"message":"The input token count (1200293) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}`, ErrorContextOverflow},
 		{"Overloaded", ErrorNone},
 		{"rate_limit_error: Number of request tokens has exceeded your per-minute rate limit", ErrorNone},
 		{"", ErrorNone},

@@ -16,7 +16,8 @@ var ruleSF174 = &Rule{
 	Summary:   "the history the next request sends is over the model's context window",
 	What: "sessfix estimates the tokens of the request a resume sends (the history as OpenCode 1.18.33 converts it, and the next prompt) and " +
 		"compares them with the model's context window. The window is the provider's own number when the session stores an error that prints it " +
-		"(Anthropic's `prompt is too long: N tokens > M maximum` or `exceed context limit: N + K > M`, OpenAI's `maximum context length is M tokens`); " +
+		"(Anthropic's `prompt is too long: N tokens > M maximum` or `exceed context limit: N + K > M`, OpenAI's `maximum context length is M tokens`, Gemini's `The input token count (N) exceeds the maximum number of tokens allowed (M)`; " +
+		"the Responses API's `Your input exceeds the context window of this model` prints none); " +
 		"else OpenCode's model data: your config's `provider.<id>.models.<id>.limit.context`, then the models catalogue OpenCode caches " +
 		"(`$OPENCODE_MODELS_PATH`, else `~/.cache/opencode/models.json`). The window is at least the largest prompt the provider accepted in the " +
 		"session: that is taken instead of model data that says less, and, when nothing else says and the session's newest error is a context " +
@@ -34,7 +35,9 @@ var ruleSF174 = &Rule{
 		"smaller than the session's history (a model switched to one with a smaller window).",
 	Why: "OpenCode re-sends the whole history on every prompt: the provider refuses every one of them until the history is shorter.",
 	ProviderError: "prompt is too long: 212345 tokens > 200000 maximum (Anthropic, Bedrock); This model's maximum context length is 128000 tokens. " +
-		"However, your messages resulted in 130512 tokens. (OpenAI, `context_length_exceeded`)",
+		"However, your messages resulted in 130512 tokens. Please reduce the length of the messages. (OpenAI Chat Completions, `context_length_exceeded`); " +
+		"Your input exceeds the context window of this model. Please adjust your input and try again. (OpenAI Responses API, `context_length_exceeded`); " +
+		"The input token count (1200293) exceeds the maximum number of tokens allowed (1048576). (Gemini, `INVALID_ARGUMENT`)",
 	FixDoc: "`markToolCompacted`, OpenCode's own prune: sessfix marks completed tool results compacted (`state.time.compacted`, which OpenCode " +
 		"sets when it prunes; it then sends `[Old tool result content cleared]` instead of the output), the oldest turn first and within a turn " +
 		"the largest output first, until the estimate is under 90% of the context OpenCode lets a request use (the window less the answer's " +
@@ -93,8 +96,12 @@ func checkContextWindow(c *Context) {
 // tokens over a window of limit tokens with.
 func contextError(k sent.Family, n, limit int) string {
 	switch k {
-	case sent.Chat, sent.Responses:
-		return fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens.", limit, n)
+	case sent.Chat:
+		return fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.", limit, n)
+	case sent.Responses:
+		return "Your input exceeds the context window of this model. Please adjust your input and try again."
+	case sent.Google:
+		return fmt.Sprintf("The input token count (%d) exceeds the maximum number of tokens allowed (%d).", n, limit)
 	}
 	return fmt.Sprintf("prompt is too long: %d tokens > %d maximum", n, limit)
 }

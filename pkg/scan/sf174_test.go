@@ -153,3 +153,48 @@ func TestContextWindowFromModelData(t *testing.T) {
 		t.Fatalf("config window 200000: %+v", got)
 	}
 }
+
+// The other families' stored errors: the window is read from the text
+// where it prints one (OpenAI Chat Completions, Gemini), and the finding
+// says the family's own error. The Responses API's text prints none: the
+// window is then the largest prompt the provider accepted, a warning.
+func TestContextWindowOtherFamilies(t *testing.T) {
+	for _, c := range []struct {
+		name, provider, model, stored string
+		window                        int
+		severity                      Severity
+		predicted                     string
+	}{
+		{"chat", "deepseek", "deepseek-chat",
+			"This model's maximum context length is 40000 tokens. However, your messages resulted in 50961 tokens. Please reduce the length of the messages.",
+			40000, Error, "This model's maximum context length is 40000 tokens. However, your messages resulted in "},
+		{"responses", "openai", "gpt-5",
+			`{"type":"error","sequence_number":2,"error":{"type":"invalid_request_error","code":"context_length_exceeded","message":"Your input exceeds the context window of this model. Please adjust your input and try again.","param":"input"}}`,
+			18487, Warning, "Your input exceeds the context window of this model. Please adjust your input and try again."},
+		{"gemini", "google", "gemini-3-flash-preview",
+			"The input token count (50961) exceeds the maximum number of tokens allowed (40000).",
+			40000, Error, "exceeds the maximum number of tokens allowed (40000)."},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := overflowSession("read the notes")
+			for _, m := range s.Messages {
+				raw := strings.ReplaceAll(string(m.Raw), `"providerID":"anthropic","modelID":"claude-sonnet-4-5"`,
+					fmt.Sprintf(`"providerID":%q,"modelID":%q`, c.provider, c.model))
+				raw = strings.Replace(raw, `"message":"prompt is too long: 50961 tokens > 40000 maximum"`, fmt.Sprintf(`"message":%q`, c.stored), 1)
+				m.Raw = []byte(raw)
+			}
+			w, ok := opencode.WindowOf(s, nil)
+			if !ok || w.Context != c.window {
+				t.Fatalf("window %+v %v, want %d", w, ok, c.window)
+			}
+			got := findingsOf(CheckSession(s, settled()), SF174)
+			if len(got) != 1 || got[0].Severity != c.severity || got[0].Fix != "markToolCompacted" || !strings.Contains(got[0].ProviderError, c.predicted) {
+				t.Fatalf("SF174: %+v", got)
+			}
+			// A warning is not taken for the stored error's cause.
+			if sf302 := findingsOf(CheckSession(s, settled()), SF302); c.severity == Error && (len(sf302) != 1 || sf302[0].Fix != "markToolCompacted") {
+				t.Fatalf("SF302: %+v", sf302)
+			}
+		})
+	}
+}
