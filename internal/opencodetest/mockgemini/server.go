@@ -64,6 +64,10 @@ type Config struct {
 	EventDelay time.Duration
 	// NoValidate answers every request, even one the API would reject.
 	NoValidate bool
+	// MaxPromptTokens, when positive, is the model's context window: a
+	// request whose prompt counts more tokens (PromptTokens) is refused
+	// with 400 INVALID_ARGUMENT MsgInputTokenCount.
+	MaxPromptTokens int
 	// OnStage, when set, is called (synchronously, from the handler) each
 	// time a request reaches a stage.
 	OnStage func(r *Request, s Stage)
@@ -97,6 +101,21 @@ func (s *Server) Secret() []byte { return s.Config().Secret }
 
 // SetScript replaces the script for requests that arrive from now on.
 func (s *Server) SetScript(sc Script) { s.Configure(func(c *Config) { c.Script = sc }) }
+
+// SetMaxPromptTokens sets Config.MaxPromptTokens.
+func (s *Server) SetMaxPromptTokens(n int) { s.Configure(func(c *Config) { c.MaxPromptTokens = n }) }
+
+// PromptTokens is the mock's token count of a request: its body's bytes
+// / 4 + 1, as mockanthropic counts (the real tokenizer is not public).
+// It is what Config.MaxPromptTokens is checked against.
+func PromptTokens(body []byte) int { return len(body)/4 + 1 }
+
+// MsgInputTokenCount is Gemini's refusal of a request of n tokens to a
+// model whose input limit is limit tokens, as users quote it
+// (google-gemini/gemini-cli#4118, #6678).
+func MsgInputTokenCount(n, limit int) string {
+	return fmt.Sprintf("The input token count (%d) exceeds the maximum number of tokens allowed (%d).", n, limit)
+}
 
 // SetSecret replaces the signing secret for requests that arrive from now
 // on (as if the user switched to another account).
@@ -141,6 +160,10 @@ func (s *Server) handle(w http.ResponseWriter, hr *http.Request, r *Request, cfg
 			s.reject(hr.Context(), w, r, e)
 			return
 		}
+	}
+	if n := PromptTokens(r.Body); cfg.MaxPromptTokens > 0 && n > cfg.MaxPromptTokens {
+		s.reject(hr.Context(), w, r, invalid("%s", MsgInputTokenCount(n, cfg.MaxPromptTokens)))
+		return
 	}
 	turn := cfg.Script(r)
 	if turn.Error != nil {

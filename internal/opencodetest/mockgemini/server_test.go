@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -200,5 +201,29 @@ func TestPauseMidThought(t *testing.T) {
 	resp.Body.Close()
 	if chunks[len(chunks)-1].Candidates[0].FinishReason != "STOP" {
 		t.Errorf("stream did not finish after release")
+	}
+}
+
+// A request over Config.MaxPromptTokens is refused with Gemini's 400
+// INVALID_ARGUMENT "The input token count (N) exceeds the maximum number
+// of tokens allowed (M)."; within the window it is answered.
+func TestInputTokenCount(t *testing.T) {
+	s := New(Config{})
+	defer s.Close()
+	body := req(user(text(strings.Repeat("x", 400))))
+	n := PromptTokens([]byte(body))
+	s.SetMaxPromptTokens(n - 1)
+	resp := post(t, s, model3, "streamGenerateContent", body)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	want := fmt.Sprintf("The input token count (%d) exceeds the maximum number of tokens allowed (%d).", n, n-1)
+	if resp.StatusCode != 400 || string(b) != `{"error":{"code":400,"message":"`+want+`","status":"INVALID_ARGUMENT"}}` {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	s.SetMaxPromptTokens(n)
+	resp = post(t, s, model3, "streamGenerateContent", body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("within the window: %d", resp.StatusCode)
 	}
 }

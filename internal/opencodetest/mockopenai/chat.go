@@ -311,6 +311,10 @@ func (s *Server) handleChat(ctx context.Context, w http.ResponseWriter, r *Reque
 			return
 		}
 	}
+	if n := PromptTokens(r.Body); cfg.MaxPromptTokens > 0 && n > cfg.MaxPromptTokens {
+		s.reject(ctx, w, r, contextLengthExceeded(p.Dialect, "messages", MsgContextLength(cfg.MaxPromptTokens, n)))
+		return
+	}
 	turn := cfg.Script(r)
 	if turn.Error != nil {
 		if turn.Error.Dialect == "" {

@@ -66,12 +66,30 @@ func noKey(d Dialect) *APIError {
 		Message: "You didn't provide an API key.", Code: str("missing_api_key")}
 }
 
+// contextLengthExceeded is OpenAI's refusal of a request over the context
+// window: 400 invalid_request_error, code context_length_exceeded, param
+// "messages" (Chat Completions) or "input" (Responses).
+func contextLengthExceeded(d Dialect, param, msg string) *APIError {
+	return &APIError{Dialect: d, Status: http.StatusBadRequest, Type: "invalid_request_error", Message: msg, Param: str(param), Code: str("context_length_exceeded")}
+}
+
+// MsgContextLength is Chat Completions' context_length_exceeded text for a
+// request of n tokens to a model of a window of limit tokens, as users
+// quote it (chathub-dev/chathub#126, ChatGPTNextWeb/NextChat#625).
+func MsgContextLength(limit, n int) string {
+	return fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.", limit, n)
+}
+
 // Error texts. Where the API puts an index or id into the text, the Msg*
 // helpers build it.
 const (
 	// TextDeepSeekPassBack is DeepSeek's error for a tool-call message
 	// without reasoning_content from its V4 models (the text has no index).
 	TextDeepSeekPassBack = "The `reasoning_content` in the thinking mode must be passed back to the API."
+	// TextContextWindow is the Responses API's context_length_exceeded
+	// text (anomalyco/opencode#6071, openai/codex#19269): it prints no
+	// window.
+	TextContextWindow = "Your input exceeds the context window of this model. Please adjust your input and try again."
 	// TextStoreFalse ends the Responses API's "not found" error.
 	TextStoreFalse = "Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input."
 	textBadJSON    = "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)"

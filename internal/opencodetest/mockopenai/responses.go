@@ -312,6 +312,16 @@ func (s *Server) handleResponses(ctx context.Context, w http.ResponseWriter, r *
 			return
 		}
 	}
+	if n := PromptTokens(r.Body); cfg.MaxPromptTokens > 0 && n > cfg.MaxPromptTokens {
+		e := contextLengthExceeded(OpenAI, "input", TextContextWindow)
+		if !parsed.Stream {
+			s.reject(ctx, w, r, e)
+			return
+		}
+		s.base.Update(r, func(r *Request) { r.Turn.Status = http.StatusOK })
+		s.base.Reject(ctx, w, r, e.Message, func(w http.ResponseWriter) { s.streamError(ctx, w, r, e) })
+		return
+	}
 	turn := cfg.Script(r)
 	if turn.Error != nil {
 		if turn.Error.Dialect == "" {
@@ -491,4 +501,23 @@ func (s *Server) responsesStream(e sse, r *Request, turn Turn, items []Item) {
 	final["usage"] = responsesUsage(r, len(items))
 	ev("response.completed", map[string]any{"response": final})
 	e.Reach(StageDone)
+}
+
+// streamError answers a streamed request the way the Responses API
+// refuses one over the context window: HTTP 200, response.created and
+// response.in_progress, then an error event carrying the error
+// (sequence_number 2), as OpenCode stores it (anomalyco/opencode#6071:
+// {"type":"error","sequence_number":2,"error":{"type":"invalid_request_error",
+// "code":"context_length_exceeded","message":…,"param":"input"}}).
+func (s *Server) streamError(ctx context.Context, w http.ResponseWriter, r *Request, e *APIError) {
+	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("x-request-id", newID("req_"))
+	w.WriteHeader(http.StatusOK)
+	out := sse{s.base.Stream(ctx, w, r, 0)}
+	resp := responseObject(newID("resp_"), time.Now().Unix(), r, "in_progress")
+	out.send("response.created", map[string]any{"type": "response.created", "sequence_number": 0, "response": resp})
+	out.send("response.in_progress", map[string]any{"type": "response.in_progress", "sequence_number": 1, "response": resp})
+	out.send("error", map[string]any{"type": "error", "sequence_number": 2,
+		"error": map[string]any{"type": e.Type, "code": e.Code, "message": e.Message, "param": e.Param}})
 }

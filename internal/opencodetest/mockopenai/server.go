@@ -139,6 +139,11 @@ type Config struct {
 	// Thinking decides whether a Chat Completions request runs in
 	// thinking mode (ThinkingOn when nil).
 	Thinking func(d Dialect, r *ChatRequest) bool
+	// MaxPromptTokens, when positive, is the model's context window: a
+	// request whose prompt counts more tokens (PromptTokens) is refused
+	// with OpenAI's context_length_exceeded (MsgContextLength on Chat
+	// Completions, TextContextWindow on the Responses API).
+	MaxPromptTokens int
 	// OnStage, when set, is called (synchronously, from the handler) each
 	// time a request reaches a stage.
 	OnStage func(r *Request, s Stage)
@@ -171,6 +176,16 @@ func New(cfg Config) *Server {
 	s.base = mockstream.Start(cfg, cfg.OnStage, s.handle)
 	return s
 }
+
+// SetMaxPromptTokens sets Config.MaxPromptTokens.
+func (s *Server) SetMaxPromptTokens(n int) { s.base.Configure(func(c *Config) { c.MaxPromptTokens = n }) }
+
+// PromptTokens is the mock's token count of a request: its body's bytes
+// / 4 + 1, as mockanthropic counts (the real tokenizer is not public;
+// about 4 bytes a token on English text). It is the input_tokens the
+// Responses API reports and what Config.MaxPromptTokens is checked
+// against.
+func PromptTokens(body []byte) int { return len(body)/4 + 1 }
 
 // URL is the server's root, e.g. http://127.0.0.1:12345.
 func (s *Server) URL() string { return s.base.URL() }

@@ -287,3 +287,39 @@ func TestSetReading(t *testing.T) {
 		t.Errorf("back to the lenient reading: %d", resp.StatusCode)
 	}
 }
+
+// A request over Config.MaxPromptTokens is refused with OpenAI's
+// context_length_exceeded: on Chat Completions a 400 with the text that
+// prints the window and the request's count; on a streamed Responses
+// request an error event after response.created and response.in_progress,
+// the body OpenCode stores; a request within the window is answered.
+func TestContextLengthExceeded(t *testing.T) {
+	s := New(Config{})
+	defer s.Close()
+	chat := `{"model":"gpt-4.1","stream":true,` + chatTools + `"messages":[{"role":"user","content":"` + strings.Repeat("x", 400) + `"}]}`
+	s.SetMaxPromptTokens(PromptTokens([]byte(chat)) - 1)
+	resp := post(t, s, OpenAI, "/chat/completions", "sk-a", chat)
+	b, _ := io.ReadAll(resp.Body)
+	want := MsgContextLength(PromptTokens([]byte(chat))-1, PromptTokens([]byte(chat)))
+	if resp.StatusCode != 400 || string(b) != `{"error":{"code":"context_length_exceeded","message":"`+want+`","param":"messages","type":"invalid_request_error"}}` {
+		t.Errorf("chat: %d %s", resp.StatusCode, b)
+	}
+
+	body := respRequest(false, `{"role":"user","content":[{"type":"input_text","text":"`+strings.Repeat("x", 400)+`"}]}`)
+	s.SetMaxPromptTokens(PromptTokens([]byte(body)) - 1)
+	resp = post(t, s, OpenAI, "/responses", "sk-a", body)
+	evs := readEvents(t, resp.Body)
+	if resp.StatusCode != 200 || len(evs) != 3 || evs[0].Name != "response.created" || evs[1].Name != "response.in_progress" || evs[2].Name != "error" ||
+		evs[2].Raw != `{"error":{"code":"context_length_exceeded","message":"`+TextContextWindow+`","param":"input","type":"invalid_request_error"},"sequence_number":2,"type":"error"}` {
+		t.Errorf("responses: %d %+v", resp.StatusCode, evs)
+	}
+	if r := s.Rejected(); len(r) != 2 || r[0].Error != want || r[1].Error != TextContextWindow || !r[1].Reached(StageRejected) {
+		t.Errorf("rejected %+v", r)
+	}
+
+	s.SetMaxPromptTokens(PromptTokens([]byte(body)))
+	resp = post(t, s, OpenAI, "/responses", "sk-a", body)
+	if evs := readEvents(t, resp.Body); evs[len(evs)-1].Name != "response.completed" {
+		t.Errorf("within the window: %+v", evs)
+	}
+}
