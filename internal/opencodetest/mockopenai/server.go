@@ -178,7 +178,9 @@ func New(cfg Config) *Server {
 }
 
 // SetMaxPromptTokens sets Config.MaxPromptTokens.
-func (s *Server) SetMaxPromptTokens(n int) { s.base.Configure(func(c *Config) { c.MaxPromptTokens = n }) }
+func (s *Server) SetMaxPromptTokens(n int) {
+	s.base.Configure(func(c *Config) { c.MaxPromptTokens = n })
+}
 
 // PromptTokens is the mock's token count of a request: its body's bytes
 // / 4 + 1, as mockanthropic counts (the real tokenizer is not public;
