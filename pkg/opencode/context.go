@@ -231,6 +231,17 @@ const blockOverhead = 48
 // counted in the base is then taken off at 4 bytes a token for Tokens
 // and 3 for Low.
 func EstimateContext(s *store.Session, r *sent.Request, compacted map[string]bool) ContextEstimate {
+	return estimateContext(s, r, compacted, false)
+}
+
+// EstimateUncompacted is EstimateContext with every tool result counted
+// whole, as if none were compacted: about the request a stored overflow
+// was refused on before a prune (sessfix's or OpenCode's) cleared results.
+func EstimateUncompacted(s *store.Session, r *sent.Request) ContextEstimate {
+	return estimateContext(s, r, nil, true)
+}
+
+func estimateContext(s *store.Session, r *sent.Request, compacted map[string]bool, whole bool) ContextEstimate {
 	var e ContextEstimate
 	order := map[string]int{}
 	for i, m := range s.Messages {
@@ -255,7 +266,7 @@ func EstimateContext(s *store.Session, r *sent.Request, compacted map[string]boo
 	var added, addedImages, savedHi, savedLo int
 	for _, pm := range r.Messages {
 		for _, b := range pm.Blocks {
-			n, images := blockBytes(s, b, compacted)
+			n, images := blockBytes(s, b, compacted, whole)
 			after := b.MessageID == "" || base < 0 || order[b.MessageID] > base ||
 				order[b.MessageID] == base && b.Type == "tool_result"
 			if after {
@@ -265,7 +276,7 @@ func EstimateContext(s *store.Session, r *sent.Request, compacted map[string]boo
 			}
 			if b.Type == "tool_result" && compacted[b.PartID] {
 				// Counted in the base as it was; it is cleared now.
-				if full, _ := blockBytes(s, b, nil); full > n {
+				if full, _ := blockBytes(s, b, nil, whole); full > n {
 					savedHi += (full - n) / 4
 					savedLo += (full - n + 2) / 3
 				}
@@ -278,8 +289,8 @@ func EstimateContext(s *store.Session, r *sent.Request, compacted map[string]boo
 }
 
 // blockBytes is the size of what a block sends, in bytes, and the images
-// it sends.
-func blockBytes(s *store.Session, b sent.Block, compacted map[string]bool) (n, images int) {
+// it sends; whole counts a compacted tool result whole.
+func blockBytes(s *store.Session, b sent.Block, compacted map[string]bool, whole bool) (n, images int) {
 	switch b.Type {
 	case "image":
 		return 0, 1
@@ -297,7 +308,7 @@ func blockBytes(s *store.Session, b sent.Block, compacted map[string]bool) (n, i
 		if p == nil {
 			return len(b.Text), 0
 		}
-		if compacted[p.ID] || p.Get("state.time.compacted").Exists() {
+		if compacted[p.ID] || !whole && p.Get("state.time.compacted").Exists() {
 			return len(ClearedToolOutput), 0
 		}
 		if p.Get("state.status").String() == "error" {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sessfix/sessfix/pkg/ocenv"
 	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -87,7 +88,11 @@ func Diagnose(s *store.Session, text string, opts *Options) *Diagnosis {
 		}
 	}
 	if r.Type != opencode.ErrorNone {
-		if why, ok := Resolved(r, s, others); ok && failed != nil {
+		var oc *ocenv.Resolver
+		if opts != nil {
+			oc = opts.OpenCode
+		}
+		if why, ok := ResolvedWith(r, s, others, oc); ok && failed != nil {
 			d.Resolved = why
 		} else if !ok && r.Defect.SessionWide() {
 			for _, m := range r.Showing(s, until) {

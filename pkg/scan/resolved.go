@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/sessfix/sessfix/pkg/ocenv"
 	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
@@ -47,6 +48,14 @@ import (
 // any more (for a session-wide defect, no message before the attempt; else
 // the one the error names).
 func Resolved(r *opencode.Recovery, s *store.Session, found []Finding) (string, bool) {
+	return ResolvedWith(r, s, found, nil)
+}
+
+// ResolvedWith is Resolved that may also read the model's context window
+// from OpenCode's model data (oc, nil for none), for a context-window error
+// that prints no window (the Responses API's "Your input exceeds the
+// context window of this model").
+func ResolvedWith(r *opencode.Recovery, s *store.Session, found []Finding, oc *ocenv.Resolver) (string, bool) {
 	if r.Defect.InRecords() {
 		return resolvedInRecords(r, s, found)
 	}
@@ -59,7 +68,7 @@ func Resolved(r *opencode.Recovery, s *store.Session, found []Finding) (string, 
 		if how := imageCountWithin(r, s); how != "" {
 			return how, true
 		}
-		if how := contextWithin(r, s); how != "" {
+		if how := contextWithin(r, s, oc); how != "" {
 			return how, true
 		}
 		if how := mediaReplaced(r, s); how != "" {
@@ -315,15 +324,26 @@ func imageCountWithin(r *opencode.Recovery, s *store.Session) string {
 // provider's error, or the largest prompt it accepted) and sessfix's
 // conservative estimate of the next request is within it now, which
 // OpenCode's prune of old tool results (markToolCompacted) brings about.
-func contextWithin(r *opencode.Recovery, s *store.Session) string {
+// When the error prints no window, the window OpenCode's model data gives
+// (oc) is taken too, but only where it explains the refusal: the request
+// with every tool result counted whole is over it even by the lenient
+// estimate (a model data window too big to explain the error proves
+// nothing).
+func contextWithin(r *opencode.Recovery, s *store.Session, oc *ocenv.Resolver) string {
 	if r.Type != opencode.ErrorContextOverflow || r.Failed == nil {
 		return ""
 	}
+	req := sent.Build(s, sent.Options{NextPrompt: true})
 	w, ok := opencode.WindowOf(s, nil)
+	if oc != nil && !w.Provider {
+		if m, mok := opencode.WindowOf(s, oc); mok && !m.LowerBound && opencode.EstimateUncompacted(s, req).Low > m.Context {
+			w, ok = m, true
+		}
+	}
 	if !ok {
 		return ""
 	}
-	est := opencode.EstimateContext(s, sent.Build(s, sent.Options{NextPrompt: true}), nil)
+	est := opencode.EstimateContext(s, req, nil)
 	if est.Tokens > w.Context {
 		return ""
 	}

@@ -198,3 +198,58 @@ func TestContextWindowOtherFamilies(t *testing.T) {
 		})
 	}
 }
+
+// The Responses API's stored overflow prints no window: with the model's
+// window in OpenCode's model data, SF174 is an error that SF302 is repaired
+// through, and once the old results are compacted the stored error counts
+// as repaired (the fixture's schema findings aside: TestContextWindowOpenAI
+// proves SF302 gone on a real store) (the config's window explains the refusal: the history with
+// every result whole is over it). A config window too big to explain the
+// refusal proves nothing: the stored error is not taken as repaired.
+func TestContextWindowResponsesFromModelData(t *testing.T) {
+	cfg := func(context int) *Options {
+		content := fmt.Sprintf(`{"provider":{"openai":{"models":{"gpt-5":{"limit":{"context":%d,"output":4000}}}}}}`, context)
+		o := settled()
+		o.OpenCode = ocenv.NewResolver(ocenv.Env{Getenv: func(k string) string {
+			if k == "OPENCODE_CONFIG_CONTENT" {
+				return content
+			}
+			return ""
+		}})
+		return o
+	}
+	s := overflowSession("read the notes")
+	for _, m := range s.Messages {
+		raw := strings.ReplaceAll(string(m.Raw), `"providerID":"anthropic","modelID":"claude-sonnet-4-5"`, `"providerID":"openai","modelID":"gpt-5"`)
+		raw = strings.Replace(raw, `"message":"prompt is too long: 50961 tokens > 40000 maximum"`, `"message":"Your input exceeds the context window of this model. Please adjust your input and try again."`, 1)
+		m.Raw = []byte(raw)
+	}
+	s.Info = &store.Record{Raw: []byte(`{"directory":"/work/x"}`)}
+	fs := CheckSession(s, cfg(40000))
+	if got := findingsOf(fs, SF174); len(got) != 1 || got[0].Severity != Error || got[0].Fix != "markToolCompacted" {
+		t.Fatalf("SF174: %+v", got)
+	}
+	if got := findingsOf(fs, SF302); len(got) != 1 || got[0].Fix != "markToolCompacted" {
+		t.Fatalf("SF302: %+v", got)
+	}
+	w, _ := opencode.WindowOf(s, cfg(40000).OpenCode)
+	parts, fits := opencode.PruneForWindow(s, sent.Build(s, sent.Options{NextPrompt: true}), w)
+	if !fits {
+		t.Fatalf("prune %d parts, does not fit", len(parts))
+	}
+	for _, p := range parts {
+		p.Raw = []byte(strings.Replace(string(p.Raw), `"time":{"start":1,"end":2}`, `"time":{"start":1,"end":2,"compacted":9}`, 1))
+	}
+	failed := s.Messages[3]
+	r := opencode.ReadError(s, failed.Get("error.data.message").String(), failed)
+	fs = CheckSession(s, cfg(40000))
+	if why, ok := ResolvedWith(r, s, findingsOf(fs, SF174), cfg(40000).OpenCode); !ok || !strings.Contains(why, "within the model's 40000-token context window") {
+		t.Fatalf("after the prune: %q %v", why, ok)
+	}
+	if _, ok := ResolvedWith(r, s, nil, cfg(200000).OpenCode); ok {
+		t.Fatal("a config window the refused request was within is taken as the window")
+	}
+	if _, ok := Resolved(r, s, nil); ok {
+		t.Fatal("without model data the stored error is taken as repaired")
+	}
+}
