@@ -242,6 +242,30 @@ func EstimateUncompacted(s *store.Session, r *sent.Request) ContextEstimate {
 }
 
 func estimateContext(s *store.Session, r *sent.Request, compacted map[string]bool, whole bool) ContextEstimate {
+	e, _ := estimateSums(s, r, compacted, whole, nil)
+	return e
+}
+
+// contextSums are the terms of an estimate: the measured base, the bytes
+// and images counted after it, and what compacted results take off it.
+type contextSums struct{ measured, added, images, savedHi, savedLo int }
+
+func (c contextSums) tokens() int {
+	return max(0, c.measured+(c.added+2)/3+c.images*ImageTokens-c.savedHi)
+}
+
+// less is c with the gain of compacting one more tool part.
+func (c contextSums) less(g contextSums) contextSums {
+	return contextSums{c.measured, c.added - g.added, c.images - g.images, c.savedHi + g.savedHi, c.savedLo + g.savedLo}
+}
+
+// estimateSums is estimateContext's work. With gains non-nil it also
+// records, for each tool part a tool_result block sends, what compacting
+// it would change in the sums (added bytes and images it no longer sends,
+// or what it takes off the base), so that a prune can add parts one by
+// one without estimating the request again: sums.less(gain) is exactly
+// the sums with that part compacted too.
+func estimateSums(s *store.Session, r *sent.Request, compacted map[string]bool, whole bool, gains map[string]contextSums) (ContextEstimate, contextSums) {
 	var e ContextEstimate
 	order := map[string]int{}
 	for i, m := range s.Messages {
@@ -269,6 +293,18 @@ func estimateContext(s *store.Session, r *sent.Request, compacted map[string]boo
 			n, images := blockBytes(s, b, compacted, whole)
 			after := b.MessageID == "" || base < 0 || order[b.MessageID] > base ||
 				order[b.MessageID] == base && b.Type == "tool_result"
+			if gains != nil && b.Type == "tool_result" && b.PartID != "" && !compacted[b.PartID] {
+				nc, imagesC := blockBytes(s, b, map[string]bool{b.PartID: true}, whole)
+				g := gains[b.PartID]
+				if after {
+					g.added += n - nc
+					g.images += images - imagesC
+				} else if n > nc {
+					g.savedHi += (n - nc) / 4
+					g.savedLo += (n - nc + 2) / 3
+				}
+				gains[b.PartID] = g
+			}
 			if after {
 				added += n + blockOverhead
 				addedImages += images
@@ -285,7 +321,7 @@ func estimateContext(s *store.Session, r *sent.Request, compacted map[string]boo
 	}
 	e.Tokens = max(0, e.Measured+(added+2)/3+addedImages*ImageTokens-savedHi)
 	e.Low = max(0, e.Measured+added/4+addedImages*ImageTokens-savedLo)
-	return e
+	return e, contextSums{e.Measured, added, addedImages, savedHi, savedLo}
 }
 
 // blockBytes is the size of what a block sends, in bytes, and the images
@@ -346,7 +382,9 @@ func PruneForWindow(s *store.Session, r *sent.Request, w ContextWindow) (parts [
 	if target <= 0 {
 		return nil, false
 	}
-	if EstimateContext(s, r, nil).Tokens <= target {
+	gains := map[string]contextSums{}
+	est, sums := estimateSums(s, r, nil, false, gains)
+	if est.Tokens <= target {
 		return nil, true
 	}
 	type cand struct {
@@ -385,11 +423,13 @@ func PruneForWindow(s *store.Session, r *sent.Request, w ContextWindow) (parts [
 		}
 		return cands[i].size > cands[j].size
 	})
-	chosen := map[string]bool{}
+	// Each part's gain is added to the sums instead of estimating the
+	// request again for every part: the same numbers, in linear time
+	// (TestPruneGainsExact).
 	for _, c := range cands {
-		chosen[c.p.ID] = true
+		sums = sums.less(gains[c.p.ID])
 		parts = append(parts, c.p)
-		if EstimateContext(s, r, chosen).Tokens <= target {
+		if sums.tokens() <= target {
 			return parts, true
 		}
 	}

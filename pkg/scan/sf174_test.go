@@ -253,3 +253,29 @@ func TestContextWindowResponsesFromModelData(t *testing.T) {
 		t.Fatal("without model data the stored error is taken as repaired")
 	}
 }
+
+// The prune adds each part's gain to the estimate's sums instead of
+// estimating again: it chooses exactly what estimating the request again
+// after each part would (every shorter prefix of its choice is over the
+// target by EstimateContext, the whole choice within it).
+func TestPruneGainsExact(t *testing.T) {
+	for name, s := range map[string]*store.Session{"small": overflowSession("read the notes"), "turns=30": bigOverflowSession(30, 4)} {
+		r := sent.Build(s, sent.Options{NextPrompt: true})
+		w, ok := opencode.WindowOf(s, nil)
+		if !ok {
+			t.Fatalf("%s: no window", name)
+		}
+		parts, fits := opencode.PruneForWindow(s, r, w)
+		if !fits || len(parts) < 2 {
+			t.Fatalf("%s: %d parts, fits %v", name, len(parts), fits)
+		}
+		chosen := map[string]bool{}
+		for i, p := range parts {
+			chosen[p.ID] = true
+			est := opencode.EstimateContext(s, r, chosen).Tokens
+			if last := i == len(parts)-1; last != (est <= w.Target()) {
+				t.Fatalf("%s: after %d of %d parts the estimate is %d, target %d", name, i+1, len(parts), est, w.Target())
+			}
+		}
+	}
+}
