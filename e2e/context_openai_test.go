@@ -56,8 +56,9 @@ func (s *openAIReadFilesScript) answer(r *mockopenai.Request) mockopenai.Turn {
 // request over it: OpenCode 1.18.33 stores the provider's error and every
 // prompt is refused. scan reports SF174 (error, the window from the
 // config) before any resume; `sessfix fix --yes` right after the failure
-// marks old tool results compacted, undo restores the store exactly, and
-// the resume is accepted within the window.
+// and again after a refused resume marks old tool results compacted, undo
+// restores the store exactly each time, and the resume is accepted within
+// the window.
 func TestContextWindowOpenAI(t *testing.T) {
 	acquire(t)
 	ctx := testCtx(t, 12*time.Minute)
@@ -86,9 +87,17 @@ func TestContextWindowOpenAI(t *testing.T) {
 	msgs := d.session(sid)
 	stored := msgs[len(msgs)-1]
 	t.Logf("stored: %v", stored.Data["error"])
-	// Before any resume, scan already says the next request is over.
+	// Before any resume, scan already says the next request is over, and
+	// fix --yes right after the failure repairs it; undo is exact.
 	if fs, out := sessionFindings(t, e, sid); !hasCode(fs, scan.SF174, "error") {
 		t.Fatalf("before any resume, scan does not report the history over the window\n%s", out)
+	}
+	state := storeState(t, d)
+	if fix := sessfix(t, e, "fix", "--yes", e.DataDir()); fix.ExitCode != 0 {
+		t.Fatalf("fix --yes right after the failure\n%s", fix)
+	}
+	if res := sessfix(t, e, "undo", "--last"); res.ExitCode != 0 || storeState(t, d) != state {
+		t.Fatalf("undo did not restore the store exactly\n%s", res)
 	}
 	before := resumeVerdict(ctx, t, e, openAICalls, sid, "go on")
 	if before != mockopenai.TextContextWindow {
@@ -104,7 +113,7 @@ func TestContextWindowOpenAI(t *testing.T) {
 			t.Fatalf("an error sessfix cannot repair: %+v\n%s", f, out)
 		}
 	}
-	state := storeState(t, d)
+	state = storeState(t, d)
 	if fix := sessfix(t, e, "fix", "--yes", e.DataDir()); fix.ExitCode != 0 {
 		t.Fatalf("fix --yes\n%s", fix)
 	}

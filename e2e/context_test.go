@@ -321,3 +321,82 @@ func TestContextWindowFailedCompaction(t *testing.T) {
 		Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted",
 	})
 }
+
+// TestContextWindow11: TestContextWindow on OpenCode 1.1.65 (JSON
+// storage) with its default config. 1.1.65 does not compact on a refused
+// overflow (OBSERVED.md, "Compaction"): it stores the provider's error as
+// a ContextOverflowError and the next prompt is sent, and refused, the
+// same way: dead. It sends a tool result whose state.time.compacted is set
+// as `[Old tool result content cleared]` (read from its binary), so the
+// same repair applies: scan reports SF174 before any resume, `sessfix fix
+// --yes` right after the failure marks old results compacted, undo is
+// exact, and the resume is accepted within the window.
+func TestContextWindow11(t *testing.T) {
+	acquire(t)
+	ctx := testCtx(t, 12*time.Minute)
+	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_1, Timeout: 3 * time.Minute, ThinkingBudget: 1024,
+		ModelLimits: map[string]map[string]int{opencodetest.DefaultModel: {"context": contextWindow, "output": 4000}}})
+	e.Mock.SetMaxPromptTokens(contextWindow)
+	script := &readFilesScript{paths: writeTextFiles(t, e.ProjectDir, 4, 500)}
+	e.Mock.SetScript(script.answer)
+	first, err := e.Prompt(ctx, "please read the notes "+markerReadFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := first.SessionID
+	overflowed := false
+	for _, r := range e.Mock.Requests() {
+		overflowed = overflowed || r.Chat && strings.HasPrefix(r.Error, "prompt is too long:")
+		if isCompactionRequest(&r) {
+			t.Fatal("OpenCode 1.1.65 compacted on the overflow")
+		}
+	}
+	if !overflowed {
+		t.Fatal("no request over the window was refused")
+	}
+	if fs, out := sessionFindings(t, e, sid); !hasCode(fs, scan.SF174, "error") {
+		t.Fatalf("before any resume, scan does not report the history over the window\n%s", out)
+	}
+	d := dataDir{t, e.DataDir()}
+	state := storeState(t, d)
+	if fix := sessfix(t, e, "fix", "--yes", e.DataDir()); fix.ExitCode != 0 {
+		t.Fatalf("fix --yes right after the failure\n%s", fix)
+	}
+	if res := sessfix(t, e, "undo", "--last"); res.ExitCode != 0 || storeState(t, d) != state {
+		t.Fatalf("undo did not restore the store exactly\n%s", res)
+	}
+	before := resumeVerdict(ctx, t, e, anthropicCalls, sid, "go on")
+	if !strings.HasPrefix(before, "prompt is too long:") || !strings.HasSuffix(before, fmt.Sprintf("> %d maximum", contextWindow)) {
+		t.Fatalf("the resume of the overflowed session: %q, want prompt is too long", before)
+	}
+	fs, out := sessionFindings(t, e, sid)
+	if !hasCode(fs, scan.SF174, "error") || !hasCode(fs, scan.SF302, "error") || out.ExitCode != 1 {
+		t.Fatalf("scan does not report the history over the window\n%s", out)
+	}
+	fix := sessfix(t, e, "fix", "--yes", e.DataDir())
+	if fix.ExitCode != 0 || !strings.Contains(fix.Stdout+fix.Stderr, "markToolCompacted") {
+		t.Fatalf("fix --yes\n%s", fix)
+	}
+	if fs, out := sessionFindings(t, e, sid); hasCode(fs, scan.SF174, "") || hasCode(fs, scan.SF302, "error") || hasCode(fs, scan.SF302, "warning") {
+		t.Fatalf("after the fix\n%s", out)
+	}
+	n := len(e.Mock.Requests())
+	if rej := resumeVerdict(ctx, t, e, anthropicCalls, sid, "what do the notes say?"); rej != "" {
+		t.Fatalf("after sessfix fix the resume is refused: %s", rej)
+	}
+	for _, r := range e.Mock.Requests()[n:] {
+		if tok := mockanthropic.PromptTokens(r.Body); r.Chat && tok > contextWindow*9/10 {
+			t.Errorf("a request after the fix holds %d tokens, over the margin", tok)
+		}
+		if r.Chat && !strings.Contains(string(r.Body), "[Old tool result content cleared]") {
+			t.Error("a request after the fix does not carry the pruned tool results as OpenCode's placeholder")
+		}
+	}
+	recordWedged(t, wedgedRow{
+		Case: "context-window-exceeded-1.1", Test: "TestContextWindow11", OpenCode: opencodetest.V1_1, Model: e.Model,
+		Break: fmt.Sprintf("a %d-token window (limit.context in the config) and a turn whose read results put the request over it, "+
+			"default config; a real run, no edit: 1.1.65 stores the overflow, does not compact, and every prompt is refused", contextWindow),
+		Before: rejectedAs(tokensRe.ReplaceAllString(before, "N tokens >")), Scan: codes(codesWithSeverity(fs)),
+		Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted",
+	})
+}
