@@ -1,0 +1,126 @@
+//go:build acceptance
+
+package e2e
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sessfix/sessfix/internal/opencodetest"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockgemini"
+	"github.com/sessfix/sessfix/pkg/scan"
+)
+
+// geminiReadFilesScript is readFilesScript for the Gemini mock.
+type geminiReadFilesScript struct {
+	paths []string
+	next  atomic.Int32
+}
+
+func (s *geminiReadFilesScript) answer(r *mockgemini.Request) mockgemini.Turn {
+	if !r.Parsed.HasFunctions() || !strings.Contains(r.Parsed.LastUserText(), markerReadFiles) {
+		return mockgemini.DefaultScript(r)
+	}
+	read := func(p string) mockgemini.Call { return mockgemini.Call{Name: "read", Args: map[string]any{"filePath": p}} }
+	switch {
+	case s.next.CompareAndSwap(0, 1):
+		return mockgemini.Turn{Thought: "The user wants the notes read.", Calls: []mockgemini.Call{read(s.paths[0])}}
+	case s.next.CompareAndSwap(1, 2):
+		var calls []mockgemini.Call
+		for _, p := range s.paths[1:] {
+			calls = append(calls, read(p))
+		}
+		return mockgemini.Turn{Thought: "And the others.", Calls: calls}
+	}
+	return mockgemini.DefaultScript(r)
+}
+
+func geminiCalls(e *opencodetest.Env) []mockCall { return agentCalls(e.Gemini.Requests()) }
+
+// TestContextWindowGemini: TestContextWindowOpenAI on Gemini
+// (`google/gemini-3-flash-preview`): the strict mock refuses a request over
+// the 40,000-token window with Gemini's 400 INVALID_ARGUMENT "The input
+// token count (N) exceeds the maximum number of tokens allowed (M).", which
+// prints the window. With `compaction.auto: false` OpenCode 1.18.33 stores
+// it and every prompt is refused; scan reports SF174 before any resume,
+// `sessfix fix --yes` right after the failure repairs, undo is exact, and
+// the resume is accepted within the window.
+func TestContextWindowGemini(t *testing.T) {
+	acquire(t)
+	ctx := testCtx(t, 12*time.Minute)
+	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18, Model: opencodetest.GoogleModel, Timeout: 3 * time.Minute,
+		ModelLimits: map[string]map[string]int{opencodetest.GoogleModel: {"context": contextWindow, "output": 4000}},
+		Config:      map[string]any{"compaction": map[string]any{"auto": false}}})
+	e.Gemini.SetMaxPromptTokens(contextWindow)
+	script := &geminiReadFilesScript{paths: writeTextFiles(t, e.ProjectDir, 4, 500)}
+	e.Gemini.SetScript(script.answer)
+	first, err := e.Prompt(ctx, "please read the notes "+markerReadFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := first.SessionID
+	refused := ""
+	for _, r := range e.Gemini.Requests() {
+		if r.Chat {
+			t.Logf("agent request: %d tokens, %v %s", mockgemini.PromptTokens(r.Body), r.Verdict, r.Error)
+		}
+		if r.Chat && r.Error != "" {
+			refused = r.Error
+		}
+	}
+	if !strings.HasPrefix(refused, "The input token count (") || !strings.HasSuffix(refused, fmt.Sprintf("allowed (%d).", contextWindow)) {
+		t.Fatalf("the turn's request over the window: refused with %q, want Gemini's input token count error", refused)
+	}
+	d := dataDir{t, e.DataDir()}
+	if fs, out := sessionFindings(t, e, sid); !hasCode(fs, scan.SF174, "error") {
+		t.Fatalf("before any resume, scan does not report the history over the window\n%s", out)
+	}
+	state := storeState(t, d)
+	if fix := sessfix(t, e, "fix", "--yes", e.DataDir()); fix.ExitCode != 0 {
+		t.Fatalf("fix --yes right after the failure\n%s", fix)
+	}
+	if res := sessfix(t, e, "undo", "--last"); res.ExitCode != 0 || storeState(t, d) != state {
+		t.Fatalf("undo did not restore the store exactly\n%s", res)
+	}
+	before := resumeVerdict(ctx, t, e, geminiCalls, sid, "go on")
+	if !strings.HasPrefix(before, "The input token count (") {
+		t.Fatalf("the resume of the overflowed session: %q, want Gemini's input token count error", before)
+	}
+	fs, out := sessionFindings(t, e, sid)
+	if !hasCode(fs, scan.SF174, "error") || !hasCode(fs, scan.SF302, "error") || out.ExitCode != 1 {
+		t.Fatalf("scan does not report the history over the window\n%s", out)
+	}
+	fix := sessfix(t, e, "fix", "--yes", e.DataDir())
+	if fix.ExitCode != 0 || !strings.Contains(fix.Stdout+fix.Stderr, "markToolCompacted") {
+		t.Fatalf("fix --yes\n%s", fix)
+	}
+	if fs, out := sessionFindings(t, e, sid); hasCode(fs, scan.SF174, "") || hasCode(fs, scan.SF302, "error") || hasCode(fs, scan.SF302, "warning") {
+		t.Fatalf("after the fix\n%s", out)
+	}
+	n := len(e.Gemini.Requests())
+	if rej := resumeVerdict(ctx, t, e, geminiCalls, sid, "what do the notes say?"); rej != "" {
+		t.Fatalf("after sessfix fix the resume is refused: %s", rej)
+	}
+	for _, r := range e.Gemini.Requests()[n:] {
+		if tok := mockgemini.PromptTokens(r.Body); r.Chat && tok > contextWindow*9/10 {
+			t.Errorf("a request after the fix holds %d tokens, over the margin", tok)
+		}
+		if r.Chat && !strings.Contains(string(r.Body), "[Old tool result content cleared]") {
+			t.Error("a request after the fix does not carry the pruned tool results as OpenCode's placeholder")
+		}
+	}
+	recordWedged(t, wedgedRow{
+		Case: "context-window-exceeded-gemini", Test: "TestContextWindowGemini", OpenCode: opencodetest.V1_18, Model: e.Model,
+		Break: fmt.Sprintf("a %d-token window (limit.context in the config) and a turn whose read results put the request over it, with "+
+			"compaction.auto false in the config; a real run, no edit: OpenCode stores Gemini's input token count error and "+
+			"every prompt is refused", contextWindow),
+		Before: rejectedAs(countRe.ReplaceAllString(before, "The input token count (N)")), Scan: codes(codesWithSeverity(fs)),
+		Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted",
+	})
+}
+
+var countRe = regexp.MustCompile(`^The input token count \(\d+\)`)
