@@ -25,7 +25,9 @@ func (s *geminiReadFilesScript) answer(r *mockgemini.Request) mockgemini.Turn {
 	if !r.Parsed.HasFunctions() || !strings.Contains(r.Parsed.LastUserText(), markerReadFiles) {
 		return mockgemini.DefaultScript(r)
 	}
-	read := func(p string) mockgemini.Call { return mockgemini.Call{Name: "read", Args: map[string]any{"filePath": p}} }
+	read := func(p string) mockgemini.Call {
+		return mockgemini.Call{Name: "read", Args: map[string]any{"filePath": p}}
+	}
 	switch {
 	case s.next.CompareAndSwap(0, 1):
 		return mockgemini.Turn{Thought: "The user wants the notes read.", Calls: []mockgemini.Call{read(s.paths[0])}}
