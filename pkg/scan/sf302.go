@@ -23,7 +23,9 @@ var ruleSF302 = &Rule{
 		"invalid_item_id, thought_signature_missing, turn_order), or an error of a history too big to send " +
 		"(image_too_large, image_dimensions, too_many_images, invalid_image, context_overflow; " +
 		"also OpenCode's `ContextOverflowError` whatever its text): an image over a limit that a user pasted is repaired " +
-		"through the preflight's finding of it (SF170, SF171: `shrinkImage`), image data that is no image through SF173's (`replaceMedia`), the others are recognised but not repaired yet. The finding names the type, the provider's text and the place " +
+		"through the preflight's finding of it (SF170, SF171: `shrinkImage`), too many images through SF172's (`markToolCompacted`), " +
+		"image data that is no image through SF173's (`replaceMedia`), a history over the context window through SF174's " +
+		"(`markToolCompacted`). The finding names the type, the provider's text and the place " +
 		"it points at: a `messages.N` index mapped to the stored message (and part), or an item id (`rs_…`, " +
 		"`msg_…`, `fc_…`, `call_…`) mapped to the part that stores it (`metadata.openai.itemId`, a tool part's " +
 		"`callID`). An error that names no message (\"messages: text content blocks must contain " +
