@@ -276,13 +276,13 @@ func detectOtherFamilies(t string, has func(...string) bool) ErrorType {
 	switch {
 	case strings.Contains(t, "image exceeds") && strings.Contains(t, "maximum"):
 		return ErrorImageTooLarge
-	case strings.Contains(t, "image dimensions exceed max allowed size"):
+	case has("image dimensions exceed max allowed size", "exceed max allowed size for many-image requests"):
 		return ErrorImageDimensions
-	case tooManyImagesRe.MatchString(t) || strings.Contains(t, "too many images"):
+	case tooManyImagesRe.MatchString(t) || has("too many images", "too much media:"):
 		return ErrorTooManyImages
 	case has("does not represent a valid image", "could not process image"):
 		return ErrorInvalidImage
-	case has("request_too_large", "exceeds the maximum allowed number of bytes"):
+	case has("request_too_large", "exceeds the maximum allowed number of bytes", "request payload size exceeds the limit"):
 		return ErrorRequestTooLarge
 	case has("prompt is too long", "prompt too long", "context overflow", "context_length_exceeded",
 		"exceeds the context window", "maximum context length", "contextoverflowerror"),

@@ -67,6 +67,16 @@ func TestDetectErrorType(t *testing.T) {
 		{"undefined: The model returned the following errors: messages.3.content.1.image.source.base64: image exceeds 5 MB maximum: 5895160 bytes > 5242880 bytes", ErrorImageTooLarge},
 		{"messages.40.content.1.image.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels", ErrorImageDimensions},
 		{"request contains 52 images, exceeding the maximum of 50 allowed per request", ErrorTooManyImages},
+		// Claude on Bedrock Converse (aws/aws-sdk-js-v3#6785; the
+		// accelerated-intelligent-document-processing-on-aws #778 and #998
+		// reports), the Messages API's own count texts
+		// (anthropics/claude-code#24541), Gemini's request size (users'
+		// reports of generateContent's INVALID_ARGUMENT).
+		{"ValidationException: The model returned the following errors: messages.0.content.2.image.source.bytes: image exceeds 5 MB maximum: 7167852 bytes > 5242880 bytes", ErrorImageTooLarge},
+		{"image exceed max allowed size for many-image requests: 2000 pixels", ErrorImageDimensions},
+		{"too many images and documents: 120 + 0 > 100", ErrorTooManyImages},
+		{"Too much media: 0 document pages + 107 images > 100", ErrorTooManyImages},
+		{"Request payload size exceeds the limit: 20971520 bytes.", ErrorRequestTooLarge},
 		{"The image data you provided does not represent a valid image. Please check your input and try again with one of the supported image formats.", ErrorInvalidImage},
 		{"prompt is too long: 215000 tokens > 200000 maximum", ErrorContextOverflow},
 		// The texts OpenCode 1.18.33 itself treats as an overflow.

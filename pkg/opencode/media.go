@@ -179,16 +179,152 @@ func RequestImages(s *store.Session, r *sent.Request) []Image {
 	return out
 }
 
+// ImageLimit is one provider family's limits on the images of a request:
+// what the preflight checks (SF170–SF172) and what shrinkImage and
+// replaceMedia bring an image within. A zero limit is one sessfix does not
+// check (not documented, or the provider's pages disagree). docs/preflight.md
+// says where each comes from.
+type ImageLimit struct {
+	// Provider names the API in findings.
+	Provider string
+	// Base64Max is the most base64 one image may have: Anthropic's limit
+	// (also Claude's on Bedrock) is on the base64 string. BytesMax is a
+	// limit on the image's bytes instead (OpenAI's 20 MB).
+	Base64Max, BytesMax int
+	// SideMax is the longest side an image may have; over ManyImages
+	// images in the request it is ManySideMax.
+	SideMax, ManyImages, ManySideMax int
+	// Over CountMax images the request is refused; over CountWarn it may
+	// be (the limit depends on the model's window, which sessfix may not
+	// know).
+	CountWarn, CountMax int
+	// Path is the field of an image block the provider's error names
+	// ("image.source.base64", Bedrock's "image.source.bytes"); Prefix is
+	// what the provider puts before its model's error. Both are "" when
+	// the provider's text is not known: the findings then carry no
+	// provider_error.
+	Path, Prefix string
+}
+
+// The families' image limits.
+var (
+	// AnthropicImageLimit is the Messages API's (Anthropic's vision guide
+	// and users' reports of its errors).
+	AnthropicImageLimit = ImageLimit{Provider: "Anthropic", Base64Max: AnthropicImageBase64Max,
+		SideMax: AnthropicImageSideMax, ManyImages: ManyImages, ManySideMax: ManyImagesSideMax,
+		CountWarn: AnthropicImagesMax, CountMax: AnthropicLargeImagesMax, Path: "image.source.base64"}
+	// ConsoleImageLimit is OpenCode Console's (provider "opencode"): the
+	// Anthropic limits, and 50 images.
+	ConsoleImageLimit = func() ImageLimit {
+		l := AnthropicImageLimit
+		l.Provider, l.CountWarn, l.CountMax = "OpenCode Console", ConsoleImagesMax, ConsoleImagesMax
+		return l
+	}()
+	// BedrockClaudeImageLimit is Bedrock Converse's with an Anthropic
+	// model: Bedrock hands the request to the model, which answers with
+	// the Anthropic limits, the image named by its bytes field, after
+	// "The model returned the following errors: " (users' reports,
+	// aws/aws-sdk-js-v3#6785 and
+	// aws-solutions-library-samples/accelerated-intelligent-document-processing-on-aws#778).
+	BedrockClaudeImageLimit = func() ImageLimit {
+		l := AnthropicImageLimit
+		l.Provider, l.Path, l.Prefix = "Bedrock (Claude)", "image.source.bytes", "The model returned the following errors: "
+		return l
+	}()
+	// OpenAIImageLimit is the OpenAI API's (its "Images and vision" guide,
+	// "Image input requirements": up to 20 MB per image, up to 500 images
+	// per request; images are scaled by the API, no side limit). OpenAI
+	// documents no error text for them.
+	OpenAIImageLimit = ImageLimit{Provider: "OpenAI", BytesMax: OpenAIImageBytesMax,
+		CountWarn: OpenAIImagesMax, CountMax: OpenAIImagesMax}
+)
+
+// OpenAI's documented limits: 20 MB per image (taken as 20,000,000 bytes,
+// the smaller reading), 500 images per request.
+const (
+	OpenAIImageBytesMax = 20_000_000
+	OpenAIImagesMax     = 500
+)
+
+// DecodedLen is the number of bytes the padded base64 data decodes to,
+// read from its length and padding without decoding it.
+func DecodedLen(data string) int {
+	n := len(data) / 4 * 3
+	for i := len(data) - 1; i >= 0 && i >= len(data)-2 && data[i] == '='; i-- {
+		n--
+	}
+	return n
+}
+
+// Over reports whether base64 data is over the limit's size (on its
+// base64 or on its bytes).
+func (l ImageLimit) Over(data string) bool {
+	return l.Base64Max > 0 && len(data) > l.Base64Max || l.BytesMax > 0 && DecodedLen(data) > l.BytesMax
+}
+
+// base64Max is the most base64 an image may have to be within the limit
+// whatever its padding: what a repair shrinks to.
+func (l ImageLimit) base64Max() int {
+	if l.BytesMax > 0 && (l.Base64Max == 0 || l.BytesMax/3*4 < l.Base64Max) {
+		return l.BytesMax / 3 * 4
+	}
+	return l.Base64Max
+}
+
+// ImageLimitOf returns the image limits of the request's provider family,
+// and false for a family whose limits sessfix does not check: Bedrock with
+// a model other than Claude (the Converse reference and the user guide
+// disagree), Gemini (Google documents a limit on the whole request that
+// differs between its pages and its errors), Azure and the
+// OpenAI-compatible Chat Completions providers (each has its own).
+func ImageLimitOf(r *sent.Request) (ImageLimit, bool) {
+	switch r.Kind {
+	case sent.Anthropic:
+		if r.ProviderID == "opencode" {
+			return ConsoleImageLimit, true
+		}
+		return AnthropicImageLimit, true
+	case sent.Bedrock:
+		m := strings.ToLower(r.ModelID)
+		if strings.Contains(m, "anthropic.") || strings.Contains(m, "claude") {
+			return BedrockClaudeImageLimit, true
+		}
+	case sent.Responses:
+		if r.ProviderID == "openai" {
+			return OpenAIImageLimit, true
+		}
+	}
+	return ImageLimit{}, false
+}
+
+// Side is the longest side an image may have in a request of count
+// images; 0 when no side limit applies.
+func (l ImageLimit) Side(count int) int {
+	if l.ManyImages > 0 && count > l.ManyImages {
+		return l.ManySideMax
+	}
+	return l.SideMax
+}
+
+// noSide stands for "no side limit" where a side must be given.
+const noSide = 1 << 30
+
 // ImageLimits are the limits each image of the session's next request must
-// meet on an Anthropic provider: its base64 size, and its longest side
-// (8000 px, 2000 px when the request holds more than 20 images). They are
-// what shrinkImage scales an image within.
+// meet on its provider family: its base64 size, and its longest side (for
+// Anthropic 8000 px, 2000 px when the request holds more than 20 images).
+// They are what shrinkImage scales an image within. A family whose limits
+// sessfix does not check gets Anthropic's, the strictest it knows.
 func ImageLimits(s *store.Session) (maxBase64, maxSide int) {
 	r := sent.Build(s, sent.Options{NextPrompt: true})
-	if len(RequestImages(s, r)) > ManyImages {
-		return AnthropicImageBase64Max, ManyImagesSideMax
+	l, ok := ImageLimitOf(r)
+	if !ok {
+		l = AnthropicImageLimit
 	}
-	return AnthropicImageBase64Max, AnthropicImageSideMax
+	side := l.Side(len(RequestImages(s, r)))
+	if side == 0 {
+		side = noSide
+	}
+	return l.base64Max(), side
 }
 
 // Base64Data returns the base64 payload of a data: URL.
@@ -289,8 +425,11 @@ func webpSize(b []byte) (w, h int, isWebP bool) {
 	return w, h, true
 }
 
-// maxImagesRe reads the limit from a too-many-images error.
-var maxImagesRe = regexp.MustCompile(`maximum of (\d+) allowed`)
+// maxImagesRe reads the limit from a too-many-images error: OpenCode
+// Console's "maximum of 50 allowed", and the Messages API's "too many images
+// and documents: 120 + 0 > 100" and "Too much media: 0 document pages + 107
+// images > 100" (users' reports, anthropics/claude-code#24541).
+var maxImagesRe = regexp.MustCompile(`maximum of (\d+) allowed|(?i:too many images and documents|too much media):[^>]*> (\d+)`)
 
 // ImageCountLimit reads the limit a too-many-images error prints ("request
 // contains 101 images, exceeding the maximum of 100 allowed per request").
@@ -299,7 +438,7 @@ func ImageCountLimit(text string) (int, bool) {
 	if m == nil {
 		return 0, false
 	}
-	n, err := strconv.Atoi(m[1])
+	n, err := strconv.Atoi(m[1] + m[2])
 	return n, err == nil
 }
 

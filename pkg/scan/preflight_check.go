@@ -61,6 +61,7 @@ func CheckRequest(s *store.Session, r, final *sent.Request) []Violation {
 		out = append(out, checkToolPairing(s, r)...)
 		out = append(out, checkThinkingBlocks(s, r)...)
 		out = append(out, checkThinkingMode(s, r, final)...)
+		out = append(out, checkImages(s, r)...)
 	case sent.Chat:
 		out = append(out, checkMistralCallIDs(s, r)...)
 		out = append(out, checkOpenAIPairing(s, r)...)
@@ -68,6 +69,7 @@ func CheckRequest(s *store.Session, r, final *sent.Request) []Violation {
 	case sent.Responses:
 		out = append(out, checkResponsesReasoning(s, r)...)
 		out = append(out, checkOpenAIPairing(s, r)...)
+		out = append(out, checkImages(s, r)...)
 	}
 	return out
 }

@@ -58,6 +58,7 @@ func webpB64(w, h int) string {
 
 type mediaFixture struct {
 	provider string
+	model    string   // default claude-sonnet-4-5
 	userImgs []string // base64 PNGs pasted into the first user message
 	toolImgs []string // base64 PNGs a read tool returned
 	mime     string   // the user images' mime type (default image/png)
@@ -79,8 +80,12 @@ func (mf mediaFixture) fixture() *storetest.Fixture {
 	if prov == "" {
 		prov = "anthropic"
 	}
+	model := mf.model
+	if model == "" {
+		model = "claude-sonnet-4-5"
+	}
 	q := func(v any) string { b, _ := json.Marshal(v); return string(b) }
-	u := storetest.Message{Body: json.RawMessage(`{"id":"` + mediaUser + `","role":"user","time":{"created":1767225601000},"agent":"build","model":{"providerID":"` + prov + `","modelID":"claude-sonnet-4-5"}}`)}
+	u := storetest.Message{Body: json.RawMessage(`{"id":"` + mediaUser + `","role":"user","time":{"created":1767225601000},"agent":"build","model":{"providerID":"` + prov + `","modelID":"` + model + `"}}`)}
 	u.Parts = append(u.Parts, storetest.Part{Body: json.RawMessage(`{"id":"prt_00000000000100000000000000","type":"text","text":"look at these"}`)})
 	mime := mf.mime
 	if mime == "" {
@@ -89,7 +94,7 @@ func (mf mediaFixture) fixture() *storetest.Fixture {
 	for i, d := range mf.userImgs {
 		u.Parts = append(u.Parts, storetest.Part{Body: json.RawMessage(`{"id":"` + userFilePart(i+1) + `","type":"file","mime":"` + mime + `","filename":"shot.png","url":` + q("data:"+mime+";base64,"+d) + `}`)})
 	}
-	a := storetest.Message{Body: json.RawMessage(`{"id":"` + mediaAsst + `","role":"assistant","parentID":"` + mediaUser + `","providerID":"` + prov + `","modelID":"claude-sonnet-4-5","time":{"created":1767225602000,"completed":1767225603000},"finish":"stop"}`)}
+	a := storetest.Message{Body: json.RawMessage(`{"id":"` + mediaAsst + `","role":"assistant","parentID":"` + mediaUser + `","providerID":"` + prov + `","modelID":"` + model + `","time":{"created":1767225602000,"completed":1767225603000},"finish":"stop"}`)}
 	a.Parts = append(a.Parts, storetest.Part{Body: json.RawMessage(`{"id":"prt_000000000002000000000000ss","type":"step-start"}`)})
 	if len(mf.toolImgs) > 0 {
 		var atts []map[string]string

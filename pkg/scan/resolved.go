@@ -282,15 +282,21 @@ func imageWithinLimits(r *opencode.Recovery, s *store.Session) string {
 	if len(images) == 0 {
 		return ""
 	}
-	side := opencode.AnthropicImageSideMax
-	if strings.Contains(r.Text, "many-image") {
-		side = opencode.ManyImagesSideMax
+	// The limits of the session's family (Anthropic's when sessfix checks
+	// none); the many-image side when the error printed it.
+	lim, ok := opencode.ImageLimitOf(sent.Build(s, sent.Options{NextPrompt: true}))
+	if !ok {
+		lim = opencode.AnthropicImageLimit
+	}
+	side := lim.SideMax
+	if strings.Contains(r.Text, "many-image") && lim.ManySideMax > 0 {
+		side = lim.ManySideMax
 	}
 	for _, data := range images {
-		if len(data) > opencode.AnthropicImageBase64Max {
+		if lim.Over(data) {
 			return ""
 		}
-		if w, h, ok, known := opencode.ImageHeader(data); !ok || !known || w > side || h > side {
+		if w, h, ok, known := opencode.ImageHeader(data); !ok || !known || (side > 0 && (w > side || h > side)) {
 			return ""
 		}
 	}

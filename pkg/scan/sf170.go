@@ -95,8 +95,12 @@ var ruleSF173 = preflightRule(&Rule{
 const textInvalidImage = "The image data you provided does not represent a valid image. Please check your input and try again with one of the supported image formats: ['image/jpeg', 'image/png', 'image/gif', 'image/webp']."
 
 // imageIndex is where the provider's error points: the image block, or
-// the image inside a tool result's content.
-func imageIndex(im opencode.Image) string {
+// the image inside a tool result's content; for a family that indexes
+// entries only (Responses' input[N]), the entry.
+func imageIndex(r *sent.Request, im opencode.Image) string {
+	if r.Kind != sent.Anthropic && r.Kind != sent.Bedrock {
+		return r.Index(im.N, im.M)
+	}
 	if im.Nested < 0 {
 		return idx(im.N, im.M)
 	}
@@ -121,61 +125,76 @@ func imageWhat(im opencode.Image) string {
 	return "an image the user attached"
 }
 
-// checkImages checks the images of an Anthropic request against the
-// API's limits: the number of images, each image's base64 size, data that
-// is no image, and each side (8000 px, 2000 px in a request of more than
-// 20 images). Headers are read from a prefix of the base64; no image is
-// decoded whole.
+// checkImages checks the images of a request against its provider
+// family's limits (opencode.ImageLimitOf: Anthropic, OpenCode Console,
+// Claude on Bedrock, OpenAI): the number of images, each image's base64
+// size, data that is no image, and each side (for Anthropic 8000 px, 2000
+// px in a request of more than 20 images). Headers are read from a prefix
+// of the base64; no image is decoded whole.
 func checkImages(s *store.Session, r *sent.Request) []Violation {
+	lim, ok := opencode.ImageLimitOf(r)
+	if !ok {
+		return nil
+	}
 	ims := opencode.RequestImages(s, r)
 	if len(ims) == 0 {
 		return nil
 	}
 	var out []Violation
-	limit, sev, note := opencode.AnthropicImagesMax, Warning, " of a model with a 200k-token context window (models with a larger window take 600)"
+	// Over CountWarn a warning (the model's limit is not known), over
+	// CountMax an error.
+	limit, sev, note := lim.CountWarn, Warning, " of a model with a 200k-token context window (models with a larger window take 600)"
 	switch {
-	case r.ProviderID == "opencode":
-		limit, sev, note = opencode.ConsoleImagesMax, Error, ""
-	case len(ims) > opencode.AnthropicLargeImagesMax:
-		limit, sev, note = opencode.AnthropicLargeImagesMax, Error, ""
+	case lim.CountWarn == lim.CountMax:
+		sev, note = Error, ""
+	case len(ims) > lim.CountMax:
+		limit, sev, note = lim.CountMax, Error, ""
 	}
-	if len(ims) > limit {
+	if limit > 0 && len(ims) > limit {
 		im := ims[limit]
-		out = append(out, Violation{
-			Code: SF172, N: im.N, M: -1, Index: idx(im.N, -1), MessageID: im.MessageID, PartID: im.PartID, Severity: sev, Fix: "markToolCompacted",
-			ProviderError: fmt.Sprintf("request contains %d images, exceeding the maximum of %d allowed per request", len(ims), limit),
-			Message:       fmt.Sprintf("the request sends %d images, over the limit of %d%s; this is the first image over it", len(ims), limit, note),
-		})
+		v := Violation{
+			Code: SF172, N: im.N, M: -1, Index: r.Index(im.N, -1), MessageID: im.MessageID, PartID: im.PartID, Severity: sev, Fix: "markToolCompacted",
+			Message: fmt.Sprintf("the request sends %d images, over %s's limit of %d%s; this is the first image over it", len(ims), lim.Provider, limit, note),
+		}
+		if lim.Path != "" {
+			v.ProviderError = lim.Prefix + fmt.Sprintf("request contains %d images, exceeding the maximum of %d allowed per request", len(ims), limit)
+		}
+		out = append(out, v)
 	}
-	side, many := opencode.AnthropicImageSideMax, len(ims) > opencode.ManyImages
-	if many {
-		side = opencode.ManyImagesSideMax
-	}
+	side := lim.Side(len(ims))
+	many := lim.ManyImages > 0 && len(ims) > lim.ManyImages
 	for _, im := range ims {
-		base := Violation{N: im.N, M: im.M, Index: imageIndex(im), MessageID: im.MessageID, PartID: im.PartID}
-		if n := len(im.Data); n > opencode.AnthropicImageBase64Max {
+		base := Violation{N: im.N, M: im.M, Index: imageIndex(r, im), MessageID: im.MessageID, PartID: im.PartID}
+		if n := len(im.Data); lim.Over(im.Data) {
 			v := base
 			v.Code, v.Fix = SF170, "shrinkImage"
-			v.ProviderError = fmt.Sprintf("%s.image.source.base64: image exceeds 5 MB maximum: %d bytes > %d bytes", imageErrorPath(im), n, opencode.AnthropicImageBase64Max)
-			v.Message = fmt.Sprintf("%s is %d bytes of base64, over the 5 MB limit", imageWhat(im), n)
+			if lim.Path != "" {
+				v.ProviderError = lim.Prefix + fmt.Sprintf("%s.%s: image exceeds 5 MB maximum: %d bytes > %d bytes", imageErrorPath(im), lim.Path, n, lim.Base64Max)
+				v.Message = fmt.Sprintf("%s is %d bytes of base64, over %s's 5 MB limit", imageWhat(im), n, lim.Provider)
+			} else {
+				v.Message = fmt.Sprintf("%s is %d bytes (%d of base64), over %s's limit of %d bytes an image", imageWhat(im), opencode.DecodedLen(im.Data), n, lim.Provider, lim.BytesMax)
+			}
 			out = append(out, v)
 		}
 		w, h, ok, known := opencode.ImageHeader(im.Data)
 		switch {
 		case !ok && opencode.SupportedImage(im.Mime):
+			if lim.Path == "" {
+				continue // the provider's answer to data that is no image is not known
+			}
 			v := base
-			v.Code, v.Fix, v.ProviderError = SF173, "replaceMedia", textInvalidImage
+			v.Code, v.Fix, v.ProviderError = SF173, "replaceMedia", lim.Prefix+textInvalidImage
 			v.Message = imageWhat(im) + " holds data that is not a PNG, JPEG, GIF or WebP image"
 			out = append(out, v)
-		case known && (w > side || h > side):
+		case known && side > 0 && (w > side || h > side):
 			v := base
 			v.Code, v.Fix = SF171, "shrinkImage"
 			if many {
-				v.ProviderError = imageErrorPath(im) + ".image.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels"
-				v.Message = fmt.Sprintf("%s is %d×%d px, over the 2000 px limit of a request with more than 20 images (it has %d)", imageWhat(im), w, h, len(ims))
+				v.ProviderError = lim.Prefix + imageErrorPath(im) + "." + lim.Path + fmt.Sprintf(".data: At least one of the image dimensions exceed max allowed size for many-image requests: %d pixels", side)
+				v.Message = fmt.Sprintf("%s is %d×%d px, over %s's %d px limit of a request with more than %d images (it has %d)", imageWhat(im), w, h, lim.Provider, side, lim.ManyImages, len(ims))
 			} else {
-				v.ProviderError = imageErrorPath(im) + ".image.source.base64.data: At least one of the image dimensions exceed max allowed size: 8000 pixels"
-				v.Message = fmt.Sprintf("%s is %d×%d px, over the 8000 px limit", imageWhat(im), w, h)
+				v.ProviderError = lim.Prefix + imageErrorPath(im) + "." + lim.Path + fmt.Sprintf(".data: At least one of the image dimensions exceed max allowed size: %d pixels", side)
+				v.Message = fmt.Sprintf("%s is %d×%d px, over %s's %d px limit", imageWhat(im), w, h, lim.Provider, side)
 			}
 			out = append(out, v)
 		}
