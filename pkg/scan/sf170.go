@@ -33,8 +33,9 @@ var ruleSF170 = preflightRule(&Rule{
 	Name:     "image-over-size-limit",
 	Severity: Error,
 	Summary:  "an image the request sends is over the provider's size limit",
-	What: "On an Anthropic provider, an image the request sends (a user's pasted or attached image: a `file` part whose `url` is a `data:` URL; " +
-		"or an image attachment of a completed tool result, such as the `read` tool on a PNG) has more than 5 MB (5,242,880 bytes) of base64 data. " +
+	What: "On an Anthropic provider (also Claude on Bedrock), an image the request sends (a user's pasted or attached image: a `file` part whose `url` is a `data:` URL; " +
+		"or an image attachment of a completed tool result, such as the `read` tool on a PNG) has more than 5 MB (5,242,880 bytes) of base64 data; " +
+		"on OpenAI (provider `openai`) an image is more than 20 MB (20,000,000 bytes), the limit OpenAI documents without its error text (the finding then has no `provider_error`). " +
 		"OpenCode re-sends the whole history on every prompt, so every later prompt fails. " +
 		"A tool result whose `state.time.compacted` is set is sent as `[Old tool result content cleared]` without its images and is not counted. " +
 		"The index is the image block (`messages.N.content.M`), or for a tool result's image the block inside its content (`messages.N.content.M.content.K`; " +
@@ -51,9 +52,9 @@ var ruleSF171 = preflightRule(&Rule{
 	Name:     "image-over-dimension-limit",
 	Severity: Error,
 	Summary:  "an image the request sends is wider or taller than the provider allows",
-	What: "On an Anthropic provider, an image the request sends (a user `file` part or a tool result's image attachment) is more than 8000 px wide or tall, " +
+	What: "On an Anthropic provider (also Claude on Bedrock), an image the request sends (a user `file` part or a tool result's image attachment) is more than 8000 px wide or tall, " +
 		"or more than 2000 px when the request holds more than 20 images. The size is read from the image's header (PNG, JPEG, GIF, WebP); " +
-		"the image is never decoded whole.",
+		"the image is never decoded whole. OpenAI scales images of any size itself: no side is checked for it.",
 	Why:           "The provider rejects the request on every retry; with many images, one screenshot over 2000 px kills the session.",
 	ProviderError: "messages.N.content.M.image.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels",
 	FixDoc:        shrinkImageDoc + "\n\n" + replaceMediaDoc,
@@ -67,7 +68,8 @@ var ruleSF172 = preflightRule(&Rule{
 	Severity: Error,
 	Summary:  "the request sends more images than the provider allows",
 	What: "On an Anthropic provider, the request holds more images than the API takes: 100 for a model with a 200k-token context window, 600 for the others " +
-		"(a warning between the two: sessfix does not know the model's window), 50 on OpenCode Console (provider `opencode`). " +
+		"(a warning between the two: sessfix does not know the model's window; the same for Claude on Bedrock), 50 on OpenCode Console (provider `opencode`), " +
+		"500 on OpenAI (provider `openai`; OpenAI documents the limit, not its error text, so the finding has no `provider_error`). " +
 		"User `file` parts and the image attachments of tool results not compacted are counted. The finding points at the first image over the limit.",
 	Why:           "The provider rejects the request on every retry.",
 	ProviderError: "request contains 52 images, exceeding the maximum of 50 allowed per request",
@@ -84,7 +86,7 @@ var ruleSF173 = preflightRule(&Rule{
 	Name:          "invalid-image-data",
 	Severity:      Error,
 	Summary:       "an image the request sends is not an image of a supported type",
-	What:          "On an Anthropic provider, an image part (a user `file` part, or a tool result's image attachment) whose mime type is PNG, JPEG, GIF or WebP holds base64 data that does not start like any of the four, or is not base64. Other image types (SVG, BMP) get another error, not checked.",
+	What:          "On an Anthropic provider (also Claude on Bedrock), an image part (a user `file` part, or a tool result's image attachment) whose mime type is PNG, JPEG, GIF or WebP holds base64 data that does not start like any of the four, or is not base64. Other image types (SVG, BMP) get another error, not checked.",
 	Why:           "The provider rejects the request on every retry.",
 	ProviderError: textInvalidImage,
 	FixDoc:        replaceMediaDoc,
