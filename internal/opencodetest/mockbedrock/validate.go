@@ -129,6 +129,9 @@ func (v Validator) Validate(r *ConverseRequest) *APIError {
 	if !r.IsClaude() {
 		return nil
 	}
+	if e := checkClaudeImageSize(ms); e != nil {
+		return e
+	}
 	if e := (mockanthropic.Validator{Secret: secret}).Validate(r.anthropic()); e != nil {
 		return invalid("%s", e.Message)
 	}
@@ -171,4 +174,55 @@ func (r *ConverseRequest) anthropic() *mockanthropic.MessagesRequest {
 		out.Messages = append(out.Messages, am)
 	}
 	return out
+}
+
+// ClaudeImageBase64Max is Claude's limit on an image's base64 through
+// Converse: the model's own 5 MB (5,242,880 bytes) on the base64 of
+// image.source.bytes, so 3.75 MB of image.
+const ClaudeImageBase64Max = 5 << 20
+
+// MsgClaudeImageTooLarge is Claude's answer through Converse to an image of
+// n bytes of base64 over ClaudeImageBase64Max at path (messages.N.content.M,
+// or messages.N.content.M.tool_result.content.K for a tool result's image),
+// as users report it (aws-solutions-library-samples/accelerated-intelligent-document-processing-on-aws#778:
+// "ValidationException: The model returned the following errors:
+// messages.0.content.2.image.source.bytes: image exceeds 5 MB maximum:
+// 7167852 bytes > 5242880 bytes"). The path through a tool result is
+// Anthropic's (docs/preflight.md); not seen from Bedrock.
+func MsgClaudeImageTooLarge(path string, n int) string {
+	return fmt.Sprintf("The model returned the following errors: %s.image.source.bytes: image exceeds 5 MB maximum: %d bytes > %d bytes", path, n, ClaudeImageBase64Max)
+}
+
+// checkClaudeImageSize applies Claude's 5 MB to each image of the request:
+// a message's image blocks and the images inside its tool results. The
+// base64 string (the JSON value of source.bytes) is measured, as the
+// model's error prints it.
+func checkClaudeImageSize(ms []Message) *APIError {
+	size := func(raw json.RawMessage) int {
+		var im struct {
+			Source struct {
+				Bytes string `json:"bytes"`
+			} `json:"source"`
+		}
+		if json.Unmarshal(raw, &im) != nil {
+			return 0
+		}
+		return len(im.Source.Bytes)
+	}
+	for n, m := range ms {
+		for k, b := range m.Content {
+			if sz := size(b.Image); len(b.Image) > 0 && sz > ClaudeImageBase64Max {
+				return invalid("%s", MsgClaudeImageTooLarge(fmt.Sprintf("messages.%d.content.%d", n, k), sz))
+			}
+			if b.ToolResult == nil {
+				continue
+			}
+			for j, c := range b.ToolResult.Content {
+				if sz := size(c.Image); len(c.Image) > 0 && sz > ClaudeImageBase64Max {
+					return invalid("%s", MsgClaudeImageTooLarge(fmt.Sprintf("messages.%d.content.%d.tool_result.content.%d", n, k, j), sz))
+				}
+			}
+		}
+	}
+	return nil
 }

@@ -32,6 +32,12 @@ func result(status string, content string) string {
 	return s + "}}"
 }
 
+// image is an image block whose source.bytes is n bytes of base64 (its
+// data is not judged by the size check).
+func image(n int) string {
+	return `{"image":{"format":"png","source":{"bytes":"` + strings.Repeat("A", n) + `"}}}`
+}
+
 func msg(role string, blocks ...string) string {
 	return `{"role":"` + role + `","content":[` + strings.Join(blocks, ",") + `]}`
 }
@@ -81,6 +87,13 @@ func TestValidator(t *testing.T) {
 		{"claude: tool use without result", claude, body(false, hi, msg("assistant", toolUse), hi), mockanthropic.MsgToolUseWithoutResult(1, []string{"tooluse_1"})},
 		{"claude: cache points are not blocks", claude, body(true, msg("user", text("hi"), cache), msg("assistant", reasoning("plan"), toolUse, cache), okResult), ""},
 		{"nova: no Anthropic rules", "us.amazon.nova-pro-v1:0", body(true, hi, msg("assistant", toolUse), okResult), ""},
+
+		{"claude: image of 5242880 bytes of base64", claude, body(false, msg("user", text("look"), image(5242880))), ""},
+		{"claude: image of 5242884 bytes of base64", claude, body(false, msg("user", text("look"), image(5242884))),
+			"The model returned the following errors: messages.0.content.1.image.source.bytes: image exceeds 5 MB maximum: 5242884 bytes > 5242880 bytes"},
+		{"claude: tool result image over 5 MB", claude, body(false, hi, msg("assistant", toolUse), msg("user", result("", `[{"text":"read"},`+image(5242884)+`]`))),
+			MsgClaudeImageTooLarge("messages.2.content.0.tool_result.content.1", 5242884)},
+		{"nova: image size not checked", "us.amazon.nova-pro-v1:0", body(false, msg("user", text("look"), image(5242884))), ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
