@@ -9,6 +9,7 @@ import (
 	"image/jpeg"
 	"image/png"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -86,5 +87,43 @@ func TestImageHeaderAllocatesNoPrefix(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 16<<10 {
 		t.Errorf("a header read allocates %d bytes, want under 16 KiB (the prefix is 96 KiB decoded)", per)
+	}
+}
+
+// The limit is read from each too-many-images text sessfix recognises:
+// OpenCode Console's, and the Messages API's own (users' reports,
+// anthropics/claude-code#24541).
+func TestImageCountLimitTexts(t *testing.T) {
+	for text, want := range map[string]int{
+		"request contains 52 images, exceeding the maximum of 50 allowed per request":                                            50,
+		"too many images and documents: 120 + 0 > 100":                                                                           100,
+		"Too much media: 0 document pages + 107 images > 100":                                                                    100,
+		"The model returned the following errors: request contains 101 images, exceeding the maximum of 100 allowed per request": 100,
+	} {
+		if got, ok := ImageCountLimit(text); !ok || got != want {
+			t.Errorf("%q: %d %v, want %d", text, got, ok, want)
+		}
+	}
+	if _, ok := ImageCountLimit("prompt is too long: 215000 tokens > 200000 maximum"); ok {
+		t.Error("a context error read as an image count")
+	}
+}
+
+// DecodedLen reads an image's size from its base64 without decoding it:
+// the padding tells 20,000,000 bytes from 20,000,001, both 26,666,668
+// bytes of base64; OpenAI's limit is on those bytes.
+func TestDecodedLenAndOpenAILimit(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 3, 4, 5, 20} {
+		if got := DecodedLen(base64.StdEncoding.EncodeToString(make([]byte, n))); got != n {
+			t.Errorf("DecodedLen of %d bytes = %d", n, got)
+		}
+	}
+	at, over := base64.StdEncoding.EncodeToString(make([]byte, OpenAIImageBytesMax)), base64.StdEncoding.EncodeToString(make([]byte, OpenAIImageBytesMax+1))
+	if len(at) != len(over) || OpenAIImageLimit.Over(at) || !OpenAIImageLimit.Over(over) {
+		t.Errorf("OpenAI's 20 MB: %d and %d bytes of base64, over %v %v", len(at), len(over), OpenAIImageLimit.Over(at), OpenAIImageLimit.Over(over))
+	}
+	b := strings.Repeat("A", AnthropicImageBase64Max)
+	if BedrockClaudeImageLimit.Over(b) || !BedrockClaudeImageLimit.Over(b+"AAAA") {
+		t.Error("Claude on Bedrock: 5 MB of base64")
 	}
 }
