@@ -13,6 +13,10 @@
 // shared/docs/provider-rules.md and validate.go); a request that breaks one is
 // answered with HTTP 400 and the real error body
 // {"type":"error","error":{"type":"invalid_request_error","message":"..."}}.
+// A request body over the Messages API's 32 MB size limit is answered
+// first, with HTTP 413 and {"type":"error","error":{"type":
+// "request_too_large","message":"Request exceeds the maximum allowed number
+// of bytes. ..."}} (RequestBytesMax).
 //
 // Thinking signatures are HMAC-SHA256 of the thinking text under the server's
 // secret, so a thinking block whose text or signature was altered, or that

@@ -116,14 +116,24 @@ func (s *Server) handle(w http.ResponseWriter, hr *http.Request, r *Request, cfg
 		return
 	}
 	parsed, err := ParseRequest(r.Body)
+	if err == nil {
+		s.Update(r, func(r *Request) {
+			r.Parsed = parsed
+			r.Chat = len(parsed.Tools) > 0
+		})
+	}
+	// The size limit comes before any other answer: the real API's
+	// answer to an oversized body is sent before the request reaches the
+	// API (RequestBytesMax). The body is decoded first only so that the
+	// record says what was sent.
+	if !cfg.NoValidate && len(r.Body) > RequestBytesMax {
+		s.reject(hr.Context(), w, r, RequestTooLarge())
+		return
+	}
 	if err != nil {
 		s.reject(hr.Context(), w, r, invalid("%s", err.Error()))
 		return
 	}
-	s.Update(r, func(r *Request) {
-		r.Parsed = parsed
-		r.Chat = len(parsed.Tools) > 0
-	})
 	if !cfg.NoValidate {
 		if e := (Validator{Secret: cfg.Secret, RejectPrefill: cfg.RejectPrefill}).Validate(parsed); e != nil {
 			s.reject(hr.Context(), w, r, e)

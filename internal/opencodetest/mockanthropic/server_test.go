@@ -143,3 +143,64 @@ func TestPauseMidText(t *testing.T) {
 		t.Errorf("last event %v", evs[len(evs)-1])
 	}
 }
+
+// A request body of exactly RequestBytesMax bytes is answered; one byte
+// more is refused before anything else is checked, with the errors page's
+// 413 and body, and recorded as a rejected chat request.
+func TestRequestSizeLimit(t *testing.T) {
+	s := New(Config{})
+	defer s.Close()
+	// body builds a valid chat request of exactly n bytes, padding a text
+	// block; bad makes it also break a rule the validator checks.
+	body := func(n int, bad bool) string {
+		text := "x"
+		if bad {
+			text = " "
+		}
+		head := `{"model":"m","max_tokens":10,"stream":false,` + tools + `"messages":[{"role":"user","content":[{"type":"text","text":"` + text
+		tail := `"}]}]}`
+		pad := " "
+		if !bad {
+			pad = "a"
+		}
+		return head + strings.Repeat(pad, n-len(head)-len(tail)) + tail
+	}
+	send := func(b string) (int, string) {
+		t.Helper()
+		resp, err := post(t, s, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		got, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(got)
+	}
+	if code, got := send(body(RequestBytesMax, false)); code != http.StatusOK {
+		t.Fatalf("a request of exactly %d bytes: %d %.200s", RequestBytesMax, code, got)
+	}
+	const want = `{"error":{"message":"Request exceeds the maximum allowed number of bytes. The maximum request size is 32 MB for standard API endpoints.","type":"request_too_large"},"type":"error"}`
+	for _, bad := range []bool{false, true} {
+		code, got := send(body(RequestBytesMax+1, bad))
+		if code != http.StatusRequestEntityTooLarge || got != want {
+			t.Errorf("a request of %d bytes (also invalid: %v): %d %s", RequestBytesMax+1, bad, code, got)
+		}
+	}
+	if code, got := send(body(1000, true)); code != http.StatusBadRequest || !strings.Contains(got, TextWhitespaceTextBlock) {
+		t.Errorf("a small invalid request: %d %s", code, got)
+	}
+	r := s.Rejected()
+	if len(r) != 3 || r[0].Error != TextRequestTooLarge || !r[0].Chat || r[0].Parsed == nil || len(r[0].Body) != RequestBytesMax+1 {
+		t.Fatalf("rejected %d: %+v", len(r), r[0].Error)
+	}
+	// NoValidate answers every request.
+	n := New(Config{NoValidate: true})
+	defer n.Close()
+	resp, err := post(t, n, body(RequestBytesMax+1, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("NoValidate: %d", resp.StatusCode)
+	}
+}

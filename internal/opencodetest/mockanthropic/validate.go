@@ -118,6 +118,26 @@ const (
 	TextFirstNotUser = `messages: first message must use the "user" role`
 )
 
+// RequestBytesMax is the Messages API's request size limit, 32 MB, taken
+// as 32 MiB (33,554,432 bytes): the API's errors page
+// (https://platform.claude.com/docs/en/api/errors, "Request size limits")
+// says the Messages API takes requests up to 32 MB and answers a larger one
+// with 413 request_too_large, "returned from Cloudflare before the request
+// reaches our API servers"; it does not say whether MB means 10^6 or 2^20
+// bytes. The mock counts the whole request body.
+const RequestBytesMax = 32 << 20
+
+// TextRequestTooLarge is the message of that 413 answer, as the errors page
+// gives it for request_too_large.
+const TextRequestTooLarge = "Request exceeds the maximum allowed number of bytes. The maximum request size is 32 MB for standard API endpoints."
+
+// RequestTooLarge is the answer to a request body of more than
+// RequestBytesMax bytes: 413, {"type":"error","error":{"type":
+// "request_too_large","message":TextRequestTooLarge}}.
+func RequestTooLarge() *APIError {
+	return &APIError{Status: http.StatusRequestEntityTooLarge, Type: "request_too_large", Message: TextRequestTooLarge}
+}
+
 // ImageBase64Max is the most base64 an image block may carry (5 MB).
 const ImageBase64Max = 5 << 20
 
