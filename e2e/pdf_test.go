@@ -102,6 +102,26 @@ func TestPDFsOverRequestLimit(t *testing.T) {
 	if session == "" {
 		session = onlySession(t, e)
 	}
+	// What the refused attempt leaves: an assistant message whose error is
+	// OpenCode's ContextOverflowError with the API's text, and no
+	// compaction.
+	overflow := ""
+	for _, m := range (dataDir{t, e.DataDir()}).session(session) {
+		if er, ok := m.Data["error"].(map[string]any); ok {
+			data, _ := er["data"].(map[string]any)
+			msg, _ := data["message"].(string)
+			overflow = fmt.Sprintf("%v: %s", er["name"], msg)
+		}
+	}
+	if !strings.HasPrefix(overflow, "ContextOverflowError: ") || !strings.Contains(overflow, mockanthropic.TextRequestTooLarge) {
+		t.Fatalf("the refused attempt stored %q, want a ContextOverflowError with the API's text", overflow)
+	}
+	t.Logf("stored: %s", overflow)
+	for _, r := range e.Mock.Requests() {
+		if isCompactionRequest(&r) {
+			t.Fatal("OpenCode compacted with compaction.auto false")
+		}
+	}
 	saved := saveData(t, e)
 
 	// Right after a failed resume.
