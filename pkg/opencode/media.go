@@ -297,6 +297,15 @@ func ImageLimitOf(r *sent.Request) (ImageLimit, bool) {
 	return ImageLimit{}, false
 }
 
+// KnownText reports whether the provider's error texts for these limits
+// are known (Path is set), so findings can carry a provider_error.
+func (l ImageLimit) KnownText() bool { return l.Path != "" }
+
+// SizeText is the size limit as the provider's error prints it ("5 MB").
+func (l ImageLimit) SizeText() string {
+	return fmt.Sprintf("%d MB", l.Base64Max>>20)
+}
+
 // Side is the longest side an image may have in a request of count
 // images; 0 when no side limit applies.
 func (l ImageLimit) Side(count int) int {

@@ -255,3 +255,29 @@ func BenchmarkPreflightImages(b *testing.B) {
 		}
 	}
 }
+
+// An image error is history once the images it names are within the
+// limits the next request meets: the side limit for the number of images
+// that request holds (checkImages' reading), not the one the old error
+// printed. A 2100 px image that broke a request of 21 images is within
+// the limit once the request holds fewer (8000 px); with 21 it is not.
+func TestImageWithinLimitsTakesTheNextRequestsSide(t *testing.T) {
+	small := pngB64(t, 10, 10, false)
+	wide := pngB64(t, 2100, 10, false)
+	const manyErr = "messages.0.content.1.image.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels"
+	for _, c := range []struct {
+		name   string
+		images []string
+		want   bool
+	}{
+		{"one image", []string{wide}, true},
+		{"twenty-one images", append([]string{wide}, repeat(small, 20)...), false},
+	} {
+		st := storetest.OpenOne(t, storetest.Materialize(t, store.ShapeSQLite, t.TempDir(), mediaFixture{userImgs: c.images}.fixture()))
+		s := storetest.LoadAll(t, st)[0]
+		r := &opencode.Recovery{Text: manyErr, Type: opencode.ErrorImageDimensions, TargetID: mediaUser, PartID: userFilePart(1)}
+		if why := imageWithinLimits(r, s); (why != "") != c.want {
+			t.Errorf("%s: imageWithinLimits = %q, want resolved %v", c.name, why, c.want)
+		}
+	}
+}

@@ -283,15 +283,14 @@ func imageWithinLimits(r *opencode.Recovery, s *store.Session) string {
 		return ""
 	}
 	// The limits of the session's family (Anthropic's when sessfix checks
-	// none); the many-image side when the error printed it.
-	lim, ok := opencode.ImageLimitOf(sent.Build(s, sent.Options{NextPrompt: true}))
+	// none), the side for the number of images the next request holds, as
+	// the scan's check (checkImages) takes them.
+	req := sent.Build(s, sent.Options{NextPrompt: true})
+	lim, ok := opencode.ImageLimitOf(req)
 	if !ok {
 		lim = opencode.AnthropicImageLimit
 	}
-	side := lim.SideMax
-	if strings.Contains(r.Text, "many-image") && lim.ManySideMax > 0 {
-		side = lim.ManySideMax
-	}
+	side := lim.Side(len(opencode.RequestImages(s, req)))
 	for _, data := range images {
 		if lim.Over(data) {
 			return ""
@@ -339,12 +338,19 @@ func contextWithin(r *opencode.Recovery, s *store.Session, oc *ocenv.Resolver) s
 	if r.Type != opencode.ErrorContextOverflow || r.Failed == nil {
 		return ""
 	}
-	req := sent.Build(s, sent.Options{NextPrompt: true})
 	w, ok := opencode.WindowOf(s, nil)
+	var m opencode.ContextWindow
+	mok := false
 	if oc != nil && !w.Provider {
-		if m, mok := opencode.WindowOf(s, oc); mok && !m.LowerBound && opencode.EstimateUncompacted(s, req).Low > m.Context {
-			w, ok = m, true
-		}
+		m, mok = opencode.WindowOf(s, oc)
+		mok = mok && !m.LowerBound
+	}
+	if !ok && !mok {
+		return ""
+	}
+	req := sent.Build(s, sent.Options{NextPrompt: true})
+	if mok && opencode.EstimateUncompacted(s, req).Low > m.Context {
+		w, ok = m, true
 	}
 	if !ok {
 		return ""

@@ -158,7 +158,7 @@ func checkImages(s *store.Session, r *sent.Request) []Violation {
 			Code: SF172, N: im.N, M: -1, Index: r.Index(im.N, -1), MessageID: im.MessageID, PartID: im.PartID, Severity: sev, Fix: "markToolCompacted",
 			Message: fmt.Sprintf("the request sends %d images, over %s's limit of %d%s; this is the first image over it", len(ims), lim.Provider, limit, note),
 		}
-		if lim.Path != "" {
+		if lim.KnownText() {
 			v.ProviderError = lim.Prefix + fmt.Sprintf("request contains %d images, exceeding the maximum of %d allowed per request", len(ims), limit)
 		}
 		out = append(out, v)
@@ -170,9 +170,9 @@ func checkImages(s *store.Session, r *sent.Request) []Violation {
 		if n := len(im.Data); lim.Over(im.Data) {
 			v := base
 			v.Code, v.Fix = SF170, "shrinkImage"
-			if lim.Path != "" {
-				v.ProviderError = lim.Prefix + fmt.Sprintf("%s.%s: image exceeds 5 MB maximum: %d bytes > %d bytes", imageErrorPath(im), lim.Path, n, lim.Base64Max)
-				v.Message = fmt.Sprintf("%s is %d bytes of base64, over %s's 5 MB limit", imageWhat(im), n, lim.Provider)
+			if lim.KnownText() {
+				v.ProviderError = lim.Prefix + fmt.Sprintf("%s.%s: image exceeds %s maximum: %d bytes > %d bytes", imageErrorPath(im), lim.Path, lim.SizeText(), n, lim.Base64Max)
+				v.Message = fmt.Sprintf("%s is %d bytes of base64, over %s's %s limit", imageWhat(im), n, lim.Provider, lim.SizeText())
 			} else {
 				v.Message = fmt.Sprintf("%s is %d bytes (%d of base64), over %s's limit of %d bytes an image", imageWhat(im), opencode.DecodedLen(im.Data), n, lim.Provider, lim.BytesMax)
 			}
@@ -181,7 +181,7 @@ func checkImages(s *store.Session, r *sent.Request) []Violation {
 		w, h, ok, known := opencode.ImageHeader(im.Data)
 		switch {
 		case !ok && opencode.SupportedImage(im.Mime):
-			if lim.Path == "" {
+			if !lim.KnownText() {
 				continue // the provider's answer to data that is no image is not known
 			}
 			v := base
