@@ -26,7 +26,9 @@ var stShrink = Strategy{Name: "shrink", Mutations: "shrinkImage", Doc: "decode t
 
 // shrinkTarget is the most base64 a shrunk image may have: 1 MiB under
 // Anthropic's 5 MB limit (5,242,880 bytes), so a shrunk image never sits
-// at the edge of it.
+// at the edge of it. Under a smaller limit (an image's share of OpenAI's
+// 50 MB a request) the target is four fifths of that limit, the same
+// margin.
 const shrinkTarget = 4 << 20
 
 // maxDecodePixels bounds the images shrinkImage decodes (4 bytes a pixel
@@ -126,7 +128,7 @@ func shrinkData(data string, maxBase64, side int) (out, mime, desc string, err e
 	if err != nil {
 		return "", "", "", errNotApplicable
 	}
-	out, mime, size := shrink(src, format, side, shrinkTarget)
+	out, mime, size := shrink(src, format, side, min(shrinkTarget, maxBase64/5*4))
 	if out == "" {
 		return "", "", "", errNotApplicable
 	}

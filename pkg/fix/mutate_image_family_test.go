@@ -2,6 +2,7 @@ package fix
 
 import (
 	"bytes"
+	"encoding/base64"
 	"strings"
 	"testing"
 
@@ -70,5 +71,67 @@ func TestOpenAIImageSidesNotShrunk(t *testing.T) {
 	}
 	if b64, side := opencode.ImageLimits(s); b64 != opencode.OpenAIImageBytesMax/3*4 || side < 1<<20 {
 		t.Errorf("OpenAI repair limits %d bytes of base64, %d px", b64, side)
+	}
+}
+
+// paddedPNG is a 10×10 PNG followed by zero bytes up to n bytes: its size
+// is n, it decodes (the decoder stops at its end), and shrinking it is
+// cheap.
+func paddedPNG(t *testing.T, n int) string {
+	t.Helper()
+	raw, err := base64.StdEncoding.DecodeString(storetest.NoisyPNG(t, 3, 10, 10))
+	if err != nil || n < len(raw) {
+		t.Fatalf("cannot make a PNG of %d bytes: %v", n, err)
+	}
+	return base64.StdEncoding.EncodeToString(append(raw, make([]byte, n-len(raw))...))
+}
+
+// OpenAI's 50 MB of images a request (SF176): three pasted images of 17 MB
+// each (each within the 20 MB an image) and a small one are 51 MB
+// together. Each big one is over its share (12.5 MB) and is reported; the
+// repair shrinks them in request order, each within the limits of the
+// session as the repairs before it left it, so once the first is shrunk
+// the images fit and the other two are kept whole; the small one is not
+// touched; all four are still sent, within the limit.
+func TestImagesOverOpenAIRequestTotalShrunkToTheirShare(t *testing.T) {
+	big := paddedPNG(t, 17_000_000)
+	small := storetest.NoisyPNG(t, 4, 10, 10)
+	ims := []storetest.Image{{Mime: "image/png", Filename: "shot.png", Base64: big}, {Mime: "image/png", Filename: "b.png", Base64: big},
+		{Mime: "image/png", Filename: "c.png", Base64: big}, {Mime: "image/png", Filename: "d.png", Base64: small}}
+	fx := onModel(storetest.ImageSession(ims...), "openai", "gpt-5")
+	s := storetest.LoadAll(t, storetest.OpenOne(t, storetest.Materialize(t, store.ShapeSQLite, t.TempDir(), fx)))[0]
+	var over []string
+	for _, f := range scan.CheckSession(s, scanOpts()) {
+		if f.Code == scan.SF176 {
+			if f.Fix != "shrinkImage" || f.ProviderError != "" || f.Severity != scan.Error {
+				t.Errorf("SF176: %+v", f)
+			}
+			over = append(over, f.PartID)
+		}
+	}
+	if want := []string{storetest.ImagePartID(1), storetest.ImagePartID(2), storetest.ImagePartID(3)}; strings.Join(over, ",") != strings.Join(want, ",") {
+		t.Fatalf("SF176 on parts %v, want %v", over, want)
+	}
+	fixed := fixAndRecheck(t, s, "shrink")
+	parts := fixed.Message(storetest.ImageUserID).Parts
+	total := 0
+	for i := 1; i <= 4; i++ {
+		data, ok := opencode.Base64Data(parts[i].Get("url").String())
+		if !ok {
+			t.Fatalf("part %d is no longer an image: %.60s", i, parts[i].Raw)
+		}
+		total += opencode.DecodedLen(data)
+		if i == 4 && data != small {
+			t.Errorf("the small image was changed")
+		}
+		if i == 1 && opencode.DecodedLen(data) > opencode.OpenAIImageTotalBytesMax/4 {
+			t.Errorf("image %d is %d bytes, over its share", i, opencode.DecodedLen(data))
+		}
+		if (i == 2 || i == 3) && data != big {
+			t.Errorf("image %d was shrunk, though the images fit once the first was", i)
+		}
+	}
+	if total > opencode.OpenAIImageTotalBytesMax {
+		t.Errorf("the images are %d bytes after the repair", total)
 	}
 }

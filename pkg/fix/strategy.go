@@ -82,6 +82,7 @@ var strategyTable = map[string][]Strategy{
 	scan.SF304: {stGiveUp},
 	scan.SF170: {stShrink, stPlaceholder},
 	scan.SF171: {stShrink, stPlaceholder},
+	scan.SF176: {stShrink, stPlaceholder},
 	scan.SF173: {stPlaceholder},
 	scan.SF175: {stPlaceholderPDF},
 	scan.SF503: {stMoveOut},
@@ -110,7 +111,8 @@ func Strategies(code string) []Strategy {
 // (scan.IsPreflightCode) but are not among them: SF170 and SF171 have
 // their own repair (shrinkImage, then replaceMedia when the image does not
 // decode), SF172 and SF174 OpenCode's prune of tool results
-// (markToolCompacted), SF173 and SF175 the placeholder (replaceMedia).
+// (markToolCompacted), SF173 and SF175 the placeholder (replaceMedia),
+// SF176 the shrink to each image's share of the request's limit.
 func isPreflight(code string) bool {
 	return scan.FamilyPreflight.Has(code)
 }

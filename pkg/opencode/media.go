@@ -198,6 +198,9 @@ type ImageLimit struct {
 	// be (the limit depends on the model's window, which sessfix may not
 	// know).
 	CountWarn, CountMax int
+	// TotalBytesMax is the most bytes all the images of a request may have
+	// together (OpenAI's 50 MB); 0 for no such limit.
+	TotalBytesMax int
 	// Path is the field of an image block the provider's error names
 	// ("image.source.base64", Bedrock's "image.source.bytes"); Prefix is
 	// what the provider puts before its model's error. Both are "" when
@@ -236,15 +239,39 @@ var (
 	// per request; images are scaled by the API, no side limit). OpenAI
 	// documents no error text for them.
 	OpenAIImageLimit = ImageLimit{Provider: "OpenAI", BytesMax: OpenAIImageBytesMax,
-		CountWarn: OpenAIImagesMax, CountMax: OpenAIImagesMax}
+		CountWarn: OpenAIImagesMax, CountMax: OpenAIImagesMax, TotalBytesMax: OpenAIImageTotalBytesMax}
 )
 
-// OpenAI's documented limits: 20 MB per image (taken as 20,000,000 bytes,
-// the smaller reading), 500 images per request.
+// OpenAI's documented limits ("Images and vision", "Image input
+// requirements"): 20 MB per image, 500 images per request, 50 MB of image
+// bytes per request (each MB taken as 1,000,000 bytes, the smaller
+// reading).
 const (
-	OpenAIImageBytesMax = 20_000_000
-	OpenAIImagesMax     = 500
+	OpenAIImageBytesMax      = 20_000_000
+	OpenAIImagesMax          = 500
+	OpenAIImageTotalBytesMax = 50_000_000
 )
+
+// TotalBytes is the bytes the images hold together (read from their base64
+// length and padding, none decoded).
+func TotalBytes(ims []Image) int {
+	n := 0
+	for _, im := range ims {
+		n += DecodedLen(im.Data)
+	}
+	return n
+}
+
+// Share is the most bytes each of the request's images may keep when
+// together they are over TotalBytesMax: the limit divided evenly, so that
+// images shrunk to it, and the ones already under it, fit together. It is
+// 0 when the images are within the limit (or there is none).
+func (l ImageLimit) Share(ims []Image) int {
+	if l.TotalBytesMax <= 0 || len(ims) == 0 || TotalBytes(ims) <= l.TotalBytesMax {
+		return 0
+	}
+	return l.TotalBytesMax / len(ims)
+}
 
 // DecodedLen is the number of bytes the padded base64 data decodes to,
 // read from its length and padding without decoding it.
@@ -319,8 +346,10 @@ func (l ImageLimit) Side(count int) int {
 const noSide = 1 << 30
 
 // ImageLimits are the limits each image of the session's next request must
-// meet on its provider family: its base64 size, and its longest side (for
-// Anthropic 8000 px, 2000 px when the request holds more than 20 images).
+// meet on its provider family: its base64 size (when the images are over
+// the family's limit on all of them, OpenAI's 50 MB, at most an even share
+// of it), and its longest side (for Anthropic 8000 px, 2000 px when the
+// request holds more than 20 images).
 // They are what shrinkImage scales an image within. A family whose limits
 // sessfix does not check gets Anthropic's, the strictest it knows.
 func ImageLimits(s *store.Session) (maxBase64, maxSide int) {
@@ -329,11 +358,16 @@ func ImageLimits(s *store.Session) (maxBase64, maxSide int) {
 	if !ok {
 		l = AnthropicImageLimit
 	}
-	side := l.Side(len(RequestImages(s, r)))
+	ims := RequestImages(s, r)
+	side := l.Side(len(ims))
 	if side == 0 {
 		side = noSide
 	}
-	return l.base64Max(), side
+	maxBase64 = l.base64Max()
+	if share := l.Share(ims); share > 0 && share/3*4 < maxBase64 {
+		maxBase64 = share / 3 * 4
+	}
+	return maxBase64, side
 }
 
 // Base64Data returns the base64 payload of a data: URL.

@@ -109,3 +109,34 @@ func TestPreflightOpenAIImageSize(t *testing.T) {
 		}
 	}
 }
+
+// OpenAI's 50 MB of images a request are on the images' bytes together
+// (SF176): three images of 50,000,000 bytes in all are accepted; one byte
+// more is not, and each image over its even share (16,666,666 bytes) is
+// reported, with no provider_error (OpenAI documents no text for it).
+func TestPreflightOpenAIImageTotal(t *testing.T) {
+	full := pngOfBase64Len(t, 22222224) // 16,666,668 bytes
+	minus := func(n int) string {       // n bytes fewer, by the last quantum's padding
+		return full[:len(full)-4] + base64.StdEncoding.EncodeToString(make([]byte, 3-n))
+	}
+	a, b := minus(1), minus(2) // 16,666,667 and 16,666,666 bytes
+	for _, c := range []struct {
+		name   string
+		images []string
+		want   []string // the parts SF176 reports
+	}{
+		{"50,000,000 bytes", []string{a, a, b}, nil},
+		{"50,000,001 bytes", []string{b, full, a}, []string{userFilePart(2), userFilePart(3)}},
+	} {
+		var got []string
+		for _, f := range sizeFindings(t, store.ShapeSQLite, mediaFixture{provider: "openai", model: "gpt-5", userImgs: c.images}) {
+			if f.Code != SF176 || f.Fix != "shrinkImage" || f.ProviderError != "" || f.Index != "input[1]" || f.Severity != Error {
+				t.Errorf("%s: %s %s %s %s %q", c.name, f.Code, f.Fix, f.Index, f.Severity, f.ProviderError)
+			}
+			got = append(got, f.PartID)
+		}
+		if strings.Join(got, ",") != strings.Join(c.want, ",") {
+			t.Errorf("%s: SF176 on %v, want %v", c.name, got, c.want)
+		}
+	}
+}

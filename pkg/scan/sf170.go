@@ -81,6 +81,23 @@ var ruleSF172 = preflightRule(&Rule{
 	Fix:     "markToolCompacted",
 })
 
+var ruleSF176 = preflightRule(&Rule{
+	Code:     SF176,
+	Name:     "images-over-request-total",
+	Severity: Error,
+	Summary:  "the images the request sends are over the provider's limit on all of them together",
+	What: "On OpenAI (provider `openai`), the images a request sends hold more than 50 MB (50,000,000 bytes) together, the limit OpenAI documents " +
+		"(\"Images and vision\": up to 50 MB of image bytes per request) without its error text, so the finding has no `provider_error`. " +
+		"User `file` parts and the image attachments of tool results not compacted are counted, by their bytes (read from the base64's length, none decoded). " +
+		"The limit is divided evenly among the request's images: there is one finding for each image over its share, at that image.",
+	Why: "The provider rejects the request on every retry: the session is dead until the images are smaller.",
+	FixDoc: "The same `shrinkImage` as SF170, to the image's share of the limit: sessfix re-encodes an image over its share until its base64 is at most four fifths of the share's, " +
+		"one image at a time in the order the request sends them, each against the session as the repairs before it left it: once the images fit together, the ones after are kept whole. " +
+		"Images under their share are not touched, and every picture stays.\n\n" + replaceMediaDoc,
+	Fixable: true,
+	Fix:     "shrinkImage",
+})
+
 var ruleSF173 = preflightRule(&Rule{
 	Code:          SF173,
 	Name:          "invalid-image-data",
@@ -162,6 +179,16 @@ func checkImages(s *store.Session, r *sent.Request) []Violation {
 			v.ProviderError = lim.Prefix + fmt.Sprintf("request contains %d images, exceeding the maximum of %d allowed per request", len(ims), limit)
 		}
 		out = append(out, v)
+	}
+	if share := lim.Share(ims); share > 0 {
+		total := opencode.TotalBytes(ims)
+		for _, im := range ims {
+			if n := opencode.DecodedLen(im.Data); n > share {
+				out = append(out, Violation{Code: SF176, N: im.N, M: im.M, Index: imageIndex(r, im), MessageID: im.MessageID, PartID: im.PartID, Fix: "shrinkImage",
+					Message: fmt.Sprintf("the request's %d images hold %d bytes, over %s's limit of %d bytes of images a request; %s is %d bytes, over its even share of %d",
+						len(ims), total, lim.Provider, lim.TotalBytesMax, imageWhat(im), n, share)})
+			}
+		}
 	}
 	side := lim.Side(len(ims))
 	many := lim.ManyImages > 0 && len(ims) > lim.ManyImages
