@@ -101,7 +101,7 @@ func TestToolImagesOverTheCount(t *testing.T) {
 		name: "read-tool-images-over-the-count", test: "TestToolImagesOverTheCount", w: 16, h: 16, others: 100,
 		code: "SF172", errorType: "too_many_images", fix: "markToolCompacted", kept: 100,
 		what:      "the read tool on 101 small PNGs at once: the request that sends them back holds 101 images, over the API's 100; a real run, no edit",
-		limitText: "request contains 101 images, exceeding the maximum of 100 allowed per request",
+		limitText: "too many images and documents: 101 + 0 > 100",
 	})
 }
 

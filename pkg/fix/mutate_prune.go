@@ -2,6 +2,7 @@ package fix
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/sent"
@@ -24,12 +25,10 @@ func pruneToolImages(s *store.Session, providerError string, e env) ([]store.Edi
 	if !ok {
 		return nil, errNotApplicable
 	}
-	ims := opencode.RequestImages(s, sent.Build(s, sent.Options{NextPrompt: true}))
-	excess := len(ims) - limit
-	if excess <= 0 {
-		return nil, nil
-	}
-	// The tool parts that send images, oldest first, with how many.
+	r := sent.Build(s, sent.Options{NextPrompt: true})
+	ims := opencode.RequestImages(s, r)
+	// The tool parts that send images, oldest first, with how many (and
+	// how many documents, where the limit counts them).
 	var order []opencode.Image // each tool part's first image
 	count := map[string]int{}
 	for _, im := range ims {
@@ -40,6 +39,21 @@ func pruneToolImages(s *store.Session, providerError string, e env) ([]store.Edi
 			order = append(order, im)
 		}
 		count[im.PartID]++
+	}
+	excess := len(ims) - limit
+	if opencode.CountsDocuments(providerError) {
+		for _, f := range opencode.RequestFiles(s, r) {
+			if strings.HasPrefix(f.Mime, "image/") {
+				continue
+			}
+			excess++
+			if f.Attachment >= 0 && count[f.PartID] > 0 {
+				count[f.PartID]++
+			}
+		}
+	}
+	if excess <= 0 {
+		return nil, nil
 	}
 	var out []store.Edit
 	for _, im := range order {
@@ -56,7 +70,7 @@ func pruneToolImages(s *store.Session, providerError string, e env) ([]store.Edi
 			return nil, fmt.Errorf("part %s: %w", p.ID, err)
 		}
 		ed := partEdit(store.OpUpdate, msg, p, "markToolCompacted",
-			fmt.Sprintf("tool result marked compacted, as opencode's prune does: its %d images are no longer sent", count[id]))
+			fmt.Sprintf("tool result marked compacted, as opencode's prune does: its %d images (and documents) are no longer sent", count[id]))
 		ed.After = after
 		out = append(out, ed)
 		excess -= count[id]

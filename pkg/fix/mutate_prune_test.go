@@ -50,29 +50,36 @@ func TestPruneToolImagesOverTheCount(t *testing.T) {
 
 // The stored error of the rejected request (101 images against a limit of
 // 100) plans the same prune from the error alone, and reads as repaired
-// afterwards.
+// afterwards: in the Messages API's words as users quote them (images +
+// documents > limit, and its older "Too much media" wording) and in
+// OpenCode Console's.
 func TestStoredTooManyImagesErrorPrunes(t *testing.T) {
-	fx := manyToolImages(t, 101)
-	text := "request contains 101 images, exceeding the maximum of 100 allowed per request"
-	last := &fx.Messages[2]
-	last.Body = []byte(strings.Replace(string(last.Body), `"finish":"stop"}`,
-		`"error":{"name":"APIError","data":{"message":`+jsonString(text)+`,"isRetryable":false}}}`, 1))
-	last.Parts = nil
-	s := storetest.LoadAll(t, storetest.OpenOne(t, storetest.Materialize(t, store.ShapeStorage, t.TempDir(), fx)))[0]
-	f := fs0(scan.CheckSession(s, scanOpts()), "SF302")
-	if f.Severity != scan.Error || f.Fix != "markToolCompacted" || strings.Contains(f.Message, "not repaired yet") {
-		t.Fatalf("SF302 should name markToolCompacted as the stored error's repair: %+v", f)
-	}
-	p, err := Plan(s, []scan.Finding{f}, planOpts())
-	if err != nil || len(p.Changes.Edits) != 1 || p.Changes.Edits[0].Mutation != "markToolCompacted" || p.Changes.Edits[0].ID != storetest.ToolImagePartID {
-		t.Fatalf("plan from the stored error: %v %+v", err, p)
-	}
-	fixed, err := ApplyInMemory(s, p.Changes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if g := fs0(scan.CheckSession(fixed, scanOpts()), "SF302"); g.Severity != scan.Info || !strings.Contains(g.Message, "within the limit of 100") {
-		t.Errorf("SF302 after the prune: %s %q", g.Severity, g.Message)
+	for _, text := range []string{
+		"too many images and documents: 101 + 0 > 100",
+		"Too much media: 0 document pages + 101 images > 100",
+		"request contains 101 images, exceeding the maximum of 100 allowed per request",
+	} {
+		fx := manyToolImages(t, 101)
+		last := &fx.Messages[2]
+		last.Body = []byte(strings.Replace(string(last.Body), `"finish":"stop"}`,
+			`"error":{"name":"APIError","data":{"message":`+jsonString(text)+`,"isRetryable":false}}}`, 1))
+		last.Parts = nil
+		s := storetest.LoadAll(t, storetest.OpenOne(t, storetest.Materialize(t, store.ShapeStorage, t.TempDir(), fx)))[0]
+		f := fs0(scan.CheckSession(s, scanOpts()), "SF302")
+		if f.Severity != scan.Error || f.Fix != "markToolCompacted" || strings.Contains(f.Message, "not repaired yet") {
+			t.Fatalf("%q: SF302 should name markToolCompacted as the stored error's repair: %+v", text, f)
+		}
+		p, err := Plan(s, []scan.Finding{f}, planOpts())
+		if err != nil || len(p.Changes.Edits) != 1 || p.Changes.Edits[0].Mutation != "markToolCompacted" || p.Changes.Edits[0].ID != storetest.ToolImagePartID {
+			t.Fatalf("%q: plan from the stored error: %v %+v", text, err, p)
+		}
+		fixed, err := ApplyInMemory(s, p.Changes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := fs0(scan.CheckSession(fixed, scanOpts()), "SF302"); g.Severity != scan.Info || !strings.Contains(g.Message, "within the limit of 100") {
+			t.Errorf("%q: SF302 after the prune: %s %q", text, g.Severity, g.Message)
+		}
 	}
 }
 

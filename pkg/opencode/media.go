@@ -201,6 +201,10 @@ type ImageLimit struct {
 	// TotalBytesMax is the most bytes all the images of a request may have
 	// together (OpenAI's 50 MB); 0 for no such limit.
 	TotalBytesMax int
+	// Documents is set when the count limit is on images and documents
+	// together (the Messages API's "too many images and documents: 104 + 1
+	// > 100"); OpenCode Console's counts images only.
+	Documents bool
 	// Path is the field of an image block the provider's error names
 	// ("image.source.base64", Bedrock's "image.source.bytes"); Prefix is
 	// what the provider puts before its model's error. Both are "" when
@@ -215,12 +219,12 @@ var (
 	// and users' reports of its errors).
 	AnthropicImageLimit = ImageLimit{Provider: "Anthropic", Base64Max: AnthropicImageBase64Max,
 		SideMax: AnthropicImageSideMax, ManyImages: ManyImages, ManySideMax: ManyImagesSideMax,
-		CountWarn: AnthropicImagesMax, CountMax: AnthropicLargeImagesMax, Path: "image.source.base64"}
+		CountWarn: AnthropicImagesMax, CountMax: AnthropicLargeImagesMax, Documents: true, Path: "image.source.base64"}
 	// ConsoleImageLimit is OpenCode Console's (provider "opencode"): the
 	// Anthropic limits, and 50 images.
 	ConsoleImageLimit = func() ImageLimit {
 		l := AnthropicImageLimit
-		l.Provider, l.CountWarn, l.CountMax = "OpenCode Console", ConsoleImagesMax, ConsoleImagesMax
+		l.Provider, l.CountWarn, l.CountMax, l.Documents = "OpenCode Console", ConsoleImagesMax, ConsoleImagesMax, false
 		return l
 	}()
 	// BedrockClaudeImageLimit is Bedrock Converse's with an Anthropic
@@ -322,6 +326,36 @@ func ImageLimitOf(r *sent.Request) (ImageLimit, bool) {
 		}
 	}
 	return ImageLimit{}, false
+}
+
+// CountText is the provider's error for a request of images and docs
+// documents over limit: the Messages API's "too many images and documents:
+// 104 + 1 > 100" (users' reports of the live API, anthropics/claude-code#23392,
+// #24541, kirodotdev/Kiro#8700; also Claude's through Bedrock), OpenCode
+// Console's "request contains 52 images, exceeding the maximum of 50
+// allowed per request"; after the provider's prefix. "" when the texts
+// are not known.
+func (l ImageLimit) CountText(images, docs, limit int) string {
+	switch {
+	case !l.KnownText():
+		return ""
+	case l.Documents:
+		return l.Prefix + fmt.Sprintf("too many images and documents: %d + %d > %d", images, docs, limit)
+	}
+	return l.Prefix + fmt.Sprintf("request contains %d images, exceeding the maximum of %d allowed per request", images, limit)
+}
+
+// RequestDocuments is the number of documents (files other than images,
+// such as PDFs) an Anthropic request sends as base64: what the Messages
+// API counts with the images.
+func RequestDocuments(s *store.Session, r *sent.Request) int {
+	n := 0
+	for _, f := range RequestFiles(s, r) {
+		if !strings.HasPrefix(f.Mime, "image/") {
+			n++
+		}
+	}
+	return n
 }
 
 // KnownText reports whether the provider's error texts for these limits
@@ -473,6 +507,15 @@ func webpSize(b []byte) (w, h int, isWebP bool) {
 // and documents: 120 + 0 > 100" and "Too much media: 0 document pages + 107
 // images > 100" (users' reports, anthropics/claude-code#24541).
 var maxImagesRe = regexp.MustCompile(`maximum of (\d+) allowed|(?i:too many images and documents|too much media):[^>]*> (\d+)`)
+
+// CountsDocuments reports whether a too-many-images error counts
+// documents with the images (the Messages API's "too many images and
+// documents: 104 + 1 > 100", "Too much media: 0 document pages + 107
+// images > 100").
+func CountsDocuments(text string) bool {
+	m := maxImagesRe.FindStringSubmatch(text)
+	return m != nil && m[2] != ""
+}
 
 // ImageCountLimit reads the limit a too-many-images error prints ("request
 // contains 101 images, exceeding the maximum of 100 allowed per request").

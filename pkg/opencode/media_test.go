@@ -127,3 +127,36 @@ func TestDecodedLenAndOpenAILimit(t *testing.T) {
 		t.Error("Claude on Bedrock: 5 MB of base64")
 	}
 }
+
+// The count texts each family answers, and whether the limit counts
+// documents: the Messages API's (also Claude's on Bedrock, after
+// Bedrock's prefix) counts images and documents together, OpenCode
+// Console's images only, OpenAI's is not known.
+func TestImageCountTexts(t *testing.T) {
+	for _, c := range []struct {
+		lim  ImageLimit
+		want string
+	}{
+		{AnthropicImageLimit, "too many images and documents: 99 + 2 > 100"},
+		{BedrockClaudeImageLimit, "The model returned the following errors: too many images and documents: 99 + 2 > 100"},
+		{ConsoleImageLimit, "request contains 99 images, exceeding the maximum of 100 allowed per request"},
+		{OpenAIImageLimit, ""},
+	} {
+		got := c.lim.CountText(99, 2, 100)
+		if got != c.want {
+			t.Errorf("%s: %q, want %q", c.lim.Provider, got, c.want)
+		}
+		if got == "" {
+			continue
+		}
+		if DetectErrorType(got) != ErrorTooManyImages || CountsDocuments(got) != c.lim.Documents {
+			t.Errorf("%s: %q reads as %s, counts documents %v", c.lim.Provider, got, DetectErrorType(got), CountsDocuments(got))
+		}
+		if n, ok := ImageCountLimit(got); !ok || n != 100 {
+			t.Errorf("%s: limit %d %v", c.lim.Provider, n, ok)
+		}
+	}
+	if !CountsDocuments("Too much media: 0 document pages + 107 images > 100") {
+		t.Error("the older wording counts documents too")
+	}
+}

@@ -54,7 +54,7 @@ func TestPreflightImageLimitsPerFamily(t *testing.T) {
 		{"bedrock claude: image over 8000 px", mediaFixture{provider: bedrock, model: claude, userImgs: []string{huge}},
 			"SF171@messages.0.content.1 error: " + prefix + "messages.0.content.1.image.source.bytes.data: At least one of the image dimensions exceed max allowed size: 8000 pixels"},
 		{"bedrock claude: 101 images", mediaFixture{provider: bedrock, model: claude, userImgs: repeat(small, 101)},
-			"SF172@messages.0 warning: " + prefix + "request contains 101 images, exceeding the maximum of 100 allowed per request"},
+			"SF172@messages.0 warning: " + prefix + "too many images and documents: 101 + 0 > 100"},
 		{"bedrock nova: not checked", mediaFixture{provider: bedrock, model: "amazon.nova-pro-v1:0", userImgs: []string{overLimit, huge}}, ""},
 		{"anthropic: 5242880 bytes of base64 accepted", mediaFixture{userImgs: []string{atLimit}}, ""},
 		{"anthropic: 5242884 bytes of base64", mediaFixture{userImgs: []string{overLimit}},

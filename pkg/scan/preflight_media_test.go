@@ -63,6 +63,7 @@ type mediaFixture struct {
 	toolImgs []string // base64 PNGs a read tool returned
 	mime     string   // the user images' mime type (default image/png)
 	compact  bool     // the tool result is compacted
+	docs     int      // one-page PDFs attached after the images
 	noOutput bool     // the tool's text output is empty
 }
 
@@ -93,6 +94,10 @@ func (mf mediaFixture) fixture() *storetest.Fixture {
 	}
 	for i, d := range mf.userImgs {
 		u.Parts = append(u.Parts, storetest.Part{Body: json.RawMessage(`{"id":"` + userFilePart(i+1) + `","type":"file","mime":"` + mime + `","filename":"shot.png","url":` + q("data:"+mime+";base64,"+d) + `}`)})
+	}
+	for i := range mf.docs {
+		pdf := base64.StdEncoding.EncodeToString([]byte("%PDF-1.4\n%%EOF\n"))
+		u.Parts = append(u.Parts, storetest.Part{Body: json.RawMessage(`{"id":"` + userFilePart(len(mf.userImgs)+i+1) + `","type":"file","mime":"application/pdf","filename":"doc.pdf","url":` + q("data:application/pdf;base64,"+pdf) + `}`)})
 	}
 	a := storetest.Message{Body: json.RawMessage(`{"id":"` + mediaAsst + `","role":"assistant","parentID":"` + mediaUser + `","providerID":"` + prov + `","modelID":"` + model + `","time":{"created":1767225602000,"completed":1767225603000},"finish":"stop"}`)}
 	a.Parts = append(a.Parts, storetest.Part{Body: json.RawMessage(`{"id":"prt_000000000002000000000000ss","type":"step-start"}`)})
@@ -180,10 +185,16 @@ func TestPreflightImageLimits(t *testing.T) {
 			"SF171@messages.0.content.1 " + mediaUser + "/" + userFilePart(1) + ": messages.0.content.1.image.source.base64.data: At least one of the image dimensions exceed max allowed size: 8000 pixels", false},
 		{"webp of 8000 px is accepted", mediaFixture{userImgs: []string{webpB64(8000, 20)}}, "", false},
 		{"101 images", mediaFixture{userImgs: repeat(small, 101)},
-			"SF172@messages.0 " + mediaUser + "/" + userFilePart(101) + ": request contains 101 images, exceeding the maximum of 100 allowed per request", true},
+			"SF172@messages.0 " + mediaUser + "/" + userFilePart(101) + ": too many images and documents: 101 + 0 > 100", true},
 		{"601 images", mediaFixture{userImgs: repeat(small, 601)},
-			"SF172@messages.0 " + mediaUser + "/" + userFilePart(601) + ": request contains 601 images, exceeding the maximum of 600 allowed per request", false},
+			"SF172@messages.0 " + mediaUser + "/" + userFilePart(601) + ": too many images and documents: 601 + 0 > 600", false},
 		{"100 images are accepted", mediaFixture{userImgs: repeat(small, 100)}, "", false},
+		{"99 images and 2 documents", mediaFixture{userImgs: repeat(small, 99), docs: 2},
+			"SF172@messages.0 " + mediaUser + "/" + userFilePart(99) + ": too many images and documents: 99 + 2 > 100", true},
+		{"98 images and 2 documents are accepted", mediaFixture{userImgs: repeat(small, 98), docs: 2}, "", false},
+		{"51 images and a document to opencode console", mediaFixture{provider: "opencode", userImgs: repeat(small, 51), docs: 1},
+			"SF172@messages.0 " + mediaUser + "/" + userFilePart(51) + ": request contains 51 images, exceeding the maximum of 50 allowed per request", false},
+		{"50 images and a document to opencode console are accepted", mediaFixture{provider: "opencode", userImgs: repeat(small, 50), docs: 1}, "", false},
 		{"51 images to opencode console", mediaFixture{provider: "opencode", userImgs: repeat(small, 51)},
 			"SF172@messages.0 " + mediaUser + "/" + userFilePart(51) + ": request contains 51 images, exceeding the maximum of 50 allowed per request", false},
 		{"data that is no image", mediaFixture{userImgs: []string{base64.StdEncoding.EncodeToString([]byte("hello, not a picture"))}},

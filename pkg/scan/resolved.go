@@ -307,7 +307,8 @@ func imageWithinLimits(r *opencode.Recovery, s *store.Session) string {
 
 // imageCountWithin names how a session shows a too-many-images error
 // repaired ("" when it does not): its next request holds no more images
-// than the limit the error printed, which OpenCode's prune of old tool
+// (and documents, when the error counts them) than the limit the error
+// printed, which OpenCode's prune of old tool
 // results (markToolCompacted) brings about.
 func imageCountWithin(r *opencode.Recovery, s *store.Session) string {
 	if r.Type != opencode.ErrorTooManyImages || r.Failed == nil {
@@ -317,11 +318,15 @@ func imageCountWithin(r *opencode.Recovery, s *store.Session) string {
 	if !ok {
 		return ""
 	}
-	n := len(opencode.RequestImages(s, sent.Build(s, sent.Options{NextPrompt: true})))
+	req := sent.Build(s, sent.Options{NextPrompt: true})
+	n, what := len(opencode.RequestImages(s, req)), "images"
+	if opencode.CountsDocuments(r.Text) {
+		n, what = n+opencode.RequestDocuments(s, req), "images and documents"
+	}
 	if n > limit {
 		return ""
 	}
-	return fmt.Sprintf("the next request holds %d images now, within the limit of %d", n, limit)
+	return fmt.Sprintf("the next request holds %d %s now, within the limit of %d", n, what, limit)
 }
 
 // contextWithin names how a session shows a context-window error repaired

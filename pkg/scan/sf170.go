@@ -67,14 +67,16 @@ var ruleSF172 = preflightRule(&Rule{
 	Name:     "too-many-images",
 	Severity: Error,
 	Summary:  "the request sends more images than the provider allows",
-	What: "On an Anthropic provider, the request holds more images than the API takes: 100 for a model with a 200k-token context window, 600 for the others " +
-		"(a warning between the two: sessfix does not know the model's window; the same for Claude on Bedrock), 50 on OpenCode Console (provider `opencode`), " +
+	What: "On an Anthropic provider, the request holds more images and documents (PDFs) together than the API takes: 100 for a model with a 200k-token context window, 600 for the others " +
+		"(a warning between the two: sessfix does not know the model's window; the same for Claude on Bedrock), and the API answers `too many images and documents: 104 + 1 > 100` " +
+		"(images + documents > limit, as users quote it; an older wording, `Too much media: 0 document pages + 103 images > 100`, is recognised too). " +
+		"50 images on OpenCode Console (provider `opencode`, documents not counted), which answers `request contains 52 images, exceeding the maximum of 50 allowed per request`; " +
 		"500 on OpenAI (provider `openai`; OpenAI documents the limit, not its error text, so the finding has no `provider_error`). " +
-		"User `file` parts and the image attachments of tool results not compacted are counted. The finding points at the first image over the limit.",
+		"User `file` parts and the attachments of tool results not compacted are counted. The finding points at the first image over the limit.",
 	Why:           "The provider rejects the request on every retry.",
-	ProviderError: "request contains 52 images, exceeding the maximum of 50 allowed per request",
+	ProviderError: "too many images and documents: 104 + 1 > 100",
 	FixDoc: "`markToolCompacted`, OpenCode's own prune: sessfix marks the oldest completed tool results whose images the request sends compacted " +
-		"(`state.time.compacted`, which OpenCode itself sets when it prunes), one after the other, until the request holds no more images than the limit. " +
+		"(`state.time.compacted`, which OpenCode itself sets when it prunes), one after the other, until the request holds no more images (and documents, where they count) than the limit. " +
 		"OpenCode then sends each as `[Old tool result content cleared]` without its images; the model no longer sees those images, the rest of the session stays. " +
 		"Images users attached are not touched: when pruning every tool result is not enough, nothing is changed and the finding stays.",
 	Fixable: true,
@@ -161,22 +163,30 @@ func checkImages(s *store.Session, r *sent.Request) []Violation {
 	}
 	var out []Violation
 	// Over CountWarn a warning (the model's limit is not known), over
-	// CountMax an error.
+	// CountMax an error. Where the limit counts documents too, the images
+	// after the documents' share are the ones over it.
+	docs := 0
+	if lim.Documents {
+		docs = opencode.RequestDocuments(s, r)
+	}
+	media := len(ims) + docs
 	limit, sev, note := lim.CountWarn, Warning, " of a model with a 200k-token context window (models with a larger window take 600)"
 	switch {
 	case lim.CountWarn == lim.CountMax:
 		sev, note = Error, ""
-	case len(ims) > lim.CountMax:
+	case media > lim.CountMax:
 		limit, sev, note = lim.CountMax, Error, ""
 	}
-	if limit > 0 && len(ims) > limit {
-		im := ims[limit]
+	if limit > 0 && media > limit {
+		im := ims[max(0, min(limit-docs, len(ims)-1))]
+		what := fmt.Sprintf("%d images", len(ims))
+		if docs > 0 {
+			what += fmt.Sprintf(" and %d documents", docs)
+		}
 		v := Violation{
 			Code: SF172, N: im.N, M: -1, Index: r.Index(im.N, -1), MessageID: im.MessageID, PartID: im.PartID, Severity: sev, Fix: "markToolCompacted",
-			Message: fmt.Sprintf("the request sends %d images, over %s's limit of %d%s; this is the first image over it", len(ims), lim.Provider, limit, note),
-		}
-		if lim.KnownText() {
-			v.ProviderError = lim.Prefix + fmt.Sprintf("request contains %d images, exceeding the maximum of %d allowed per request", len(ims), limit)
+			Message:       fmt.Sprintf("the request sends %s, over %s's limit of %d%s; this is the first image over it", what, lim.Provider, limit, note),
+			ProviderError: lim.CountText(len(ims), docs, limit),
 		}
 		out = append(out, v)
 	}

@@ -412,8 +412,14 @@ type RequestImage struct {
 }
 
 // Images lists the request's base64 image blocks, a tool result's among
-// them, in order: what the count and dimension limits are checked on.
-func (r *MessagesRequest) Images() []RequestImage { return images(r.Messages) }
+// them, in order: what the count and dimension limits are checked on. A
+// nil request (a body that did not parse) has none.
+func (r *MessagesRequest) Images() []RequestImage {
+	if r == nil {
+		return nil
+	}
+	return images(r.Messages)
+}
 
 func images(msgs []Message) []RequestImage {
 	var out []RequestImage
@@ -445,17 +451,51 @@ func images(msgs []Message) []RequestImage {
 // users' reports of the live API (issue 22, provider-rules.md); OBSERVED.md.
 const TextInvalidImage = "The image data you provided does not represent a valid image. Please check your input and try again with one of the supported image formats: ['image/jpeg', 'image/png', 'image/gif', 'image/webp']."
 
+// MsgTooManyImages is the API's answer to a request of images and docs
+// documents over ImagesMax together, as users quote the live API
+// (anthropics/claude-code#23392 "too many images and documents: 104 + 1 >
+// 100", #24541, kirodotdev/Kiro#8700). An older wording, "Too much media:
+// 0 document pages + 103 images > 100" (anthropics/claude-code#3397,
+// #19822, and #24541 in the same session as the other), is not produced.
+func MsgTooManyImages(images, docs int) string {
+	return fmt.Sprintf("too many images and documents: %d + %d > %d", images, docs, ImagesMax)
+}
+
+// documents counts the request's document blocks, a tool result's among
+// them.
+func documents(msgs []Message) int {
+	n := 0
+	for _, m := range msgs {
+		for _, b := range m.Content {
+			switch b.Type {
+			case "document":
+				n++
+			case "tool_result":
+				var inner []Block
+				if json.Unmarshal(b.Content, &inner) != nil {
+					continue
+				}
+				for _, c := range inner {
+					if c.Type == "document" {
+						n++
+					}
+				}
+			}
+		}
+	}
+	return n
+}
+
 // checkImages applies the count, data and dimension limits: data that is
 // no PNG, JPEG, GIF or WebP image (its header does not decode) is
-// TextInvalidImage. The texts: the
-// count's is OpenCode Console's with the numbers of the API (users'
-// reports of the Console's); the 2000 px text is users' reports of the
-// API; the 8000 px text is modelled on it (OBSERVED.md, docs/preflight.md
-// "Where the limits come from").
+// TextInvalidImage. The texts: the count's is users' reports of the API
+// (MsgTooManyImages: images and documents together); the 2000 px text is
+// users' reports of the API; the 8000 px text is modelled on it
+// (OBSERVED.md, docs/preflight.md "Where the limits come from").
 func checkImages(msgs []Message) *APIError {
 	ims := images(msgs)
-	if len(ims) > ImagesMax {
-		return invalid("request contains %d images, exceeding the maximum of %d allowed per request", len(ims), ImagesMax)
+	if docs := documents(msgs); len(ims)+docs > ImagesMax {
+		return invalid("%s", MsgTooManyImages(len(ims), docs))
 	}
 	for _, im := range ims {
 		raw, err := base64.StdEncoding.DecodeString(im.Data)

@@ -272,6 +272,7 @@ func TestImageDimensionAndCountLimits(t *testing.T) {
 		return user(append(bs, block(last))...)
 	}
 	call := `{"role":"assistant","content":[` + toolUse + `]}`
+	doc := `{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"JVBERi0xLjQK"}}`
 	toolResult := func(data string) string {
 		return `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"Image read successfully"},` + block(data) + `]}]}`
 	}
@@ -285,8 +286,11 @@ func TestImageDimensionAndCountLimits(t *testing.T) {
 		{"a tool result's 8001 px", []string{user(), call, toolResult(png(4, 8001))}, "messages.2.content.0.tool_result.content.1.image.source.base64.data: At least one of the image dimensions exceed max allowed size: 8000 pixels"},
 		{"2100 px among 21", []string{many(20, png(8, 8)), call, toolResult(png(2100, 4))}, "messages.2.content.0.tool_result.content.1.image.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels"},
 		{"2100 px among 20", []string{many(19, png(8, 8)), call, toolResult(png(2100, 4))}, ""},
-		{"101 images", []string{many(101, png(8, 8))}, "request contains 101 images, exceeding the maximum of 100 allowed per request"},
+		{"101 images", []string{many(101, png(8, 8))}, "too many images and documents: 101 + 0 > 100"},
 		{"100 images", []string{many(100, png(8, 8))}, ""},
+		{"99 images and 2 documents", []string{many(99, png(8, 8)), call, `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[` + doc + `]},` + doc + `]}`},
+			"too many images and documents: 99 + 2 > 100"},
+		{"98 images and 2 documents", []string{many(98, png(8, 8)), call, `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[` + doc + `]},` + doc + `]}`}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
