@@ -18,10 +18,38 @@ import (
 
 	"github.com/sessfix/sessfix/internal/opencodetest"
 	"github.com/sessfix/sessfix/internal/opencodetest/mockanthropic"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockstream"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
 
 func anthropicCalls(e *opencodetest.Env) []mockCall { return agentCalls(e.Mock.Requests()) }
+
+// imageMock is the mock of the Env's model, as the image tests read it:
+// its agent calls, and the images of each of its chat requests, in order.
+type imageMock struct {
+	calls  func(*opencodetest.Env) []mockCall
+	images func(*opencodetest.Env) [][]mockanthropic.RequestImage
+}
+
+func imageMockOf(e *opencodetest.Env) imageMock {
+	if e.Model == opencodetest.BedrockModel {
+		return imageMock{bedrockCalls, func(e *opencodetest.Env) [][]mockanthropic.RequestImage { return chatImages(e.Bedrock.Requests()) }}
+	}
+	return imageMock{anthropicCalls, func(e *opencodetest.Env) [][]mockanthropic.RequestImage { return chatImages(e.Mock.Requests()) }}
+}
+
+// chatImages are the images of each of a mock's chat requests, in order.
+func chatImages[P interface {
+	Images() []mockanthropic.RequestImage
+}, A any](rs []mockstream.Call[P, A]) [][]mockanthropic.RequestImage {
+	var out [][]mockanthropic.RequestImage
+	for _, call := range rs {
+		if call.Chat {
+			out = append(out, call.Parsed.Images())
+		}
+	}
+	return out
+}
 
 // TestPastedImageOverFiveMB: a session on OpenCode 1.18.33 holds a pasted
 // PNG of 6.2 MB of base64. 1.18.33 itself re-encodes an image attached
@@ -42,9 +70,36 @@ func anthropicCalls(e *opencodetest.Env) []mockCall { return agentCalls(e.Mock.R
 //     history alone, `fix --yes` shrinks the image, undo restores the store
 //     exactly, and the first resume after the fix is accepted.
 func TestPastedImageOverFiveMB(t *testing.T) {
+	pastedImageOverFiveMB(t, pastedCase{name: "pasted-image-over-5mb", what: "Anthropic's limit"})
+}
+
+// TestPastedImageOverFiveMBBedrock is the same case through Bedrock
+// Converse with Claude (opencodetest.BedrockModel): Claude's 5 MB on the
+// base64 of image.source.bytes, its error after Bedrock's "The model
+// returned the following errors: " (mockbedrock.MsgClaudeImageTooLarge).
+func TestPastedImageOverFiveMBBedrock(t *testing.T) {
+	pastedImageOverFiveMB(t, pastedCase{name: "pasted-image-over-5mb-bedrock", what: "Claude's limit on Bedrock", model: opencodetest.BedrockModel})
+}
+
+type pastedCase struct {
+	name, what string
+	model      string // "" for the default (Anthropic)
+}
+
+// predictsText reports whether a preflight finding's provider error is the
+// text the mock answered: the same from the image's path on, and the same
+// prefix before it (the mock's message index may count messages the
+// finding's request does not hold).
+func predictsText(rejected string, f finding) bool {
+	before, after, ok := strings.Cut(f.ProviderError, f.Index)
+	return ok && strings.HasSuffix(rejected, after) && strings.HasPrefix(rejected, before)
+}
+
+func pastedImageOverFiveMB(t *testing.T, c pastedCase) {
 	acquire(t)
 	ctx := testCtx(t, 12*time.Minute)
-	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18, Timeout: 4 * time.Minute})
+	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18, Model: c.model, Timeout: 4 * time.Minute})
+	mock := imageMockOf(e)
 	small, err := base64.StdEncoding.DecodeString(storetest.NoisyPNG(t, 7, 64, 48))
 	if err != nil {
 		t.Fatal(err)
@@ -79,12 +134,12 @@ func TestPastedImageOverFiveMB(t *testing.T) {
 	}
 	saved := saveData(t, e)
 
-	rejected := resumeVerdict(ctx, t, e, anthropicCalls, session, "Look again.")
+	rejected := resumeVerdict(ctx, t, e, mock.calls, session, "Look again.")
 	if !strings.Contains(rejected, "image exceeds 5 MB maximum: ") {
 		t.Fatalf("the mock did not reject the big image: %q", rejected)
 	}
 	pre, found := imageFindings(t, e, session, "SF170", "image_too_large", "shrinkImage")
-	if !strings.HasSuffix(rejected, strings.TrimPrefix(pre.ProviderError, pre.Index)) {
+	if !predictsText(rejected, *pre) {
 		t.Errorf("mock rejected with\n  %q\nSF170 predicted\n  %q", rejected, pre.ProviderError)
 	}
 	want := sentImages{min: 1}
@@ -96,13 +151,13 @@ func TestPastedImageOverFiveMB(t *testing.T) {
 	// image block's path on.
 	first := beforeAnyResume(ctx, t, e, saved, session, want, func(fs []finding) {
 		pre := withCode(fs, "SF170")
-		if len(pre) != 1 || !strings.HasSuffix(rejected, strings.TrimPrefix(pre[0].ProviderError, pre[0].Index)) {
+		if len(pre) != 1 || !predictsText(rejected, pre[0]) {
 			t.Errorf("before any resume, scan does not predict the mock's\n  %q\n%v", rejected, fs)
 		}
 	})
 	recordWedged(t, wedgedRow{
-		Case: "pasted-image-over-5mb", Test: "TestPastedImageOverFiveMB", OpenCode: opencodetest.V1_18, Model: e.Model,
-		Break: "a pasted image over Anthropic's 5 MB of base64; 1.18.33 re-encodes what `run --file` attaches, so the test " +
+		Case: c.name, Test: t.Name(), OpenCode: opencodetest.V1_18, Model: e.Model,
+		Break: "a pasted image over 5 MB of base64, " + c.what + "; 1.18.33 re-encodes what `run --file` attaches, so the test " +
 			"pastes a small image with a real run and replaces its stored data with a 6.2 MB PNG (the one edit)",
 		Before: rejectedAs(rejected), Scan: codes(codesWithSeverity(found)), Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted",
 		First: first,
@@ -182,16 +237,13 @@ func repairImages(ctx context.Context, t *testing.T, e *opencodetest.Env, sessio
 			}
 		}
 	}
-	before := len(e.Mock.Requests())
-	if rej := resumeVerdict(ctx, t, e, anthropicCalls, session, "And now?"); rej != "" {
+	mock := imageMockOf(e)
+	before := len(mock.images(e))
+	if rej := resumeVerdict(ctx, t, e, mock.calls, session, "And now?"); rej != "" {
 		t.Fatalf("after sessfix fix the resume is rejected: %s\n%s", rej, fix)
 	}
 	most := 0
-	for _, call := range e.Mock.Requests()[before:] {
-		if call.Parsed == nil || !call.Chat {
-			continue
-		}
-		ims := call.Parsed.Images()
+	for _, ims := range mock.images(e)[before:] {
 		n := 0
 		for _, im := range ims {
 			if im.Tool != want.tool {

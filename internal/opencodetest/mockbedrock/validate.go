@@ -193,35 +193,57 @@ func MsgClaudeImageTooLarge(path string, n int) string {
 	return fmt.Sprintf("The model returned the following errors: %s.image.source.bytes: image exceeds 5 MB maximum: %d bytes > %d bytes", path, n, ClaudeImageBase64Max)
 }
 
-// checkClaudeImageSize applies Claude's 5 MB to each image of the request:
-// a message's image blocks and the images inside its tool results. The
-// base64 string (the JSON value of source.bytes) is measured, as the
-// model's error prints it.
-func checkClaudeImageSize(ms []Message) *APIError {
-	size := func(raw json.RawMessage) int {
+// Images lists the request's image blocks, a tool result's among them,
+// in order, with the base64 of their source.bytes and the path Claude's
+// errors print (messages.N.content.M, or
+// messages.N.content.M.tool_result.content.K).
+// A nil request (a body that did not parse) has none.
+func (r *ConverseRequest) Images() []mockanthropic.RequestImage {
+	if r == nil {
+		return nil
+	}
+	return images(r.Messages)
+}
+
+func images(ms []Message) []mockanthropic.RequestImage {
+	data := func(raw json.RawMessage) string {
 		var im struct {
 			Source struct {
 				Bytes string `json:"bytes"`
 			} `json:"source"`
 		}
 		if json.Unmarshal(raw, &im) != nil {
-			return 0
+			return ""
 		}
-		return len(im.Source.Bytes)
+		return im.Source.Bytes
 	}
+	var out []mockanthropic.RequestImage
 	for n, m := range ms {
 		for k, b := range m.Content {
-			if sz := size(b.Image); len(b.Image) > 0 && sz > ClaudeImageBase64Max {
-				return invalid("%s", MsgClaudeImageTooLarge(fmt.Sprintf("messages.%d.content.%d", n, k), sz))
+			if len(b.Image) > 0 {
+				out = append(out, mockanthropic.RequestImage{Path: fmt.Sprintf("messages.%d.content.%d", n, k), Data: data(b.Image)})
 			}
 			if b.ToolResult == nil {
 				continue
 			}
 			for j, c := range b.ToolResult.Content {
-				if sz := size(c.Image); len(c.Image) > 0 && sz > ClaudeImageBase64Max {
-					return invalid("%s", MsgClaudeImageTooLarge(fmt.Sprintf("messages.%d.content.%d.tool_result.content.%d", n, k, j), sz))
+				if len(c.Image) > 0 {
+					out = append(out, mockanthropic.RequestImage{Path: fmt.Sprintf("messages.%d.content.%d.tool_result.content.%d", n, k, j), Data: data(c.Image), Tool: true})
 				}
 			}
+		}
+	}
+	return out
+}
+
+// checkClaudeImageSize applies Claude's 5 MB to each image of the request:
+// a message's image blocks and the images inside its tool results. The
+// base64 string (the JSON value of source.bytes) is measured, as the
+// model's error prints it.
+func checkClaudeImageSize(ms []Message) *APIError {
+	for _, im := range images(ms) {
+		if len(im.Data) > ClaudeImageBase64Max {
+			return invalid("%s", MsgClaudeImageTooLarge(im.Path, len(im.Data)))
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package mockbedrock
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -127,5 +128,26 @@ func TestExactTexts(t *testing.T) {
 		if got != want {
 			t.Errorf("got  %q\nwant %q", got, want)
 		}
+	}
+}
+
+// Images lists a message's image blocks and a tool result's images, with
+// the paths Claude's errors print, in order; a nil request has none.
+func TestRequestImages(t *testing.T) {
+	r, err := ParseRequest("anthropic.claude-sonnet-4-5-20250929-v1:0", []byte(body(false, msg("user", text("look"), image(8)), msg("assistant", toolUse),
+		msg("user", result("", `[{"text":"read"},`+image(12)+`]`)))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, im := range r.Images() {
+		got = append(got, fmt.Sprintf("%s %d %v", im.Path, len(im.Data), im.Tool))
+	}
+	want := "messages.0.content.1 8 false|messages.2.content.0.tool_result.content.1 12 true"
+	if g := strings.Join(got, "|"); g != want {
+		t.Errorf("Images() = %s\nwant %s", g, want)
+	}
+	if ims := (*ConverseRequest)(nil).Images(); ims != nil {
+		t.Errorf("a nil request has images: %v", ims)
 	}
 }

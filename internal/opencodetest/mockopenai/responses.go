@@ -182,9 +182,10 @@ func (x resolved) output() bool {
 }
 
 // Validate returns the error the API would answer r with, or nil. Checks run
-// in a fixed order (ids, references and encrypted content item by item,
-// then reasoning pairing, then function call pairing) and the first
-// violation wins.
+// in a fixed order (the image limits, then ids, references and encrypted
+// content item by item, then reasoning pairing, then function call
+// pairing) and the first violation wins. Where the image check goes in
+// the live API's order is not known.
 func (v ResponsesValidator) Validate(r *ResponsesRequest) *APIError {
 	secret := v.Secret
 	if secret == nil {
@@ -197,6 +198,9 @@ func (v ResponsesValidator) Validate(r *ResponsesRequest) *APIError {
 	held := func(id string) (Item, bool) {
 		it, ok := lookup(id)
 		return it, ok && it.Stored && it.Account == v.Account
+	}
+	if e := checkImages(r); e != nil {
+		return e
 	}
 	in := make([]resolved, len(r.Input))
 	for n, it := range r.Input {

@@ -1,0 +1,62 @@
+package mockopenai
+
+import (
+	"strings"
+	"testing"
+)
+
+// b64 is base64 of exactly n bytes (its length and padding; the data is
+// not judged).
+func b64(n int) string {
+	s := strings.Repeat("AAAA", n/3)
+	switch n % 3 {
+	case 1:
+		s += "AA=="
+	case 2:
+		s += "AAA="
+	}
+	return s
+}
+
+func userImages(sizes ...int) string {
+	var parts []string
+	for _, n := range sizes {
+		parts = append(parts, `{"type":"input_image","image_url":"data:image/png;base64,`+b64(n)+`"}`)
+	}
+	return `{"role":"user","content":[{"type":"input_text","text":"look"},` + strings.Join(parts, ",") + `]}`
+}
+
+// OpenAI's documented limits, with the mock's stand-in texts: 20,000,000
+// bytes an image, 50,000,000 bytes of images a request (exactly at each is
+// accepted), a function call output's images counted.
+func TestResponsesImageLimits(t *testing.T) {
+	toolOut := func(n int) string {
+		return `{"type":"function_call_output","call_id":"call_1","output":[{"type":"input_text","text":"read"},{"type":"input_image","image_url":"data:image/png;base64,` + b64(n) + `"}]}`
+	}
+	third := 50_000_000 / 3 // 16,666,666
+	for _, c := range []struct {
+		name, body, want string
+	}{
+		{"an image of 20,000,000 bytes", respBody(userImages(20_000_000)), ""},
+		{"an image of 20,000,001 bytes", respBody(userImages(20_000_001)), MsgImageTooLarge("input[0].content[1].image_url", 20_000_001)},
+		{"50,000,000 bytes of images", respBody(userImages(third, third, third+2)), ""},
+		{"50,000,001 bytes of images", respBody(userImages(third, third, third+3)), MsgImagesTooLarge(3, 50_000_001)},
+		{"a tool output's image counted", respBody(call("fc_1", "call_1"), toolOut(third+3), userImages(third, third)), MsgImagesTooLarge(3, 50_000_001)},
+	} {
+		r, err := ParseResponses([]byte(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		if e := (ResponsesValidator{}).Validate(r); e != nil {
+			got = e.Message
+		}
+		if got != c.want {
+			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
+		}
+	}
+	r, _ := ParseResponses([]byte(respBody(call("fc_1", "call_1"), toolOut(4))))
+	if ims := r.Images(); len(ims) != 1 || !ims[0].Tool || ims[0].Path != "input[1].output[1].image_url" {
+		t.Errorf("a tool output's image: %+v", ims)
+	}
+}
