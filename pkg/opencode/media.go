@@ -28,6 +28,28 @@ func FindPart(s *store.Session, msgID, partID string) *store.Part {
 	return partOf(s.Message(msgID), partID)
 }
 
+// partFinder returns FindPart for many lookups in one session: the
+// messages are found through a map made on first use, where FindPart
+// searches them from the start each time (once per block of a request
+// would be quadratic in the session's length).
+func partFinder(s *store.Session) func(msgID, partID string) *store.Part {
+	var byID map[string]*store.Message
+	return func(msgID, partID string) *store.Part {
+		if s == nil {
+			return nil
+		}
+		if byID == nil {
+			byID = make(map[string]*store.Message, len(s.Messages))
+			for _, m := range s.Messages {
+				if _, dup := byID[m.ID]; !dup {
+					byID[m.ID] = m // the first, as Session.Message finds it
+				}
+			}
+		}
+		return partOf(byID[msgID], partID)
+	}
+}
+
 // partOf returns the part of m (nil: none) with the id, or nil.
 func partOf(m *store.Message, partID string) *store.Part {
 	if m == nil {
@@ -120,23 +142,7 @@ func SupportedImage(mime string) bool {
 // result is compacted (state.time.compacted).
 func RequestImages(s *store.Session, r *sent.Request) []Image {
 	var out []Image
-	// The blocks' parts, found through a map of the messages made on first
-	// use: FindPart searches the messages from the start, once per block.
-	var byID map[string]*store.Message
-	findPart := func(msgID, partID string) *store.Part {
-		if s == nil {
-			return nil
-		}
-		if byID == nil {
-			byID = make(map[string]*store.Message, len(s.Messages))
-			for _, m := range s.Messages {
-				if _, dup := byID[m.ID]; !dup {
-					byID[m.ID] = m // the first, as Session.Message finds it
-				}
-			}
-		}
-		return partOf(byID[msgID], partID)
-	}
+	findPart := partFinder(s)
 	for n, pm := range r.Messages {
 		for m, b := range pm.Blocks {
 			switch b.Type {
@@ -613,9 +619,13 @@ type File struct {
 // RequestFiles lists the files of an Anthropic request, in order.
 func RequestFiles(s *store.Session, r *sent.Request) []File {
 	var out []File
+	findPart := partFinder(s)
 	for n, pm := range r.Messages {
 		for m, b := range pm.Blocks {
-			p := FindPart(s, b.MessageID, b.PartID)
+			if b.Type != "image" && b.Type != "document" && b.Type != "tool_result" {
+				continue
+			}
+			p := findPart(b.MessageID, b.PartID)
 			if p == nil {
 				continue
 			}
