@@ -113,7 +113,7 @@ func (w *work) errorSteps(f scan.Finding, text string, failed *store.Message) []
 		return out
 	}
 	resolved := func(s *store.Session, fs []scan.Finding) bool {
-		_, ok := scan.ResolvedWith(r, s, others(fs), w.opts.validation().OpenCode)
+		_, ok := scan.Resolved(r, s, others(fs), w.opts.validation().OpenCode)
 		return ok
 	}
 	if r.Defect == opencode.DefectNone {
@@ -141,7 +141,7 @@ func (w *work) errorSteps(f scan.Finding, text string, failed *store.Message) []
 		}
 		return []step{st}
 	}
-	if why, ok := scan.ResolvedWith(r, w.orig, others(w.findings), w.opts.validation().OpenCode); ok {
+	if why, ok := scan.Resolved(r, w.orig, others(w.findings), w.opts.validation().OpenCode); ok {
 		st.note = "the provider error " + describeError(r)
 		if r.TargetID != "" {
 			st.note += " (stored message " + r.TargetID + ")"

@@ -92,7 +92,7 @@ func Diagnose(s *store.Session, text string, opts *Options) *Diagnosis {
 		if opts != nil {
 			oc = opts.OpenCode
 		}
-		if why, ok := ResolvedWith(r, s, others, oc); ok && failed != nil {
+		if why, ok := Resolved(r, s, others, oc); ok && failed != nil {
 			d.Resolved = why
 		} else if !ok && r.Defect.SessionWide() {
 			for _, m := range r.Showing(s, until) {

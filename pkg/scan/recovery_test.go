@@ -63,7 +63,7 @@ func TestResolvedNeedsEvidenceFromTheRecords(t *testing.T) {
 		if r.TargetID != "a1" {
 			t.Fatalf("%s: %s maps to %q (%v), want a1", c.name, r.Index, r.TargetID, r.MapErr)
 		}
-		why, ok := Resolved(r, s, nil)
+		why, ok := Resolved(r, s, nil, nil)
 		if ok != (c.why != "") || !strings.Contains(why, c.why) {
 			t.Errorf("%s: Resolved = %q, %v; want %q", c.name, why, ok, c.why)
 		}
@@ -87,7 +87,7 @@ func TestResolvedNeedsEvidenceFromTheRecords(t *testing.T) {
 		a2 := testMessage("a2", "assistant", asstBody, append([]string{`{"type":"step-start"}`}, c.parts...)...)
 		s := recoverySession(loop(signedAt, toolDone), a2, emptyErr)
 		r := &opencode.Recovery{Text: emptyErr, Type: opencode.ErrorEmptyContent, Defect: opencode.DefectEmpty, Index: "messages.3", Failed: s.Message("f"), TargetID: "a2"}
-		why, ok := Resolved(r, s, nil)
+		why, ok := Resolved(r, s, nil, nil)
 		if ok != (c.why != "") || !strings.Contains(why, c.why) {
 			t.Errorf("%s: Resolved = %q, %v; want %q", c.name, why, ok, c.why)
 		}
@@ -106,7 +106,7 @@ func TestResolvedNeedsEvidenceFromTheRecords(t *testing.T) {
 	} {
 		s := recoverySession(c.a1, answer, orderErr)
 		r := opencode.ReadError(s, orderErr, s.Message("f"))
-		why, ok := Resolved(r, s, nil)
+		why, ok := Resolved(r, s, nil, nil)
 		if ok != (c.why != "") || !strings.Contains(why, c.why) {
 			t.Errorf("%s: Resolved = %q, %v; want %q", c.name, why, ok, c.why)
 		}
@@ -114,7 +114,7 @@ func TestResolvedNeedsEvidenceFromTheRecords(t *testing.T) {
 
 	// A pasted error that names no message is never known to be history.
 	s := recoverySession(loop(signedAt, toolDone), answer, "x")
-	if why, ok := Resolved(opencode.ReadError(s, "messages: text content blocks must contain non-whitespace text", nil), s, nil); ok {
+	if why, ok := Resolved(opencode.ReadError(s, "messages: text content blocks must contain non-whitespace text", nil), s, nil, nil); ok {
 		t.Errorf("a pasted error that names no message is history: %q", why)
 	}
 }

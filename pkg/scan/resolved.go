@@ -47,15 +47,11 @@ import (
 // error level predicts the error's type and no message shows the defect
 // any more (for a session-wide defect, no message before the attempt; else
 // the one the error names).
-func Resolved(r *opencode.Recovery, s *store.Session, found []Finding) (string, bool) {
-	return ResolvedWith(r, s, found, nil)
-}
-
-// ResolvedWith is Resolved that may also read the model's context window
-// from OpenCode's model data (oc, nil for none), for a context-window error
-// that prints no window (the Responses API's "Your input exceeds the
-// context window of this model").
-func ResolvedWith(r *opencode.Recovery, s *store.Session, found []Finding, oc *ocenv.Resolver) (string, bool) {
+//
+// oc (nil for none) is OpenCode's model data, read for the model's context
+// window when a context-window error prints none (the Responses API's
+// "Your input exceeds the context window of this model").
+func Resolved(r *opencode.Recovery, s *store.Session, found []Finding, oc *ocenv.Resolver) (string, bool) {
 	if r.Defect.InRecords() {
 		return resolvedInRecords(r, s, found)
 	}

@@ -95,7 +95,7 @@ func TestContextWindowExceeded(t *testing.T) {
 	}
 	failed := s.Messages[3]
 	r2 := opencode.ReadError(s, failed.Get("error.data.message").String(), failed)
-	if why, ok := Resolved(r2, s, findingsOf(fs, SF174)); !ok || !strings.Contains(why, "within the model's 40000-token context window") {
+	if why, ok := Resolved(r2, s, findingsOf(fs, SF174), nil); !ok || !strings.Contains(why, "within the model's 40000-token context window") {
 		t.Fatalf("the stored overflow after the prune: %q %v", why, ok)
 	}
 }
@@ -243,13 +243,13 @@ func TestContextWindowResponsesFromModelData(t *testing.T) {
 	failed := s.Messages[3]
 	r := opencode.ReadError(s, failed.Get("error.data.message").String(), failed)
 	fs = CheckSession(s, cfg(40000))
-	if why, ok := ResolvedWith(r, s, findingsOf(fs, SF174), cfg(40000).OpenCode); !ok || !strings.Contains(why, "within the model's 40000-token context window") {
+	if why, ok := Resolved(r, s, findingsOf(fs, SF174), cfg(40000).OpenCode); !ok || !strings.Contains(why, "within the model's 40000-token context window") {
 		t.Fatalf("after the prune: %q %v", why, ok)
 	}
-	if _, ok := ResolvedWith(r, s, nil, cfg(200000).OpenCode); ok {
+	if _, ok := Resolved(r, s, nil, cfg(200000).OpenCode); ok {
 		t.Fatal("a config window the refused request was within is taken as the window")
 	}
-	if _, ok := Resolved(r, s, nil); ok {
+	if _, ok := Resolved(r, s, nil, nil); ok {
 		t.Fatal("without model data the stored error is taken as repaired")
 	}
 }

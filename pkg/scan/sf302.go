@@ -94,7 +94,7 @@ func checkFailedAttempt(c *Context) {
 		return
 	}
 	others := othersFound(c)
-	why, resolved := ResolvedWith(r, c.Session, others, c.Opts.OpenCode)
+	why, resolved := Resolved(r, c.Session, others, c.Opts.OpenCode)
 	switch {
 	case r.TargetID != "":
 		// The finding names the message (not the part): a repair that
