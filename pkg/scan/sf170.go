@@ -66,7 +66,7 @@ var ruleSF172 = preflightRule(&Rule{
 	Code:     SF172,
 	Name:     "too-many-images",
 	Severity: Error,
-	Summary:  "the request sends more images than the provider allows",
+	Summary:  "the request sends more images (and documents) than the provider allows",
 	What: "On an Anthropic provider, the request holds more images and documents (PDFs) together than the API takes: 100 for a model with a 200k-token context window, 600 for the others " +
 		"(a warning between the two: sessfix does not know the model's window; the same for Claude on Bedrock), and the API answers `too many images and documents: 104 + 1 > 100` " +
 		"(images + documents > limit, as users quote it; an older wording, `Too much media: 0 document pages + 103 images > 100`, is recognised too). " +
@@ -93,7 +93,7 @@ var ruleSF176 = preflightRule(&Rule{
 		"User `file` parts and the image attachments of tool results not compacted are counted, by their bytes (read from the base64's length, none decoded). " +
 		"The limit is divided evenly among the request's images: there is one finding for each image over its share, at that image.",
 	Why: "The provider rejects the request on every retry: the session is dead until the images are smaller.",
-	FixDoc: "The same `shrinkImage` as SF170, to the image's share of the limit: sessfix re-encodes an image over its share until its base64 is at most four fifths of the share's, " +
+	FixDoc: "The same `shrinkImage` as SF170, to the image's share of the limit: sessfix re-encodes an image over its share until its base64 is at most four fifths of the share's base64 size (and 4 MiB at most, as for SF170), " +
 		"one image at a time in the order the request sends them, each against the session as the repairs before it left it: once the images fit together, the ones after are kept whole. " +
 		"Images under their share are not touched, and every picture stays.\n\n" + replaceMediaDoc,
 	Fixable: true,
