@@ -96,25 +96,7 @@ func TestContextWindowGemini(t *testing.T) {
 	if !hasCode(fs, scan.SF174, "error") || !hasCode(fs, scan.SF302, "error") || out.ExitCode != 1 {
 		t.Fatalf("scan does not report the history over the window\n%s", out)
 	}
-	fix := sessfix(t, e, "fix", "--yes", e.DataDir())
-	if fix.ExitCode != 0 || !strings.Contains(fix.Stdout+fix.Stderr, "markToolCompacted") {
-		t.Fatalf("fix --yes\n%s", fix)
-	}
-	if fs, out := sessionFindings(t, e, sid); hasCode(fs, scan.SF174, "") || hasCode(fs, scan.SF302, "error") || hasCode(fs, scan.SF302, "warning") {
-		t.Fatalf("after the fix\n%s", out)
-	}
-	n := len(e.Gemini.Requests())
-	if rej := resumeVerdict(ctx, t, e, geminiCalls, sid, "what do the notes say?"); rej != "" {
-		t.Fatalf("after sessfix fix the resume is refused: %s", rej)
-	}
-	for _, r := range e.Gemini.Requests()[n:] {
-		if tok := mockgemini.PromptTokens(r.Body); r.Chat && tok > contextWindow*9/10 {
-			t.Errorf("a request after the fix holds %d tokens, over the margin", tok)
-		}
-		if r.Chat && !strings.Contains(string(r.Body), "[Old tool result content cleared]") {
-			t.Error("a request after the fix does not carry the pruned tool results as OpenCode's placeholder")
-		}
-	}
+	fix := pruneAndResume(ctx, t, e, sid, geminiContext)
 	recordWedged(t, wedgedRow{
 		Case: "context-window-exceeded-gemini", Test: "TestContextWindowGemini", OpenCode: opencodetest.V1_18, Model: e.Model,
 		Break: fmt.Sprintf("a %d-token window (limit.context in the config) and a turn whose read results put the request over it, with "+

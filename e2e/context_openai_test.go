@@ -92,13 +92,7 @@ func TestContextWindowOpenAI(t *testing.T) {
 	if fs, out := sessionFindings(t, e, sid); !hasCode(fs, scan.SF174, "error") {
 		t.Fatalf("before any resume, scan does not report the history over the window\n%s", out)
 	}
-	state := storeState(t, d)
-	if fix := sessfix(t, e, "fix", "--yes", e.DataDir()); fix.ExitCode != 0 {
-		t.Fatalf("fix --yes right after the failure\n%s", fix)
-	}
-	if res := sessfix(t, e, "undo", "--last"); res.ExitCode != 0 || storeState(t, d) != state {
-		t.Fatalf("undo did not restore the store exactly\n%s", res)
-	}
+	fixUndone(t, e, "right after the failure")
 	before := resumeVerdict(ctx, t, e, openAICalls, sid, "go on")
 	if before != mockopenai.TextContextWindow {
 		t.Fatalf("the resume of the overflowed session: %q, want the Responses API's context error", before)
@@ -113,33 +107,8 @@ func TestContextWindowOpenAI(t *testing.T) {
 			t.Fatalf("an error sessfix cannot repair: %+v\n%s", f, out)
 		}
 	}
-	state = storeState(t, d)
-	if fix := sessfix(t, e, "fix", "--yes", e.DataDir()); fix.ExitCode != 0 {
-		t.Fatalf("fix --yes\n%s", fix)
-	}
-	if res := sessfix(t, e, "undo", "--last"); res.ExitCode != 0 || storeState(t, d) != state {
-		t.Fatalf("undo did not restore the store exactly\n%s", res)
-	}
-	fix := sessfix(t, e, "fix", "--yes", e.DataDir())
-	if fix.ExitCode != 0 || !strings.Contains(fix.Stdout+fix.Stderr, "markToolCompacted") {
-		t.Fatalf("fix --yes after undo\n%s", fix)
-	}
-	if fs, out := sessionFindings(t, e, sid); hasCode(fs, scan.SF174, "") || hasCode(fs, scan.SF302, "error") || hasCode(fs, scan.SF302, "warning") {
-		t.Fatalf("after the fix\n%s", out)
-	}
-	n := len(e.OpenAI.Requests())
-	if rej := resumeVerdict(ctx, t, e, openAICalls, sid, "what do the notes say?"); rej != "" {
-		t.Fatalf("after sessfix fix the resume is refused: %s", rej)
-	}
-	for _, r := range e.OpenAI.Requests()[n:] {
-		if tok := mockopenai.PromptTokens(r.Body); r.Chat && tok > contextWindow*9/10 {
-			t.Errorf("a request after the fix holds %d tokens, over the margin", tok)
-		}
-		// The pruned results are sent, cleared: the history is sent whole.
-		if r.Chat && !strings.Contains(string(r.Body), "[Old tool result content cleared]") {
-			t.Error("a request after the fix does not carry the pruned tool results as OpenCode's placeholder")
-		}
-	}
+	fixUndone(t, e, "after the refused resume")
+	fix := pruneAndResume(ctx, t, e, sid, openAIContext)
 	recordWedged(t, wedgedRow{
 		Case: "context-window-exceeded-openai", Test: "TestContextWindowOpenAI", OpenCode: opencodetest.V1_18, Model: e.Model,
 		Break: fmt.Sprintf("a %d-token window (limit.context in the config) and a turn whose read results put the request over it, with "+

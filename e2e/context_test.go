@@ -3,6 +3,8 @@
 package e2e
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -15,6 +17,9 @@ import (
 
 	"github.com/sessfix/sessfix/internal/opencodetest"
 	"github.com/sessfix/sessfix/internal/opencodetest/mockanthropic"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockgemini"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockopenai"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockstream"
 	"github.com/sessfix/sessfix/pkg/scan"
 )
 
@@ -186,34 +191,8 @@ func TestContextWindow(t *testing.T) {
 			t.Fatalf("an error sessfix cannot repair: %+v\n%s", f, out)
 		}
 	}
-	d := dataDir{t, e.DataDir()}
-	state := storeState(t, d)
-	if fix := sessfix(t, e, "fix", "--yes", e.DataDir()); fix.ExitCode != 0 {
-		t.Fatalf("fix --yes\n%s", fix)
-	}
-	if res := sessfix(t, e, "undo", "--last"); res.ExitCode != 0 || storeState(t, d) != state {
-		t.Fatalf("undo did not restore the store exactly\n%s", res)
-	}
-	fix := sessfix(t, e, "fix", "--yes", e.DataDir())
-	if fix.ExitCode != 0 || !strings.Contains(fix.Stdout+fix.Stderr, "markToolCompacted") {
-		t.Fatalf("fix --yes after undo\n%s", fix)
-	}
-	if fs, out := sessionFindings(t, e, sid); hasCode(fs, scan.SF174, "") || hasCode(fs, scan.SF302, "error") || hasCode(fs, scan.SF302, "warning") {
-		t.Fatalf("after the fix\n%s", out)
-	}
-	n := len(e.Mock.Requests())
-	if rej := resumeVerdict(ctx, t, e, anthropicCalls, sid, "what do the notes say?"); rej != "" {
-		t.Fatalf("after sessfix fix the resume is refused: %s", rej)
-	}
-	for _, r := range e.Mock.Requests()[n:] {
-		if tok := mockanthropic.PromptTokens(r.Body); r.Chat && tok > contextWindow*9/10 {
-			t.Errorf("a request after the fix holds %d tokens, over the margin", tok)
-		}
-		// The pruned results are sent, cleared: the history is sent whole.
-		if r.Chat && !strings.Contains(string(r.Body), "[Old tool result content cleared]") {
-			t.Error("a request after the fix does not carry the pruned tool results as OpenCode's placeholder")
-		}
-	}
+	fixUndone(t, e, "after the refused resume")
+	fix := pruneAndResume(ctx, t, e, sid, anthropicContext)
 	recordWedged(t, wedgedRow{
 		Case: "context-window-exceeded", Test: "TestContextWindow", OpenCode: opencodetest.V1_18, Model: e.Model,
 		Break: fmt.Sprintf("a %d-token window (limit.context in the config) and a turn whose read results put the request over it, with "+
@@ -357,14 +336,7 @@ func TestContextWindow11(t *testing.T) {
 	if fs, out := sessionFindings(t, e, sid); !hasCode(fs, scan.SF174, "error") {
 		t.Fatalf("before any resume, scan does not report the history over the window\n%s", out)
 	}
-	d := dataDir{t, e.DataDir()}
-	state := storeState(t, d)
-	if fix := sessfix(t, e, "fix", "--yes", e.DataDir()); fix.ExitCode != 0 {
-		t.Fatalf("fix --yes right after the failure\n%s", fix)
-	}
-	if res := sessfix(t, e, "undo", "--last"); res.ExitCode != 0 || storeState(t, d) != state {
-		t.Fatalf("undo did not restore the store exactly\n%s", res)
-	}
+	fixUndone(t, e, "right after the failure")
 	before := resumeVerdict(ctx, t, e, anthropicCalls, sid, "go on")
 	if !strings.HasPrefix(before, "prompt is too long:") || !strings.HasSuffix(before, fmt.Sprintf("> %d maximum", contextWindow)) {
 		t.Fatalf("the resume of the overflowed session: %q, want prompt is too long", before)
@@ -373,25 +345,7 @@ func TestContextWindow11(t *testing.T) {
 	if !hasCode(fs, scan.SF174, "error") || !hasCode(fs, scan.SF302, "error") || out.ExitCode != 1 {
 		t.Fatalf("scan does not report the history over the window\n%s", out)
 	}
-	fix := sessfix(t, e, "fix", "--yes", e.DataDir())
-	if fix.ExitCode != 0 || !strings.Contains(fix.Stdout+fix.Stderr, "markToolCompacted") {
-		t.Fatalf("fix --yes\n%s", fix)
-	}
-	if fs, out := sessionFindings(t, e, sid); hasCode(fs, scan.SF174, "") || hasCode(fs, scan.SF302, "error") || hasCode(fs, scan.SF302, "warning") {
-		t.Fatalf("after the fix\n%s", out)
-	}
-	n := len(e.Mock.Requests())
-	if rej := resumeVerdict(ctx, t, e, anthropicCalls, sid, "what do the notes say?"); rej != "" {
-		t.Fatalf("after sessfix fix the resume is refused: %s", rej)
-	}
-	for _, r := range e.Mock.Requests()[n:] {
-		if tok := mockanthropic.PromptTokens(r.Body); r.Chat && tok > contextWindow*9/10 {
-			t.Errorf("a request after the fix holds %d tokens, over the margin", tok)
-		}
-		if r.Chat && !strings.Contains(string(r.Body), "[Old tool result content cleared]") {
-			t.Error("a request after the fix does not carry the pruned tool results as OpenCode's placeholder")
-		}
-	}
+	fix := pruneAndResume(ctx, t, e, sid, anthropicContext)
 	recordWedged(t, wedgedRow{
 		Case: "context-window-exceeded-1.1", Test: "TestContextWindow11", OpenCode: opencodetest.V1_1, Model: e.Model,
 		Break: fmt.Sprintf("a %d-token window (limit.context in the config) and a turn whose read results put the request over it, "+
@@ -399,4 +353,75 @@ func TestContextWindow11(t *testing.T) {
 		Before: rejectedAs(tokensRe.ReplaceAllString(before, "N tokens >")), Scan: codes(codesWithSeverity(fs)),
 		Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted",
 	})
+}
+
+// contextMock is what the context-window tests read of the Env's mock:
+// its agent calls, the bodies of its chat requests in order, and its
+// token count of a body.
+type contextMock struct {
+	calls  func(*opencodetest.Env) []mockCall
+	bodies func(*opencodetest.Env) [][]byte
+	tokens func([]byte) int
+}
+
+var (
+	anthropicContext = contextMock{anthropicCalls, func(e *opencodetest.Env) [][]byte { return chatBodies(e.Mock.Requests()) }, mockanthropic.PromptTokens}
+	openAIContext    = contextMock{openAICalls, func(e *opencodetest.Env) [][]byte { return chatBodies(e.OpenAI.Requests()) }, mockopenai.PromptTokens}
+	geminiContext    = contextMock{geminiCalls, func(e *opencodetest.Env) [][]byte { return chatBodies(e.Gemini.Requests()) }, mockgemini.PromptTokens}
+)
+
+// chatBodies are the bodies of a mock's chat requests, in order.
+func chatBodies[P, A any](rs []mockstream.Call[P, A]) [][]byte {
+	var out [][]byte
+	for _, r := range rs {
+		if r.Chat {
+			out = append(out, r.Body)
+		}
+	}
+	return out
+}
+
+// fixUndone runs `fix --yes` on the Env's data dir (when names the
+// timing in failures), wants it to change the store, and `undo --last` to
+// restore it exactly.
+func fixUndone(t *testing.T, e *opencodetest.Env, when string) {
+	t.Helper()
+	d := dataDir{t, e.DataDir()}
+	state := storeState(t, d)
+	if fix := sessfix(t, e, "fix", "--yes", e.DataDir()); fix.ExitCode != 0 || storeState(t, d) == state {
+		t.Fatalf("fix --yes %s\n%s", when, fix)
+	}
+	if res := sessfix(t, e, "undo", "--last"); res.ExitCode != 0 || storeState(t, d) != state {
+		t.Fatalf("undo did not restore the store exactly\n%s", res)
+	}
+}
+
+// pruneAndResume repairs an overflowed session with default flags (`fix
+// --yes`, which must prune with markToolCompacted), wants neither SF174
+// nor SF302 above info after it, and resumes: the mock must accept, and
+// every chat request after the fix must be within the margin of the
+// window and carry the pruned results as OpenCode's placeholder (the
+// history is sent whole). It returns fix's result.
+func pruneAndResume(ctx context.Context, t *testing.T, e *opencodetest.Env, sid string, m contextMock) *sfResult {
+	t.Helper()
+	fix := sessfix(t, e, "fix", "--yes", e.DataDir())
+	if fix.ExitCode != 0 || !strings.Contains(fix.Stdout+fix.Stderr, "markToolCompacted") {
+		t.Fatalf("fix --yes\n%s", fix)
+	}
+	if fs, out := sessionFindings(t, e, sid); hasCode(fs, scan.SF174, "") || hasCode(fs, scan.SF302, "error") || hasCode(fs, scan.SF302, "warning") {
+		t.Fatalf("after the fix\n%s", out)
+	}
+	n := len(m.bodies(e))
+	if rej := resumeVerdict(ctx, t, e, m.calls, sid, "what do the notes say?"); rej != "" {
+		t.Fatalf("after sessfix fix the resume is refused: %s", rej)
+	}
+	for _, b := range m.bodies(e)[n:] {
+		if tok := m.tokens(b); tok > contextWindow*9/10 {
+			t.Errorf("a request after the fix holds %d tokens, over the margin", tok)
+		}
+		if !bytes.Contains(b, []byte("[Old tool result content cleared]")) {
+			t.Error("a request after the fix does not carry the pruned tool results as OpenCode's placeholder")
+		}
+	}
+	return fix
 }

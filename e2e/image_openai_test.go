@@ -112,14 +112,7 @@ func TestImagesOverOpenAIRequestTotal(t *testing.T) {
 	if !hasCode(early, scan.SF176, "error") {
 		t.Fatalf("right after the failed turn, scan does not report the images over the total\n%s", out)
 	}
-	cd := dataDir{t, c.DataDir()}
-	state := storeState(t, cd)
-	if res := sessfix(t, c, "fix", "--yes", c.DataDir()); res.ExitCode != 0 || storeState(t, cd) == state {
-		t.Fatalf("fix --yes right after the failed turn\n%s", res)
-	}
-	if res := sessfix(t, c, "undo", "--last"); res.ExitCode != 0 || storeState(t, cd) != state {
-		t.Fatalf("undo did not restore the store exactly\n%s", res)
-	}
+	fixUndone(t, c, "right after the failed turn")
 	firstFix := repairOpenAIImages(ctx, t, c, sid)
 	recordWedged(t, wedgedRow{
 		Case: "images-over-request-total-openai", Test: "TestImagesOverOpenAIRequestTotal", OpenCode: opencodetest.V1_18, Model: e.Model,
