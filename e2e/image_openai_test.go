@@ -173,12 +173,11 @@ func repairOpenAIImages(ctx context.Context, t *testing.T, e *opencodetest.Env, 
 	return fix
 }
 
-// imagesBytes is the bytes the images hold together (their base64's
-// length less its padding).
+// imagesBytes is the bytes the images hold together.
 func imagesBytes(ims []mockopenai.RequestImage) int {
 	n := 0
 	for _, im := range ims {
-		n += len(im.Data)/4*3 - strings.Count(im.Data[max(0, len(im.Data)-2):], "=")
+		n += mockopenai.DecodedLen(im.Data)
 	}
 	return n
 }

@@ -71,8 +71,9 @@ func (r *ResponsesRequest) Images() []RequestImage {
 	return out
 }
 
-// decodedLen is the bytes padded base64 decodes to.
-func decodedLen(data string) int {
+// DecodedLen is the bytes padded base64 decodes to (read from its length
+// and padding, nothing decoded).
+func DecodedLen(data string) int {
 	n := len(data) / 4 * 3
 	for i := len(data) - 1; i >= 0 && i >= len(data)-2 && data[i] == '='; i-- {
 		n--
@@ -86,7 +87,7 @@ func checkImages(r *ResponsesRequest) *APIError {
 	ims := r.Images()
 	total := 0
 	for _, im := range ims {
-		n := decodedLen(im.Data)
+		n := DecodedLen(im.Data)
 		if n > ImageBytesMax {
 			return invalid(OpenAI, str(im.Path), "%s", MsgImageTooLarge(im.Path, n))
 		}
