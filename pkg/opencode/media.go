@@ -614,6 +614,8 @@ type File struct {
 	Attachment        int
 	Mime              string
 	Base64            int
+	// Data is the base64 itself.
+	Data string
 }
 
 // RequestFiles lists the files of an Anthropic request, in order.
@@ -632,7 +634,7 @@ func RequestFiles(s *store.Session, r *sent.Request) []File {
 			switch b.Type {
 			case "image", "document":
 				if data, ok := Base64Data(p.Get("url").String()); ok {
-					out = append(out, File{N: n, M: m, MessageID: b.MessageID, PartID: b.PartID, Attachment: -1, Mime: p.Get("mime").String(), Base64: len(data)})
+					out = append(out, File{N: n, M: m, MessageID: b.MessageID, PartID: b.PartID, Attachment: -1, Mime: p.Get("mime").String(), Base64: len(data), Data: data})
 				}
 			case "tool_result":
 				if p.Get("state.status").String() != "completed" || p.Get("state.time.compacted").Exists() {
@@ -640,7 +642,7 @@ func RequestFiles(s *store.Session, r *sent.Request) []File {
 				}
 				for i, a := range p.Get("state.attachments").Array() {
 					if data, ok := Base64Data(a.Get("url").String()); ok {
-						out = append(out, File{N: n, M: m, MessageID: b.MessageID, PartID: b.PartID, Attachment: i, Mime: a.Get("mime").String(), Base64: len(data)})
+						out = append(out, File{N: n, M: m, MessageID: b.MessageID, PartID: b.PartID, Attachment: i, Mime: a.Get("mime").String(), Base64: len(data), Data: data})
 					}
 				}
 			}

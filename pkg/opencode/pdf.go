@@ -1,0 +1,134 @@
+package opencode
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/ledongthuc/pdf"
+)
+
+// The Messages API's limit on the pages of the PDFs one request sends
+// (Anthropic's PDF support page: 100 pages for a model with a 200k-token
+// context window, 600 for the others; Claude's on Bedrock the same, its
+// user guide). A request over it gets "A maximum of 100 PDF pages may be
+// provided." (users' reports of the live API: anthropics/claude-code#5707,
+// badlogic/lemmy#40).
+const (
+	AnthropicPDFPagesMax      = 100
+	AnthropicLargePDFPagesMax = 600
+)
+
+// PDFPagesText is the API's error for a request over limit PDF pages.
+func PDFPagesText(limit int) string {
+	return fmt.Sprintf("A maximum of %d PDF pages may be provided.", limit)
+}
+
+var pdfPagesRe = regexp.MustCompile(`(?i)a maximum of (\d+) pdf pages may be provided`)
+
+// PDFPageLimit reads the limit a stored or predicted page-limit error
+// prints.
+func PDFPageLimit(text string) (int, bool) {
+	m := pdfPagesRe.FindStringSubmatch(text)
+	if m == nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(m[1])
+	return n, err == nil && n > 0
+}
+
+// IsPDF reports whether a mime type is a PDF's.
+func IsPDF(mime string) bool { return strings.EqualFold(mime, "application/pdf") }
+
+// PDFPages counts the pages of a PDF given as base64 (a data: URL's
+// payload), from its page tree's /Count as the file's cross-reference
+// table (or stream) leads to it. Only the parts of the file that lead there
+// are decoded, so a large PDF costs a few reads, not a decode of it all.
+// An error means sessfix cannot tell: the file is damaged, encrypted, or
+// not a PDF.
+func PDFPages(data string) (n int, err error) {
+	ra, size, err := newBase64ReaderAt(data)
+	if err != nil {
+		return 0, err
+	}
+	defer func() {
+		// The reader panics on some malformed files; sessfix then cannot
+		// tell the page count, which is no reason to stop a scan.
+		if x := recover(); x != nil {
+			n, err = 0, fmt.Errorf("malformed PDF: %v", x)
+		}
+	}()
+	r, err := pdf.NewReader(ra, size)
+	if err != nil {
+		return 0, err
+	}
+	n = r.NumPage()
+	if n <= 0 {
+		return 0, errors.New("malformed PDF: no page count")
+	}
+	return n, nil
+}
+
+// base64ReaderAt reads the bytes a standard, padded base64 string decodes
+// to at any offset, decoding only the 4-character groups it needs.
+type base64ReaderAt struct {
+	data string
+	size int64
+}
+
+func newBase64ReaderAt(data string) (*base64ReaderAt, int64, error) {
+	if len(data)%4 != 0 {
+		return nil, 0, errors.New("not padded base64")
+	}
+	size := int64(DecodedLen(data))
+	return &base64ReaderAt{data: data, size: size}, size, nil
+}
+
+func (b *base64ReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, errors.New("negative offset")
+	}
+	if off >= b.size {
+		return 0, io.EOF
+	}
+	end := min(off+int64(len(p)), b.size)
+	first, last := off/3, (end+2)/3 // groups [first, last)
+	buf := make([]byte, (last-first)*3)
+	n, err := base64.StdEncoding.Decode(buf, []byte(b.data[first*4:last*4]))
+	if err != nil {
+		return 0, err
+	}
+	buf = buf[:n]
+	k := copy(p, buf[off-first*3:min(int64(n), end-first*3)])
+	if int64(k) < int64(len(p)) {
+		return k, io.EOF
+	}
+	return k, nil
+}
+
+// PDFFile is one PDF of a request with its page count.
+type PDFFile struct {
+	File
+	Pages int
+}
+
+// RequestPDFPages lists the PDFs among a request's files (RequestFiles)
+// whose pages sessfix can count, and their pages together.
+func RequestPDFPages(files []File) (pdfs []PDFFile, total int) {
+	for _, f := range files {
+		if !IsPDF(f.Mime) {
+			continue
+		}
+		n, err := PDFPages(f.Data)
+		if err != nil {
+			continue
+		}
+		pdfs = append(pdfs, PDFFile{File: f, Pages: n})
+		total += n
+	}
+	return pdfs, total
+}
