@@ -3,10 +3,8 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"math/rand"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,36 +13,8 @@ import (
 
 	"github.com/sessfix/sessfix/internal/opencodetest"
 	"github.com/sessfix/sessfix/internal/opencodetest/mockanthropic"
+	"github.com/sessfix/sessfix/internal/opencodetest/testpdf"
 )
-
-// noisyPDF is a one-page PDF of about n bytes: a valid file (header, page
-// tree, xref, trailer) whose page carries a stream of n random bytes,
-// which base64 makes 4/3 as large and nothing compresses.
-func noisyPDF(seed int64, n int) []byte {
-	var b bytes.Buffer
-	var offs []int
-	obj := func(body string) {
-		offs = append(offs, b.Len())
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", len(offs), body)
-	}
-	b.WriteString("%PDF-1.7\n")
-	obj("<< /Type /Catalog /Pages 2 0 R >>")
-	obj("<< /Type /Pages /Kids [3 0 R] /Count 1 >>")
-	obj("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>")
-	noise := make([]byte, n)
-	rand.New(rand.NewSource(seed)).Read(noise)
-	offs = append(offs, b.Len())
-	fmt.Fprintf(&b, "4 0 obj\n<< /Length %d >>\nstream\n", n)
-	b.Write(noise)
-	b.WriteString("\nendstream\nendobj\n")
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(offs)+1)
-	for _, o := range offs {
-		fmt.Fprintf(&b, "%010d 00000 n \n", o)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(offs)+1, xref)
-	return b.Bytes()
-}
 
 // TestPDFsOverRequestLimit: a user attaches three PDFs to one prompt on
 // OpenCode 1.18.33 (`opencode run PROMPT --file a.pdf --file b.pdf --file
@@ -78,7 +48,7 @@ func TestPDFsOverRequestLimit(t *testing.T) {
 	args := []string{"run", "--format", "json", "Summarise these papers."}
 	for i, name := range []string{"a.pdf", "b.pdf", "c.pdf"} {
 		p := filepath.Join(e.ProjectDir, name)
-		if err := os.WriteFile(p, noisyPDF(int64(i+1), 9<<20), 0o644); err != nil {
+		if err := os.WriteFile(p, testpdf.Write(testpdf.Options{Noise: 9 << 20, Seed: int64(i + 1)}), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		args = append(args, "--file", p)
@@ -135,7 +105,7 @@ func TestPDFsOverRequestLimit(t *testing.T) {
 		len(stored) == 0 || stored[0].Fix != "replaceMedia" || stored[0].ErrorType != "request_too_large" {
 		t.Fatalf("scan does not report the PDFs (SF175) and the stored error (SF302, request_too_large) with replaceMedia\n%s", scan)
 	}
-	fix := repairPDFs(ctx, t, e, session)
+	fix := repairPDFs(ctx, t, e, session, 2, ".pdf (application/pdf, 9.4 MB)")
 
 	// Before any resume: the store as the first run left it.
 	c := opencodetest.NewT(t, opencodetest.Options{Version: e.Version, Model: e.Model, Timeout: e.Timeout, Config: noAuto})
@@ -147,7 +117,7 @@ func TestPDFsOverRequestLimit(t *testing.T) {
 	if pre := withCode(fs0, "SF175"); len(pre) != 1 || pre[0].Fix != "replaceMedia" || !strings.HasSuffix(pre[0].ProviderError, rejected) {
 		t.Fatalf("before any resume, scan does not report SF175 with the mock's text\n%s", scan0)
 	}
-	fix0 := repairPDFs(ctx, t, c, session)
+	fix0 := repairPDFs(ctx, t, c, session, 2, ".pdf (application/pdf, 9.4 MB)")
 	recordWedged(t, wedgedRow{
 		Case: "pdfs-over-request-limit", Test: "TestPDFsOverRequestLimit", OpenCode: opencodetest.V1_18, Model: e.Model,
 		Break: "three PDFs of 9 MiB attached to one prompt (`run --file`), 37.7 MB of request, over Anthropic's 32 MB; a real run, no edit. " +
@@ -160,10 +130,10 @@ func TestPDFsOverRequestLimit(t *testing.T) {
 
 // repairPDFs repairs the data dir with default flags (`fix --yes`), wants
 // `undo --last` to restore the store exactly, repairs again, wants no
-// finding above info left, and resumes: the mock must accept, with two of
-// the three PDFs still sent and the placeholder of the third. It returns
-// the last fix's result.
-func repairPDFs(ctx context.Context, t *testing.T, e *opencodetest.Env, session string) *sfResult {
+// finding above info left, and resumes: the mock must accept, with docs
+// PDFs still sent and one placeholder of a PDF (its text holds removed).
+// It returns the last fix's result.
+func repairPDFs(ctx context.Context, t *testing.T, e *opencodetest.Env, session string, docs int, removed string) *sfResult {
 	t.Helper()
 	d := dataDir{t, e.DataDir()}
 	broken := storeState(t, d)
@@ -195,15 +165,15 @@ func repairPDFs(ctx context.Context, t *testing.T, e *opencodetest.Env, session 
 		if call.Parsed == nil || !call.Chat {
 			continue
 		}
-		docs, placeholders := 0, 0
+		sent, placeholders := 0, 0
 		for _, m := range call.Parsed.Messages {
 			for _, b := range m.Content {
-				docs += boolInt(b.Type == "document" && b.Source != nil && b.Source.MediaType == "application/pdf")
-				placeholders += boolInt(b.Type == "text" && strings.HasPrefix(b.Text, "[sessfix removed the file ") && strings.Contains(b.Text, ".pdf (application/pdf, 9.4 MB)"))
+				sent += boolInt(b.Type == "document" && b.Source != nil && b.Source.MediaType == "application/pdf")
+				placeholders += boolInt(b.Type == "text" && strings.HasPrefix(b.Text, "[sessfix removed the file ") && strings.Contains(b.Text, removed))
 			}
 		}
-		if docs != 2 || placeholders != 1 || len(call.Body) > mockanthropic.RequestBytesMax {
-			t.Errorf("the accepted request sends %d PDFs and %d placeholders in %d bytes; want 2 and 1", docs, placeholders, len(call.Body))
+		if sent != docs || placeholders != 1 || len(call.Body) > mockanthropic.RequestBytesMax {
+			t.Errorf("the accepted request sends %d PDFs and %d placeholders in %d bytes; want %d and 1", sent, placeholders, len(call.Body), docs)
 		}
 	}
 	return fix
@@ -214,4 +184,105 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// TestPDFsOverPageLimit: a user attaches two PDFs of 70 and 40 pages to
+// one prompt on OpenCode 1.18.33 (`opencode run PROMPT --file a.pdf --file
+// b.pdf`), small files: 110 pages, over the 100 pages the Messages API
+// takes from a model with a 200k-token window. A real run, no edit: the
+// strict mock refuses the request with the API's text, "A maximum of 100
+// PDF pages may be provided.", and every resume sends both PDFs again.
+//
+// Both timings, with default flags:
+//   - before any resume, on a copy of the store as the first run left it:
+//     scan reports SF177 (a warning: sessfix does not know the model's
+//     window) with replaceMedia; `fix --yes` replaces the 70-page PDF by a
+//     text, undo restores the store exactly, the fix made again, and the
+//     first resume is accepted with the 40-page PDF still sent;
+//   - right after a failed resume: the resume is refused with the same
+//     text, scan reports SF177 and the stored error (SF302, pdf_pages),
+//     `fix --yes` repairs, undo restores exactly, and the resume after the
+//     fix made again is accepted.
+func TestPDFsOverPageLimit(t *testing.T) {
+	acquire(t)
+	ctx := testCtx(t, 15*time.Minute)
+	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18, Timeout: 5 * time.Minute})
+	args := []string{"run", "--format", "json", "Summarise these manuals."}
+	for i, pages := range []int{70, 40} {
+		p := filepath.Join(e.ProjectDir, string(rune('a'+i))+".pdf")
+		if err := os.WriteFile(p, testpdf.Write(testpdf.Options{Pages: pages, XRefStream: i == 1}), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "--file", p)
+	}
+	before := len(anthropicCalls(e))
+	res, err := e.Run(ctx, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := ""
+	for _, c := range anthropicCalls(e)[before:] {
+		if c.rejected {
+			first = c.err
+			break
+		}
+	}
+	if first != mockanthropic.MsgPDFPages() {
+		t.Fatalf("the first run was not refused for its pages: %q\n%s", first, res)
+	}
+	session := res.SessionID
+	if session == "" {
+		session = onlySession(t, e)
+	}
+	// What the refused attempt leaves: an assistant message whose error is
+	// an APIError with the API's text (not an overflow), and no compaction.
+	storedErr := ""
+	for _, m := range (dataDir{t, e.DataDir()}).session(session) {
+		if er, ok := m.Data["error"].(map[string]any); ok {
+			data, _ := er["data"].(map[string]any)
+			msg, _ := data["message"].(string)
+			storedErr = fmt.Sprintf("%v: %s", er["name"], msg)
+		}
+	}
+	if storedErr != "APIError: "+mockanthropic.MsgPDFPages() {
+		t.Fatalf("the refused attempt stored %q, want an APIError with the API's text", storedErr)
+	}
+	for _, r := range e.Mock.Requests() {
+		if isCompactionRequest(&r) {
+			t.Fatal("OpenCode compacted after the page-limit error")
+		}
+	}
+	saved := saveData(t, e)
+
+	// Right after a failed resume.
+	rejected := resumeVerdict(ctx, t, e, anthropicCalls, session, "Try again.")
+	if rejected != mockanthropic.MsgPDFPages() {
+		t.Fatalf("the resume was not refused for its pages: %q", rejected)
+	}
+	fs, scan := scanStore(t, e, session)
+	pre, stored := withCode(fs, "SF177"), withCode(fs, "SF302")
+	if len(pre) != 1 || pre[0].Fix != "replaceMedia" || pre[0].ProviderError != rejected ||
+		len(stored) == 0 || stored[0].Fix != "replaceMedia" || stored[0].ErrorType != "pdf_pages" {
+		t.Fatalf("scan does not report the PDFs (SF177) and the stored error (SF302, pdf_pages) with replaceMedia\n%s", scan)
+	}
+	fix := repairPDFs(ctx, t, e, session, 1, "a.pdf (application/pdf, ")
+
+	// Before any resume: the store as the first run left it.
+	c := opencodetest.NewT(t, opencodetest.Options{Version: e.Version, Model: e.Model, Timeout: e.Timeout})
+	if err := c.LoadData(saved); err != nil {
+		t.Fatal(err)
+	}
+	c.ProjectDir = e.ProjectDir
+	fs0, scan0 := scanStore(t, c, session)
+	if pre := withCode(fs0, "SF177"); len(pre) != 1 || pre[0].Fix != "replaceMedia" || pre[0].ProviderError != rejected {
+		t.Fatalf("before any resume, scan does not report SF177 with the mock's text\n%s", scan0)
+	}
+	fix0 := repairPDFs(ctx, t, c, session, 1, "a.pdf (application/pdf, ")
+	recordWedged(t, wedgedRow{
+		Case: "pdfs-over-page-limit", Test: "TestPDFsOverPageLimit", OpenCode: opencodetest.V1_18, Model: e.Model,
+		Break: "two PDFs of 70 and 40 pages attached to one prompt (`run --file`), 110 pages, over the Messages API's 100; a real run, no edit; " +
+			"before any resume is the store as the refused first run left it",
+		Before: rejectedAs(rejected), Scan: codes(codesWithSeverity(fs)), Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted",
+		First: &firstRow{Scan: codes(codesWithSeverity(fs0)), Fix: wroteMutations(fix0.Stdout + fix0.Stderr), After: "accepted"},
+	})
 }

@@ -143,21 +143,60 @@ func replaceRequestPDFs(s *store.Session, e env) ([]store.Edit, error) {
 		return nil, nil
 	}
 	sort.SliceStable(pdfs, func(a, b int) bool { return pdfs[a].Base64 > pdfs[b].Base64 })
-	chosen := map[string]map[int]bool{}
-	var order []opencode.File
+	var picked []opencode.File
 	for _, f := range pdfs {
 		if total <= opencode.AnthropicRequestMax {
 			break
 		}
+		picked = append(picked, f)
+		total -= f.Base64
+	}
+	if total > opencode.AnthropicRequestMax {
+		return nil, errNotApplicable
+	}
+	return replaceFiles(s, picked, whyRequestTooLarge, e)
+}
+
+var stPlaceholderPages = Strategy{Name: "placeholder", Mutations: "replaceMedia",
+	Doc: "replace the PDFs the request sends, most pages first, by a text saying what was removed, until their pages are within the provider's page limit"}
+
+// replacePDFPages is SF177's repair: the PDFs the session's next request
+// sends (user file parts, tool results' attachments), most pages first,
+// are replaced by placeholders (replaceParts) until their pages together
+// are within the limit the finding's provider error prints.
+func replacePDFPages(s *store.Session, providerError string, e env) ([]store.Edit, error) {
+	limit, ok := opencode.PDFPageLimit(providerError)
+	if !ok {
+		return nil, errNotApplicable
+	}
+	pdfs, total := opencode.RequestPDFPages(opencode.RequestFiles(s, sent.Build(s, sent.Options{NextPrompt: true})))
+	if total <= limit {
+		return nil, nil
+	}
+	sort.SliceStable(pdfs, func(a, b int) bool { return pdfs[a].Pages > pdfs[b].Pages })
+	var picked []opencode.File
+	for _, f := range pdfs {
+		if total <= limit {
+			break
+		}
+		picked = append(picked, f.File)
+		total -= f.Pages
+	}
+	why := fmt.Sprintf("the PDFs the request sent had more pages than the provider's limit of %d", limit)
+	return replaceFiles(s, picked, why, e)
+}
+
+// replaceFiles replaces the files picked (user file parts, or attachments
+// of tool results) by placeholders saying why.
+func replaceFiles(s *store.Session, picked []opencode.File, why string, e env) ([]store.Edit, error) {
+	chosen := map[string]map[int]bool{}
+	var order []opencode.File
+	for _, f := range picked {
 		if chosen[f.PartID] == nil {
 			chosen[f.PartID] = map[int]bool{}
 			order = append(order, f)
 		}
 		chosen[f.PartID][f.Attachment] = true
-		total -= f.Base64
-	}
-	if total > opencode.AnthropicRequestMax {
-		return nil, errNotApplicable
 	}
 	var out []store.Edit
 	for _, f := range order {
@@ -168,7 +207,7 @@ func replaceRequestPDFs(s *store.Session, e env) ([]store.Edit, error) {
 		picked := chosen[p.ID]
 		eds, err := replaceParts(s, m, p, e, func(i int, _, _ string) string {
 			if picked[i] {
-				return whyRequestTooLarge
+				return why
 			}
 			return ""
 		})

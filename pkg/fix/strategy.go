@@ -85,6 +85,7 @@ var strategyTable = map[string][]Strategy{
 	scan.SF176: {stShrink, stPlaceholder},
 	scan.SF173: {stPlaceholder},
 	scan.SF175: {stPlaceholderPDF},
+	scan.SF177: {stPlaceholderPages},
 	scan.SF503: {stMoveOut},
 	scan.SF172: {stPrune},
 	scan.SF174: {stPruneContext},
@@ -111,8 +112,9 @@ func Strategies(code string) []Strategy {
 // (scan.IsPreflightCode) but are not among them: SF170 and SF171 have
 // their own repair (shrinkImage, then replaceMedia when the image does not
 // decode), SF172 and SF174 OpenCode's prune of tool results
-// (markToolCompacted), SF173 and SF175 the placeholder (replaceMedia),
-// SF176 the shrink to each image's share of the request's limit.
+// (markToolCompacted), SF173, SF175 and SF177 the placeholder
+// (replaceMedia), SF176 the shrink to each image's share of the request's
+// limit.
 func isPreflight(code string) bool {
 	return scan.FamilyPreflight.Has(code)
 }
@@ -203,6 +205,8 @@ func rulePlanFunc(f scan.Finding, st Strategy) planFunc {
 		}
 	case stPlaceholderPDF:
 		return func(w *work) ([]store.Edit, error) { return replaceRequestPDFs(w.s, w.env) }
+	case stPlaceholderPages:
+		return func(w *work) ([]store.Edit, error) { return replacePDFPages(w.s, f.ProviderError, w.env) }
 	case stRekey:
 		return func(w *work) ([]store.Edit, error) {
 			if f.PartID != "" {

@@ -78,6 +78,10 @@ const (
 	// limit (Anthropic: 32 MB, 413 request_too_large), such as with an
 	// attached PDF of tens of MB.
 	ErrorRequestTooLarge ErrorType = "request_too_large"
+	// ErrorPDFPages: the PDFs of the request have more pages together than
+	// the API takes (Anthropic: 100 for a model with a 200k-token context
+	// window, 600 for the others).
+	ErrorPDFPages ErrorType = "pdf_pages"
 	// ErrorContextOverflow: the request is over the model's context window
 	// (Anthropic's "prompt is too long", OpenAI's context_length_exceeded,
 	// OpenCode's ContextOverflowError).
@@ -200,6 +204,8 @@ func (t ErrorType) Example() string {
 		return "The image data you provided does not represent a valid image. Please check your input and try again with one of the supported image formats."
 	case ErrorRequestTooLarge:
 		return "request_too_large: Request exceeds the maximum allowed number of bytes. The maximum request size is 32 MB for standard API endpoints."
+	case ErrorPDFPages:
+		return PDFPagesText(AnthropicPDFPagesMax)
 	case ErrorContextOverflow:
 		return "prompt is too long: 215000 tokens > 200000 maximum"
 	case ErrorToolInputTruncated:
@@ -284,6 +290,8 @@ func detectOtherFamilies(t string, has func(...string) bool) ErrorType {
 		return ErrorInvalidImage
 	case has("request_too_large", "exceeds the maximum allowed number of bytes", "request payload size exceeds the limit"):
 		return ErrorRequestTooLarge
+	case pdfPagesRe.MatchString(t):
+		return ErrorPDFPages
 	case has("prompt is too long", "prompt too long", "context overflow", "context_length_exceeded",
 		"exceeds the context window", "maximum context length", "contextoverflowerror"),
 		strings.Contains(t, "input token count") && strings.Contains(t, "exceeds the maximum number of tokens"):
@@ -398,6 +406,6 @@ func ErrorTypes() []ErrorType {
 		ErrorThinkingBlockOrder, ErrorThinkingDisabledViolation, ErrorThinkingModified,
 		ErrorInvalidSignature, ErrorToolResultMissing, ErrorEmptyContent, ErrorPrefillUnsupported,
 		ErrorFirstMessageNotUser,
-		ErrorImageTooLarge, ErrorImageDimensions, ErrorTooManyImages, ErrorInvalidImage, ErrorRequestTooLarge, ErrorContextOverflow,
+		ErrorImageTooLarge, ErrorImageDimensions, ErrorTooManyImages, ErrorInvalidImage, ErrorRequestTooLarge, ErrorPDFPages, ErrorContextOverflow,
 	}
 }

@@ -3,6 +3,7 @@ package scan
 import (
 	"fmt"
 
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -54,7 +55,9 @@ func CheckRequest(s *store.Session, r, final *sent.Request) []Violation {
 		out = append(out, checkThinkingMode(s, r, final)...)
 		out = append(out, checkFinalAssistant(s, final)...)
 		out = append(out, checkImages(s, r)...)
-		out = append(out, checkRequestSize(s, r)...)
+		files := opencode.RequestFiles(s, r)
+		out = append(out, checkRequestSize(files)...)
+		out = append(out, checkPDFPages(files)...)
 	case sent.Bedrock:
 		out = append(out, checkBlankText(s, r, true)...)
 		out = append(out, checkEmptyMessages(s, r, true)...)

@@ -64,6 +64,9 @@ func Resolved(r *opencode.Recovery, s *store.Session, found []Finding, oc *ocenv
 		if how := imageCountWithin(r, s); how != "" {
 			return how, true
 		}
+		if how := pdfPagesWithin(r, s); how != "" {
+			return how, true
+		}
 		if how := contextWithin(r, s, oc); how != "" {
 			return how, true
 		}
@@ -236,19 +239,25 @@ func CausesHeader(n int) string {
 	return fmt.Sprintf("the error names no message; the preflight finds %d %s:", n, places)
 }
 
+// warnedCode is the rule whose findings are warnings below the error's
+// larger limit, by error type.
+var warnedCode = map[opencode.ErrorType]string{opencode.ErrorTooManyImages: SF172, opencode.ErrorPDFPages: SF177}
+
 // MediaCauses returns the findings of fs that a stored media error (text,
 // pointing at partID when known) is about and that a media repair fixes:
 // the preflight's SF170 and SF171 findings on a user's pasted image or a
 // tool result's image (shrinkImage), its SF172 finding of a request
-// over the image count (markToolCompacted), and its SF173 finding of image
-// data that is no image (replaceMedia).
+// over the image count (markToolCompacted), its SF173 finding of image
+// data that is no image, and its SF177 finding of PDFs over the page
+// limit (replaceMedia).
 func MediaCauses(fs []Finding, text, partID string) []Finding {
 	causes := ErrorCauses(fs, text)
-	if len(causes) == 0 && opencode.DetectErrorType(text) == opencode.ErrorTooManyImages {
-		// Between 100 and 600 images SF172 is a warning: sessfix cannot
-		// tell the model's limit. The stored error tells it.
+	if warned := warnedCode[opencode.DetectErrorType(text)]; len(causes) == 0 && warned != "" {
+		// Between 100 and 600 images (or PDF pages) SF172 (SF177) is a
+		// warning: sessfix cannot tell the model's limit. The stored error
+		// tells it.
 		for _, f := range fs {
-			if f.Code == SF172 {
+			if f.Code == warned {
 				causes = append(causes, f)
 			}
 		}
@@ -323,6 +332,26 @@ func imageCountWithin(r *opencode.Recovery, s *store.Session) string {
 		return ""
 	}
 	return fmt.Sprintf("the next request holds %d %s now, within the limit of %d", n, what, limit)
+}
+
+// pdfPagesWithin names how a session shows a PDF page-limit error
+// repaired ("" when it does not): the PDFs its next request sends have no
+// more pages together than the limit the error printed, which replacing
+// PDFs by placeholders (replaceMedia) brings about.
+func pdfPagesWithin(r *opencode.Recovery, s *store.Session) string {
+	if r.Type != opencode.ErrorPDFPages || r.Failed == nil {
+		return ""
+	}
+	limit, ok := opencode.PDFPageLimit(r.Text)
+	if !ok {
+		return ""
+	}
+	req := sent.Build(s, sent.Options{NextPrompt: true})
+	_, pages := opencode.RequestPDFPages(opencode.RequestFiles(s, req))
+	if pages > limit {
+		return ""
+	}
+	return fmt.Sprintf("the PDFs the next request sends have %d pages now, within the limit of %d", pages, limit)
 }
 
 // contextWithin names how a session shows a context-window error repaired

@@ -4,8 +4,6 @@ import (
 	"fmt"
 
 	"github.com/sessfix/sessfix/pkg/opencode"
-	"github.com/sessfix/sessfix/pkg/sent"
-	"github.com/sessfix/sessfix/pkg/store"
 )
 
 var ruleSF175 = preflightRule(&Rule{
@@ -16,8 +14,7 @@ var ruleSF175 = preflightRule(&Rule{
 	What: "On an Anthropic provider, the base64 of the files the request sends (user `file` parts with a `data:` URL, such as an attached PDF, " +
 		"and the attachments of tool results not compacted) adds up to more than 32 MB (33,554,432 bytes), the Messages API's request size limit " +
 		"(Anthropic's PDF support and errors pages); the rest of the request is not counted, so a request just under it may still be refused. " +
-		"The finding points at the largest PDF (else the largest file). The PDF page limit (100 pages for a model with a 200k-token context window, " +
-		"600 for the others) is not checked: it needs the PDF decoded.",
+		"The finding points at the largest PDF (else the largest file). The PDF page limit is SF177's.",
 	Why:           "The API refuses the request (413, before it reaches Anthropic's servers) on every retry: the session is dead while the files stay in its history.",
 	ProviderError: textRequestTooLarge,
 	FixDoc: "`replaceMedia` on the PDFs, largest first, until the files the request sends fit the limit: each is replaced by a text saying what was removed " +
@@ -33,8 +30,7 @@ const textRequestTooLarge = "request_too_large: Request exceeds the maximum allo
 
 // checkRequestSize checks the files of an Anthropic request against the
 // request size limit.
-func checkRequestSize(s *store.Session, r *sent.Request) []Violation {
-	files := opencode.RequestFiles(s, r)
+func checkRequestSize(files []opencode.File) []Violation {
 	total, pick := 0, -1
 	for i, f := range files {
 		total += f.Base64

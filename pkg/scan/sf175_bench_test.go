@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/sent"
 )
 
@@ -16,7 +17,7 @@ func BenchmarkRequestSize(b *testing.B) {
 		r := sent.Build(s, sent.Options{NextPrompt: true})
 		b.Run(fmt.Sprintf("turns=%d", turns), func(b *testing.B) {
 			for b.Loop() {
-				if vs := checkRequestSize(s, r); len(vs) != 0 {
+				if vs := checkRequestSize(opencode.RequestFiles(s, r)); len(vs) != 0 {
 					b.Fatalf("findings on a session without files: %v", vs)
 				}
 			}

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/ledongthuc/pdf"
 	_ "golang.org/x/image/webp" // decoder for image.DecodeConfig
 
 	"github.com/sessfix/sessfix/internal/opencodetest/mockstream"
@@ -259,6 +260,9 @@ func (v Validator) Validate(r *MessagesRequest) *APIError {
 	if e := checkImages(msgs); e != nil {
 		return e
 	}
+	if e := checkPDFPages(msgs); e != nil {
+		return e
+	}
 	// Role order. Consecutive messages of one role are not checked: the
 	// API combines them into one turn, and @ai-sdk/anthropic merges them
 	// before it sends anything.
@@ -461,29 +465,79 @@ func MsgTooManyImages(images, docs int) string {
 	return fmt.Sprintf("too many images and documents: %d + %d > %d", images, docs, ImagesMax)
 }
 
-// documents counts the request's document blocks, a tool result's among
-// them.
-func documents(msgs []Message) int {
-	n := 0
+// documents lists the base64 data of the request's document blocks, a
+// tool result's among them.
+func documents(msgs []Message) []string {
+	var out []string
+	add := func(b Block) {
+		if b.Type == "document" {
+			data := ""
+			if b.Source != nil && b.Source.Type == "base64" {
+				data = b.Source.Data
+			}
+			out = append(out, data)
+		}
+	}
 	for _, m := range msgs {
 		for _, b := range m.Content {
-			switch b.Type {
-			case "document":
-				n++
-			case "tool_result":
+			add(b)
+			if b.Type == "tool_result" {
 				var inner []Block
 				if json.Unmarshal(b.Content, &inner) != nil {
 					continue
 				}
 				for _, c := range inner {
-					if c.Type == "document" {
-						n++
-					}
+					add(c)
 				}
 			}
 		}
 	}
-	return n
+	return out
+}
+
+// PDFPagesMax is the most pages the PDFs of a request may have together
+// (Anthropic's PDF support page, for a model with a 200k-token window).
+const PDFPagesMax = 100
+
+// MsgPDFPages is the API's answer to a request over PDFPagesMax pages, as
+// users quote the live API (anthropics/claude-code#5707,
+// badlogic/lemmy#40). It names no block.
+func MsgPDFPages() string {
+	return fmt.Sprintf("A maximum of %d PDF pages may be provided.", PDFPagesMax)
+}
+
+// checkPDFPages applies the page limit to the base64 PDFs of the request,
+// each decoded whole and its page tree read (github.com/ledongthuc/pdf).
+// A document whose pages cannot be read is not counted: the API's answer
+// to a damaged PDF is not modelled.
+func checkPDFPages(msgs []Message) *APIError {
+	pages := 0
+	for _, data := range documents(msgs) {
+		raw, err := base64.StdEncoding.DecodeString(data)
+		if err != nil {
+			continue
+		}
+		pages += pdfPages(raw)
+	}
+	if pages > PDFPagesMax {
+		return invalid("%s", MsgPDFPages())
+	}
+	return nil
+}
+
+// pdfPages is a PDF's page count, 0 when it cannot be read (the reader
+// panics on some damaged files).
+func pdfPages(raw []byte) (n int) {
+	defer func() {
+		if recover() != nil {
+			n = 0
+		}
+	}()
+	r, err := pdf.NewReader(bytes.NewReader(raw), int64(len(raw)))
+	if err != nil {
+		return 0
+	}
+	return max(0, r.NumPage())
 }
 
 // checkImages applies the count, data and dimension limits: data that is
@@ -494,7 +548,7 @@ func documents(msgs []Message) int {
 // (OBSERVED.md, docs/preflight.md "Where the limits come from").
 func checkImages(msgs []Message) *APIError {
 	ims := images(msgs)
-	if docs := documents(msgs); len(ims)+docs > ImagesMax {
+	if docs := len(documents(msgs)); len(ims)+docs > ImagesMax {
 		return invalid("%s", MsgTooManyImages(len(ims), docs))
 	}
 	for _, im := range ims {

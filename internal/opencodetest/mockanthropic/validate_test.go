@@ -9,6 +9,8 @@ import (
 	pngpkg "image/png"
 	"strings"
 	"testing"
+
+	"github.com/sessfix/sessfix/internal/opencodetest/testpdf"
 )
 
 // sig signs thinking text with the default secret, as a JSON string.
@@ -272,6 +274,10 @@ func TestImageDimensionAndCountLimits(t *testing.T) {
 		return user(append(bs, block(last))...)
 	}
 	call := `{"role":"assistant","content":[` + toolUse + `]}`
+	pdfDoc := func(pages int, xrefStream bool) string {
+		raw := testpdf.Write(testpdf.Options{Pages: pages, XRefStream: xrefStream})
+		return `{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"` + base64.StdEncoding.EncodeToString(raw) + `"}}`
+	}
 	doc := `{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"JVBERi0xLjQK"}}`
 	toolResult := func(data string) string {
 		return `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"Image read successfully"},` + block(data) + `]}]}`
@@ -291,6 +297,9 @@ func TestImageDimensionAndCountLimits(t *testing.T) {
 		{"99 images and 2 documents", []string{many(99, png(8, 8)), call, `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[` + doc + `]},` + doc + `]}`},
 			"too many images and documents: 99 + 2 > 100"},
 		{"98 images and 2 documents", []string{many(98, png(8, 8)), call, `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[` + doc + `]},` + doc + `]}`}, ""},
+		{"101 pages of PDF", []string{user(pdfDoc(60, false), pdfDoc(41, true))}, "A maximum of 100 PDF pages may be provided."},
+		{"100 pages of PDF, a tool's among them", []string{user(pdfDoc(60, false)), call, `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[` + pdfDoc(40, true) + `]}]}`}, ""},
+		{"101 pages of PDF, a tool's among them", []string{user(pdfDoc(60, false)), call, `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[` + pdfDoc(41, true) + `]}]}`}, "A maximum of 100 PDF pages may be provided."},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,0 +1,112 @@
+package fix
+
+import (
+	"encoding/base64"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/sessfix/sessfix/internal/opencodetest/testpdf"
+	"github.com/sessfix/sessfix/pkg/opencode"
+	"github.com/sessfix/sessfix/pkg/scan"
+	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/storetest"
+)
+
+func pdfOf(name string, pages int, xrefStream bool) storetest.Image {
+	raw := testpdf.Write(testpdf.Options{Pages: pages, XRefStream: xrefStream})
+	return storetest.Image{Mime: "application/pdf", Filename: name, Base64: base64.StdEncoding.EncodeToString(raw)}
+}
+
+// A user attached PDFs of 50, 60 and 10 pages: 120 pages, over the 100
+// pages of a model with a 200k-token window (a warning: the model's
+// window is not known), under 600. SF177 points at the 60-page PDF, and
+// the repair replaces that one only: 60 pages are still sent.
+func TestPDFsOverPageLimitReplaceTheLongest(t *testing.T) {
+	s := imageSession(t, store.ShapeStorage, pdfOf("a.pdf", 50, false), pdfOf("b.pdf", 60, true), pdfOf("c.pdf", 10, false))
+	f := fs0(scan.CheckSession(s, scanOpts()), "SF177")
+	if f.Fix != "replaceMedia" || f.PartID != storetest.ImagePartID(2) || f.Severity != scan.Warning ||
+		f.ProviderError != "A maximum of 100 PDF pages may be provided." || f.ErrorType != "pdf_pages" {
+		t.Fatalf("SF177 should warn at the 60-page PDF with replaceMedia: %+v", f)
+	}
+	fixed := fixAndRecheck(t, s, "placeholder")
+	parts := fixed.Message(storetest.ImageUserID).Parts
+	types := []string{parts[1].Get("type").String(), parts[2].Get("type").String(), parts[3].Get("type").String()}
+	if types[0] != "file" || types[1] != "text" || types[2] != "file" ||
+		!strings.HasPrefix(parts[2].Get("text").String(), "[sessfix removed the file b.pdf (application/pdf, ") ||
+		!strings.Contains(parts[2].Get("text").String(), "more pages than the provider's limit of 100") {
+		t.Fatalf("after the repair: %v / %.300s", types, parts[2].Raw)
+	}
+	if f := fs0(scan.CheckSession(fixed, scanOpts()), "SF177"); f.Code != "" {
+		t.Fatalf("SF177 after the repair: %+v", f)
+	}
+}
+
+// Over 600 pages SF177 is an error at the 600-page limit, and the repair
+// brings the request within 600.
+func TestPDFsOverLargePageLimit(t *testing.T) {
+	s := imageSession(t, store.ShapeStorage, pdfOf("big.pdf", 650, true), pdfOf("small.pdf", 30, false))
+	f := fs0(scan.CheckSession(s, scanOpts()), "SF177")
+	if f.Severity != scan.Error || f.PartID != storetest.ImagePartID(1) || f.ProviderError != opencode.PDFPagesText(600) {
+		t.Fatalf("SF177 should be an error at the 650-page PDF: %+v", f)
+	}
+	fixed := fixAndRecheck(t, s, "placeholder")
+	parts := fixed.Message(storetest.ImageUserID).Parts
+	if parts[1].Get("type").String() != "text" || parts[2].Get("type").String() != "file" {
+		t.Fatalf("after the repair: %.200s / %.200s", parts[1].Raw, parts[2].Raw)
+	}
+}
+
+// A PDF a tool returned (the read tool's attachment) counts too, and the
+// repair takes it out of the tool result.
+func TestToolPDFOverPageLimit(t *testing.T) {
+	fx := storetest.ToolImageSession(pdfOf("manual.pdf", 140, false))
+	s := storetest.LoadAll(t, storetest.OpenOne(t, storetest.Materialize(t, store.ShapeStorage, t.TempDir(), fx)))[0]
+	f := fs0(scan.CheckSession(s, scanOpts()), "SF177")
+	if f.Code == "" || f.Fix != "replaceMedia" {
+		t.Fatalf("SF177 should report the tool's PDF: %v", scan.CheckSession(s, scanOpts()))
+	}
+	fixed := fixAndRecheck(t, s, "placeholder")
+	p := opencode.FindPart(fixed, f.MessageID, f.PartID)
+	if p == nil || len(p.Get("state.attachments").Array()) != 0 || !strings.Contains(p.Get("state.output").String(), opencode.MediaRemovedMark) {
+		t.Fatalf("the tool result still sends its PDF: %.300s", p.Raw)
+	}
+}
+
+// Right after the failed attempt, the stored error (the API's text)
+// plans the same repair, which then reads as resolved; a pasted error
+// (`fix --error`) too.
+func TestStoredPDFPageErrorReplacesTheLongest(t *testing.T) {
+	images := []storetest.Image{pdfOf("a.pdf", 80, false), pdfOf("b.pdf", 30, true)}
+	fx := storetest.ImageSession(images...)
+	id := gjson.GetBytes(fx.Messages[1].Body, "id").String()
+	fx.Messages[1].Body = []byte(`{"id":"` + id + `","role":"assistant","parentID":"` + storetest.ImageUserID + `","providerID":"anthropic","modelID":"claude-sonnet-4-5","mode":"build","agent":"build",` +
+		`"path":{"cwd":"/work/x","root":"/work/x"},"cost":0,"tokens":{"input":0,"output":0,"reasoning":0,"cache":{"read":0,"write":0}},"time":{"created":1767225604000,"completed":1767225605000},` +
+		`"error":{"name":"APIError","data":{"message":"A maximum of 100 PDF pages may be provided.","statusCode":400,"isRetryable":false}}}`)
+	fx.Messages[1].Parts = nil
+	s := storetest.LoadAll(t, storetest.OpenOne(t, storetest.Materialize(t, store.ShapeStorage, t.TempDir(), fx)))[0]
+	stored := fs0(scan.CheckSession(s, scanOpts()), "SF302")
+	if stored.Fix != "replaceMedia" || stored.ErrorType != "pdf_pages" || stored.Severity != scan.Error {
+		t.Fatalf("SF302 should name replaceMedia: %+v", stored)
+	}
+	p, err := Plan(s, []scan.Finding{stored}, planOpts())
+	if err != nil || len(p.Changes.Edits) != 1 || p.Changes.Edits[0].ID != storetest.ImagePartID(1) || len(p.Unfixed) != 0 {
+		t.Fatalf("plan from the stored error: %v %+v unfixed %+v", err, p.Fixed, p.Unfixed)
+	}
+	fixed, err := ApplyInMemory(s, p.Changes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range scan.CheckSession(fixed, scanOpts()) {
+		if g.Severity != scan.Info {
+			t.Errorf("after the repair: %s %s %q", g.Severity, g.Code, g.Message)
+		}
+	}
+
+	s = imageSession(t, store.ShapeStorage, images...)
+	p, err = PlanFromError(s, `{"type":"error","error":{"type":"invalid_request_error","message":"A maximum of 100 PDF pages may be provided."}}`, planOpts())
+	if err != nil || len(p.Changes.Edits) != 1 || p.Changes.Edits[0].ID != storetest.ImagePartID(1) || len(p.Unfixed) != 0 {
+		t.Fatalf("plan from the pasted error: %v edits %+v unfixed %+v notes %v", err, p.Changes.Edits, p.Unfixed, p.Notes)
+	}
+}

@@ -1,0 +1,52 @@
+package scan
+
+import (
+	"fmt"
+
+	"github.com/sessfix/sessfix/pkg/opencode"
+)
+
+var ruleSF177 = preflightRule(&Rule{
+	Code:     SF177,
+	Name:     "pdf-over-page-limit",
+	Severity: Error,
+	Summary:  "the documents the request sends have more pages together than the provider allows",
+	What: "On an Anthropic provider, the PDFs the request sends (user `file` parts with a `data:` URL, and the PDF attachments of tool results not compacted) " +
+		"have more pages together than the Messages API takes: 100 for a model with a 200k-token context window, 600 for the others " +
+		"(Anthropic's PDF support page; a warning between the two, as for SF172: sessfix does not know the model's window). The API answers " +
+		"`A maximum of 100 PDF pages may be provided.` (as users quote it). sessfix counts each PDF's pages from its page tree, reading only the parts " +
+		"of the file that lead there; a PDF it cannot read (damaged, encrypted) is not counted. The finding points at the PDF with the most pages.",
+	Why:           "The API refuses the request on every retry: the session is dead while the PDFs stay in its history.",
+	ProviderError: opencode.PDFPagesText(opencode.AnthropicPDFPagesMax),
+	FixDoc: "`replaceMedia` on the PDFs with the most pages first, until the pages the request sends are within the limit the finding (or the stored error) prints: " +
+		"each is replaced by a text saying what was removed (a user's `file` part becomes a synthetic `text` part with the same id; a tool result's attachment " +
+		"leaves the result and its output says so); the PDFs stay in the backup run and `sessfix undo` puts them back.",
+	Fixable: true,
+	Fix:     "replaceMedia",
+})
+
+// checkPDFPages checks the pages of the PDFs an Anthropic request sends
+// against the page limit: over 600 an error, over 100 a warning (the limit
+// depends on the model's window, which the request does not tell).
+func checkPDFPages(files []opencode.File) []Violation {
+	pdfs, total := opencode.RequestPDFPages(files)
+	if total <= opencode.AnthropicPDFPagesMax {
+		return nil
+	}
+	limit, sev, note := opencode.AnthropicPDFPagesMax, Warning, " of a model with a 200k-token context window (models with a larger window take 600)"
+	if total > opencode.AnthropicLargePDFPagesMax {
+		limit, sev, note = opencode.AnthropicLargePDFPagesMax, Error, ""
+	}
+	pick := pdfs[0]
+	for _, p := range pdfs[1:] {
+		if p.Pages > pick.Pages {
+			pick = p
+		}
+	}
+	return []Violation{{
+		Code: SF177, N: pick.N, M: pick.M, Index: idx(pick.N, pick.M), MessageID: pick.MessageID, PartID: pick.PartID, Severity: sev, Fix: "replaceMedia",
+		ProviderError: opencode.PDFPagesText(limit),
+		Message: fmt.Sprintf("the request sends %d pages of PDF, over Anthropic's limit of %d%s; this PDF has %d",
+			total, limit, note, pick.Pages),
+	}}
+}
