@@ -192,25 +192,92 @@ func boolInt(b bool) int {
 // takes from a model with a 200k-token window. A real run, no edit: the
 // strict mock refuses the request with the API's text, "A maximum of 100
 // PDF pages may be provided.", and every resume sends both PDFs again.
-//
-// Both timings, with default flags:
-//   - before any resume, on a copy of the store as the first run left it:
-//     scan reports SF177 (a warning: sessfix does not know the model's
-//     window) with replaceMedia; `fix --yes` replaces the 70-page PDF by a
-//     text, undo restores the store exactly, the fix made again, and the
-//     first resume is accepted with the 40-page PDF still sent;
-//   - right after a failed resume: the resume is refused with the same
-//     text, scan reports SF177 and the stored error (SF302, pdf_pages),
-//     `fix --yes` repairs, undo restores exactly, and the resume after the
-//     fix made again is accepted.
+// Both timings with default flags (brokenPDFCase): scan reports SF177 (a
+// warning: sessfix does not know the model's window) with replaceMedia,
+// and `fix --yes` replaces the 70-page PDF; the 40-page one is still sent.
 func TestPDFsOverPageLimit(t *testing.T) {
+	brokenPDFCase(t, pdfCase{
+		Case: "pdfs-over-page-limit", Test: "TestPDFsOverPageLimit", Code: "SF177", ErrorType: "pdf_pages",
+		Files: []namedFile{
+			{"a.pdf", testpdf.Write(testpdf.Options{Pages: 70})},
+			{"b.pdf", testpdf.Write(testpdf.Options{Pages: 40, XRefStream: true})},
+		},
+		Refused: mockanthropic.MsgPDFPages(), SentAfter: 1, Removed: "a.pdf (application/pdf, ",
+		Break: "two PDFs of 70 and 40 pages attached to one prompt (`run --file`), 110 pages, over the Messages API's 100; a real run, no edit; " +
+			"before any resume is the store as the refused first run left it",
+	})
+}
+
+// TestInvalidPDF: a user attaches a text file named notes.pdf and a real
+// PDF to one prompt on OpenCode 1.18.33 (`run --file notes.pdf --file
+// real.pdf`). A real run, no edit: OpenCode sends both as PDF documents,
+// the strict mock refuses the one with no PDF header with the API's text
+// ("messages.N.content.M.pdf.source.base64.data: The PDF specified was not
+// valid."), and every resume is refused the same way. Both timings with
+// default flags (brokenPDFCase): scan reports SF178 with the same text,
+// and `fix --yes` replaces notes.pdf by a text; the real PDF is still
+// sent.
+func TestInvalidPDF(t *testing.T) {
+	brokenPDFCase(t, pdfCase{
+		Case: "text-file-as-pdf", Test: "TestInvalidPDF", Code: "SF178", ErrorType: "invalid_pdf",
+		Files: []namedFile{
+			{"notes.pdf", []byte("Meeting notes\n- ship the release on Friday\n")},
+			{"real.pdf", testpdf.Write(testpdf.Options{Pages: 2})},
+		},
+		RefusedSuffix: ".pdf.source.base64.data: " + mockanthropic.TextInvalidPDF, SentAfter: 1, Removed: "notes.pdf (application/pdf, ",
+		Break: "a text file named notes.pdf and a real PDF attached to one prompt (`run --file`); OpenCode sends both as PDF documents; a real run, no edit; " +
+			"before any resume is the store as the refused first run left it",
+	})
+}
+
+type namedFile struct {
+	Name string
+	Data []byte
+}
+
+// pdfCase is a session OpenCode 1.18.33 bricks with the PDFs a user
+// attaches, and what sessfix must do about it.
+type pdfCase struct {
+	Case, Test string
+	// Code and ErrorType are the preflight rule that predicts the refusal
+	// and the stored error's type.
+	Code, ErrorType string
+	Files           []namedFile
+	// Refused is the mock's text for the first run's request (or, when
+	// RefusedSuffix is set, how that text ends).
+	Refused, RefusedSuffix string
+	// SentAfter is how many PDFs the accepted request still sends, and
+	// Removed is in the one placeholder it sends.
+	SentAfter int
+	Removed   string
+	Break     string
+}
+
+func (c pdfCase) refused(text string) bool {
+	if c.RefusedSuffix != "" {
+		return strings.HasSuffix(text, c.RefusedSuffix)
+	}
+	return text == c.Refused
+}
+
+// brokenPDFCase attaches c's files to one prompt with a real run (no
+// edit): the mock must refuse it, OpenCode must store the refused attempt
+// as an APIError with the mock's text (no compaction), and every resume is
+// refused the same way. Both timings, with default flags:
+//   - right after a failed resume: scan reports c.Code with the mock's text
+//     and the stored error (SF302, c.ErrorType) with replaceMedia; `fix
+//     --yes` repairs, undo restores exactly, and the resume after the fix
+//     made again is accepted (repairPDFs);
+//   - before any resume, on a copy of the store as the first run left it:
+//     the same.
+func brokenPDFCase(t *testing.T, c pdfCase) {
 	acquire(t)
 	ctx := testCtx(t, 15*time.Minute)
 	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18, Timeout: 5 * time.Minute})
-	args := []string{"run", "--format", "json", "Summarise these manuals."}
-	for i, pages := range []int{70, 40} {
-		p := filepath.Join(e.ProjectDir, string(rune('a'+i))+".pdf")
-		if err := os.WriteFile(p, testpdf.Write(testpdf.Options{Pages: pages, XRefStream: i == 1}), 0o644); err != nil {
+	args := []string{"run", "--format", "json", "Summarise these files."}
+	for _, f := range c.Files {
+		p := filepath.Join(e.ProjectDir, f.Name)
+		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		args = append(args, "--file", p)
@@ -221,14 +288,14 @@ func TestPDFsOverPageLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := ""
-	for _, c := range anthropicCalls(e)[before:] {
-		if c.rejected {
-			first = c.err
+	for _, call := range anthropicCalls(e)[before:] {
+		if call.rejected {
+			first = call.err
 			break
 		}
 	}
-	if first != mockanthropic.MsgPDFPages() {
-		t.Fatalf("the first run was not refused for its pages: %q\n%s", first, res)
+	if !c.refused(first) {
+		t.Fatalf("the first run was not refused as expected: %q\n%s", first, res)
 	}
 	session := res.SessionID
 	if session == "" {
@@ -244,44 +311,42 @@ func TestPDFsOverPageLimit(t *testing.T) {
 			storedErr = fmt.Sprintf("%v: %s", er["name"], msg)
 		}
 	}
-	if storedErr != "APIError: "+mockanthropic.MsgPDFPages() {
+	if storedErr != "APIError: "+first {
 		t.Fatalf("the refused attempt stored %q, want an APIError with the API's text", storedErr)
 	}
 	for _, r := range e.Mock.Requests() {
 		if isCompactionRequest(&r) {
-			t.Fatal("OpenCode compacted after the page-limit error")
+			t.Fatal("OpenCode compacted after the refusal")
 		}
 	}
 	saved := saveData(t, e)
 
 	// Right after a failed resume.
 	rejected := resumeVerdict(ctx, t, e, anthropicCalls, session, "Try again.")
-	if rejected != mockanthropic.MsgPDFPages() {
-		t.Fatalf("the resume was not refused for its pages: %q", rejected)
+	if rejected != first {
+		t.Fatalf("the resume was refused with %q, not as the first run: %q", rejected, first)
 	}
 	fs, scan := scanStore(t, e, session)
-	pre, stored := withCode(fs, "SF177"), withCode(fs, "SF302")
+	pre, stored := withCode(fs, c.Code), withCode(fs, "SF302")
 	if len(pre) != 1 || pre[0].Fix != "replaceMedia" || pre[0].ProviderError != rejected ||
-		len(stored) == 0 || stored[0].Fix != "replaceMedia" || stored[0].ErrorType != "pdf_pages" {
-		t.Fatalf("scan does not report the PDFs (SF177) and the stored error (SF302, pdf_pages) with replaceMedia\n%s", scan)
+		len(stored) == 0 || stored[0].Fix != "replaceMedia" || stored[0].ErrorType != c.ErrorType {
+		t.Fatalf("scan does not report the PDFs (%s) and the stored error (SF302, %s) with replaceMedia\n%s", c.Code, c.ErrorType, scan)
 	}
-	fix := repairPDFs(ctx, t, e, session, 1, "a.pdf (application/pdf, ")
+	fix := repairPDFs(ctx, t, e, session, c.SentAfter, c.Removed)
 
 	// Before any resume: the store as the first run left it.
-	c := opencodetest.NewT(t, opencodetest.Options{Version: e.Version, Model: e.Model, Timeout: e.Timeout})
-	if err := c.LoadData(saved); err != nil {
+	b := opencodetest.NewT(t, opencodetest.Options{Version: e.Version, Model: e.Model, Timeout: e.Timeout})
+	if err := b.LoadData(saved); err != nil {
 		t.Fatal(err)
 	}
-	c.ProjectDir = e.ProjectDir
-	fs0, scan0 := scanStore(t, c, session)
-	if pre := withCode(fs0, "SF177"); len(pre) != 1 || pre[0].Fix != "replaceMedia" || pre[0].ProviderError != rejected {
-		t.Fatalf("before any resume, scan does not report SF177 with the mock's text\n%s", scan0)
+	b.ProjectDir = e.ProjectDir
+	fs0, scan0 := scanStore(t, b, session)
+	if pre := withCode(fs0, c.Code); len(pre) != 1 || pre[0].Fix != "replaceMedia" || pre[0].ProviderError != rejected {
+		t.Fatalf("before any resume, scan does not report %s with the mock's text\n%s", c.Code, scan0)
 	}
-	fix0 := repairPDFs(ctx, t, c, session, 1, "a.pdf (application/pdf, ")
+	fix0 := repairPDFs(ctx, t, b, session, c.SentAfter, c.Removed)
 	recordWedged(t, wedgedRow{
-		Case: "pdfs-over-page-limit", Test: "TestPDFsOverPageLimit", OpenCode: opencodetest.V1_18, Model: e.Model,
-		Break: "two PDFs of 70 and 40 pages attached to one prompt (`run --file`), 110 pages, over the Messages API's 100; a real run, no edit; " +
-			"before any resume is the store as the refused first run left it",
+		Case: c.Case, Test: c.Test, OpenCode: opencodetest.V1_18, Model: e.Model, Break: c.Break,
 		Before: rejectedAs(rejected), Scan: codes(codesWithSeverity(fs)), Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted",
 		First: &firstRow{Scan: codes(codesWithSeverity(fs0)), Fix: wroteMutations(fix0.Stdout + fix0.Stderr), After: "accepted"},
 	})

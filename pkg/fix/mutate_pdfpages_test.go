@@ -110,3 +110,70 @@ func TestStoredPDFPageErrorReplacesTheLongest(t *testing.T) {
 		t.Fatalf("plan from the pasted error: %v edits %+v unfixed %+v notes %v", err, p.Changes.Edits, p.Unfixed, p.Notes)
 	}
 }
+
+// A text file with a .pdf name, attached by the user: SF178 predicts the
+// API's text at the document block, and the repair replaces that file
+// only; the real PDF beside it is still sent. Right after the failed
+// attempt the stored error plans the same repair.
+func TestInvalidPDFReplaced(t *testing.T) {
+	notes := storetest.Image{Mime: "application/pdf", Filename: "notes.pdf", Base64: base64.StdEncoding.EncodeToString([]byte("meeting notes, not a PDF\n"))}
+	images := []storetest.Image{pdfOf("real.pdf", 3, false), notes}
+	s := imageSession(t, store.ShapeStorage, images...)
+	f := fs0(scan.CheckSession(s, scanOpts()), "SF178")
+	if f.Fix != "replaceMedia" || f.PartID != storetest.ImagePartID(2) || f.Severity != scan.Error || f.ErrorType != "invalid_pdf" ||
+		!strings.HasSuffix(f.ProviderError, ".pdf.source.base64.data: The PDF specified was not valid.") || !strings.HasPrefix(f.ProviderError, f.Index+".") {
+		t.Fatalf("SF178 should report notes.pdf with the API's text: %+v", f)
+	}
+	fixed := fixAndRecheck(t, s, "placeholder")
+	parts := fixed.Message(storetest.ImageUserID).Parts
+	if parts[1].Get("type").String() != "file" || parts[2].Get("type").String() != "text" ||
+		!strings.HasPrefix(parts[2].Get("text").String(), "[sessfix removed the file notes.pdf (application/pdf, 25 bytes): its data is not a PDF") {
+		t.Fatalf("after the repair: %.200s / %.300s", parts[1].Raw, parts[2].Raw)
+	}
+
+	fx := storetest.ImageSession(images...)
+	id := gjson.GetBytes(fx.Messages[1].Body, "id").String()
+	fx.Messages[1].Body = []byte(`{"id":"` + id + `","role":"assistant","parentID":"` + storetest.ImageUserID + `","providerID":"anthropic","modelID":"claude-sonnet-4-5","mode":"build","agent":"build",` +
+		`"path":{"cwd":"/work/x","root":"/work/x"},"cost":0,"tokens":{"input":0,"output":0,"reasoning":0,"cache":{"read":0,"write":0}},"time":{"created":1767225604000,"completed":1767225605000},` +
+		`"error":{"name":"APIError","data":{"message":` + jsonString(f.ProviderError) + `,"isRetryable":false}}}`)
+	fx.Messages[1].Parts = nil
+	s = storetest.LoadAll(t, storetest.OpenOne(t, storetest.Materialize(t, store.ShapeStorage, t.TempDir(), fx)))[0]
+	stored := fs0(scan.CheckSession(s, scanOpts()), "SF302")
+	if stored.Fix != "replaceMedia" || stored.ErrorType != "invalid_pdf" {
+		t.Fatalf("SF302 should name replaceMedia: %+v", stored)
+	}
+	p, err := Plan(s, []scan.Finding{stored}, planOpts())
+	if err != nil || len(p.Changes.Edits) != 1 || p.Changes.Edits[0].ID != storetest.ImagePartID(2) || len(p.Unfixed) != 0 {
+		t.Fatalf("plan from the stored error: %v %+v unfixed %+v", err, p.Fixed, p.Unfixed)
+	}
+	fixed, err = ApplyInMemory(s, p.Changes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range scan.CheckSession(fixed, scanOpts()) {
+		if g.Severity != scan.Info {
+			t.Errorf("after the repair: %s %s %q", g.Severity, g.Code, g.Message)
+		}
+	}
+}
+
+// A tool returned a file typed PDF that is none: SF178 without a
+// provider_error (the API's path there is not known); a pasted error text
+// still finds it, and the repair takes it out of the tool result.
+func TestToolInvalidPDF(t *testing.T) {
+	notes := storetest.Image{Mime: "application/pdf", Filename: "notes.pdf", Base64: base64.StdEncoding.EncodeToString([]byte("plain text\n"))}
+	fx := storetest.ToolImageSession(notes)
+	s := storetest.LoadAll(t, storetest.OpenOne(t, storetest.Materialize(t, store.ShapeStorage, t.TempDir(), fx)))[0]
+	f := fs0(scan.CheckSession(s, scanOpts()), "SF178")
+	if f.Code == "" || f.Fix != "replaceMedia" || f.ProviderError != "" {
+		t.Fatalf("SF178 should report the tool's file without a provider_error: %+v", f)
+	}
+	p, err := PlanFromError(s, "messages.2.content.0.tool_result.content.1.pdf.source.base64.data: The PDF specified was not valid.", planOpts())
+	if err != nil || len(p.Changes.Edits) != 1 || p.Changes.Edits[0].ID != f.PartID || len(p.Unfixed) != 0 {
+		t.Fatalf("plan from the pasted error: %v edits %+v unfixed %+v notes %v", err, p.Changes.Edits, p.Unfixed, p.Notes)
+	}
+	fixed := fixAndRecheck(t, s, "placeholder")
+	if tp := opencode.FindPart(fixed, f.MessageID, f.PartID); tp == nil || len(tp.Get("state.attachments").Array()) != 0 {
+		t.Fatalf("the tool result still sends the file: %+v", tp)
+	}
+}

@@ -12,7 +12,7 @@ import (
 )
 
 var stPlaceholder = Strategy{Name: "placeholder", Mutations: "replaceMedia",
-	Doc: "replace the media the provider cannot take (image data that is no image, an image over a limit that does not shrink) by a text saying what was removed " +
+	Doc: "replace the media the provider cannot take (image data that is no image, PDF data that is no PDF, an image over a limit that does not shrink) by a text saying what was removed " +
 		"(file name, type, size): a user's file part becomes a text part in its place, a tool result's attachment leaves the result and its output says so; " +
 		"the rest of the message stays, and the media stay in the backup"}
 

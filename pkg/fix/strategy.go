@@ -86,6 +86,7 @@ var strategyTable = map[string][]Strategy{
 	scan.SF173: {stPlaceholder},
 	scan.SF175: {stPlaceholderPDF},
 	scan.SF177: {stPlaceholderPages},
+	scan.SF178: {stPlaceholder},
 	scan.SF503: {stMoveOut},
 	scan.SF172: {stPrune},
 	scan.SF174: {stPruneContext},
@@ -112,7 +113,7 @@ func Strategies(code string) []Strategy {
 // (scan.IsPreflightCode) but are not among them: SF170 and SF171 have
 // their own repair (shrinkImage, then replaceMedia when the image does not
 // decode), SF172 and SF174 OpenCode's prune of tool results
-// (markToolCompacted), SF173, SF175 and SF177 the placeholder
+// (markToolCompacted), SF173, SF175, SF177 and SF178 the placeholder
 // (replaceMedia), SF176 the shrink to each image's share of the request's
 // limit.
 func isPreflight(code string) bool {

@@ -82,6 +82,9 @@ const (
 	// the API takes (Anthropic: 100 for a model with a 200k-token context
 	// window, 600 for the others).
 	ErrorPDFPages ErrorType = "pdf_pages"
+	// ErrorInvalidPDF: a document block typed PDF holds data that is not
+	// a PDF.
+	ErrorInvalidPDF ErrorType = "invalid_pdf"
 	// ErrorContextOverflow: the request is over the model's context window
 	// (Anthropic's "prompt is too long", OpenAI's context_length_exceeded,
 	// OpenCode's ContextOverflowError).
@@ -206,6 +209,8 @@ func (t ErrorType) Example() string {
 		return "request_too_large: Request exceeds the maximum allowed number of bytes. The maximum request size is 32 MB for standard API endpoints."
 	case ErrorPDFPages:
 		return PDFPagesText(AnthropicPDFPagesMax)
+	case ErrorInvalidPDF:
+		return "messages.0.content.2.pdf.source.base64.data: " + TextInvalidPDF
 	case ErrorContextOverflow:
 		return "prompt is too long: 215000 tokens > 200000 maximum"
 	case ErrorToolInputTruncated:
@@ -292,6 +297,8 @@ func detectOtherFamilies(t string, has func(...string) bool) ErrorType {
 		return ErrorRequestTooLarge
 	case pdfPagesRe.MatchString(t):
 		return ErrorPDFPages
+	case strings.Contains(t, "the pdf specified was not valid"):
+		return ErrorInvalidPDF
 	case has("prompt is too long", "prompt too long", "context overflow", "context_length_exceeded",
 		"exceeds the context window", "maximum context length", "contextoverflowerror"),
 		strings.Contains(t, "input token count") && strings.Contains(t, "exceeds the maximum number of tokens"):
@@ -406,6 +413,6 @@ func ErrorTypes() []ErrorType {
 		ErrorThinkingBlockOrder, ErrorThinkingDisabledViolation, ErrorThinkingModified,
 		ErrorInvalidSignature, ErrorToolResultMissing, ErrorEmptyContent, ErrorPrefillUnsupported,
 		ErrorFirstMessageNotUser,
-		ErrorImageTooLarge, ErrorImageDimensions, ErrorTooManyImages, ErrorInvalidImage, ErrorRequestTooLarge, ErrorPDFPages, ErrorContextOverflow,
+		ErrorImageTooLarge, ErrorImageDimensions, ErrorTooManyImages, ErrorInvalidImage, ErrorRequestTooLarge, ErrorPDFPages, ErrorInvalidPDF, ErrorContextOverflow,
 	}
 }

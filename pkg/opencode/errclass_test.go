@@ -80,6 +80,8 @@ func TestDetectErrorType(t *testing.T) {
 		// The Messages API's page limit, as users quote it
 		// (anthropics/claude-code#5707, badlogic/lemmy#40).
 		{`400 {"type":"error","error":{"type":"invalid_request_error","message":"A maximum of 100 PDF pages may be provided."}}`, ErrorPDFPages},
+		// A text file with a .pdf name (anthropics/claude-code#5174, #19577).
+		{"messages.2.content.0.pdf.source.base64.data: The PDF specified was not valid.", ErrorInvalidPDF},
 		{"The image data you provided does not represent a valid image. Please check your input and try again with one of the supported image formats.", ErrorInvalidImage},
 		{"prompt is too long: 215000 tokens > 200000 maximum", ErrorContextOverflow},
 		// The texts OpenCode 1.18.33 itself treats as an overflow.
@@ -156,7 +158,7 @@ func TestErrorTypeFixes(t *testing.T) {
 	noFix := map[ErrorType]bool{ErrorThinkingModified: true, ErrorPrefillUnsupported: true,
 		ErrorReasoningItemMissing: true, ErrorInvalidItemID: true, ErrorThoughtSignatureMissing: true, ErrorTurnOrder: true,
 		ErrorFirstMessageNotUser: true,
-		ErrorImageTooLarge:       true, ErrorImageDimensions: true, ErrorTooManyImages: true, ErrorInvalidImage: true, ErrorRequestTooLarge: true, ErrorPDFPages: true, ErrorContextOverflow: true}
+		ErrorImageTooLarge:       true, ErrorImageDimensions: true, ErrorTooManyImages: true, ErrorInvalidImage: true, ErrorRequestTooLarge: true, ErrorPDFPages: true, ErrorInvalidPDF: true, ErrorContextOverflow: true}
 	for _, typ := range ErrorTypes() {
 		if fix := typ.DefaultFix(); noFix[typ] != (fix == "") {
 			t.Errorf("%s: DefaultFix %q", typ, fix)

@@ -545,11 +545,15 @@ const MediaMovedMark = "[sessfix moved "
 
 // MediaRejected says why an Anthropic request cannot send the media of a
 // data: URL typed mime ("" when it can, or when it is not base64 media):
-// image data that is not an image of a supported type, or an image over
+// PDF data that is not a PDF, image data that is not an image of a
+// supported type, or an image over
 // maxBase64 bytes of base64 or over side px on a side. overLimit is true
 // for the two limits, which a shrink may meet: the data is an image.
 func MediaRejected(url, mime string, maxBase64, side int) (why string, overLimit bool) {
 	data, ok := Base64Data(url)
+	if ok && IsPDF(mime) && !LooksLikePDF(data) {
+		return "its data is not a PDF", false
+	}
 	if !ok || !strings.HasPrefix(strings.ToLower(mime), "image/") {
 		return "", false
 	}

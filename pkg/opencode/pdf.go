@@ -1,6 +1,7 @@
 package opencode
 
 import (
+	"bytes"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -40,6 +41,32 @@ func PDFPageLimit(text string) (int, bool) {
 	n, err := strconv.Atoi(m[1])
 	return n, err == nil && n > 0
 }
+
+// pdfHeaderWindow is how far into a file its "%PDF-" header may be: PDF
+// readers (and the PDF standard's implementation notes) accept up to 1024
+// bytes of anything before it.
+const pdfHeaderWindow = 1024
+
+// LooksLikePDF reports whether base64 data decodes to a file with a PDF
+// header in its first 1024 bytes. Only that much is decoded. Data that is
+// not base64 does not look like a PDF.
+func LooksLikePDF(data string) bool {
+	n := min(len(data), (pdfHeaderWindow+2)/3*4)
+	n -= n % 4
+	head := make([]byte, n/4*3)
+	k, err := base64.StdEncoding.Decode(head, []byte(data[:n]))
+	if err != nil {
+		return false
+	}
+	return bytes.Contains(head[:k], []byte("%PDF-"))
+}
+
+// TextInvalidPDF is the Messages API's error for a document block whose
+// data is not a PDF, after the block's path ("messages.2.content.0.pdf.
+// source.base64.data: "), as users quote the live API
+// (anthropics/claude-code#5174, #19577, #20195: a text file with a .pdf
+// name).
+const TextInvalidPDF = "The PDF specified was not valid."
 
 // IsPDF reports whether a mime type is a PDF's.
 func IsPDF(mime string) bool { return strings.EqualFold(mime, "application/pdf") }

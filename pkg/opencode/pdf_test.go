@@ -82,3 +82,25 @@ func TestPDFPageLimit(t *testing.T) {
 		}
 	}
 }
+
+func TestLooksLikePDF(t *testing.T) {
+	b64 := base64.StdEncoding.EncodeToString
+	junk := bytes.Repeat([]byte("x"), 1000)
+	for name, c := range map[string]struct {
+		data string
+		want bool
+	}{
+		"a PDF":                     {b64(testpdf.Write(testpdf.Options{Pages: 2})), true},
+		"a header after 1000 bytes": {b64(append(append([]byte{}, junk...), "%PDF-1.4\n"...)), true},
+		"a header after 1100 bytes": {b64(append(bytes.Repeat([]byte("x"), 1100), "%PDF-1.4\n"...)), false},
+		"a text file":               {b64([]byte("meeting notes\n")), false},
+		"a PNG":                     {b64([]byte("\x89PNG\r\n\x1a\n0000")), false},
+		"not base64":                {"%PDF-1.7", false},
+		"empty":                     {"", false},
+		"short PDF":                 {b64([]byte("%PDF-")), true},
+	} {
+		if got := LooksLikePDF(c.data); got != c.want {
+			t.Errorf("%s: LooksLikePDF = %v, want %v", name, got, c.want)
+		}
+	}
+}

@@ -76,6 +76,9 @@ func WriteRulesMarkdown(w io.Writer) error {
 		if t == opencode.ErrorRequestTooLarge {
 			fix = "`replaceMedia` on the largest PDFs (through SF175)"
 		}
+		if t == opencode.ErrorInvalidPDF {
+			fix = "`replaceMedia` on the file whose data is no PDF (through SF178)"
+		}
 		if t == opencode.ErrorPDFPages {
 			fix = "`replaceMedia` on the PDFs with the most pages (through SF177)"
 		}

@@ -57,7 +57,7 @@ func CheckRequest(s *store.Session, r, final *sent.Request) []Violation {
 		out = append(out, checkImages(s, r)...)
 		files := opencode.RequestFiles(s, r)
 		out = append(out, checkRequestSize(files)...)
-		out = append(out, checkPDFPages(files)...)
+		out = append(out, checkPDFs(files)...)
 	case sent.Bedrock:
 		out = append(out, checkBlankText(s, r, true)...)
 		out = append(out, checkEmptyMessages(s, r, true)...)

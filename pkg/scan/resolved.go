@@ -241,7 +241,10 @@ func CausesHeader(n int) string {
 
 // warnedCode is the rule whose findings are warnings below the error's
 // larger limit, by error type.
-var warnedCode = map[opencode.ErrorType]string{opencode.ErrorTooManyImages: SF172, opencode.ErrorPDFPages: SF177}
+// An invalid-PDF error's SF178 finding on a tool result's PDF has no
+// provider_error (the path the API prints there is not known): the stored
+// error takes it the same way.
+var warnedCode = map[opencode.ErrorType]string{opencode.ErrorTooManyImages: SF172, opencode.ErrorPDFPages: SF177, opencode.ErrorInvalidPDF: SF178}
 
 // MediaCauses returns the findings of fs that a stored media error (text,
 // pointing at partID when known) is about and that a media repair fixes:
@@ -398,7 +401,7 @@ func contextWithin(r *opencode.Recovery, s *store.Session, oc *ocenv.Resolver) s
 // part replaced so is a text part written after the attempt, which the
 // check of changed messages sees.
 func mediaReplaced(r *opencode.Recovery, s *store.Session) string {
-	if (r.Type != opencode.ErrorInvalidImage && r.Type != opencode.ErrorRequestTooLarge) || r.Failed == nil {
+	if (r.Type != opencode.ErrorInvalidImage && r.Type != opencode.ErrorRequestTooLarge && r.Type != opencode.ErrorInvalidPDF) || r.Failed == nil {
 		return ""
 	}
 	for _, m := range s.Messages {

@@ -22,7 +22,7 @@ const shrinkImageDoc = "`shrinkImage`, for an image a user pasted or attached (a
 	"at decreasing quality, then smaller still. The part's (or the attachment's) `mime` and the `data:` URL's type follow the new format; its filename is kept. " +
 	"The image is decoded only when repairing, one at a time. An image that does not decode gets the placeholder instead (`replaceMedia`, below)."
 
-const replaceMediaDoc = "`replaceMedia`, the last resort, for media the provider cannot take and no other repair keeps (image data that is no image; an image over a limit that does not decode): " +
+const replaceMediaDoc = "`replaceMedia`, the last resort, for media the provider cannot take and no other repair keeps (image data that is no image; PDF data that is no PDF; an image over a limit that does not decode): " +
 	"sessfix replaces it by a text saying what was removed, `[sessfix removed the image shot.png (image/png, 1.2 KB): its data is not a PNG, JPEG, GIF or WebP image; the original is in sessfix's backup]`. " +
 	"A user's `file` part becomes a synthetic `text` part with the same id, so it keeps its place in the message (every provider family takes a text part in a user message); " +
 	"a tool result's attachment leaves `state.attachments` and the text is appended to the tool's `state.output`, which every family sends as the result's text. " +

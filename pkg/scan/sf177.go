@@ -25,13 +25,44 @@ var ruleSF177 = preflightRule(&Rule{
 	Fix:     "replaceMedia",
 })
 
-// checkPDFPages checks the pages of the PDFs an Anthropic request sends
-// against the page limit: over 600 an error, over 100 a warning (the limit
-// depends on the model's window, which the request does not tell).
-func checkPDFPages(files []opencode.File) []Violation {
+var ruleSF178 = preflightRule(&Rule{
+	Code:     SF178,
+	Name:     "invalid-pdf-data",
+	Severity: Error,
+	Summary:  "a document the request sends as a pdf is not one",
+	What: "On an Anthropic provider, a file the request sends as a PDF (a user `file` part or a tool result's attachment typed `application/pdf`, " +
+		"with a `data:` URL) holds data with no PDF header (`%PDF-`) in its first 1024 bytes: a text file or an image with a `.pdf` name. " +
+		"The API answers `messages.N.content.M.pdf.source.base64.data: The PDF specified was not valid.` (as users quote it). " +
+		"A PDF with a header that is damaged further in is not judged. For a tool result's attachment the path the API prints is not known: the finding has no `provider_error`.",
+	Why:           "The API refuses the request on every retry: the session is dead while the file stays in its history.",
+	ProviderError: "messages.N.content.M.pdf.source.base64.data: " + opencode.TextInvalidPDF,
+	FixDoc:        replaceMediaDoc,
+	Fixable:       true,
+	Fix:           "replaceMedia",
+})
+
+// checkPDFs checks the PDFs an Anthropic request sends: data that is no
+// PDF (SF178), and the pages against the page limit (SF177): over 600 an
+// error, over 100 a warning (the limit depends on the model's window,
+// which the request does not tell).
+func checkPDFs(files []opencode.File) []Violation {
+	var out []Violation
+	for _, f := range files {
+		if !opencode.IsPDF(f.Mime) || opencode.LooksLikePDF(f.Data) {
+			continue
+		}
+		v := Violation{Code: SF178, N: f.N, M: f.M, Index: idx(f.N, f.M), MessageID: f.MessageID, PartID: f.PartID, Severity: Error, Fix: "replaceMedia",
+			Message: "a file the user attached as a PDF holds data with no PDF header"}
+		if f.Attachment >= 0 {
+			v.Message = "a file a tool returned as a PDF holds data with no PDF header"
+		} else {
+			v.ProviderError = idx(f.N, f.M) + ".pdf.source.base64.data: " + opencode.TextInvalidPDF
+		}
+		out = append(out, v)
+	}
 	pdfs, total := opencode.RequestPDFPages(files)
 	if total <= opencode.AnthropicPDFPagesMax {
-		return nil
+		return out
 	}
 	limit, sev, note := opencode.AnthropicPDFPagesMax, Warning, " of a model with a 200k-token context window (models with a larger window take 600)"
 	if total > opencode.AnthropicLargePDFPagesMax {
@@ -43,10 +74,10 @@ func checkPDFPages(files []opencode.File) []Violation {
 			pick = p
 		}
 	}
-	return []Violation{{
+	return append(out, Violation{
 		Code: SF177, N: pick.N, M: pick.M, Index: idx(pick.N, pick.M), MessageID: pick.MessageID, PartID: pick.PartID, Severity: sev, Fix: "replaceMedia",
 		ProviderError: opencode.PDFPagesText(limit),
 		Message: fmt.Sprintf("the request sends %d pages of PDF, over Anthropic's limit of %d%s; this PDF has %d",
 			total, limit, note, pick.Pages),
-	}}
+	})
 }

@@ -465,35 +465,48 @@ func MsgTooManyImages(images, docs int) string {
 	return fmt.Sprintf("too many images and documents: %d + %d > %d", images, docs, ImagesMax)
 }
 
-// documents lists the base64 data of the request's document blocks, a
-// tool result's among them.
-func documents(msgs []Message) []string {
-	var out []string
-	add := func(b Block) {
-		if b.Type == "document" {
-			data := ""
-			if b.Source != nil && b.Source.Type == "base64" {
-				data = b.Source.Data
-			}
-			out = append(out, data)
+// document is a document block of a request: where it is, and its base64
+// data ("" for another source).
+type document struct {
+	Path, Data string
+}
+
+// documents lists the request's document blocks, a tool result's among
+// them.
+func documents(msgs []Message) []document {
+	var out []document
+	add := func(b Block, path string) {
+		if b.Type != "document" {
+			return
 		}
+		d := document{Path: path}
+		if b.Source != nil && b.Source.Type == "base64" {
+			d.Data = b.Source.Data
+		}
+		out = append(out, d)
 	}
-	for _, m := range msgs {
-		for _, b := range m.Content {
-			add(b)
+	for n, m := range msgs {
+		for i, b := range m.Content {
+			add(b, fmt.Sprintf("messages.%d.content.%d", n, i))
 			if b.Type == "tool_result" {
 				var inner []Block
 				if json.Unmarshal(b.Content, &inner) != nil {
 					continue
 				}
-				for _, c := range inner {
-					add(c)
+				for k, c := range inner {
+					add(c, fmt.Sprintf("messages.%d.content.%d.tool_result.content.%d", n, i, k))
 				}
 			}
 		}
 	}
 	return out
 }
+
+// TextInvalidPDF is the API's answer to a document block typed PDF whose
+// data is not one, after the block's path and ".pdf.source.base64.data: "
+// (users' quotes of the live API, anthropics/claude-code#5174, #19577,
+// #20195; the path of a tool result's document is modelled on the image's).
+const TextInvalidPDF = "The PDF specified was not valid."
 
 // PDFPagesMax is the most pages the PDFs of a request may have together
 // (Anthropic's PDF support page, for a model with a 200k-token window).
@@ -506,16 +519,22 @@ func MsgPDFPages() string {
 	return fmt.Sprintf("A maximum of %d PDF pages may be provided.", PDFPagesMax)
 }
 
-// checkPDFPages applies the page limit to the base64 PDFs of the request,
-// each decoded whole and its page tree read (github.com/ledongthuc/pdf).
-// A document whose pages cannot be read is not counted: the API's answer
-// to a damaged PDF is not modelled.
+// checkPDFPages refuses a document with no PDF header in its first 1024
+// bytes (TextInvalidPDF), and applies the page limit to the base64 PDFs of
+// the request, each decoded whole and its page tree read
+// (github.com/ledongthuc/pdf). A document with a header whose pages cannot
+// be read is not counted: the API's answer to a damaged PDF ("Could not
+// process PDF") is not modelled.
 func checkPDFPages(msgs []Message) *APIError {
 	pages := 0
-	for _, data := range documents(msgs) {
-		raw, err := base64.StdEncoding.DecodeString(data)
+	for _, d := range documents(msgs) {
+		raw, err := base64.StdEncoding.DecodeString(d.Data)
 		if err != nil {
 			continue
+		}
+		// A PDF's header may follow up to 1024 bytes of anything.
+		if !bytes.Contains(raw[:min(len(raw), 1024+5)], []byte("%PDF-")) {
+			return invalid("%s.pdf.source.base64.data: %s", d.Path, TextInvalidPDF)
 		}
 		pages += pdfPages(raw)
 	}

@@ -297,6 +297,8 @@ func TestImageDimensionAndCountLimits(t *testing.T) {
 		{"99 images and 2 documents", []string{many(99, png(8, 8)), call, `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[` + doc + `]},` + doc + `]}`},
 			"too many images and documents: 99 + 2 > 100"},
 		{"98 images and 2 documents", []string{many(98, png(8, 8)), call, `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[` + doc + `]},` + doc + `]}`}, ""},
+		{"a text file as a PDF", []string{user(pdfDoc(3, false), `{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"bm90ZXMK"}}`)},
+			"messages.0.content.2.pdf.source.base64.data: The PDF specified was not valid."},
 		{"101 pages of PDF", []string{user(pdfDoc(60, false), pdfDoc(41, true))}, "A maximum of 100 PDF pages may be provided."},
 		{"100 pages of PDF, a tool's among them", []string{user(pdfDoc(60, false)), call, `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[` + pdfDoc(40, true) + `]}]}`}, ""},
 		{"101 pages of PDF, a tool's among them", []string{user(pdfDoc(60, false)), call, `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[` + pdfDoc(41, true) + `]}]}`}, "A maximum of 100 PDF pages may be provided."},
