@@ -2,6 +2,7 @@ package fix
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/sessfix/sessfix/pkg/opencode"
@@ -14,8 +15,8 @@ var stPrune = Strategy{Name: "prune", Mutations: "markToolCompacted",
 
 // pruneToolImages is OpenCode's own prune, for a request over the image
 // count (the limit is read from the finding's provider error): it sets
-// state.time.compacted on the oldest completed tool parts whose images the
-// request sends, one after the other, until the request holds at most the
+// state.time.compacted on the oldest completed tool parts whose images (or
+// documents, where the error counts them) the request sends, one after the other, until the request holds at most the
 // limit. OpenCode then sends such a result as `[Old tool result content
 // cleared]` and leaves its attachments out (OBSERVED.md). Images users
 // attached are not touched: when pruning every tool result is not enough,
@@ -27,18 +28,24 @@ func pruneToolImages(s *store.Session, providerError string, e env) ([]store.Edi
 	}
 	r := sent.Build(s, sent.Options{NextPrompt: true})
 	ims := opencode.RequestImages(s, r)
-	// The tool parts that send images, oldest first, with how many (and
-	// how many documents, where the limit counts them).
-	var order []opencode.Image // each tool part's first image
+	// The tool parts that send images (and documents, where the limit
+	// counts them), oldest first, with how many of them each sends.
+	type prunable struct {
+		n, m              int
+		messageID, partID string
+	}
+	var order []prunable
 	count := map[string]int{}
+	add := func(n, m int, messageID, partID string) {
+		if count[partID] == 0 {
+			order = append(order, prunable{n, m, messageID, partID})
+		}
+		count[partID]++
+	}
 	for _, im := range ims {
-		if !im.Tool {
-			continue
+		if im.Tool {
+			add(im.N, im.M, im.MessageID, im.PartID)
 		}
-		if count[im.PartID] == 0 {
-			order = append(order, im)
-		}
-		count[im.PartID]++
 	}
 	excess := len(ims) - limit
 	if opencode.CountsDocuments(providerError) {
@@ -47,24 +54,27 @@ func pruneToolImages(s *store.Session, providerError string, e env) ([]store.Edi
 				continue
 			}
 			excess++
-			if f.Attachment >= 0 && count[f.PartID] > 0 {
-				count[f.PartID]++
+			if f.Attachment >= 0 {
+				add(f.N, f.M, f.MessageID, f.PartID)
 			}
 		}
+		sort.SliceStable(order, func(a, b int) bool {
+			return order[a].n < order[b].n || order[a].n == order[b].n && order[a].m < order[b].m
+		})
 	}
 	if excess <= 0 {
 		return nil, nil
 	}
 	var out []store.Edit
-	for _, im := range order {
+	for _, tp := range order {
 		if excess <= 0 {
 			break
 		}
-		msg, p := s.Message(im.MessageID), opencode.FindPart(s, im.MessageID, im.PartID)
+		msg, p := s.Message(tp.messageID), opencode.FindPart(s, tp.messageID, tp.partID)
 		if p == nil {
 			continue
 		}
-		id := im.PartID
+		id := tp.partID
 		after, err := setJSON(p.Raw, e.ms(), "state", "time", "compacted")
 		if err != nil {
 			return nil, fmt.Errorf("part %s: %w", p.ID, err)

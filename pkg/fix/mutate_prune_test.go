@@ -1,6 +1,8 @@
 package fix
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -99,5 +101,39 @@ func TestPruneLeavesUserImages(t *testing.T) {
 	p, err := Plan(s, []scan.Finding{f}, planOpts())
 	if err != nil || !p.Empty() || len(p.Unfixed) != 1 {
 		t.Fatalf("plan: %v, empty %v, unfixed %+v", err, p.Empty(), p.Unfixed)
+	}
+}
+
+// Where the limit counts documents with the images, a tool result that
+// sends only PDFs is pruned too: 99 images a user attached and a read of
+// two PDFs are 101 media, and pruning the PDFs' tool result brings the
+// request to 99 without touching the user's images.
+func TestPruneToolDocumentsOverTheCount(t *testing.T) {
+	small := storetest.NoisyPNG(t, 3, 8, 8)
+	pdf := pdfOf("manual.pdf", 2, false)
+	fx := storetest.ToolImageSession(pdf, pdf)
+	u := &fx.Messages[0]
+	for i := range 99 {
+		u.Parts = append(u.Parts, storetest.Part{Body: json.RawMessage(fmt.Sprintf(`{"id":"prt_0000000000010000000000%04d","type":"file","mime":"image/png","filename":"a.png","url":"data:image/png;base64,%s"}`, i+1, small))})
+	}
+	last := &fx.Messages[2]
+	last.Body = []byte(strings.Replace(string(last.Body), `"finish":"stop"}`,
+		`"error":{"name":"APIError","data":{"message":"too many images and documents: 99 + 2 > 100","isRetryable":false}}}`, 1))
+	last.Parts = nil
+	s := storetest.LoadAll(t, storetest.OpenOne(t, storetest.Materialize(t, store.ShapeStorage, t.TempDir(), fx)))[0]
+	f := fs0(scan.CheckSession(s, scanOpts()), "SF302")
+	if f.Fix != "markToolCompacted" {
+		t.Fatalf("SF302 should name markToolCompacted: %+v", f)
+	}
+	p, err := Plan(s, []scan.Finding{f}, planOpts())
+	if err != nil || len(p.Changes.Edits) != 1 || p.Changes.Edits[0].ID != storetest.ToolImagePartID || len(p.Unfixed) != 0 {
+		t.Fatalf("plan from the stored error: %v edits %+v unfixed %+v", err, p.Changes.Edits, p.Unfixed)
+	}
+	fixed, err := ApplyInMemory(s, p.Changes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := fs0(scan.CheckSession(fixed, scanOpts()), "SF302"); g.Severity != scan.Info || !strings.Contains(g.Message, "99 images and documents now, within the limit of 100") {
+		t.Errorf("SF302 after the prune: %s %q", g.Severity, g.Message)
 	}
 }

@@ -75,7 +75,7 @@ var ruleSF172 = preflightRule(&Rule{
 		"User `file` parts and the attachments of tool results not compacted are counted. The finding points at the first image over the limit.",
 	Why:           "The provider rejects the request on every retry.",
 	ProviderError: "too many images and documents: 104 + 1 > 100",
-	FixDoc: "`markToolCompacted`, OpenCode's own prune: sessfix marks the oldest completed tool results whose images the request sends compacted " +
+	FixDoc: "`markToolCompacted`, OpenCode's own prune: sessfix marks the oldest completed tool results whose images (or documents, where the limit counts them) the request sends compacted " +
 		"(`state.time.compacted`, which OpenCode itself sets when it prunes), one after the other, until the request holds no more images (and documents, where they count) than the limit. " +
 		"OpenCode then sends each as `[Old tool result content cleared]` without its images; the model no longer sees those images, the rest of the session stays. " +
 		"Images users attached are not touched: when pruning every tool result is not enough, nothing is changed and the finding stays.",
