@@ -355,8 +355,14 @@ func (l ImageLimit) CountText(images, docs, limit int) string {
 // such as PDFs) an Anthropic request sends as base64: what the Messages
 // API counts with the images.
 func RequestDocuments(s *store.Session, r *sent.Request) int {
+	return Documents(RequestFiles(s, r))
+}
+
+// Documents is the number of files other than images among a request's
+// files (RequestFiles).
+func Documents(files []File) int {
 	n := 0
-	for _, f := range RequestFiles(s, r) {
+	for _, f := range files {
 		if !strings.HasPrefix(f.Mime, "image/") {
 			n++
 		}

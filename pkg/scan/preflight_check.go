@@ -2,6 +2,7 @@ package scan
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/sent"
@@ -46,6 +47,9 @@ type Violation struct {
 // the rules about the final assistant message are checked on it.
 func CheckRequest(s *store.Session, r, final *sent.Request) []Violation {
 	var out []Violation
+	// The files the request sends: one walk for the image count's
+	// documents, the request size and the PDFs, made only when asked.
+	files := sync.OnceValue(func() []opencode.File { return opencode.RequestFiles(s, r) })
 	switch r.Kind {
 	case sent.Anthropic:
 		out = append(out, checkBlankText(s, r, false)...)
@@ -54,17 +58,16 @@ func CheckRequest(s *store.Session, r, final *sent.Request) []Violation {
 		out = append(out, checkThinkingBlocks(s, r)...)
 		out = append(out, checkThinkingMode(s, r, final)...)
 		out = append(out, checkFinalAssistant(s, final)...)
-		out = append(out, checkImages(s, r)...)
-		files := opencode.RequestFiles(s, r)
-		out = append(out, checkRequestSize(files)...)
-		out = append(out, checkPDFs(files)...)
+		out = append(out, checkImages(s, r, files)...)
+		out = append(out, checkRequestSize(files())...)
+		out = append(out, checkPDFs(files())...)
 	case sent.Bedrock:
 		out = append(out, checkBlankText(s, r, true)...)
 		out = append(out, checkEmptyMessages(s, r, true)...)
 		out = append(out, checkToolPairing(s, r)...)
 		out = append(out, checkThinkingBlocks(s, r)...)
 		out = append(out, checkThinkingMode(s, r, final)...)
-		out = append(out, checkImages(s, r)...)
+		out = append(out, checkImages(s, r, files)...)
 	case sent.Chat:
 		out = append(out, checkMistralCallIDs(s, r)...)
 		out = append(out, checkOpenAIPairing(s, r)...)
@@ -72,7 +75,7 @@ func CheckRequest(s *store.Session, r, final *sent.Request) []Violation {
 	case sent.Responses:
 		out = append(out, checkResponsesReasoning(s, r)...)
 		out = append(out, checkOpenAIPairing(s, r)...)
-		out = append(out, checkImages(s, r)...)
+		out = append(out, checkImages(s, r, files)...)
 	}
 	return out
 }

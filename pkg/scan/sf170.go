@@ -151,8 +151,9 @@ func imageWhat(im opencode.Image) string {
 // Claude on Bedrock, OpenAI): the number of images, each image's base64
 // size, data that is no image, and each side (for Anthropic 8000 px, 2000
 // px in a request of more than 20 images). Headers are read from a prefix
-// of the base64; no image is decoded whole.
-func checkImages(s *store.Session, r *sent.Request) []Violation {
+// of the base64; no image is decoded whole. files are the request's files
+// (opencode.RequestFiles), asked for only where documents count.
+func checkImages(s *store.Session, r *sent.Request, files func() []opencode.File) []Violation {
 	lim, ok := opencode.ImageLimitOf(r)
 	if !ok {
 		return nil
@@ -167,7 +168,7 @@ func checkImages(s *store.Session, r *sent.Request) []Violation {
 	// after the documents' share are the ones over it.
 	docs := 0
 	if lim.Documents {
-		docs = opencode.RequestDocuments(s, r)
+		docs = opencode.Documents(files())
 	}
 	media := len(ims) + docs
 	limit, sev, note := lim.CountWarn, Warning, " of a model with a 200k-token context window (models with a larger window take 600)"
