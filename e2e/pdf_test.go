@@ -187,7 +187,7 @@ func boolInt(b bool) int {
 }
 
 // TestPDFsOverPageLimit: a user attaches two PDFs of 70 and 40 pages to
-// one prompt on OpenCode 1.18.33 (`opencode run PROMPT --file a.pdf --file
+// one prompt, on OpenCode 1.18.33 and on 1.1.65 (`opencode run PROMPT --file a.pdf --file
 // b.pdf`), small files: 110 pages, over the 100 pages the Messages API
 // takes from a model with a 200k-token window. A real run, no edit: the
 // strict mock refuses the request with the API's text, "A maximum of 100
@@ -196,7 +196,7 @@ func boolInt(b bool) int {
 // warning: sessfix does not know the model's window) with replaceMedia,
 // and `fix --yes` replaces the 70-page PDF; the 40-page one is still sent.
 func TestPDFsOverPageLimit(t *testing.T) {
-	brokenPDFCase(t, pdfCase{
+	bothVersions(t, pdfCase{
 		Case: "pdfs-over-page-limit", Test: "TestPDFsOverPageLimit", Code: "SF177", ErrorType: "pdf_pages",
 		Files: []namedFile{
 			{"a.pdf", testpdf.Write(testpdf.Options{Pages: 70})},
@@ -209,7 +209,7 @@ func TestPDFsOverPageLimit(t *testing.T) {
 }
 
 // TestInvalidPDF: a user attaches a text file named notes.pdf and a real
-// PDF to one prompt on OpenCode 1.18.33 (`run --file notes.pdf --file
+// PDF to one prompt, on OpenCode 1.18.33 and on 1.1.65 (`run --file notes.pdf --file
 // real.pdf`). A real run, no edit: OpenCode sends both as PDF documents,
 // the strict mock refuses the one with no PDF header with the API's text
 // ("messages.N.content.M.pdf.source.base64.data: The PDF specified was not
@@ -218,7 +218,7 @@ func TestPDFsOverPageLimit(t *testing.T) {
 // and `fix --yes` replaces notes.pdf by a text; the real PDF is still
 // sent.
 func TestInvalidPDF(t *testing.T) {
-	brokenPDFCase(t, pdfCase{
+	bothVersions(t, pdfCase{
 		Case: "text-file-as-pdf", Test: "TestInvalidPDF", Code: "SF178", ErrorType: "invalid_pdf",
 		Files: []namedFile{
 			{"notes.pdf", []byte("Meeting notes\n- ship the release on Friday\n")},
@@ -230,15 +230,32 @@ func TestInvalidPDF(t *testing.T) {
 	})
 }
 
+// bothVersions runs c on OpenCode 1.18.33 and on 1.1.65 (whose row is
+// c.Case with "-1.1" after it).
+func bothVersions(t *testing.T, c pdfCase) {
+	for _, v := range []string{opencodetest.V1_18, opencodetest.V1_1} {
+		t.Run(v, func(t *testing.T) {
+			c := c
+			c.Version = v
+			if v == opencodetest.V1_1 {
+				c.Case += "-1.1"
+			}
+			brokenPDFCase(t, c)
+		})
+	}
+}
+
 type namedFile struct {
 	Name string
 	Data []byte
 }
 
-// pdfCase is a session OpenCode 1.18.33 bricks with the PDFs a user
-// attaches, and what sessfix must do about it.
+// pdfCase is a session OpenCode bricks with the PDFs a user attaches, and
+// what sessfix must do about it.
 type pdfCase struct {
 	Case, Test string
+	// Version is the OpenCode version that makes the session.
+	Version string
 	// Code and ErrorType are the preflight rule that predicts the refusal
 	// and the stored error's type.
 	Code, ErrorType string
@@ -273,7 +290,7 @@ func (c pdfCase) refused(text string) bool {
 func brokenPDFCase(t *testing.T, c pdfCase) {
 	acquire(t)
 	ctx := testCtx(t, 15*time.Minute)
-	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18, Timeout: 5 * time.Minute})
+	e := opencodetest.NewT(t, opencodetest.Options{Version: c.Version, Timeout: 5 * time.Minute})
 	args := []string{"run", "--format", "json", "Summarise these files."}
 	for _, f := range c.Files {
 		p := filepath.Join(e.ProjectDir, f.Name)
@@ -346,7 +363,7 @@ func brokenPDFCase(t *testing.T, c pdfCase) {
 	}
 	fix0 := repairPDFs(ctx, t, b, session, c.SentAfter, c.Removed)
 	recordWedged(t, wedgedRow{
-		Case: c.Case, Test: c.Test, OpenCode: opencodetest.V1_18, Model: e.Model, Break: c.Break,
+		Case: c.Case, Test: c.Test, OpenCode: c.Version, Model: e.Model, Break: c.Break,
 		Before: rejectedAs(rejected), Scan: codes(codesWithSeverity(fs)), Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted",
 		First: &firstRow{Scan: codes(codesWithSeverity(fs0)), Fix: wroteMutations(fix0.Stdout + fix0.Stderr), After: "accepted"},
 	})
