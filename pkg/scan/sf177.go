@@ -29,7 +29,7 @@ var ruleSF178 = preflightRule(&Rule{
 	Code:     SF178,
 	Name:     "invalid-pdf-data",
 	Severity: Error,
-	Summary:  "a document the request sends as a pdf is not one",
+	Summary:  "a file the request sends typed application/pdf holds other data",
 	What: "On an Anthropic provider, a file the request sends as a PDF (a user `file` part or a tool result's attachment typed `application/pdf`, " +
 		"with a `data:` URL) holds data with no PDF header (`%PDF-`) in its first 1024 bytes: a text file or an image with a `.pdf` name. " +
 		"The API answers `messages.N.content.M.pdf.source.base64.data: The PDF specified was not valid.` (as users quote it). " +
