@@ -557,7 +557,7 @@ const MediaMovedMark = "[sessfix moved "
 // for the two limits, which a shrink may meet: the data is an image.
 func MediaRejected(url, mime string, maxBase64, side int) (why string, overLimit bool) {
 	data, ok := Base64Data(url)
-	if ok && IsPDF(mime) && !LooksLikePDF(data) {
+	if ok && IsPDF(mime) && NotPDF(data) {
 		return "its data is not a PDF", false
 	}
 	if !ok || !strings.HasPrefix(strings.ToLower(mime), "image/") {

@@ -47,10 +47,14 @@ func PDFPageLimit(text string) (int, bool) {
 // bytes of anything before it.
 const pdfHeaderWindow = 1024
 
-// LooksLikePDF reports whether base64 data decodes to a file with a PDF
-// header in its first 1024 bytes. Only that much is decoded. Data that is
-// not base64 does not look like a PDF.
-func LooksLikePDF(data string) bool {
+// NotPDF reports base64 data that decodes to a file with no PDF header
+// in its first 1024 bytes: a file the API refuses as no PDF. Only that
+// much is decoded. Data whose start is not base64 is not judged (false):
+// what the API answers to it is not known.
+func NotPDF(data string) bool {
+	if data == "" {
+		return false // an empty file: the API's answer is not known
+	}
 	n := min(len(data), (pdfHeaderWindow+2)/3*4)
 	n -= n % 4
 	head := make([]byte, n/4*3)
@@ -58,7 +62,7 @@ func LooksLikePDF(data string) bool {
 	if err != nil {
 		return false
 	}
-	return bytes.Contains(head[:k], []byte("%PDF-"))
+	return !bytes.Contains(head[:k], []byte("%PDF-"))
 }
 
 // TextInvalidPDF is the Messages API's error for a document block whose

@@ -83,24 +83,27 @@ func TestPDFPageLimit(t *testing.T) {
 	}
 }
 
-func TestLooksLikePDF(t *testing.T) {
+func TestNotPDF(t *testing.T) {
 	b64 := base64.StdEncoding.EncodeToString
-	junk := bytes.Repeat([]byte("x"), 1000)
+	text := b64([]byte("some text that is long enough to wrap a line"))
 	for name, c := range map[string]struct {
 		data string
-		want bool
+		want bool // NotPDF
 	}{
-		"a PDF":                     {b64(testpdf.Write(testpdf.Options{Pages: 2})), true},
-		"a header after 1000 bytes": {b64(append(append([]byte{}, junk...), "%PDF-1.4\n"...)), true},
-		"a header after 1100 bytes": {b64(append(bytes.Repeat([]byte("x"), 1100), "%PDF-1.4\n"...)), false},
-		"a text file":               {b64([]byte("meeting notes\n")), false},
-		"a PNG":                     {b64([]byte("\x89PNG\r\n\x1a\n0000")), false},
-		"not base64":                {"%PDF-1.7", false},
-		"empty":                     {"", false},
-		"short PDF":                 {b64([]byte("%PDF-")), true},
+		"a PDF":                     {b64(testpdf.Write(testpdf.Options{Pages: 2})), false},
+		"a header after 1000 bytes": {b64(append(bytes.Repeat([]byte("x"), 1000), "%PDF-1.4\n"...)), false},
+		"a header after 1100 bytes": {b64(append(bytes.Repeat([]byte("x"), 1100), "%PDF-1.4\n"...)), true},
+		"a text file":               {b64([]byte("meeting notes\n")), true},
+		"a PNG":                     {b64([]byte("\x89PNG\r\n\x1a\n0000")), true},
+		"short PDF":                 {b64([]byte("%PDF-")), false},
+		// Not judged: the API's answer to data that is not base64 is not
+		// known.
+		"not base64":              {"%PDF-1.7", false},
+		"base64 with line breaks": {text[:20] + "\n" + text[20:], false},
+		"empty":                   {"", false},
 	} {
-		if got := LooksLikePDF(c.data); got != c.want {
-			t.Errorf("%s: LooksLikePDF = %v, want %v", name, got, c.want)
+		if got := NotPDF(c.data); got != c.want {
+			t.Errorf("%s: NotPDF = %v, want %v", name, got, c.want)
 		}
 	}
 }

@@ -33,7 +33,7 @@ var ruleSF178 = preflightRule(&Rule{
 	What: "On an Anthropic provider, a file the request sends as a PDF (a user `file` part or a tool result's attachment typed `application/pdf`, " +
 		"with a `data:` URL) holds data with no PDF header (`%PDF-`) in its first 1024 bytes: a text file or an image with a `.pdf` name. " +
 		"The API answers `messages.N.content.M.pdf.source.base64.data: The PDF specified was not valid.` (as users quote it). " +
-		"A PDF with a header that is damaged further in is not judged. For a tool result's attachment the path the API prints is not known: the finding has no `provider_error`.",
+		"A PDF with a header that is damaged further in, an empty file, and data whose start is not base64 are not judged (the API's answers to them are not known). For a tool result's attachment the path the API prints is not known: the finding has no `provider_error`.",
 	Why:           "The API refuses the request on every retry: the session is dead while the file stays in its history.",
 	ProviderError: "messages.N.content.M.pdf.source.base64.data: " + opencode.TextInvalidPDF,
 	FixDoc:        replaceMediaDoc,
@@ -48,7 +48,7 @@ var ruleSF178 = preflightRule(&Rule{
 func checkPDFs(files []opencode.File) []Violation {
 	var out []Violation
 	for _, f := range files {
-		if !opencode.IsPDF(f.Mime) || opencode.LooksLikePDF(f.Data) {
+		if !opencode.IsPDF(f.Mime) || !opencode.NotPDF(f.Data) {
 			continue
 		}
 		v := Violation{Code: SF178, N: f.N, M: f.M, Index: idx(f.N, f.M), MessageID: f.MessageID, PartID: f.PartID, Severity: Error, Fix: "replaceMedia",
