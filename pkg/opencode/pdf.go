@@ -105,23 +105,33 @@ func PDFPages(data string) (n int, err error) {
 }
 
 // base64ReaderAt reads the bytes a standard, padded base64 string decodes
-// to at any offset, decoding only the 4-character groups it needs.
+// to at any offset, decoding only the 4-character groups it needs. It
+// reads at most budget bytes in all: the PDF reader follows a file's
+// chain of cross-reference sections without noticing a loop (a damaged
+// file whose /Prev points back at itself), and the budget ends it.
 type base64ReaderAt struct {
-	data string
-	size int64
+	data   string
+	size   int64
+	budget int64
 }
+
+// errReadBudget ends a read of a PDF that reads far more than its size.
+var errReadBudget = errors.New("malformed PDF: read several times its size (a loop in its cross-reference chain)")
 
 func newBase64ReaderAt(data string) (*base64ReaderAt, int64, error) {
 	if len(data)%4 != 0 {
 		return nil, 0, errors.New("not padded base64")
 	}
 	size := int64(DecodedLen(data))
-	return &base64ReaderAt{data: data, size: size}, size, nil
+	return &base64ReaderAt{data: data, size: size, budget: 4*size + 1<<20}, size, nil
 }
 
 func (b *base64ReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, errors.New("negative offset")
+	}
+	if b.budget -= int64(len(p)); b.budget < 0 {
+		return 0, errReadBudget
 	}
 	if off >= b.size {
 		return 0, io.EOF

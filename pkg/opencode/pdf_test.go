@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"io"
 	"math/rand"
+	"regexp"
 	"testing"
 
 	"github.com/sessfix/sessfix/internal/opencodetest/testpdf"
@@ -29,7 +30,15 @@ func TestPDFPages(t *testing.T) {
 
 func TestPDFPagesCannotTell(t *testing.T) {
 	whole := testpdf.Write(testpdf.Options{Pages: 150})
+	// A damaged file whose cross-reference section names itself as the
+	// one before it (/Prev): the reader would follow it for ever.
+	xref := regexp.MustCompile(`startxref\n(\d+)`).FindSubmatch(whole)[1]
+	loop := bytes.Replace(whole, []byte("/Root 1 0 R >>\nstartxref"), []byte("/Root 1 0 R /Prev "+string(xref)+" >>\nstartxref"), 1)
+	if bytes.Equal(loop, whole) {
+		t.Fatal("the /Prev loop was not written")
+	}
 	for name, data := range map[string]string{
+		"a /Prev loop":   base64.StdEncoding.EncodeToString(loop),
 		"not a PDF":      base64.StdEncoding.EncodeToString([]byte("hello, this is a text file called notes.pdf\n")),
 		"truncated":      base64.StdEncoding.EncodeToString(whole[:len(whole)/2]),
 		"not base64":     "%%%%",
