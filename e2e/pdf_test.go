@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -364,7 +365,14 @@ func brokenPDFCase(t *testing.T, c pdfCase) {
 	fix0 := repairPDFs(ctx, t, b, session, c.SentAfter, c.Removed)
 	recordWedged(t, wedgedRow{
 		Case: c.Case, Test: c.Test, OpenCode: c.Version, Model: e.Model, Break: c.Break,
-		Before: rejectedAs(rejected), Scan: codes(codesWithSeverity(fs)), Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted",
+		Before: rejectedAs(blockIndexRe.ReplaceAllString(rejected, "messages.N.content.M")), Scan: codes(codesWithSeverity(fs)), Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted",
 		First: &firstRow{Scan: codes(codesWithSeverity(fs0)), Fix: wroteMutations(fix0.Stdout + fix0.Stderr), After: "accepted"},
 	})
 }
+
+// blockIndexRe finds a block's index in a provider's text: where OpenCode
+// puts an attached file among the prompt's blocks is not fixed (1.1.65
+// sent notes.pdf at content.3 in one run and content.4 in another), so the
+// row names none; the test itself wants sessfix's prediction to equal the
+// mock's text, index and all.
+var blockIndexRe = regexp.MustCompile(`messages\.\d+\.content\.\d+`)
