@@ -79,33 +79,10 @@ func TestToolPDFOverPageLimit(t *testing.T) {
 // (`fix --error`) too.
 func TestStoredPDFPageErrorReplacesTheLongest(t *testing.T) {
 	images := []storetest.Image{pdfOf("a.pdf", 80, false), pdfOf("b.pdf", 30, true)}
-	fx := storetest.ImageSession(images...)
-	id := gjson.GetBytes(fx.Messages[1].Body, "id").String()
-	fx.Messages[1].Body = []byte(`{"id":"` + id + `","role":"assistant","parentID":"` + storetest.ImageUserID + `","providerID":"anthropic","modelID":"claude-sonnet-4-5","mode":"build","agent":"build",` +
-		`"path":{"cwd":"/work/x","root":"/work/x"},"cost":0,"tokens":{"input":0,"output":0,"reasoning":0,"cache":{"read":0,"write":0}},"time":{"created":1767225604000,"completed":1767225605000},` +
-		`"error":{"name":"APIError","data":{"message":"A maximum of 100 PDF pages may be provided.","statusCode":400,"isRetryable":false}}}`)
-	fx.Messages[1].Parts = nil
-	s := storetest.LoadAll(t, storetest.OpenOne(t, storetest.Materialize(t, store.ShapeStorage, t.TempDir(), fx)))[0]
-	stored := fs0(scan.CheckSession(s, scanOpts()), "SF302")
-	if stored.Fix != "replaceMedia" || stored.ErrorType != "pdf_pages" || stored.Severity != scan.Error {
-		t.Fatalf("SF302 should name replaceMedia: %+v", stored)
-	}
-	p, err := Plan(s, []scan.Finding{stored}, planOpts())
-	if err != nil || len(p.Changes.Edits) != 1 || p.Changes.Edits[0].ID != storetest.ImagePartID(1) || len(p.Unfixed) != 0 {
-		t.Fatalf("plan from the stored error: %v %+v unfixed %+v", err, p.Fixed, p.Unfixed)
-	}
-	fixed, err := ApplyInMemory(s, p.Changes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, g := range scan.CheckSession(fixed, scanOpts()) {
-		if g.Severity != scan.Info {
-			t.Errorf("after the repair: %s %s %q", g.Severity, g.Code, g.Message)
-		}
-	}
+	repairStoredError(t, images, "A maximum of 100 PDF pages may be provided.", "pdf_pages", storetest.ImagePartID(1))
 
-	s = imageSession(t, store.ShapeStorage, images...)
-	p, err = PlanFromError(s, `{"type":"error","error":{"type":"invalid_request_error","message":"A maximum of 100 PDF pages may be provided."}}`, planOpts())
+	s := imageSession(t, store.ShapeStorage, images...)
+	p, err := PlanFromError(s, `{"type":"error","error":{"type":"invalid_request_error","message":"A maximum of 100 PDF pages may be provided."}}`, planOpts())
 	if err != nil || len(p.Changes.Edits) != 1 || p.Changes.Edits[0].ID != storetest.ImagePartID(1) || len(p.Unfixed) != 0 {
 		t.Fatalf("plan from the pasted error: %v edits %+v unfixed %+v notes %v", err, p.Changes.Edits, p.Unfixed, p.Notes)
 	}
@@ -131,30 +108,7 @@ func TestInvalidPDFReplaced(t *testing.T) {
 		t.Fatalf("after the repair: %.200s / %.300s", parts[1].Raw, parts[2].Raw)
 	}
 
-	fx := storetest.ImageSession(images...)
-	id := gjson.GetBytes(fx.Messages[1].Body, "id").String()
-	fx.Messages[1].Body = []byte(`{"id":"` + id + `","role":"assistant","parentID":"` + storetest.ImageUserID + `","providerID":"anthropic","modelID":"claude-sonnet-4-5","mode":"build","agent":"build",` +
-		`"path":{"cwd":"/work/x","root":"/work/x"},"cost":0,"tokens":{"input":0,"output":0,"reasoning":0,"cache":{"read":0,"write":0}},"time":{"created":1767225604000,"completed":1767225605000},` +
-		`"error":{"name":"APIError","data":{"message":` + jsonString(f.ProviderError) + `,"isRetryable":false}}}`)
-	fx.Messages[1].Parts = nil
-	s = storetest.LoadAll(t, storetest.OpenOne(t, storetest.Materialize(t, store.ShapeStorage, t.TempDir(), fx)))[0]
-	stored := fs0(scan.CheckSession(s, scanOpts()), "SF302")
-	if stored.Fix != "replaceMedia" || stored.ErrorType != "invalid_pdf" {
-		t.Fatalf("SF302 should name replaceMedia: %+v", stored)
-	}
-	p, err := Plan(s, []scan.Finding{stored}, planOpts())
-	if err != nil || len(p.Changes.Edits) != 1 || p.Changes.Edits[0].ID != storetest.ImagePartID(2) || len(p.Unfixed) != 0 {
-		t.Fatalf("plan from the stored error: %v %+v unfixed %+v", err, p.Fixed, p.Unfixed)
-	}
-	fixed, err = ApplyInMemory(s, p.Changes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, g := range scan.CheckSession(fixed, scanOpts()) {
-		if g.Severity != scan.Info {
-			t.Errorf("after the repair: %s %s %q", g.Severity, g.Code, g.Message)
-		}
-	}
+	repairStoredError(t, images, f.ProviderError, "invalid_pdf", storetest.ImagePartID(2))
 }
 
 // A tool returned a file typed PDF that is none: SF178 without a
@@ -175,5 +129,38 @@ func TestToolInvalidPDF(t *testing.T) {
 	fixed := fixAndRecheck(t, s, "placeholder")
 	if tp := opencode.FindPart(fixed, f.MessageID, f.PartID); tp == nil || len(tp.Get("state.attachments").Array()) != 0 {
 		t.Fatalf("the tool result still sends the file: %+v", tp)
+	}
+}
+
+// repairStoredError stores text as the failed attempt of an image session
+// of images (its answer replaced by a refused assistant message), wants
+// SF302 to name replaceMedia for an error of errType, plans from that
+// finding alone one edit of part wantPart, and wants nothing above info
+// after it.
+func repairStoredError(t *testing.T, images []storetest.Image, text, errType, wantPart string) {
+	t.Helper()
+	fx := storetest.ImageSession(images...)
+	id := gjson.GetBytes(fx.Messages[1].Body, "id").String()
+	fx.Messages[1].Body = []byte(`{"id":"` + id + `","role":"assistant","parentID":"` + storetest.ImageUserID + `","providerID":"anthropic","modelID":"claude-sonnet-4-5","mode":"build","agent":"build",` +
+		`"path":{"cwd":"/work/x","root":"/work/x"},"cost":0,"tokens":{"input":0,"output":0,"reasoning":0,"cache":{"read":0,"write":0}},"time":{"created":1767225604000,"completed":1767225605000},` +
+		`"error":{"name":"APIError","data":{"message":` + jsonString(text) + `,"statusCode":400,"isRetryable":false}}}`)
+	fx.Messages[1].Parts = nil
+	s := storetest.LoadAll(t, storetest.OpenOne(t, storetest.Materialize(t, store.ShapeStorage, t.TempDir(), fx)))[0]
+	stored := fs0(scan.CheckSession(s, scanOpts()), "SF302")
+	if stored.Fix != "replaceMedia" || stored.ErrorType != errType || stored.Severity != scan.Error {
+		t.Fatalf("SF302 should name replaceMedia for %s: %+v", errType, stored)
+	}
+	p, err := Plan(s, []scan.Finding{stored}, planOpts())
+	if err != nil || len(p.Changes.Edits) != 1 || p.Changes.Edits[0].ID != wantPart || len(p.Unfixed) != 0 {
+		t.Fatalf("plan from the stored error: %v %+v unfixed %+v", err, p.Fixed, p.Unfixed)
+	}
+	fixed, err := ApplyInMemory(s, p.Changes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range scan.CheckSession(fixed, scanOpts()) {
+		if g.Severity != scan.Info {
+			t.Errorf("after the repair: %s %s %q", g.Severity, g.Code, g.Message)
+		}
 	}
 }

@@ -170,30 +170,7 @@ func TestRequestOverSizeLimitReplacesTheLargestPDF(t *testing.T) {
 		t.Fatalf("after the repair: %s / %.300s", parts[1].Get("type").String(), parts[2].Raw)
 	}
 
-	fx := storetest.ImageSession(images...)
-	id := gjson.GetBytes(fx.Messages[1].Body, "id").String()
-	fx.Messages[1].Body = []byte(`{"id":"` + id + `","role":"assistant","parentID":"` + storetest.ImageUserID + `","providerID":"anthropic","modelID":"claude-sonnet-4-5","mode":"build","agent":"build",` +
-		`"path":{"cwd":"/work/x","root":"/work/x"},"cost":0,"tokens":{"input":0,"output":0,"reasoning":0,"cache":{"read":0,"write":0}},"time":{"created":1767225604000,"completed":1767225605000},` +
-		`"error":{"name":"APIError","data":{"message":` + jsonString(opencode.ErrorRequestTooLarge.Example()) + `,"isRetryable":false}}}`)
-	fx.Messages[1].Parts = nil
-	s = storetest.LoadAll(t, storetest.OpenOne(t, storetest.Materialize(t, store.ShapeStorage, t.TempDir(), fx)))[0]
-	stored := fs0(scan.CheckSession(s, scanOpts()), "SF302")
-	if stored.Fix != "replaceMedia" || stored.ErrorType != "request_too_large" {
-		t.Fatalf("SF302 should name replaceMedia: %+v", stored)
-	}
-	p, err := Plan(s, []scan.Finding{stored}, planOpts())
-	if err != nil || len(p.Changes.Edits) != 1 || p.Changes.Edits[0].ID != storetest.ImagePartID(2) || len(p.Unfixed) != 0 {
-		t.Fatalf("plan from the stored error: %v %+v unfixed %+v", err, p.Fixed, p.Unfixed)
-	}
-	fixed, err = ApplyInMemory(s, p.Changes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, g := range scan.CheckSession(fixed, scanOpts()) {
-		if g.Severity != scan.Info {
-			t.Errorf("after the repair: %s %s %q", g.Severity, g.Code, g.Message)
-		}
-	}
+	repairStoredError(t, images, opencode.ErrorRequestTooLarge.Example(), "request_too_large", storetest.ImagePartID(2))
 }
 
 // `fix --error` with the invalid-image text pasted (no stored attempt):
