@@ -61,30 +61,25 @@ func WriteRulesMarkdown(w io.Writer) error {
 		if f := t.DefaultFix(); f != "" {
 			fix = "`" + f + "`"
 		}
-		if t == opencode.ErrorImageTooLarge || t == opencode.ErrorImageDimensions {
-			fix = "`shrinkImage` on a pasted image or a tool's (through SF170, SF171)"
-		}
-		if t == opencode.ErrorTooManyImages {
-			fix = "`markToolCompacted` on the oldest tool results that send images (through SF172)"
-		}
-		if t == opencode.ErrorContextOverflow {
-			fix = "`markToolCompacted` on old tool results until the history fits (through SF174)"
-		}
-		if t == opencode.ErrorInvalidImage {
-			fix = "`replaceMedia` on the image whose data is no image (through SF173)"
-		}
-		if t == opencode.ErrorRequestTooLarge {
-			fix = "`replaceMedia` on the largest PDFs (through SF175)"
-		}
-		if t == opencode.ErrorInvalidPDF {
-			fix = "`replaceMedia` on the file whose data is no PDF (through SF178)"
-		}
-		if t == opencode.ErrorPDFPages {
-			fix = "`replaceMedia` on the PDFs with the most pages (through SF177)"
+		if f, ok := repairedThrough[t]; ok {
+			fix = f
 		}
 		p("| %s | %s | %s |\n", t, cell(code(t.Example())), cell(fix))
 	}
 	return b.Flush()
+}
+
+// repairedThrough is the repair of the error types that are repaired
+// through a preflight finding (the size rules) rather than a DefaultFix.
+var repairedThrough = map[opencode.ErrorType]string{
+	opencode.ErrorImageTooLarge:   "`shrinkImage` on a pasted image or a tool's (through SF170, SF171)",
+	opencode.ErrorImageDimensions: "`shrinkImage` on a pasted image or a tool's (through SF170, SF171)",
+	opencode.ErrorTooManyImages:   "`markToolCompacted` on the oldest tool results that send images (through SF172)",
+	opencode.ErrorContextOverflow: "`markToolCompacted` on old tool results until the history fits (through SF174)",
+	opencode.ErrorInvalidImage:    "`replaceMedia` on the image whose data is no image (through SF173)",
+	opencode.ErrorRequestTooLarge: "`replaceMedia` on the largest PDFs (through SF175)",
+	opencode.ErrorPDFPages:        "`replaceMedia` on the PDFs with the most pages (through SF177)",
+	opencode.ErrorInvalidPDF:      "`replaceMedia` on the file whose data is no PDF (through SF178)",
 }
 
 func anchor(r *Rule) string {

@@ -239,28 +239,26 @@ func CausesHeader(n int) string {
 	return fmt.Sprintf("the error names no message; the preflight finds %d %s:", n, places)
 }
 
-// warnedCode is the rule whose findings are warnings below the error's
-// larger limit, by error type.
-// An invalid-PDF error's SF178 finding on a tool result's PDF has no
-// provider_error (the path the API prints there is not known): the stored
-// error takes it the same way.
-var warnedCode = map[opencode.ErrorType]string{opencode.ErrorTooManyImages: SF172, opencode.ErrorPDFPages: SF177, opencode.ErrorInvalidPDF: SF178}
+// fallbackCause is, by error type, the rule whose findings a stored or
+// pasted error takes as its causes when no error-level finding predicts
+// its text: SF172 and SF177 are warnings between their two limits (sessfix
+// cannot tell the model's; the error tells it), and SF178's finding on a
+// tool result's PDF has no provider_error (the path the API prints there
+// is not known).
+var fallbackCause = map[opencode.ErrorType]string{opencode.ErrorTooManyImages: SF172, opencode.ErrorPDFPages: SF177, opencode.ErrorInvalidPDF: SF178}
 
 // MediaCauses returns the findings of fs that a stored media error (text,
 // pointing at partID when known) is about and that a media repair fixes:
 // the preflight's SF170 and SF171 findings on a user's pasted image or a
 // tool result's image (shrinkImage), its SF172 finding of a request
-// over the image count (markToolCompacted), its SF173 finding of image
-// data that is no image, and its SF177 finding of PDFs over the page
-// limit (replaceMedia).
+// over the image count (markToolCompacted), and its findings of image data
+// that is no image (SF173), PDFs over the page limit (SF177) and files
+// that are no PDF (SF178) (replaceMedia).
 func MediaCauses(fs []Finding, text, partID string) []Finding {
 	causes := ErrorCauses(fs, text)
-	if warned := warnedCode[opencode.DetectErrorType(text)]; len(causes) == 0 && warned != "" {
-		// Between 100 and 600 images (or PDF pages) SF172 (SF177) is a
-		// warning: sessfix cannot tell the model's limit. The stored error
-		// tells it.
+	if code := fallbackCause[opencode.DetectErrorType(text)]; len(causes) == 0 && code != "" {
 		for _, f := range fs {
-			if f.Code == warned {
+			if f.Code == code {
 				causes = append(causes, f)
 			}
 		}
