@@ -15,6 +15,7 @@ import (
 	"github.com/sessfix/sessfix/internal/opencodetest"
 	"github.com/sessfix/sessfix/internal/opencodetest/mockanthropic"
 	"github.com/sessfix/sessfix/internal/opencodetest/testpdf"
+	"github.com/sessfix/sessfix/pkg/opencode"
 )
 
 // TestPDFsOverRequestLimit: a user attaches three PDFs to one prompt on
@@ -42,90 +43,19 @@ import (
 //     undo restores exactly, and the resume after the fix made again is
 //     accepted.
 func TestPDFsOverRequestLimit(t *testing.T) {
-	acquire(t)
-	ctx := testCtx(t, 15*time.Minute)
-	noAuto := map[string]any{"compaction": map[string]any{"auto": false}}
-	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18, Timeout: 5 * time.Minute, Config: noAuto})
-	args := []string{"run", "--format", "json", "Summarise these papers."}
+	var files []namedFile
 	for i, name := range []string{"a.pdf", "b.pdf", "c.pdf"} {
-		p := filepath.Join(e.ProjectDir, name)
-		if err := os.WriteFile(p, testpdf.Write(testpdf.Options{Noise: 9 << 20, Seed: int64(i + 1)}), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		args = append(args, "--file", p)
+		files = append(files, namedFile{name, testpdf.Write(testpdf.Options{Noise: 9 << 20, Seed: int64(i + 1)})})
 	}
-	before := len(anthropicCalls(e))
-	res, err := e.Run(ctx, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	first := ""
-	for _, c := range anthropicCalls(e)[before:] {
-		if c.rejected {
-			first = c.err
-			break
-		}
-	}
-	if first != mockanthropic.TextRequestTooLarge {
-		t.Fatalf("the first run was not refused for its size: %q\n%s", first, res)
-	}
-	session := res.SessionID
-	if session == "" {
-		session = onlySession(t, e)
-	}
-	// What the refused attempt leaves: an assistant message whose error is
-	// OpenCode's ContextOverflowError with the API's text, and no
-	// compaction.
-	overflow := ""
-	for _, m := range (dataDir{t, e.DataDir()}).session(session) {
-		if er, ok := m.Data["error"].(map[string]any); ok {
-			data, _ := er["data"].(map[string]any)
-			msg, _ := data["message"].(string)
-			overflow = fmt.Sprintf("%v: %s", er["name"], msg)
-		}
-	}
-	if !strings.HasPrefix(overflow, "ContextOverflowError: ") || !strings.Contains(overflow, mockanthropic.TextRequestTooLarge) {
-		t.Fatalf("the refused attempt stored %q, want a ContextOverflowError with the API's text", overflow)
-	}
-	t.Logf("stored: %s", overflow)
-	for _, r := range e.Mock.Requests() {
-		if isCompactionRequest(&r) {
-			t.Fatal("OpenCode compacted with compaction.auto false")
-		}
-	}
-	saved := saveData(t, e)
-
-	// Right after a failed resume.
-	rejected := resumeVerdict(ctx, t, e, anthropicCalls, session, "Try again.")
-	if rejected != mockanthropic.TextRequestTooLarge {
-		t.Fatalf("the resume was not refused for its size: %q", rejected)
-	}
-	fs, scan := scanStore(t, e, session)
-	pre, stored := withCode(fs, "SF175"), withCode(fs, "SF302")
-	if len(pre) != 1 || pre[0].Fix != "replaceMedia" || !strings.HasSuffix(pre[0].ProviderError, rejected) ||
-		len(stored) == 0 || stored[0].Fix != "replaceMedia" || stored[0].ErrorType != "request_too_large" {
-		t.Fatalf("scan does not report the PDFs (SF175) and the stored error (SF302, request_too_large) with replaceMedia\n%s", scan)
-	}
-	fix := repairPDFs(ctx, t, e, session, 2, ".pdf (application/pdf, 9.4 MB)")
-
-	// Before any resume: the store as the first run left it.
-	c := opencodetest.NewT(t, opencodetest.Options{Version: e.Version, Model: e.Model, Timeout: e.Timeout, Config: noAuto})
-	if err := c.LoadData(saved); err != nil {
-		t.Fatal(err)
-	}
-	c.ProjectDir = e.ProjectDir
-	fs0, scan0 := scanStore(t, c, session)
-	if pre := withCode(fs0, "SF175"); len(pre) != 1 || pre[0].Fix != "replaceMedia" || !strings.HasSuffix(pre[0].ProviderError, rejected) {
-		t.Fatalf("before any resume, scan does not report SF175 with the mock's text\n%s", scan0)
-	}
-	fix0 := repairPDFs(ctx, t, c, session, 2, ".pdf (application/pdf, 9.4 MB)")
-	recordWedged(t, wedgedRow{
-		Case: "pdfs-over-request-limit", Test: "TestPDFsOverRequestLimit", OpenCode: opencodetest.V1_18, Model: e.Model,
+	brokenPDFCase(t, pdfCase{
+		Case: "pdfs-over-request-limit", Test: "TestPDFsOverRequestLimit", Version: opencodetest.V1_18,
+		Config: map[string]any{"compaction": map[string]any{"auto": false}},
+		Code:   "SF175", ErrorType: "request_too_large", Predicted: "request_too_large: ", StoredAs: opencode.ContextOverflowName,
+		Files:   files,
+		Refused: mockanthropic.TextRequestTooLarge, SentAfter: 2, Removed: ".pdf (application/pdf, 9.4 MB)",
 		Break: "three PDFs of 9 MiB attached to one prompt (`run --file`), 37.7 MB of request, over Anthropic's 32 MB; a real run, no edit. " +
 			"1.18.33 takes the 413 for an overflow and compacts by itself with its default config, so the test sets compaction.auto false; " +
 			"before any resume is the store as the refused first run left it",
-		Before: rejectedAs(rejected), Scan: codes(codesWithSeverity(fs)), Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted",
-		First: &firstRow{Scan: codes(codesWithSeverity(fs0)), Fix: wroteMutations(fix0.Stdout + fix0.Stderr), After: "accepted"},
 	})
 }
 
@@ -255,8 +185,14 @@ type namedFile struct {
 // what sessfix must do about it.
 type pdfCase struct {
 	Case, Test string
-	// Version is the OpenCode version that makes the session.
+	// Version is the OpenCode version that makes the session, Config its
+	// configuration (nil for OpenCode's defaults).
 	Version string
+	Config  map[string]any
+	// Predicted is what sessfix's prediction of the refusal has before the
+	// mock's text ("" for the same text); StoredAs is the error name
+	// OpenCode stores the refused attempt under ("" for APIError).
+	Predicted, StoredAs string
 	// Code and ErrorType are the preflight rule that predicts the refusal
 	// and the stored error's type.
 	Code, ErrorType string
@@ -280,8 +216,8 @@ func (c pdfCase) refused(text string) bool {
 
 // brokenPDFCase attaches c's files to one prompt with a real run (no
 // edit): the mock must refuse it, OpenCode must store the refused attempt
-// as an APIError with the mock's text (no compaction), and every resume is
-// refused the same way. Both timings, with default flags:
+// under c.StoredAs with the mock's text (no compaction), and every resume
+// is refused the same way. Both timings, with default flags:
 //   - right after a failed resume: scan reports c.Code with the mock's text
 //     and the stored error (SF302, c.ErrorType) with replaceMedia; `fix
 //     --yes` repairs, undo restores exactly, and the resume after the fix
@@ -291,7 +227,7 @@ func (c pdfCase) refused(text string) bool {
 func brokenPDFCase(t *testing.T, c pdfCase) {
 	acquire(t)
 	ctx := testCtx(t, 15*time.Minute)
-	e := opencodetest.NewT(t, opencodetest.Options{Version: c.Version, Timeout: 5 * time.Minute})
+	e := opencodetest.NewT(t, opencodetest.Options{Version: c.Version, Timeout: 5 * time.Minute, Config: c.Config})
 	args := []string{"run", "--format", "json", "Summarise these files."}
 	for _, f := range c.Files {
 		p := filepath.Join(e.ProjectDir, f.Name)
@@ -329,8 +265,12 @@ func brokenPDFCase(t *testing.T, c pdfCase) {
 			storedErr = fmt.Sprintf("%v: %s", er["name"], msg)
 		}
 	}
-	if storedErr != "APIError: "+first {
-		t.Fatalf("the refused attempt stored %q, want an APIError with the API's text", storedErr)
+	storedAs := c.StoredAs
+	if storedAs == "" {
+		storedAs = "APIError"
+	}
+	if storedErr != storedAs+": "+first {
+		t.Fatalf("the refused attempt stored %q, want %s with the API's text", storedErr, storedAs)
 	}
 	for _, r := range e.Mock.Requests() {
 		if isCompactionRequest(&r) {
@@ -346,20 +286,20 @@ func brokenPDFCase(t *testing.T, c pdfCase) {
 	}
 	fs, scan := scanStore(t, e, session)
 	pre, stored := withCode(fs, c.Code), withCode(fs, "SF302")
-	if len(pre) != 1 || pre[0].Fix != "replaceMedia" || pre[0].ProviderError != rejected ||
+	if len(pre) != 1 || pre[0].Fix != "replaceMedia" || pre[0].ProviderError != c.Predicted+rejected ||
 		len(stored) == 0 || stored[0].Fix != "replaceMedia" || stored[0].ErrorType != c.ErrorType {
 		t.Fatalf("scan does not report the PDFs (%s) and the stored error (SF302, %s) with replaceMedia\n%s", c.Code, c.ErrorType, scan)
 	}
 	fix := repairPDFs(ctx, t, e, session, c.SentAfter, c.Removed)
 
 	// Before any resume: the store as the first run left it.
-	b := opencodetest.NewT(t, opencodetest.Options{Version: e.Version, Model: e.Model, Timeout: e.Timeout})
+	b := opencodetest.NewT(t, opencodetest.Options{Version: e.Version, Model: e.Model, Timeout: e.Timeout, Config: c.Config})
 	if err := b.LoadData(saved); err != nil {
 		t.Fatal(err)
 	}
 	b.ProjectDir = e.ProjectDir
 	fs0, scan0 := scanStore(t, b, session)
-	if pre := withCode(fs0, c.Code); len(pre) != 1 || pre[0].Fix != "replaceMedia" || pre[0].ProviderError != rejected {
+	if pre := withCode(fs0, c.Code); len(pre) != 1 || pre[0].Fix != "replaceMedia" || pre[0].ProviderError != c.Predicted+rejected {
 		t.Fatalf("before any resume, scan does not report %s with the mock's text\n%s", c.Code, scan0)
 	}
 	fix0 := repairPDFs(ctx, t, b, session, c.SentAfter, c.Removed)
