@@ -32,6 +32,22 @@ type imageMock struct {
 }
 
 func imageMockOf(e *opencodetest.Env) imageMock {
+	if e.Model == opencodetest.OpenAIModel {
+		return imageMock{openAICalls, func(e *opencodetest.Env) [][]mockanthropic.RequestImage {
+			var out [][]mockanthropic.RequestImage
+			for _, call := range e.OpenAI.Requests() {
+				if !call.Chat || call.Parsed == nil || call.Parsed.Responses == nil {
+					continue
+				}
+				var ims []mockanthropic.RequestImage
+				for _, im := range call.Parsed.Responses.Images() {
+					ims = append(ims, mockanthropic.RequestImage(im))
+				}
+				out = append(out, ims)
+			}
+			return out
+		}}
+	}
 	if e.Model == opencodetest.BedrockModel {
 		return imageMock{bedrockCalls, func(e *opencodetest.Env) [][]mockanthropic.RequestImage { return chatImages(e.Bedrock.Requests()) }}
 	}

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/base64"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/sessfix/sessfix/internal/opencodetest"
 	"github.com/sessfix/sessfix/internal/opencodetest/mockanthropic"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockopenai"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
 
@@ -31,9 +33,21 @@ import (
 // edit left it: scan predicts the mock's text (SF173), fix repairs, undo
 // restores exactly, and the first resume after the fix is accepted.
 func TestInvalidImagePlaceholder(t *testing.T) {
+	invalidImagePlaceholder(t, "attached-image-not-an-image", opencodetest.DefaultModel, mockanthropic.TextInvalidImage)
+}
+
+// TestInvalidImagePlaceholderOpenAI is TestInvalidImagePlaceholder with
+// the openai provider (the Responses API): the strict mock refuses with
+// OpenAI's own text for data that is no image, as users quote it.
+func TestInvalidImagePlaceholderOpenAI(t *testing.T) {
+	invalidImagePlaceholder(t, "attached-image-not-an-image-openai", opencodetest.OpenAIModel, mockopenai.MsgInvalidImage)
+}
+
+func invalidImagePlaceholder(t *testing.T, name, model, want string) {
 	acquire(t)
 	ctx := testCtx(t, 12*time.Minute)
-	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18, Timeout: 4 * time.Minute})
+	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18, Model: model, Timeout: 4 * time.Minute})
+	mock := imageMockOf(e)
 	small, err := base64.StdEncoding.DecodeString(storetest.NoisyPNG(t, 7, 64, 48))
 	if err != nil {
 		t.Fatal(err)
@@ -65,8 +79,8 @@ func TestInvalidImagePlaceholder(t *testing.T) {
 		t.Fatalf("OpenCode stored no image part for the attached file\n%s", res)
 	}
 	saved := saveData(t, e)
-	rejected := resumeVerdict(ctx, t, e, anthropicCalls, session, "Look again.")
-	if rejected != mockanthropic.TextInvalidImage {
+	rejected := resumeVerdict(ctx, t, e, mock.calls, session, "Look again.")
+	if rejected != want {
 		t.Fatalf("the resume was not rejected for the image: %q", rejected)
 	}
 	fs, scan := scanStore(t, e, session)
@@ -106,23 +120,18 @@ func TestInvalidImagePlaceholder(t *testing.T) {
 			t.Errorf("after fix: %s %s %s\n%s", f.Severity, f.Code, f.Message, res2)
 		}
 	}
-	n := len(e.Mock.Requests())
-	if rej := resumeVerdict(ctx, t, e, anthropicCalls, session, "And now?"); rej != "" {
+	n, sentBefore := len(modelChatBodies(e)), len(mock.images(e))
+	if rej := resumeVerdict(ctx, t, e, mock.calls, session, "And now?"); rej != "" {
 		t.Fatalf("after sessfix fix the resume is rejected: %s\n%s", rej, fix)
 	}
+	for _, ims := range mock.images(e)[sentBefore:] {
+		if len(ims) > 0 {
+			t.Error("the resume still sends an image")
+		}
+	}
 	placeholder := false
-	for _, c := range e.Mock.Requests()[n:] {
-		if c.Parsed == nil {
-			continue
-		}
-		for _, m := range c.Parsed.Messages {
-			for _, b := range m.Content {
-				if b.Type == "image" {
-					t.Error("the resume still sends an image block")
-				}
-				placeholder = placeholder || (b.Type == "text" && strings.HasPrefix(b.Text, "[sessfix removed the image shot.png (image/png, "))
-			}
-		}
+	for _, b := range modelChatBodies(e)[n:] {
+		placeholder = placeholder || bytes.Contains(b, []byte("[sessfix removed the image shot.png (image/png, "))
 	}
 	if !placeholder {
 		t.Error("the resume does not send the placeholder text")
@@ -136,10 +145,22 @@ func TestInvalidImagePlaceholder(t *testing.T) {
 		}
 	})
 	recordWedged(t, wedgedRow{
-		Case: "attached-image-not-an-image", Test: "TestInvalidImagePlaceholder", OpenCode: opencodetest.V1_18, Model: e.Model,
+		Case: name, Test: t.Name(), OpenCode: opencodetest.V1_18, Model: e.Model,
 		Break: "an attached shot.png whose bytes are text; 1.18.33 refuses such a file at `run --file` before storing it, so the test " +
 			"attaches a small PNG with a real run and replaces its stored data with the text (the one edit)",
 		Before: rejectedAs(rejected), Scan: codes(codesWithSeverity(fs)), Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted",
 		First: first,
 	})
+}
+
+// modelChatBodies are the bodies of the agent requests the mock of the
+// Env's model received, in order.
+func modelChatBodies(e *opencodetest.Env) [][]byte {
+	switch e.Model {
+	case opencodetest.OpenAIModel:
+		return chatBodies(e.OpenAI.Requests())
+	case opencodetest.BedrockModel:
+		return chatBodies(e.Bedrock.Requests())
+	}
+	return chatBodies(e.Mock.Requests())
 }

@@ -183,3 +183,17 @@ func TestPastedInvalidImageErrorPlacesPlaceholder(t *testing.T) {
 		t.Fatalf("plan from the pasted error: %v edits %+v fixed %+v unfixed %+v notes %v", err, p.Changes.Edits, p.Fixed, p.Unfixed, p.Notes)
 	}
 }
+
+// On OpenAI, data that is no image gets OpenAI's own text: the preflight
+// predicts it (SF173), and the error stored after a failed attempt, in
+// today's wording and in the older one that also names the 20 MB limit,
+// maps to that finding and its placeholder.
+func TestInvalidImageOnOpenAI(t *testing.T) {
+	images := []storetest.Image{{Mime: "image/png", Filename: "shot.png", Base64: notAPNG}}
+	for _, text := range []string{
+		opencode.TextOpenAIInvalidImage,
+		"You uploaded an unsupported image. Please make sure your image is below 20 MB in size and is of one the following formats: ['png', 'jpeg', 'gif', 'webp'].",
+	} {
+		repairStoredErrorOn(t, "openai", "gpt-5", images, text, "invalid_image", storetest.ImagePartID(1))
+	}
+}

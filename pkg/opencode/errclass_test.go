@@ -83,6 +83,10 @@ func TestDetectErrorType(t *testing.T) {
 		// A text file with a .pdf name (anthropics/claude-code#5174, #19577).
 		{"messages.2.content.0.pdf.source.base64.data: The PDF specified was not valid.", ErrorInvalidPDF},
 		{"The image data you provided does not represent a valid image. Please check your input and try again with one of the supported image formats.", ErrorInvalidImage},
+		// OpenAI's answer to data that is no image, today's wording and
+		// the older one (CosmosShadow/gptpdf#6), as OpenCode stores them.
+		{TextOpenAIInvalidImage, ErrorInvalidImage},
+		{`{"error":{"message":"You uploaded an unsupported image. Please make sure your image is below 20 MB in size and is of one the following formats: ['png', 'jpeg', 'gif', 'webp'].","type":"invalid_request_error","param":null,"code":"sanitizer_server_error"}}`, ErrorInvalidImage},
 		{"prompt is too long: 215000 tokens > 200000 maximum", ErrorContextOverflow},
 		// The texts OpenCode 1.18.33 itself treats as an overflow.
 		{"Prompt too long for this model", ErrorContextOverflow},

@@ -217,6 +217,9 @@ type ImageLimit struct {
 	// the provider's text is not known: the findings then carry no
 	// provider_error.
 	Path, Prefix string
+	// InvalidText is the provider's answer (after Prefix) to image data
+	// that is no image of the four types it takes; "" when not known.
+	InvalidText string
 }
 
 // The families' image limits.
@@ -225,7 +228,8 @@ var (
 	// and users' reports of its errors).
 	AnthropicImageLimit = ImageLimit{Provider: "Anthropic", Base64Max: AnthropicImageBase64Max,
 		SideMax: AnthropicImageSideMax, ManyImages: ManyImages, ManySideMax: ManyImagesSideMax,
-		CountWarn: AnthropicImagesMax, CountMax: AnthropicLargeImagesMax, Documents: true, Path: "image.source.base64"}
+		CountWarn: AnthropicImagesMax, CountMax: AnthropicLargeImagesMax, Documents: true, Path: "image.source.base64",
+		InvalidText: TextInvalidImage}
 	// ConsoleImageLimit is OpenCode Console's (provider "opencode"): the
 	// Anthropic limits, and 50 images.
 	ConsoleImageLimit = func() ImageLimit {
@@ -247,10 +251,26 @@ var (
 	// OpenAIImageLimit is the OpenAI API's (its "Images and vision" guide,
 	// "Image input requirements": up to 20 MB per image, up to 500 images
 	// per request; images are scaled by the API, no side limit). OpenAI
-	// documents no error text for them.
+	// documents no error text for them; its answer to data that is no
+	// image is known from users' reports (TextOpenAIInvalidImage).
 	OpenAIImageLimit = ImageLimit{Provider: "OpenAI", BytesMax: OpenAIImageBytesMax,
-		CountWarn: OpenAIImagesMax, CountMax: OpenAIImagesMax, TotalBytesMax: OpenAIImageTotalBytesMax}
+		CountWarn: OpenAIImagesMax, CountMax: OpenAIImagesMax, TotalBytesMax: OpenAIImageTotalBytesMax,
+		InvalidText: TextOpenAIInvalidImage}
 )
+
+// TextInvalidImage is the Messages API's answer to an image block whose
+// data is not a JPEG, PNG, GIF or WebP image (also Claude's on Bedrock and
+// OpenCode Console's, which pass it on).
+const TextInvalidImage = "The image data you provided does not represent a valid image. Please check your input and try again with one of the supported image formats: ['image/jpeg', 'image/png', 'image/gif', 'image/webp']."
+
+// TextOpenAIInvalidImage is OpenAI's answer to an image whose data is not
+// a PNG, JPEG, GIF or WebP image (400 invalid_request_error, code
+// invalid_image_format, no param), as users quote it from 2025 on
+// (CosmosShadow/gptpdf#6 quotes an older wording that also names the
+// 20 MB limit: "Please make sure your image is below 20 MB in size and is
+// of one the following formats: …", code sanitizer_server_error). Both are
+// recognised (DetectErrorType); the typo "has of one" is OpenAI's.
+const TextOpenAIInvalidImage = "You uploaded an unsupported image. Please make sure your image has of one the following formats: ['png', 'jpeg', 'gif', 'webp']."
 
 // OpenAI's documented limits ("Images and vision", "Image input
 // requirements"): 20 MB per image, 500 images per request, 50 MB of image

@@ -101,11 +101,15 @@ var ruleSF176 = preflightRule(&Rule{
 })
 
 var ruleSF173 = preflightRule(&Rule{
-	Code:          SF173,
-	Name:          "invalid-image-data",
-	Severity:      Error,
-	Summary:       "an image the request sends is not an image of a supported type",
-	What:          "On an Anthropic provider (also Claude on Bedrock), an image part (a user `file` part, or a tool result's image attachment) whose mime type is PNG, JPEG, GIF or WebP holds base64 data that does not start like any of the four, or is not base64. Other image types (SVG, BMP) get another error, not checked.",
+	Code:     SF173,
+	Name:     "invalid-image-data",
+	Severity: Error,
+	Summary:  "an image the request sends is not an image of a supported type",
+	What: "On an Anthropic provider (also Claude on Bedrock and OpenCode Console) or on OpenAI (provider `openai`), an image part (a user `file` part, or a tool result's image attachment) " +
+		"whose mime type is PNG, JPEG, GIF or WebP holds base64 data that does not start like any of the four, or is not base64. Other image types (SVG, BMP) get another error, not checked. " +
+		"OpenAI answers `" + opencode.TextOpenAIInvalidImage + "` (as users quote it; an older wording that also names the 20 MB limit, " +
+		"`You uploaded an unsupported image. Please make sure your image is below 20 MB in size and is of one the following formats: …`, is recognised too). " +
+		"Neither text names the image: a stored error is mapped to the images the preflight finds.",
 	Why:           "The provider rejects the request on every retry.",
 	ProviderError: textInvalidImage,
 	FixDoc:        replaceMediaDoc,
@@ -113,7 +117,7 @@ var ruleSF173 = preflightRule(&Rule{
 	Fix:           "replaceMedia",
 })
 
-const textInvalidImage = "The image data you provided does not represent a valid image. Please check your input and try again with one of the supported image formats: ['image/jpeg', 'image/png', 'image/gif', 'image/webp']."
+const textInvalidImage = opencode.TextInvalidImage
 
 // imageIndex is where the provider's error points: the image block, or
 // the image inside a tool result's content; for a family that indexes
@@ -219,11 +223,11 @@ func checkImages(s *store.Session, r *sent.Request, files func() []opencode.File
 		w, h, ok, known := opencode.ImageHeader(im.Data)
 		switch {
 		case !ok && opencode.SupportedImage(im.Mime):
-			if !lim.KnownText() {
+			if lim.InvalidText == "" {
 				continue // the provider's answer to data that is no image is not known
 			}
 			v := base
-			v.Code, v.Fix, v.ProviderError = SF173, "replaceMedia", lim.Prefix+textInvalidImage
+			v.Code, v.Fix, v.ProviderError = SF173, "replaceMedia", lim.Prefix+lim.InvalidText
 			v.Message = imageWhat(im) + " holds data that is not a PNG, JPEG, GIF or WebP image"
 			out = append(out, v)
 		case known && side > 0 && (w > side || h > side):

@@ -1,8 +1,11 @@
 package mockopenai
 
 import (
+	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 )
 
@@ -27,6 +30,30 @@ func MsgImageTooLarge(at string, n int) string {
 // are over ImageTotalBytesMax together (not OpenAI's: it documents none).
 func MsgImagesTooLarge(n, total int) string {
 	return fmt.Sprintf("Invalid 'input': the request's %d images are %d bytes, over the limit of %d bytes of images a request. (mock stand-in text)", n, total, ImageTotalBytesMax)
+}
+
+// MsgInvalidImage is OpenAI's answer to an image whose data is not a PNG,
+// JPEG, GIF or WebP image (400 invalid_request_error, code
+// invalid_image_format, param null), as users quote it from 2025 on
+// (OBSERVED.md names the reports); the typo "has of one" is OpenAI's.
+const MsgInvalidImage = "You uploaded an unsupported image. Please make sure your image has of one the following formats: ['png', 'jpeg', 'gif', 'webp']."
+
+// imageFormat reports whether base64 data starts like a PNG, JPEG, GIF or
+// WebP image; data that is not base64 is not.
+func imageFormat(data string) bool {
+	head := data[:min(len(data), 16)]
+	raw, err := base64.StdEncoding.DecodeString(head[:len(head)/4*4])
+	if err != nil {
+		return false
+	}
+	switch {
+	case bytes.HasPrefix(raw, []byte("\x89PNG\r\n\x1a\n")), bytes.HasPrefix(raw, []byte{0xff, 0xd8, 0xff}),
+		bytes.HasPrefix(raw, []byte("GIF87a")), bytes.HasPrefix(raw, []byte("GIF89a")):
+		return true
+	case len(raw) >= 12 && string(raw[:4]) == "RIFF" && string(raw[8:12]) == "WEBP":
+		return true
+	}
+	return false
 }
 
 // RequestImage is one image a Responses request sends: where (input[N]
@@ -81,12 +108,15 @@ func DecodedLen(data string) int {
 	return n
 }
 
-// checkImages applies OpenAI's limits on images: each image, then all of
-// them together.
+// checkImages applies OpenAI's limits on images: each image (its format,
+// then its size), then all of them together.
 func checkImages(r *ResponsesRequest) *APIError {
 	ims := r.Images()
 	total := 0
 	for _, im := range ims {
+		if !imageFormat(im.Data) {
+			return &APIError{Dialect: OpenAI, Status: http.StatusBadRequest, Type: "invalid_request_error", Message: MsgInvalidImage, Code: str("invalid_image_format")}
+		}
 		n := DecodedLen(im.Data)
 		if n > ImageBytesMax {
 			return invalid(OpenAI, str(im.Path), "%s", MsgImageTooLarge(im.Path, n))

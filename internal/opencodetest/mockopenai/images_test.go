@@ -5,10 +5,11 @@ import (
 	"testing"
 )
 
-// b64 is base64 of exactly n bytes (its length and padding; the data is
-// not judged).
+// b64 is base64 of exactly n bytes (at least 9) that start like a PNG
+// (the signature and a zero byte): only the length, the padding and the
+// first bytes are judged.
 func b64(n int) string {
-	s := strings.Repeat("AAAA", n/3)
+	s := "iVBORw0KGgoA" + strings.Repeat("AAAA", (n-9)/3)
 	switch n % 3 {
 	case 1:
 		s += "AA=="
@@ -42,6 +43,14 @@ func TestResponsesImageLimits(t *testing.T) {
 		{"50,000,000 bytes of images", respBody(userImages(third, third, third+2)), ""},
 		{"50,000,001 bytes of images", respBody(userImages(third, third, third+3)), MsgImagesTooLarge(3, 50_000_001)},
 		{"a tool output's image counted", respBody(call("fc_1", "call_1"), toolOut(third+3), userImages(third, third)), MsgImagesTooLarge(3, 50_000_001)},
+		// Data that is no image of the four types, in a message or a
+		// tool output; the four types' signatures are taken.
+		{"text named image/png", respBody(dataImage("image/png", "dGhpcyBpcyBub3QgYSBwaWN0dXJlCg==")), MsgInvalidImage},
+		{"data that is not base64", respBody(dataImage("image/png", "not base64!")), MsgInvalidImage},
+		{"a tool output's text as image", respBody(call("fc_1", "call_1"), strings.Replace(toolOut(12), "iVBORw0KGgoA", "dGhpcyBpcyBu", 1)), MsgInvalidImage},
+		{"a JPEG", respBody(dataImage("image/jpeg", "/9j/4AAQSkZJRgABAQ==")), ""},
+		{"a GIF", respBody(dataImage("image/gif", "R0lGODlhAQABAAAAACw=")), ""},
+		{"a WebP", respBody(dataImage("image/webp", "UklGRiQAAABXRUJQVlA4IA==")), ""},
 	} {
 		r, err := ParseResponses([]byte(c.body))
 		if err != nil {
@@ -50,13 +59,22 @@ func TestResponsesImageLimits(t *testing.T) {
 		got := ""
 		if e := (ResponsesValidator{}).Validate(r); e != nil {
 			got = e.Message
+			if got == MsgInvalidImage && (e.Code == nil || *e.Code != "invalid_image_format" || e.Param != nil || e.Status != 400) {
+				t.Errorf("%s: the refusal's status, code or param differ from OpenAI's: %s", c.name, e.Body())
+			}
 		}
 		if got != c.want {
 			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
 		}
 	}
-	r, _ := ParseResponses([]byte(respBody(call("fc_1", "call_1"), toolOut(4))))
+	r, _ := ParseResponses([]byte(respBody(call("fc_1", "call_1"), toolOut(12))))
 	if ims := r.Images(); len(ims) != 1 || !ims[0].Tool || ims[0].Path != "input[1].output[1].image_url" {
 		t.Errorf("a tool output's image: %+v", ims)
 	}
+}
+
+// dataImage is a user message with one input_image of the data URL's type
+// and base64.
+func dataImage(mime, data string) string {
+	return `{"role":"user","content":[{"type":"input_text","text":"look"},{"type":"input_image","image_url":"data:` + mime + `;base64,` + data + `"}]}`
 }
