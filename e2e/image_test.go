@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"image"
 	_ "image/jpeg" // the shrunk images' decoders
 	_ "image/png"
@@ -42,6 +43,22 @@ func imageMockOf(e *opencodetest.Env) imageMock {
 				var ims []mockanthropic.RequestImage
 				for _, im := range call.Parsed.Responses.Images() {
 					ims = append(ims, mockanthropic.RequestImage(im))
+				}
+				out = append(out, ims)
+			}
+			return out
+		}}
+	}
+	if e.Model == opencodetest.GoogleModel {
+		return imageMock{geminiCalls, func(e *opencodetest.Env) [][]mockanthropic.RequestImage {
+			var out [][]mockanthropic.RequestImage
+			for _, call := range e.Gemini.Requests() {
+				if !call.Chat || call.Parsed == nil {
+					continue
+				}
+				var ims []mockanthropic.RequestImage
+				for k, data := range call.Parsed.Images() {
+					ims = append(ims, mockanthropic.RequestImage{Path: fmt.Sprintf("inline image %d", k), Data: data})
 				}
 				out = append(out, ims)
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sessfix/sessfix/internal/opencodetest"
 	"github.com/sessfix/sessfix/internal/opencodetest/mockanthropic"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockgemini"
 	"github.com/sessfix/sessfix/internal/opencodetest/mockopenai"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
@@ -41,6 +42,13 @@ func TestInvalidImagePlaceholder(t *testing.T) {
 // OpenAI's own text for data that is no image, as users quote it.
 func TestInvalidImagePlaceholderOpenAI(t *testing.T) {
 	invalidImagePlaceholder(t, "attached-image-not-an-image-openai", opencodetest.OpenAIModel, mockopenai.MsgInvalidImage)
+}
+
+// TestInvalidImagePlaceholderGemini is TestInvalidImagePlaceholder with a
+// Gemini model: the strict mock refuses with Gemini's text for data that
+// is no image, as users quote it.
+func TestInvalidImagePlaceholderGemini(t *testing.T) {
+	invalidImagePlaceholder(t, "attached-image-not-an-image-gemini", opencodetest.GoogleModel, mockgemini.TextInvalidImage)
 }
 
 func invalidImagePlaceholder(t *testing.T, name, model, want string) {
@@ -161,6 +169,8 @@ func modelChatBodies(e *opencodetest.Env) [][]byte {
 		return chatBodies(e.OpenAI.Requests())
 	case opencodetest.BedrockModel:
 		return chatBodies(e.Bedrock.Requests())
+	case opencodetest.GoogleModel:
+		return chatBodies(e.Gemini.Requests())
 	}
 	return chatBodies(e.Mock.Requests())
 }

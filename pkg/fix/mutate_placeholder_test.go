@@ -197,3 +197,9 @@ func TestInvalidImageOnOpenAI(t *testing.T) {
 		repairStoredErrorOn(t, "openai", "gpt-5", images, text, "invalid_image", storetest.ImagePartID(1))
 	}
 }
+
+// On Gemini the same, with Gemini's text.
+func TestInvalidImageOnGemini(t *testing.T) {
+	images := []storetest.Image{{Mime: "image/png", Filename: "shot.png", Base64: notAPNG}}
+	repairStoredErrorOn(t, "google", "gemini-2.5-pro", images, opencode.TextGeminiInvalidImage, "invalid_image", storetest.ImagePartID(1))
+}

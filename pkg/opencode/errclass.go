@@ -291,7 +291,7 @@ func detectOtherFamilies(t string, has func(...string) bool) ErrorType {
 		return ErrorImageDimensions
 	case tooManyImagesRe.MatchString(t) || has("too many images", "too much media:"):
 		return ErrorTooManyImages
-	case has("does not represent a valid image", "could not process image", "you uploaded an unsupported image"):
+	case has("does not represent a valid image", "could not process image", "you uploaded an unsupported image", "provided image is not valid"):
 		return ErrorInvalidImage
 	case has("request_too_large", "exceeds the maximum allowed number of bytes", "request payload size exceeds the limit"):
 		return ErrorRequestTooLarge

@@ -86,6 +86,9 @@ func TestDetectErrorType(t *testing.T) {
 		// OpenAI's answer to data that is no image, today's wording and
 		// the older one (CosmosShadow/gptpdf#6), as OpenCode stores them.
 		{TextOpenAIInvalidImage, ErrorInvalidImage},
+		// Gemini's, as OpenCode stores it and as a proxy words it.
+		{TextGeminiInvalidImage, ErrorInvalidImage},
+		{`HTTP 400: {"error":{"message":"Provided image is not valid."}}`, ErrorInvalidImage},
 		{`{"error":{"message":"You uploaded an unsupported image. Please make sure your image is below 20 MB in size and is of one the following formats: ['png', 'jpeg', 'gif', 'webp'].","type":"invalid_request_error","param":null,"code":"sanitizer_server_error"}}`, ErrorInvalidImage},
 		{"prompt is too long: 215000 tokens > 200000 maximum", ErrorContextOverflow},
 		// The texts OpenCode 1.18.33 itself treats as an overflow.

@@ -256,7 +256,14 @@ var (
 	OpenAIImageLimit = ImageLimit{Provider: "OpenAI", BytesMax: OpenAIImageBytesMax,
 		CountWarn: OpenAIImagesMax, CountMax: OpenAIImagesMax, TotalBytesMax: OpenAIImageTotalBytesMax,
 		InvalidText: TextOpenAIInvalidImage}
+	// GeminiImageLimit is the Gemini API's answer to data that is no
+	// image, and no size or count limit (see ImageLimitOf).
+	GeminiImageLimit = ImageLimit{Provider: "Gemini", InvalidText: TextGeminiInvalidImage}
 )
+
+// ChecksSize reports whether the limits say how big an image may be: a
+// repair that shrinks needs that (a family with none gets Anthropic's).
+func (l ImageLimit) ChecksSize() bool { return l.Base64Max > 0 || l.BytesMax > 0 }
 
 // TextInvalidImage is the Messages API's answer to an image block whose
 // data is not a JPEG, PNG, GIF or WebP image (also Claude's on Bedrock and
@@ -271,6 +278,12 @@ const TextInvalidImage = "The image data you provided does not represent a valid
 // of one the following formats: …", code sanitizer_server_error). Both are
 // recognised (DetectErrorType); the typo "has of one" is OpenAI's.
 const TextOpenAIInvalidImage = "You uploaded an unsupported image. Please make sure your image has of one the following formats: ['png', 'jpeg', 'gif', 'webp']."
+
+// TextGeminiInvalidImage is the Gemini API's answer to inline image data
+// that is no image (400 INVALID_ARGUMENT), as users quote it and as
+// applications built on the API test for it (a truncated PNG, a PDF sent
+// as an image; AmberSahdev/Open-Interface#64).
+const TextGeminiInvalidImage = "Provided image is not valid"
 
 // OpenAI's documented limits ("Images and vision", "Image input
 // requirements"): 20 MB per image, 500 images per request, 50 MB of image
@@ -331,9 +344,10 @@ func (l ImageLimit) base64Max() int {
 // ImageLimitOf returns the image limits of the request's provider family,
 // and false for a family whose limits sessfix does not check: Bedrock with
 // a model other than Claude (the Converse reference and the user guide
-// disagree), Gemini (Google documents a limit on the whole request that
-// differs between its pages and its errors), Azure and the
-// OpenAI-compatible Chat Completions providers (each has its own).
+// disagree), Azure and the OpenAI-compatible Chat Completions providers
+// (each has its own). Gemini's is its answer to data that is no image
+// only (GeminiImageLimit): Google documents a limit on the whole request
+// that differs between its pages and its errors.
 func ImageLimitOf(r *sent.Request) (ImageLimit, bool) {
 	switch r.Kind {
 	case sent.Anthropic:
@@ -350,6 +364,8 @@ func ImageLimitOf(r *sent.Request) (ImageLimit, bool) {
 		if r.ProviderID == "openai" {
 			return OpenAIImageLimit, true
 		}
+	case sent.Google:
+		return GeminiImageLimit, true
 	}
 	return ImageLimit{}, false
 }
@@ -421,7 +437,7 @@ const noSide = 1 << 30
 func ImageLimits(s *store.Session) (maxBase64, maxSide int) {
 	r := sent.Build(s, sent.Options{NextPrompt: true})
 	l, ok := ImageLimitOf(r)
-	if !ok {
+	if !ok || !l.ChecksSize() {
 		l = AnthropicImageLimit
 	}
 	ims := RequestImages(s, r)

@@ -76,6 +76,8 @@ func CheckRequest(s *store.Session, r, final *sent.Request) []Violation {
 		out = append(out, checkResponsesReasoning(s, r)...)
 		out = append(out, checkOpenAIPairing(s, r)...)
 		out = append(out, checkImages(s, r, files)...)
+	case sent.Google:
+		out = append(out, checkImages(s, r, files)...)
 	}
 	return out
 }

@@ -293,7 +293,7 @@ func imageWithinLimits(r *opencode.Recovery, s *store.Session) string {
 	// the scan's check (checkImages) takes them.
 	req := sent.Build(s, sent.Options{NextPrompt: true})
 	lim, ok := opencode.ImageLimitOf(req)
-	if !ok {
+	if !ok || !lim.ChecksSize() {
 		lim = opencode.AnthropicImageLimit
 	}
 	side := lim.Side(len(opencode.RequestImages(s, req)))

@@ -105,11 +105,13 @@ var ruleSF173 = preflightRule(&Rule{
 	Name:     "invalid-image-data",
 	Severity: Error,
 	Summary:  "an image the request sends is not an image of a supported type",
-	What: "On an Anthropic provider (also Claude on Bedrock and OpenCode Console) or on OpenAI (provider `openai`), an image part (a user `file` part, or a tool result's image attachment) " +
+	What: "On an Anthropic provider (also Claude on Bedrock and OpenCode Console), on OpenAI (provider `openai`) or on Gemini (`google` providers), " +
+		"an image part (a user `file` part, or a tool result's image attachment) " +
 		"whose mime type is PNG, JPEG, GIF or WebP holds base64 data that does not start like any of the four, or is not base64. Other image types (SVG, BMP) get another error, not checked. " +
 		"OpenAI answers `" + opencode.TextOpenAIInvalidImage + "` (as users quote it; an older wording that also names the 20 MB limit, " +
-		"`You uploaded an unsupported image. Please make sure your image is below 20 MB in size and is of one the following formats: …`, is recognised too). " +
-		"Neither text names the image: a stored error is mapped to the images the preflight finds.",
+		"`You uploaded an unsupported image. Please make sure your image is below 20 MB in size and is of one the following formats: …`, is recognised too); " +
+		"Gemini answers `" + opencode.TextGeminiInvalidImage + "` (400 INVALID_ARGUMENT). " +
+		"Neither of the three texts names the image: a stored error is mapped to the images the preflight finds.",
 	Why:           "The provider rejects the request on every retry.",
 	ProviderError: textInvalidImage,
 	FixDoc:        replaceMediaDoc,

@@ -2,6 +2,7 @@ package mockgemini
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -188,6 +189,56 @@ func (c Content) isPrompt() bool {
 		if p.FunctionResponse == nil {
 			return true
 		}
+	}
+	return false
+}
+
+// inline returns an inlineData part's mime type and base64 data.
+func (p Part) inline() (mime, data string, ok bool) {
+	if len(p.InlineData) == 0 {
+		return "", "", false
+	}
+	var d struct {
+		MimeType string `json:"mimeType"`
+		Data     string `json:"data"`
+	}
+	if json.Unmarshal(p.InlineData, &d) != nil {
+		return "", "", false
+	}
+	return d.MimeType, d.Data, true
+}
+
+// Images lists the request's inline images' base64 data, in order.
+func (r *GenerateContentRequest) Images() []string {
+	if r == nil {
+		return nil
+	}
+	var out []string
+	for _, c := range r.Contents {
+		for _, p := range c.Parts {
+			if mime, data, ok := p.inline(); ok && strings.HasPrefix(mime, "image/") {
+				out = append(out, data)
+			}
+		}
+	}
+	return out
+}
+
+// imageData reports whether base64 data starts like a PNG, JPEG, GIF or
+// WebP image (the four types sessfix checks; Gemini takes HEIC and HEIF
+// too, which the mock refuses: the tests send none).
+func imageData(data string) bool {
+	head := data[:min(len(data), 16)]
+	raw, err := base64.StdEncoding.DecodeString(head[:len(head)/4*4])
+	if err != nil {
+		return false
+	}
+	switch {
+	case bytes.HasPrefix(raw, []byte("\x89PNG\r\n\x1a\n")), bytes.HasPrefix(raw, []byte{0xff, 0xd8, 0xff}),
+		bytes.HasPrefix(raw, []byte("GIF87a")), bytes.HasPrefix(raw, []byte("GIF89a")):
+		return true
+	case len(raw) >= 12 && string(raw[:4]) == "RIFF" && string(raw[8:12]) == "WEBP":
+		return true
 	}
 	return false
 }

@@ -102,6 +102,9 @@ const (
 	TextResponseCount        = "Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn."
 	TextCorruptedSignature   = "Corrupted thought signature."
 	TextInvalidAPIKey        = "API key not valid. Please pass a valid API key."
+	// TextInvalidImage is the answer to inline image data that is no
+	// image, as users quote it (OBSERVED.md).
+	TextInvalidImage = "Provided image is not valid"
 )
 
 // MsgEmptyParts is the error for a content at index n with no parts.
@@ -144,6 +147,13 @@ func (v Validator) Validate(r *GenerateContentRequest) *APIError {
 	for n, c := range cs {
 		if len(c.Parts) == 0 {
 			return invalid("%s", MsgEmptyParts(n))
+		}
+	}
+	for _, c := range cs {
+		for _, p := range c.Parts {
+			if mime, data, ok := p.inline(); ok && strings.HasPrefix(mime, "image/") && !imageData(data) {
+				return invalid("%s", TextInvalidImage)
+			}
 		}
 	}
 	// Turn order: a model turn with function calls follows a user turn; a

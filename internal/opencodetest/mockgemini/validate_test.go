@@ -40,6 +40,10 @@ func model(parts ...string) string {
 	return `{"role":"model","parts":[` + strings.Join(parts, ",") + `]}`
 }
 
+func inline(mime, data string) string {
+	return `{"inlineData":{"mimeType":"` + mime + `","data":"` + data + `"}}`
+}
+
 func req(contents ...string) string {
 	return `{"contents":[` + strings.Join(contents, ",") + `],"tools":[{"functionDeclarations":[{"name":"bash"}]}]}`
 }
@@ -83,6 +87,12 @@ func TestValidator(t *testing.T) {
 		{"response without call", model3, req(hi, model(text("a")), user(fresp("bash"))), TextResponseTurnOrder},
 		{"response count", model3, req(hi, model(call("bash", s3), call("read", "")), user(fresp("bash"))), TextResponseCount},
 		{"model turn after model turn is fine", model3, req(hi, model(text("a")), model(text("b")), hi), ""},
+
+		{"a png", model3, req(user(text("look"), inline("image/png", "iVBORw0KGgoAAAAN"))), ""},
+		{"a jpeg", model3, req(user(text("look"), inline("image/jpeg", "/9j/4AAQSkZJRgABAQ=="))), ""},
+		{"text sent as a png", model3, req(user(text("look"), inline("image/png", "dGhpcyBpcyBub3QgYSBwaWN0dXJlCg=="))), TextInvalidImage},
+		{"not base64", "gemini-2.5-flash", req(user(text("look"), inline("image/webp", "no base64 here"))), TextInvalidImage},
+		{"a pdf is no image", model3, req(user(text("look"), inline("application/pdf", "JVBERi0xLjQK"))), ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
