@@ -2,7 +2,6 @@ package mockgemini
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -222,23 +221,4 @@ func (r *GenerateContentRequest) Images() []string {
 		}
 	}
 	return out
-}
-
-// imageData reports whether base64 data starts like a PNG, JPEG, GIF or
-// WebP image (the four types sessfix checks; Gemini takes HEIC and HEIF
-// too, which the mock refuses: the tests send none).
-func imageData(data string) bool {
-	head := data[:min(len(data), 16)]
-	raw, err := base64.StdEncoding.DecodeString(head[:len(head)/4*4])
-	if err != nil {
-		return false
-	}
-	switch {
-	case bytes.HasPrefix(raw, []byte("\x89PNG\r\n\x1a\n")), bytes.HasPrefix(raw, []byte{0xff, 0xd8, 0xff}),
-		bytes.HasPrefix(raw, []byte("GIF87a")), bytes.HasPrefix(raw, []byte("GIF89a")):
-		return true
-	case len(raw) >= 12 && string(raw[:4]) == "RIFF" && string(raw[8:12]) == "WEBP":
-		return true
-	}
-	return false
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockstream"
 	"net/http"
 	"strings"
 )
@@ -151,7 +152,7 @@ func (v Validator) Validate(r *GenerateContentRequest) *APIError {
 	}
 	for _, c := range cs {
 		for _, p := range c.Parts {
-			if mime, data, ok := p.inline(); ok && strings.HasPrefix(mime, "image/") && !imageData(data) {
+			if mime, data, ok := p.inline(); ok && strings.HasPrefix(mime, "image/") && !mockstream.LooksLikeImage(data) {
 				return invalid("%s", TextInvalidImage)
 			}
 		}

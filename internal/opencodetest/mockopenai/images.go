@@ -1,10 +1,9 @@
 package mockopenai
 
 import (
-	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockstream"
 	"net/http"
 	"strings"
 )
@@ -37,24 +36,6 @@ func MsgImagesTooLarge(n, total int) string {
 // invalid_image_format, param null), as users quote it from 2025 on
 // (OBSERVED.md names the reports); the typo "has of one" is OpenAI's.
 const MsgInvalidImage = "You uploaded an unsupported image. Please make sure your image has of one the following formats: ['png', 'jpeg', 'gif', 'webp']."
-
-// imageFormat reports whether base64 data starts like a PNG, JPEG, GIF or
-// WebP image; data that is not base64 is not.
-func imageFormat(data string) bool {
-	head := data[:min(len(data), 16)]
-	raw, err := base64.StdEncoding.DecodeString(head[:len(head)/4*4])
-	if err != nil {
-		return false
-	}
-	switch {
-	case bytes.HasPrefix(raw, []byte("\x89PNG\r\n\x1a\n")), bytes.HasPrefix(raw, []byte{0xff, 0xd8, 0xff}),
-		bytes.HasPrefix(raw, []byte("GIF87a")), bytes.HasPrefix(raw, []byte("GIF89a")):
-		return true
-	case len(raw) >= 12 && string(raw[:4]) == "RIFF" && string(raw[8:12]) == "WEBP":
-		return true
-	}
-	return false
-}
 
 // RequestImage is one image a Responses request sends: where (input[N]
 // and the content path inside it), its base64 data, and whether it is in
@@ -114,7 +95,7 @@ func checkImages(r *ResponsesRequest) *APIError {
 	ims := r.Images()
 	total := 0
 	for _, im := range ims {
-		if !imageFormat(im.Data) {
+		if !mockstream.LooksLikeImage(im.Data) {
 			return &APIError{Dialect: OpenAI, Status: http.StatusBadRequest, Type: "invalid_request_error", Message: MsgInvalidImage, Code: str("invalid_image_format")}
 		}
 		n := DecodedLen(im.Data)
