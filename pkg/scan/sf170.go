@@ -111,7 +111,7 @@ var ruleSF173 = preflightRule(&Rule{
 		"OpenAI answers `" + opencode.TextOpenAIInvalidImage + "` (as users quote it; an older wording that also names the 20 MB limit, " +
 		"`You uploaded an unsupported image. Please make sure your image is below 20 MB in size and is of one the following formats: …`, is recognised too); " +
 		"Gemini answers `" + opencode.TextGeminiInvalidImage + "` (400 INVALID_ARGUMENT). " +
-		"Neither of the three texts names the image: a stored error is mapped to the images the preflight finds.",
+		"Anthropic's answer is the provider error below. None of the three texts names the image: a stored error is mapped to the images the preflight finds.",
 	Why:           "The provider rejects the request on every retry.",
 	ProviderError: textInvalidImage,
 	FixDoc:        replaceMediaDoc,
