@@ -186,6 +186,29 @@ func replacePDFPages(s *store.Session, providerError string, e env) ([]store.Edi
 	return replaceFiles(s, picked, why, e)
 }
 
+var stPlaceholderFresh = Strategy{Name: "placeholder", Mutations: "replaceMedia",
+	Doc: "replace the PDFs the failed request was the first to send, which the provider could not process, by a text saying what was removed"}
+
+// whyNotProcessed is the reason a PDF the provider could not process gets
+// in its placeholder.
+const whyNotProcessed = "the provider could not process it (\"" + opencode.TextPDFUnprocessable + "\")"
+
+// replaceFreshPDFs is SF179's repair: the PDFs the failed attempt's
+// request was the first to send (opencode.FreshPDFs) are replaced by
+// placeholders. A session whose last attempt did not fail so has nothing
+// to replace.
+func replaceFreshPDFs(s *store.Session, e env) ([]store.Edit, error) {
+	m := opencode.LastFailedAttempt(s)
+	if m == nil || opencode.DetectErrorType(m.Get("error.data.message").String()) != opencode.ErrorPDFUnprocessable {
+		return nil, nil
+	}
+	pdfs := opencode.FreshPDFs(s, m)
+	if len(pdfs) == 0 {
+		return nil, nil
+	}
+	return replaceFiles(s, pdfs, whyNotProcessed, e)
+}
+
 // replaceFiles replaces the files picked (user file parts, or attachments
 // of tool results) by placeholders saying why.
 func replaceFiles(s *store.Session, picked []opencode.File, why string, e env) ([]store.Edit, error) {

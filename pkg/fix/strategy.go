@@ -87,6 +87,7 @@ var strategyTable = map[string][]Strategy{
 	scan.SF175: {stPlaceholderPDF},
 	scan.SF177: {stPlaceholderPages},
 	scan.SF178: {stPlaceholder},
+	scan.SF179: {stPlaceholderFresh},
 	scan.SF503: {stMoveOut},
 	scan.SF172: {stPrune},
 	scan.SF174: {stPruneContext},
@@ -206,6 +207,8 @@ func rulePlanFunc(f scan.Finding, st Strategy) planFunc {
 		}
 	case stPlaceholderPDF:
 		return func(w *work) ([]store.Edit, error) { return replaceRequestPDFs(w.s, w.env) }
+	case stPlaceholderFresh:
+		return func(w *work) ([]store.Edit, error) { return replaceFreshPDFs(w.s, w.env) }
 	case stPlaceholderPages:
 		return func(w *work) ([]store.Edit, error) { return replacePDFPages(w.s, f.ProviderError, w.env) }
 	case stRekey:

@@ -85,6 +85,10 @@ const (
 	// ErrorInvalidPDF: a document block typed PDF holds data that is not
 	// a PDF.
 	ErrorInvalidPDF ErrorType = "invalid_pdf"
+	// ErrorPDFUnprocessable: the API could not read a PDF of the request
+	// and names neither the PDF nor the reason (Anthropic's "Could not
+	// process PDF").
+	ErrorPDFUnprocessable ErrorType = "pdf_unprocessable"
 	// ErrorContextOverflow: the request is over the model's context window
 	// (Anthropic's "prompt is too long", OpenAI's context_length_exceeded,
 	// OpenCode's ContextOverflowError).
@@ -125,6 +129,12 @@ const NotRepairedYetNote = "not repaired yet: sessfix repairs an image only wher
 const ContextNoCauseNote = "sessfix finds no history over the model's context window that pruning old tool results brings under it " +
 	"(the window is not known, the next request is within it by sessfix's estimate, or what is over it is not old tool results); " +
 	"shorten the history with `sessfix rewind` or `sessfix fork`"
+
+// PDFNoCauseNote is what scan and fix say about a PDF the provider could
+// not process when every PDF the failed request sent had been taken
+// before (no SF179 finding).
+const PDFNoCauseNote = "every PDF the failed request sent had been taken by the provider before, so sessfix names none: " +
+	"the provider may have failed only this once (users saw the error go away on a retry); resume the session once more"
 
 // DefaultFix returns the mutations error-driven recovery applies to the
 // stored message an error of this type points at, in rules.md notation; ""
@@ -209,6 +219,8 @@ func (t ErrorType) Example() string {
 		return "request_too_large: Request exceeds the maximum allowed number of bytes. The maximum request size is 32 MB for standard API endpoints."
 	case ErrorPDFPages:
 		return PDFPagesText(AnthropicPDFPagesMax)
+	case ErrorPDFUnprocessable:
+		return TextPDFUnprocessable
 	case ErrorInvalidPDF:
 		return "messages.0.content.2.pdf.source.base64.data: " + TextInvalidPDF
 	case ErrorContextOverflow:
@@ -299,6 +311,8 @@ func detectOtherFamilies(t string, has func(...string) bool) ErrorType {
 		return ErrorPDFPages
 	case strings.Contains(t, "the pdf specified was not valid"):
 		return ErrorInvalidPDF
+	case strings.Contains(t, "could not process pdf"):
+		return ErrorPDFUnprocessable
 	case has("prompt is too long", "prompt too long", "context overflow", "context_length_exceeded",
 		"exceeds the context window", "maximum context length", "contextoverflowerror"),
 		strings.Contains(t, "input token count") && strings.Contains(t, "exceeds the maximum number of tokens"):
@@ -413,6 +427,6 @@ func ErrorTypes() []ErrorType {
 		ErrorThinkingBlockOrder, ErrorThinkingDisabledViolation, ErrorThinkingModified,
 		ErrorInvalidSignature, ErrorToolResultMissing, ErrorEmptyContent, ErrorPrefillUnsupported,
 		ErrorFirstMessageNotUser,
-		ErrorImageTooLarge, ErrorImageDimensions, ErrorTooManyImages, ErrorInvalidImage, ErrorRequestTooLarge, ErrorPDFPages, ErrorInvalidPDF, ErrorContextOverflow,
+		ErrorImageTooLarge, ErrorImageDimensions, ErrorTooManyImages, ErrorInvalidImage, ErrorRequestTooLarge, ErrorPDFPages, ErrorInvalidPDF, ErrorPDFUnprocessable, ErrorContextOverflow,
 	}
 }

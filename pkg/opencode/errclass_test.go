@@ -165,7 +165,7 @@ func TestErrorTypeFixes(t *testing.T) {
 	noFix := map[ErrorType]bool{ErrorThinkingModified: true, ErrorPrefillUnsupported: true,
 		ErrorReasoningItemMissing: true, ErrorInvalidItemID: true, ErrorThoughtSignatureMissing: true, ErrorTurnOrder: true,
 		ErrorFirstMessageNotUser: true,
-		ErrorImageTooLarge:       true, ErrorImageDimensions: true, ErrorTooManyImages: true, ErrorInvalidImage: true, ErrorRequestTooLarge: true, ErrorPDFPages: true, ErrorInvalidPDF: true, ErrorContextOverflow: true}
+		ErrorImageTooLarge:       true, ErrorImageDimensions: true, ErrorTooManyImages: true, ErrorInvalidImage: true, ErrorRequestTooLarge: true, ErrorPDFPages: true, ErrorInvalidPDF: true, ErrorPDFUnprocessable: true, ErrorContextOverflow: true}
 	for _, typ := range ErrorTypes() {
 		if fix := typ.DefaultFix(); noFix[typ] != (fix == "") {
 			t.Errorf("%s: DefaultFix %q", typ, fix)

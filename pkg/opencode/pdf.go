@@ -11,6 +11,9 @@ import (
 	"strings"
 
 	"github.com/ledongthuc/pdf"
+
+	"github.com/sessfix/sessfix/pkg/sent"
+	"github.com/sessfix/sessfix/pkg/store"
 )
 
 // The Messages API's limit on the pages of the PDFs one request sends
@@ -71,6 +74,53 @@ func NotPDF(data string) bool {
 // (anthropics/claude-code#5174, #19577, #20195: a text file with a .pdf
 // name).
 const TextInvalidPDF = "The PDF specified was not valid."
+
+// TextPDFUnprocessable is the Messages API's answer to a request holding a
+// PDF it cannot read, for reasons it does not name: 400
+// invalid_request_error "Could not process PDF", with no index
+// (anthropics/anthropic-sdk-python#903, where a PDF within every stated
+// limit got it, sometimes only once; anthropics/claude-code#13985, #14038,
+// where it came back on every prompt after two large PDFs were read).
+const TextPDFUnprocessable = "Could not process PDF"
+
+// FreshPDFs returns the PDFs the failed attempt's request sent that no
+// request the provider accepted before it sent: those of the messages
+// after the last assistant message that has no error (a step the provider
+// answered, whose request held everything before it), and of that
+// message's own tool results, which its request did not hold yet. A PDF a
+// request the provider accepted already held is no cause of a later
+// failure that names none. The request is the failed attempt's as the
+// records are now.
+func FreshPDFs(s *store.Session, failed *store.Message) []File {
+	fi := -1
+	for i, m := range s.Messages {
+		if m.ID == failed.ID {
+			fi = i
+			break
+		}
+	}
+	if fi < 0 {
+		return nil
+	}
+	from := 0
+	for i := fi - 1; i >= 0; i-- {
+		if m := s.Messages[i]; m.Role == "assistant" && !m.Get("error").Exists() {
+			from = i
+			break
+		}
+	}
+	fresh := map[string]bool{}
+	for _, m := range s.Messages[from:fi] {
+		fresh[m.ID] = true
+	}
+	var out []File
+	for _, f := range RequestFiles(s, sent.Build(s, sent.Options{AsOfError: true, Until: failed.ID})) {
+		if f.Mime == "application/pdf" && fresh[f.MessageID] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
 
 // IsPDF reports whether a mime type is a PDF's.
 func IsPDF(mime string) bool { return strings.EqualFold(mime, "application/pdf") }

@@ -72,14 +72,15 @@ func WriteRulesMarkdown(w io.Writer) error {
 // repairedThrough is the repair of the error types that are repaired
 // through a preflight finding (the size rules) rather than a DefaultFix.
 var repairedThrough = map[opencode.ErrorType]string{
-	opencode.ErrorImageTooLarge:   "`shrinkImage` on a pasted image or a tool's (through SF170, SF171)",
-	opencode.ErrorImageDimensions: "`shrinkImage` on a pasted image or a tool's (through SF170, SF171)",
-	opencode.ErrorTooManyImages:   "`markToolCompacted` on the oldest tool results that send images (through SF172)",
-	opencode.ErrorContextOverflow: "`markToolCompacted` on old tool results until the history fits (through SF174)",
-	opencode.ErrorInvalidImage:    "`replaceMedia` on the image whose data is no image (through SF173)",
-	opencode.ErrorRequestTooLarge: "`replaceMedia` on the largest PDFs (through SF175)",
-	opencode.ErrorPDFPages:        "`replaceMedia` on the PDFs with the most pages (through SF177)",
-	opencode.ErrorInvalidPDF:      "`replaceMedia` on the file whose data is no PDF (through SF178)",
+	opencode.ErrorImageTooLarge:    "`shrinkImage` on a pasted image or a tool's (through SF170, SF171)",
+	opencode.ErrorImageDimensions:  "`shrinkImage` on a pasted image or a tool's (through SF170, SF171)",
+	opencode.ErrorTooManyImages:    "`markToolCompacted` on the oldest tool results that send images (through SF172)",
+	opencode.ErrorContextOverflow:  "`markToolCompacted` on old tool results until the history fits (through SF174)",
+	opencode.ErrorInvalidImage:     "`replaceMedia` on the image whose data is no image (through SF173)",
+	opencode.ErrorRequestTooLarge:  "`replaceMedia` on the largest PDFs (through SF175)",
+	opencode.ErrorPDFPages:         "`replaceMedia` on the PDFs with the most pages (through SF177)",
+	opencode.ErrorInvalidPDF:       "`replaceMedia` on the file whose data is no PDF (through SF178)",
+	opencode.ErrorPDFUnprocessable: "`replaceMedia` on the PDFs the failed request was the first to send (through SF179)",
 }
 
 func anchor(r *Rule) string {

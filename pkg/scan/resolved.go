@@ -245,7 +245,7 @@ func CausesHeader(n int) string {
 // cannot tell the model's; the error tells it), and SF178's finding on a
 // tool result's PDF has no provider_error (the path the API prints there
 // is not known).
-var fallbackCause = map[opencode.ErrorType]string{opencode.ErrorTooManyImages: SF172, opencode.ErrorPDFPages: SF177, opencode.ErrorInvalidPDF: SF178}
+var fallbackCause = map[opencode.ErrorType]string{opencode.ErrorTooManyImages: SF172, opencode.ErrorPDFPages: SF177, opencode.ErrorInvalidPDF: SF178, opencode.ErrorPDFUnprocessable: SF179}
 
 // MediaCauses returns the findings of fs that a stored media error (text,
 // pointing at partID when known) is about and that a media repair fixes:
@@ -399,7 +399,7 @@ func contextWithin(r *opencode.Recovery, s *store.Session, oc *ocenv.Resolver) s
 // part replaced so is a text part written after the attempt, which the
 // check of changed messages sees.
 func mediaReplaced(r *opencode.Recovery, s *store.Session) string {
-	if (r.Type != opencode.ErrorInvalidImage && r.Type != opencode.ErrorRequestTooLarge && r.Type != opencode.ErrorInvalidPDF) || r.Failed == nil {
+	if (r.Type != opencode.ErrorInvalidImage && r.Type != opencode.ErrorRequestTooLarge && r.Type != opencode.ErrorInvalidPDF && r.Type != opencode.ErrorPDFUnprocessable) || r.Failed == nil {
 		return ""
 	}
 	for _, m := range s.Messages {

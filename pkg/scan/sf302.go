@@ -138,6 +138,11 @@ func checkFailedAttempt(c *Context) {
 			c.reportNoFix(f)
 			return
 		}
+		if len(causes) == 0 && r.Type == opencode.ErrorPDFUnprocessable {
+			f.Message += "; " + opencode.PDFNoCauseNote
+			c.reportNoFix(f)
+			return
+		}
 		f.Message += "; " + CausesNote(causes)
 		if len(causes) == 0 && !r.Type.NotRepairedYet() {
 			c.reportNoFix(f)

@@ -59,6 +59,13 @@ type Config struct {
 	// request whose prompt counts more tokens (PromptTokens) is rejected
 	// with Anthropic's "prompt is too long: N tokens > M maximum".
 	MaxPromptTokens int
+	// UnreadablePDF, when set, marks the PDFs the mock cannot process: a
+	// request holding a base64 document whose bytes contain it is refused
+	// with the API's "Could not process PDF" (TextPDFUnprocessable). The
+	// API gives that answer for PDFs within every stated limit for
+	// reasons users could not find (OBSERVED.md), so the mock is told
+	// which PDF it is.
+	UnreadablePDF []byte
 	// OnStage, when set, is called (synchronously, from the handler) each
 	// time a request reaches a stage.
 	OnStage func(r *Request, s Stage)
@@ -94,6 +101,11 @@ func (s *Server) SetScript(sc Script) { s.Configure(func(c *Config) { c.Script =
 
 // SetMaxPromptTokens sets Config.MaxPromptTokens.
 func (s *Server) SetMaxPromptTokens(n int) { s.Configure(func(c *Config) { c.MaxPromptTokens = n }) }
+
+// SetUnreadablePDF sets Config.UnreadablePDF.
+func (s *Server) SetUnreadablePDF(marker []byte) {
+	s.Configure(func(c *Config) { c.UnreadablePDF = marker })
+}
 
 // SetEventDelay replaces the delay between SSE events.
 func (s *Server) SetEventDelay(d time.Duration) { s.Configure(func(c *Config) { c.EventDelay = d }) }
@@ -139,6 +151,10 @@ func (s *Server) handle(w http.ResponseWriter, hr *http.Request, r *Request, cfg
 			s.reject(hr.Context(), w, r, e)
 			return
 		}
+	}
+	if len(cfg.UnreadablePDF) > 0 && parsed != nil && holdsPDF(parsed.Messages, cfg.UnreadablePDF) {
+		s.reject(hr.Context(), w, r, invalid("%s", TextPDFUnprocessable))
+		return
 	}
 	if n := PromptTokens(r.Body); cfg.MaxPromptTokens > 0 && n > cfg.MaxPromptTokens {
 		s.reject(hr.Context(), w, r, &APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Message: MsgPromptTooLong(n, cfg.MaxPromptTokens)})

@@ -3,6 +3,7 @@ package mockanthropic
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -202,5 +203,42 @@ func TestRequestSizeLimit(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("NoValidate: %d", resp.StatusCode)
+	}
+}
+
+// A PDF the mock is told it cannot read is refused with the API's text,
+// wherever it is sent; other PDFs are accepted.
+func TestUnreadablePDF(t *testing.T) {
+	s := New(Config{})
+	defer s.Close()
+	s.SetUnreadablePDF([]byte("unreadable-marker"))
+	doc := func(text string) string {
+		return `{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"` +
+			base64.StdEncoding.EncodeToString([]byte("%PDF-1.4\n"+text+"\n%%EOF\n")) + `"}}`
+	}
+	for _, c := range []struct {
+		name, block, want string
+	}{
+		{"a readable PDF", doc("fine"), ""},
+		{"the marked PDF", doc("unreadable-marker"), TextPDFUnprocessable},
+		{"the marked PDF in a tool result", "", TextPDFUnprocessable},
+	} {
+		msgs := `[{"role":"user","content":[{"type":"text","text":"read"},` + c.block + `]}]`
+		if c.block == "" {
+			msgs = `[{"role":"user","content":"read it"},{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"bash","input":{}}]},` +
+				`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"out"},` + doc("unreadable-marker") + `]}]}]`
+		}
+		resp, err := post(t, s, `{"model":"m","max_tokens":10,`+tools+`"messages":`+msgs+`}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			Error struct{ Type, Message string }
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if body.Error.Message != c.want || c.want != "" && (resp.StatusCode != 400 || body.Error.Type != "invalid_request_error") {
+			t.Errorf("%s: %d %+v, want %q", c.name, resp.StatusCode, body.Error, c.want)
+		}
 	}
 }

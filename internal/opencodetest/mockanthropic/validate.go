@@ -508,6 +508,23 @@ func documents(msgs []Message) []document {
 // #20195; the path of a tool result's document is modelled on the image's).
 const TextInvalidPDF = "The PDF specified was not valid."
 
+// TextPDFUnprocessable is the API's answer to a PDF it cannot read, for
+// reasons it does not name (anthropics/anthropic-sdk-python#903,
+// anthropics/claude-code#13985, #14038): 400 invalid_request_error, no
+// index. Config.UnreadablePDF says which PDFs the mock cannot read.
+const TextPDFUnprocessable = "Could not process PDF"
+
+// holdsPDF reports whether a base64 document of the request decodes to
+// bytes that contain marker.
+func holdsPDF(msgs []Message, marker []byte) bool {
+	for _, d := range documents(msgs) {
+		if raw, err := base64.StdEncoding.DecodeString(d.Data); err == nil && bytes.Contains(raw, marker) {
+			return true
+		}
+	}
+	return false
+}
+
 // PDFPagesMax is the most pages the PDFs of a request may have together
 // (Anthropic's PDF support page, for a model with a 200k-token window).
 const PDFPagesMax = 100
@@ -523,8 +540,9 @@ func MsgPDFPages() string {
 // bytes (TextInvalidPDF), and applies the page limit to the base64 PDFs of
 // the request, each decoded whole and its page tree read
 // (github.com/ledongthuc/pdf). A document with a header whose pages cannot
-// be read is not counted: the API's answer to a damaged PDF ("Could not
-// process PDF") is not modelled.
+// be read is not counted: the API's answer to a PDF it cannot process
+// ("Could not process PDF") comes only for the PDFs Config.UnreadablePDF
+// marks.
 func checkPDFPages(msgs []Message) *APIError {
 	pages := 0
 	for _, d := range documents(msgs) {

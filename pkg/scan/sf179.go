@@ -1,0 +1,74 @@
+package scan
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sessfix/sessfix/pkg/opencode"
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+var ruleSF179 = &Rule{
+	Code:     SF179,
+	Name:     "pdf-not-processed",
+	Severity: Error,
+	Summary:  "the provider could not process a pdf the failed request was the first to send",
+	What: "The session's last attempt failed with Anthropic's `" + opencode.TextPDFUnprocessable + "`, which names neither the PDF nor the reason " +
+		"(users have seen it for PDFs within every stated limit, sometimes only once and sometimes on every prompt after reading large PDFs). " +
+		"sessfix names the PDFs that request was the first to send: those of the messages after the last step the provider answered, " +
+		"and of that step's own tool results (a user's `file` part or a tool result's attachment typed `application/pdf`). " +
+		"A PDF an accepted request already held is not named: the refusal of a request whose PDFs the provider had all taken before is not traced to one " +
+		"(SF302 reports it without a repair; resuming again may be enough). Nothing is predicted before a failed attempt: what the API cannot read is not known.",
+	Why:           "While the PDF stays in the history OpenCode sends it with every prompt, and the provider may refuse each of them the same way.",
+	ProviderError: opencode.TextPDFUnprocessable,
+	FixDoc: "`replaceMedia` on each PDF named: a user's `file` part becomes a text saying what was removed (file name, type, size), " +
+		"a tool result's attachment leaves the result and its output says so. The rest of the session stays, the PDFs stay in the backup run, " +
+		"and `sessfix undo` puts them back (for example to try them again once the provider reads them).",
+	Fixable: true,
+	Fix:     "replaceMedia",
+	Check:   checkPDFNotProcessed,
+}
+
+func checkPDFNotProcessed(c *Context) {
+	m := opencode.LastFailedAttempt(c.Session)
+	if m == nil {
+		return
+	}
+	text := m.Get("error.data.message").String()
+	if opencode.DetectErrorType(text) != opencode.ErrorPDFUnprocessable {
+		return
+	}
+	pdfs := opencode.FreshPDFs(c.Session, m)
+	if len(pdfs) == 0 {
+		return
+	}
+	names := make([]string, len(pdfs))
+	for i, p := range pdfs {
+		names[i] = pdfName(opencode.FindPart(c.Session, p.MessageID, p.PartID), p)
+	}
+	for _, p := range pdfs {
+		f := At(c.Session.Message(p.MessageID), opencode.FindPart(c.Session, p.MessageID, p.PartID))
+		f.ErrorType = string(opencode.ErrorPDFUnprocessable)
+		f.ProviderError = text
+		f.Index = idx(p.N, p.M)
+		f.Message = fmt.Sprintf("the last attempt failed with %q and names no PDF; the request was the first to send %d PDF(s) (%s), this one among them",
+			text, len(pdfs), strings.Join(names, ", "))
+		c.Report(f)
+	}
+}
+
+// pdfName is the file name of a request's PDF: its part's, or its
+// attachment's; "a PDF" when it has none.
+func pdfName(p *store.Part, f opencode.File) string {
+	if p == nil {
+		return "a PDF"
+	}
+	key := "filename"
+	if f.Attachment >= 0 {
+		key = fmt.Sprintf("state.attachments.%d.filename", f.Attachment)
+	}
+	if n := p.Get(key).String(); n != "" {
+		return n
+	}
+	return "a PDF"
+}
