@@ -96,3 +96,36 @@ func TestUnprocessedPDFAlreadyAccepted(t *testing.T) {
 		t.Fatalf("plan: %v %+v", err, p.Fixed)
 	}
 }
+
+// The read tool returned a PDF and the next step's request was refused:
+// the PDF is in the tool result of the last step the provider answered,
+// which that step's own request did not hold, so SF179 names it; the
+// repair takes it out of the tool result and says so in its output.
+func TestUnprocessedPDFFromATool(t *testing.T) {
+	fx := storetest.ToolImageSession(pdfOf("manual.pdf", 4, false))
+	q := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+	last := &fx.Messages[len(fx.Messages)-1]
+	id := "msg_00000000000300000000000003"
+	last.Body = json.RawMessage(`{"id":"` + id + `","role":"assistant","parentID":"` + storetest.ImageUserID + `","providerID":"anthropic","modelID":"claude-sonnet-4-5","mode":"build","agent":"build",` +
+		`"path":{"cwd":"/work/x","root":"/work/x"},"cost":0,"tokens":{"input":0,"output":0,"reasoning":0,"cache":{"read":0,"write":0}},"time":{"created":1767225603000,"completed":1767225603500},` +
+		`"error":{"name":"APIError","data":{"message":` + q(opencode.TextPDFUnprocessable) + `,"statusCode":400,"isRetryable":false}}}`)
+	last.Parts = nil
+	for i, p := range fx.Messages[1].Parts {
+		fx.Messages[1].Parts[i].Body = json.RawMessage(strings.ReplaceAll(string(p.Body), "big.png", "manual.pdf"))
+	}
+	s := storetest.LoadAll(t, storetest.OpenOne(t, storetest.Materialize(t, store.ShapeSQLite, t.TempDir(), fx)))[0]
+	f := fs0(scan.CheckSession(s, scanOpts()), "SF179")
+	if f.PartID != storetest.ToolImagePartID || f.Fix != "replaceMedia" || !strings.Contains(f.Message, "manual.pdf") {
+		t.Fatalf("SF179 should name the read tool's PDF: %+v", f)
+	}
+	fixed := fixAndRecheck(t, s, "placeholder")
+	p := opencode.FindPart(fixed, storetest.ImageAsstID, storetest.ToolImagePartID)
+	if n := len(p.Get("state.attachments").Array()); n != 0 || !strings.Contains(p.Get("state.output").String(), "Could not process PDF") {
+		t.Fatalf("the tool result after the repair: %.400s", p.Raw)
+	}
+	for _, g := range scan.CheckSession(fixed, scanOpts()) {
+		if g.Severity != scan.Info {
+			t.Errorf("after the repair: %s %s %s", g.Severity, g.Code, g.Message)
+		}
+	}
+}

@@ -2,6 +2,8 @@ package scan
 
 import (
 	"fmt"
+	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/sessfix/sessfix/pkg/opencode"
@@ -58,7 +60,8 @@ func checkPDFNotProcessed(c *Context) {
 }
 
 // pdfName is the file name of a request's PDF: its part's, or its
-// attachment's; "a PDF" when it has none.
+// attachment's, else the file the tool read (the read tool's filePath);
+// "a PDF" when none says.
 func pdfName(p *store.Part, f opencode.File) string {
 	if p == nil {
 		return "a PDF"
@@ -69,6 +72,9 @@ func pdfName(p *store.Part, f opencode.File) string {
 	}
 	if n := p.Get(key).String(); n != "" {
 		return n
+	}
+	if fp := p.Get("state.input.filePath").String(); f.Attachment >= 0 && fp != "" {
+		return path.Base(filepath.ToSlash(fp))
 	}
 	return "a PDF"
 }
