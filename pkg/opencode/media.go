@@ -261,9 +261,15 @@ var (
 	GeminiImageLimit = ImageLimit{Provider: "Gemini", InvalidText: TextGeminiInvalidImage}
 )
 
-// ChecksSize reports whether the limits say how big an image may be: a
-// repair that shrinks needs that (a family with none gets Anthropic's).
-func (l ImageLimit) ChecksSize() bool { return l.Base64Max > 0 || l.BytesMax > 0 }
+// SizeLimitOf is the image limit a request's images are shrunk within and
+// judged repaired by: the family's (ImageLimitOf), or Anthropic's, the
+// strictest sessfix knows, for a family whose size it does not check.
+func SizeLimitOf(r *sent.Request) ImageLimit {
+	if l, ok := ImageLimitOf(r); ok && (l.Base64Max > 0 || l.BytesMax > 0) {
+		return l
+	}
+	return AnthropicImageLimit
+}
 
 // TextInvalidImage is the Messages API's answer to an image block whose
 // data is not a JPEG, PNG, GIF or WebP image (also Claude's on Bedrock and
@@ -436,10 +442,7 @@ const noSide = 1 << 30
 // sessfix does not check gets Anthropic's, the strictest it knows.
 func ImageLimits(s *store.Session) (maxBase64, maxSide int) {
 	r := sent.Build(s, sent.Options{NextPrompt: true})
-	l, ok := ImageLimitOf(r)
-	if !ok || !l.ChecksSize() {
-		l = AnthropicImageLimit
-	}
+	l := SizeLimitOf(r)
 	ims := RequestImages(s, r)
 	side := l.Side(len(ims))
 	if side == 0 {

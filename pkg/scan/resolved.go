@@ -289,13 +289,10 @@ func imageWithinLimits(r *opencode.Recovery, s *store.Session) string {
 		return ""
 	}
 	// The limits of the session's family (Anthropic's when sessfix checks
-	// none), the side for the number of images the next request holds, as
-	// the scan's check (checkImages) takes them.
+	// no size for it), the side for the number of images the next request
+	// holds, as the scan's check (checkImages) takes them.
 	req := sent.Build(s, sent.Options{NextPrompt: true})
-	lim, ok := opencode.ImageLimitOf(req)
-	if !ok || !lim.ChecksSize() {
-		lim = opencode.AnthropicImageLimit
-	}
+	lim := opencode.SizeLimitOf(req)
 	side := lim.Side(len(opencode.RequestImages(s, req)))
 	for _, data := range images {
 		if lim.Over(data) {
