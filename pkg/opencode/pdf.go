@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -92,13 +93,7 @@ const TextPDFUnprocessable = "Could not process PDF"
 // failure that names none. The request is the failed attempt's as the
 // records are now.
 func FreshPDFs(s *store.Session, failed *store.Message) []File {
-	fi := -1
-	for i, m := range s.Messages {
-		if m.ID == failed.ID {
-			fi = i
-			break
-		}
-	}
+	fi := slices.IndexFunc(s.Messages, func(m *store.Message) bool { return m.ID == failed.ID })
 	if fi < 0 {
 		return nil
 	}

@@ -44,17 +44,22 @@ func checkPDFNotProcessed(c *Context) {
 	if len(pdfs) == 0 {
 		return
 	}
+	parts := make([]*store.Part, len(pdfs))
 	names := make([]string, len(pdfs))
 	for i, p := range pdfs {
-		names[i] = pdfName(opencode.FindPart(c.Session, p.MessageID, p.PartID), p)
+		parts[i] = opencode.FindPart(c.Session, p.MessageID, p.PartID)
+		names[i] = pdfName(parts[i], p)
 	}
-	for _, p := range pdfs {
-		f := At(c.Session.Message(p.MessageID), opencode.FindPart(c.Session, p.MessageID, p.PartID))
+	first := "the request was the first to send " + names[0]
+	if len(names) > 1 {
+		first = fmt.Sprintf("the request was the first to send %d PDFs (%s), this one among them", len(names), strings.Join(names, ", "))
+	}
+	for i, p := range pdfs {
+		f := At(c.Session.Message(p.MessageID), parts[i])
 		f.ErrorType = string(opencode.ErrorPDFUnprocessable)
 		f.ProviderError = text
 		f.Index = idx(p.N, p.M)
-		f.Message = fmt.Sprintf("the last attempt failed with %q and names no PDF; the request was the first to send %d PDF(s) (%s), this one among them",
-			text, len(pdfs), strings.Join(names, ", "))
+		f.Message = fmt.Sprintf("the last attempt failed with %q, which names no PDF; %s", text, first)
 		c.Report(f)
 	}
 }
