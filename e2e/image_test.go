@@ -33,7 +33,7 @@ type imageMock struct {
 }
 
 func imageMockOf(e *opencodetest.Env) imageMock {
-	if e.Model == opencodetest.OpenAIModel {
+	if f, _ := opencodetest.FamilyOf(e.Model); f == opencodetest.Responses {
 		return imageMock{openAICalls, func(e *opencodetest.Env) [][]mockanthropic.RequestImage {
 			var out [][]mockanthropic.RequestImage
 			for _, call := range e.OpenAI.Requests() {
@@ -49,7 +49,7 @@ func imageMockOf(e *opencodetest.Env) imageMock {
 			return out
 		}}
 	}
-	if e.Model == opencodetest.GoogleModel {
+	if f, _ := opencodetest.FamilyOf(e.Model); f == opencodetest.Gemini {
 		return imageMock{geminiCalls, func(e *opencodetest.Env) [][]mockanthropic.RequestImage {
 			var out [][]mockanthropic.RequestImage
 			for _, call := range e.Gemini.Requests() {

@@ -51,7 +51,44 @@ func TestInvalidImagePlaceholderGemini(t *testing.T) {
 	invalidImagePlaceholder(t, "attached-image-not-an-image-gemini", opencodetest.GoogleModel, mockgemini.TextInvalidImage)
 }
 
-func invalidImagePlaceholder(t *testing.T, name, model, want string) {
+// TestInvalidImagePlaceholderZen is TestInvalidImagePlaceholderOpenAI
+// with a GPT model of OpenCode's own provider (Zen), which OpenCode sends
+// through the same Responses API package: sessfix knows it as OpenAI's.
+func TestInvalidImagePlaceholderZen(t *testing.T) {
+	e := invalidImagePlaceholder(t, "attached-image-not-an-image-zen", opencodetest.ZenOpenAIModel, mockopenai.MsgInvalidImage)
+	// What makes sessfix's OpenAI rules OpenCode's for this model: every
+	// agent request went to the Responses API, as the openai provider's do.
+	n := 0
+	for _, c := range e.OpenAI.AgentRequests() {
+		n++
+		if !strings.HasSuffix(c.Path, "/responses") || c.Parsed == nil || c.Parsed.Responses == nil {
+			t.Errorf("agent request %d went to %s, not the Responses API", c.Index, c.Path)
+		}
+	}
+	if n == 0 {
+		t.Error("the OpenAI mock received no agent request for the Zen model")
+	}
+}
+
+// TestInvalidImagePlaceholderZenGemini is TestInvalidImagePlaceholderGemini
+// with a Gemini model of OpenCode's own provider (Zen), which OpenCode
+// sends through the same Gemini API package: sessfix knows it as Google's.
+func TestInvalidImagePlaceholderZenGemini(t *testing.T) {
+	e := invalidImagePlaceholder(t, "attached-image-not-an-image-zen-gemini", opencodetest.ZenGoogleModel, mockgemini.TextInvalidImage)
+	n := 0
+	for _, c := range e.Gemini.ChatRequests() {
+		n++
+		if !strings.Contains(c.Path, "/models/gemini-3-flash:") {
+			t.Errorf("agent request %d went to %s, not Gemini's generateContent for the model", c.Index, c.Path)
+		}
+	}
+	if n == 0 {
+		t.Error("the Gemini mock received no agent request for the Zen model")
+	}
+}
+
+// invalidImagePlaceholder runs the test with model and returns its Env.
+func invalidImagePlaceholder(t *testing.T, name, model, want string) *opencodetest.Env {
 	acquire(t)
 	ctx := testCtx(t, 12*time.Minute)
 	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18, Model: model, Timeout: 4 * time.Minute})
@@ -159,18 +196,21 @@ func invalidImagePlaceholder(t *testing.T, name, model, want string) {
 		Before: rejectedAs(rejected), Scan: codes(codesWithSeverity(fs)), Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted",
 		First: first,
 	})
+	return e
 }
 
 // modelChatBodies are the bodies of the agent requests the mock of the
 // Env's model received, in order.
 func modelChatBodies(e *opencodetest.Env) [][]byte {
-	switch e.Model {
-	case opencodetest.OpenAIModel:
+	switch f, _ := opencodetest.FamilyOf(e.Model); f {
+	case opencodetest.Responses:
 		return chatBodies(e.OpenAI.Requests())
+	case opencodetest.Gemini:
+		return chatBodies(e.Gemini.Requests())
+	}
+	switch e.Model {
 	case opencodetest.BedrockModel:
 		return chatBodies(e.Bedrock.Requests())
-	case opencodetest.GoogleModel:
-		return chatBodies(e.Gemini.Requests())
 	}
 	return chatBodies(e.Mock.Requests())
 }

@@ -342,6 +342,9 @@ func (e *Env) writeConfig(opts Options) error {
 		if !ok {
 			return fmt.Errorf("the harness does not configure provider %q", id)
 		}
+		if id == main.ID {
+			p = main // the family of the Env's model
+		}
 		providers[id] = e.providerEntry(p, opts)
 	}
 	e.opts = opts

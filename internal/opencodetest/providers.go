@@ -55,6 +55,11 @@ type Provider struct {
 	// Declare are model declarations written into the entry's "models", the
 	// way users declare models OpenCode's catalogue does not list.
 	Declare map[string]map[string]any
+	// ModelFamilies are the models whose family is not the provider's
+	// (OpenCode Zen's catalogue names a package per model): ProviderOf
+	// gives such a model's provider that family, so that the entry's
+	// baseURL points at that family's mock.
+	ModelFamilies map[string]Family
 }
 
 // Model ids the harness is known to work with, one per provider.
@@ -90,6 +95,14 @@ const (
 	OpenAIModel = "openai/gpt-5.2"
 	// OpenAICodexModel is a codex model of the same provider.
 	OpenAICodexModel = "openai/gpt-5.3-codex-spark"
+	// ZenOpenAIModel is a GPT model of OpenCode's own provider (OpenCode
+	// Zen): 1.18.33's catalogue gives the provider @ai-sdk/openai-compatible
+	// but its GPT models @ai-sdk/openai, so OpenCode talks the Responses API
+	// to it, as to the openai provider.
+	ZenOpenAIModel = "opencode/gpt-5.2"
+	// ZenGoogleModel is a Gemini model of OpenCode Zen, which 1.18.33's
+	// catalogue sends through @ai-sdk/google.
+	ZenGoogleModel = "opencode/gemini-3-flash"
 	// GoogleModel is a Gemini 3 model in 1.18.33's catalogue (google
 	// provider, @ai-sdk/google); OpenCode turns thinking on for it by
 	// itself (thinkingConfig {includeThoughts: true, thinkingLevel: "high"}).
@@ -137,6 +150,11 @@ var Providers = map[string]Provider{
 	},
 	"openai": {ID: "openai", Family: Responses, Dialect: mockopenai.OpenAI, APIKey: "sk-mock-openai",
 		Models: []string{"gpt-5.2", "gpt-5.3-codex-spark"}},
+	// OpenCode's own provider (Zen): a GPT model, which OpenCode sends
+	// through @ai-sdk/openai (baseURL at the OpenAI mock), and a Gemini
+	// model, which it sends through @ai-sdk/google (at the Gemini mock).
+	"opencode": {ID: "opencode", Family: Responses, Dialect: mockopenai.OpenAI, APIKey: "sk-mock-zen",
+		Models: []string{"gpt-5.2", "gemini-3-flash"}, ModelFamilies: map[string]Family{"gemini-3-flash": Gemini}},
 	"google": {ID: "google", Family: Gemini, APIKey: "mock-gemini-key", Models: []string{"gemini-3-flash-preview"}},
 	// The amazon-bedrock APIKey is a Bedrock API key, given to OpenCode as
 	// AWS_BEARER_TOKEN_BEDROCK (see Env.Environ).
@@ -144,13 +162,17 @@ var Providers = map[string]Provider{
 		Models: []string{"anthropic.claude-sonnet-4-5-20250929-v1:0"}},
 }
 
-// ProviderOf returns the provider of a "provider/model" id.
+// ProviderOf returns the provider of a "provider/model" id, with the
+// model's family (Provider.ModelFamilies).
 func ProviderOf(model string) (Provider, error) {
-	id, _, ok := strings.Cut(model, "/")
+	id, modelID, ok := strings.Cut(model, "/")
 	if !ok {
 		return Provider{}, fmt.Errorf("model %q is not provider/model", model)
 	}
 	p, ok := Providers[id]
+	if f, ok := p.ModelFamilies[modelID]; ok {
+		p.Family = f
+	}
 	if !ok {
 		var known []string
 		for k := range Providers {

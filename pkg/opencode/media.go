@@ -367,7 +367,9 @@ func ImageLimitOf(r *sent.Request) (ImageLimit, bool) {
 			return BedrockClaudeImageLimit, true
 		}
 	case sent.Responses:
-		if r.ProviderID == "openai" {
+		// OpenCode Zen's GPT models are OpenAI's behind Zen's proxy:
+		// OpenAI's limits, not Azure's.
+		if r.ProviderID == "openai" || r.ProviderID == "opencode" {
 			return OpenAIImageLimit, true
 		}
 	case sent.Google:

@@ -17,6 +17,11 @@ func TestSizeLimitOf(t *testing.T) {
 	}{
 		{sent.Anthropic, "anthropic", "Anthropic"},
 		{sent.Responses, "openai", "OpenAI"},
+		// OpenCode Zen's GPT models: OpenAI's API behind Zen's proxy.
+		{sent.Responses, "opencode", "OpenAI"},
+		{sent.Anthropic, "opencode", "OpenCode Console"},
+		// Azure's limits are its own: not checked, shrunk within Anthropic's.
+		{sent.Responses, "azure", "Anthropic"},
 		{sent.Google, "google", "Anthropic"},
 		{sent.Chat, "deepseek", "Anthropic"},
 	} {

@@ -90,7 +90,16 @@ func containsAny(s string, parts []string) bool {
 // (anthropic, google-vertex-anthropic) and Claude on OpenCode's own
 // provider the Messages API; `openai` and `azure` (OpenCode's @ai-sdk/openai)
 // the Responses API; `google*` providers Gemini; DeepSeek, Moonshot and Kimi
-// providers or models Chat Completions. Claude on GitHub Copilot
+// providers or models Chat Completions.
+//
+// OpenCode's own provider (`opencode`, OpenCode Zen) has a package per
+// model in OpenCode 1.18.33's catalogue: its `claude-*` models go through
+// @ai-sdk/anthropic, `gpt-*` through @ai-sdk/openai (the Responses API, at
+// Zen's /v1/responses), `gemini-*` through @ai-sdk/google, so they are the
+// families of the providers whose models they are. Its other models stay
+// Other: the grok and muse-spark models also use @ai-sdk/openai, and some
+// Qwen and MiniMax ones @ai-sdk/anthropic, but their APIs' own rules and
+// limits (xAI's, Alibaba's, MiniMax's) are not OpenAI's or Anthropic's. Claude on GitHub Copilot
 // (`github-copilot*`) is the Messages API too: OpenCode 1.18.33 gives a
 // Copilot model whose entry in Copilot's model list names the
 // /v1/messages endpoint the @ai-sdk/anthropic package at Copilot's /v1, so
@@ -110,8 +119,10 @@ func FamilyOf(providerID, modelID string) Family {
 		return Anthropic
 	case (p == "" || p == "opencode") && (m == "" || strings.Contains(m, "claude")):
 		return Anthropic
-	case p == "openai" || p == "azure":
+	case p == "openai" || p == "azure" || p == "opencode" && strings.HasPrefix(m, "gpt-"):
 		return Responses
+	case p == "opencode" && strings.HasPrefix(m, "gemini-"):
+		return Google
 	case strings.HasPrefix(p, "google"):
 		return Google
 	}

@@ -97,6 +97,19 @@ func TestFamilyOf(t *testing.T) {
 		{"github-copilot", "claude-opus-4.5", sent.Anthropic},
 		{"github-copilot", "gpt-5.2", sent.Other},
 		{"github-copilot", "gemini-3-pro-preview", sent.Other},
+		// OpenCode Zen: the package 1.18.33's catalogue names for each
+		// model; models whose API is neither OpenAI's nor Google's stay
+		// Other even where the package is @ai-sdk/openai or
+		// @ai-sdk/anthropic.
+		{"opencode", "claude-opus-4-5", sent.Anthropic},
+		{"opencode", "gpt-5.2", sent.Responses},
+		{"opencode", "gpt-5.1-codex-max", sent.Responses},
+		{"opencode", "gemini-3-flash", sent.Google},
+		{"opencode", "kimi-k2.5", sent.Chat},
+		{"opencode", "grok-4.6", sent.Other},
+		{"opencode", "muse-spark-1.3", sent.Other},
+		{"opencode", "qwen3.6-plus", sent.Other},
+		{"opencode", "big-pickle", sent.Other},
 	} {
 		if got := sent.FamilyOf(c.p, c.m); got != c.want {
 			t.Errorf("FamilyOf(%q, %q) = %s, want %s", c.p, c.m, got, c.want)
