@@ -51,7 +51,7 @@ func printText(w io.Writer, r *Result) error {
 	describe := r.Describe()
 	if len(r.Causes) > 0 {
 		// The places, one per line, instead of in one long line.
-		p("%s\n", scan.CausesHeader(len(r.Causes)))
+		p("%s\n", scan.CausesHeader(r.Causes))
 	} else {
 		p("%s\n", report.Clean(describe))
 	}

@@ -53,6 +53,10 @@ func TestUnprocessedPDFReplaced(t *testing.T) {
 			}
 			if f := fs0(fs, "SF302"); f.Fix != "replaceMedia" || f.ErrorType != "pdf_unprocessable" || f.Severity != scan.Error {
 				t.Fatalf("SF302 should map the stored error to replaceMedia: %+v", f)
+			} else if !strings.Contains(f.Message, "the failed request was the first to send 1 PDF that causes it: message ") ||
+				strings.Contains(f.Message, "preflight") {
+				// The cause is read from the stored attempt, not predicted.
+				t.Errorf("SF302 should say where the cause comes from: %s", f.Message)
 			}
 			fixed := fixAndRecheck(t, s, "placeholder")
 			if p := fixed.Message("msg_00000000000300000000000003").Parts[1]; p.Get("type").String() != "text" ||

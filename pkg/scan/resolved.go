@@ -3,6 +3,7 @@ package scan
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/sessfix/sessfix/pkg/ocenv"
@@ -227,11 +228,21 @@ func CausesNote(causes []Finding) string {
 	if len(causes) == 0 {
 		return "the error names no message, and sessfix finds nothing in the session that causes it"
 	}
-	return CausesHeader(len(causes)) + " " + DescribeCauses(causes)
+	return CausesHeader(causes) + " " + DescribeCauses(causes)
 }
 
 // CausesHeader is CausesNote without the places, for a list that follows.
-func CausesHeader(n int) string {
+// Causes that SF179 found are not the preflight's: they are the PDFs the
+// stored failed request was the first to send.
+func CausesHeader(causes []Finding) string {
+	n := len(causes)
+	if n > 0 && !slices.ContainsFunc(causes, func(f Finding) bool { return f.Code != SF179 }) {
+		pdfs := "PDFs that cause it"
+		if n == 1 {
+			pdfs = "PDF that causes it"
+		}
+		return fmt.Sprintf("the error names no message; the failed request was the first to send %d %s:", n, pdfs)
+	}
 	places := "places that cause it"
 	if n == 1 {
 		places = "place that causes it"
