@@ -43,6 +43,23 @@ type familyCase struct {
 	unforeseen string
 }
 
+// killedAfterReasoning leaves what a SIGKILL after a Responses turn's
+// reasoning item leaves (OBSERVED.md): the first tool step keeps step-start
+// and the finished reasoning (item id, encrypted content), no finish, no
+// time.completed, and nothing after it.
+func killedAfterReasoning(c *famRun) {
+	tool := c.assistant(0)
+	for _, m := range c.msgs[slices.IndexFunc(c.msgs, func(m opencodetest.Message) bool { return m.ID == tool.ID })+1:] {
+		c.deleteMessage(m.ID)
+	}
+	for _, p := range tool.Parts {
+		if p.Type() != "step-start" && p.Type() != "reasoning" {
+			c.d.deletePart(tool.ID, p.ID)
+		}
+	}
+	c.deleteMessageKeys(tool.ID, "finish", "time.completed")
+}
+
 var familyCases = []familyCase{
 	{
 		name: "openai-another-account", what: "another API key (account) than the one the encrypted reasoning was issued to", store: "opencode-1.18.33-openai-responses", title: "openai two turns",
@@ -71,20 +88,29 @@ var familyCases = []familyCase{
 		// the turn's message holds step-start and the finished reasoning
 		// (item id, encrypted content), no finish, no time.completed.
 		name: "openai-killed-after-reasoning", what: "SIGKILL after the reasoning item, before the function call (the stored shape of the kill)", store: "opencode-1.18.33-openai-responses", title: "openai tool loop",
-		opts: opencodetest.Options{Model: opencodetest.OpenAIModel},
-		breakIt: func(c *famRun) {
-			tool := c.assistant(0)
-			for _, m := range c.msgs[slices.IndexFunc(c.msgs, func(m opencodetest.Message) bool { return m.ID == tool.ID })+1:] {
-				c.deleteMessage(m.ID)
-			}
-			for _, p := range tool.Parts {
-				if p.Type() != "step-start" && p.Type() != "reasoning" {
-					c.d.deletePart(tool.ID, p.ID)
-				}
-			}
-			c.deleteMessageKeys(tool.ID, "finish", "time.completed")
-		},
+		opts:      opencodetest.Options{Model: opencodetest.OpenAIModel},
+		breakIt:   killedAfterReasoning,
 		errorType: "reasoning_without_following_item", text: "of type 'reasoning' was provided without its required following item.",
+	},
+	{
+		// The same kill on OpenCode Zen's GPT model: 1.18.33 sends it
+		// through @ai-sdk/openai, so the stored shape and the refusal are
+		// the openai provider's.
+		name: "zen-killed-after-reasoning", what: "SIGKILL after the reasoning item, before the function call, on OpenCode Zen's GPT model (the stored shape of the kill)", store: "opencode-1.18.33-zen", title: "zen tool loop",
+		opts:      opencodetest.Options{Model: opencodetest.ZenOpenAIModel},
+		breakIt:   killedAfterReasoning,
+		errorType: "reasoning_without_following_item", text: "of type 'reasoning' was provided without its required following item.",
+	},
+	{
+		name: "zen-another-account", what: "another OpenCode Zen API key than the one the encrypted reasoning was issued to", store: "opencode-1.18.33-zen", title: "zen two turns",
+		opts: opencodetest.Options{Model: opencodetest.ZenOpenAIModel},
+		breakIt: func(c *famRun) {
+			c.configure(func(o *opencodetest.Options) {
+				o.APIKeys = map[string]string{"opencode": "sk-mock-zen-other-account"}
+			})
+		},
+		errorType: "encrypted_content_invalid", text: "could not be verified.",
+		unforeseen: "the account is not stored in the session",
 	},
 	{
 		name: "kimi-tool-step-without-reasoning", what: "a tool step the model made without reasoning; the provider checks every turn", store: "opencode-1.18.33-openai-compatible", title: "kimi-custom tool loop",

@@ -43,6 +43,9 @@ func TestRealRequests(t *testing.T) {
 			"0 system []\n1 user [text]\n2 assistant [tool_use] reasoning_content\n3 tool [tool_result]\n4 assistant [text] reasoning_content\n5 user [text]\n"},
 		{"opencode-1.18.33-openai-responses", "openai tool loop", sent.Responses, false,
 			"0 developer []\n1 user [text]\n2 reasoning [reasoning(signed)]\n3 function_call [tool_use]\n4 function_call_output [tool_result]\n5 reasoning [reasoning(signed)]\n6 assistant [text]\n7 user [text]\n"},
+		// OpenCode Zen's GPT model: the same package, the same request.
+		{"opencode-1.18.33-zen", "zen tool loop", sent.Responses, false,
+			"0 developer []\n1 user [text]\n2 reasoning [reasoning(signed)]\n3 function_call [tool_use]\n4 function_call_output [tool_result]\n5 reasoning [reasoning(signed)]\n6 assistant [text]\n7 user [text]\n"},
 	}
 	for _, c := range cases {
 		t.Run(c.title, func(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"github.com/sessfix/sessfix/internal/opencodetest/mockgemini"
 )
 
-var familiesFlag = flag.String("families", "google,amazon-bedrock,openai-compatible,openai-responses",
+var familiesFlag = flag.String("families", "google,amazon-bedrock,openai-compatible,openai-responses,zen",
 	"provider families to record with OpenCode "+opencodetest.V1_18+" into testdata/real/opencode-"+opencodetest.V1_18+"-<family>/ (empty: none)")
 
 // familyModels are the models the recorded families run, by provider id.
@@ -35,7 +35,7 @@ func recordFamilies(outRoot string) error {
 		model, ok := familyModels[fam]
 		sessions, titled := titledStores[fam]
 		if !ok && !titled {
-			return fmt.Errorf("unknown family %q (known: google, amazon-bedrock, openai-compatible, openai-responses)", fam)
+			return fmt.Errorf("unknown family %q (known: google, amazon-bedrock, openai-compatible, openai-responses, zen)", fam)
 		}
 		start := time.Now()
 		record := func() error { return recordFamily(fam, model, outRoot) }

@@ -12,8 +12,8 @@
 // per provider family into testdata/real/opencode-1.18.33-<family>/:
 // google and amazon-bedrock (a tool loop and a two-turn session against
 // internal/opencodetest/mockgemini and internal/opencodetest/mockbedrock), openai-compatible (DeepSeek
-// and Kimi) and openai-responses (openai), whose sessions against
-// internal/opencodetest/mockopenai are named by their title.
+// and Kimi), openai-responses (openai) and zen (OpenCode Zen's GPT), whose
+// sessions against internal/opencodetest/mockopenai are named by their title.
 //
 //	go run ./internal/opencodetest/cmd/record            # both versions, every family
 //	go run ./internal/opencodetest/cmd/record -versions 1.18.33 -families ""

@@ -41,6 +41,12 @@ var titledStores = map[string][]session{
 		{"openai tool loop", opencodetest.OpenAIModel, []string{promptLoop}},
 		{"openai two turns", opencodetest.OpenAIModel, []string{promptLoop, promptSecond}},
 	},
+	// OpenCode Zen's GPT models, which 1.18.33 sends through
+	// @ai-sdk/openai like the openai provider's.
+	"zen": {
+		{"zen tool loop", opencodetest.ZenOpenAIModel, []string{promptLoop}},
+		{"zen two turns", opencodetest.ZenOpenAIModel, []string{promptLoop, promptSecond}},
+	},
 }
 
 // recordTitled records one titled store with 1.18.33. The mock checks the
