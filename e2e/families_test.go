@@ -149,6 +149,15 @@ var familyCases = []familyCase{
 		unforeseen: "the account is not stored in the session",
 	},
 	{
+		// OpenCode Zen's Gemini model: 1.18.33 sends it through
+		// @ai-sdk/google, signatures and refusal as the google provider's.
+		name: "zen-gemini-another-account", what: "thought signatures issued to another account, on OpenCode Zen's Gemini model", store: "opencode-1.18.33-zen-gemini",
+		opts:      opencodetest.Options{Model: opencodetest.ZenGoogleModel},
+		breakIt:   func(c *famRun) { c.e.Gemini.SetSecret([]byte("another account")) },
+		errorType: "thought_signature_corrupted", text: "Corrupted thought signature.",
+		unforeseen: "the account is not stored in the session",
+	},
+	{
 		name: "bedrock-another-account", what: "reasoning signed for another account (a switch of AWS account or key)",
 		store:     "opencode-1.18.33-amazon-bedrock",
 		opts:      opencodetest.Options{Model: opencodetest.BedrockModel},

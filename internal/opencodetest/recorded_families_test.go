@@ -25,6 +25,9 @@ func TestRecordedFamilies(t *testing.T) {
 	}{
 		{"google", GoogleModel, func(f *Env, msgs []Message) int { return len(geminiSignatures(msgs)) },
 			func(f *Env) chats { return geminiChats(f.Gemini) }},
+		// OpenCode Zen's Gemini model, sent through the same package.
+		{"zen-gemini", ZenGoogleModel, func(f *Env, msgs []Message) int { return len(geminiSignatures(msgs)) },
+			func(f *Env) chats { return geminiChats(f.Gemini) }},
 		{"amazon-bedrock", BedrockModel, func(f *Env, msgs []Message) int {
 			n := 0
 			for _, p := range partsOf(msgs, "reasoning") {

@@ -63,7 +63,9 @@ func TestRealRequests(t *testing.T) {
 		})
 	}
 	for dir, want := range map[string]string{
-		"opencode-1.18.33-google":         "0 user [text]\n1 model [thought tool_use(signed)]\n2 user [tool_result]\n3 model [thought text]\n4 user [text]\n",
+		"opencode-1.18.33-google": "0 user [text]\n1 model [thought tool_use(signed)]\n2 user [tool_result]\n3 model [thought text]\n4 user [text]\n",
+		// OpenCode Zen's Gemini model: the same package, the same request.
+		"opencode-1.18.33-zen-gemini":     "0 user [text]\n1 model [thought tool_use(signed)]\n2 user [tool_result]\n3 model [thought text]\n4 user [text]\n",
 		"opencode-1.18.33-amazon-bedrock": "0 user [text]\n1 assistant [thinking tool_use]\n2 user [tool_result]\n3 assistant [thinking text]\n4 user [text]\n",
 	} {
 		found := false

@@ -14,13 +14,16 @@ import (
 	"github.com/sessfix/sessfix/internal/opencodetest/mockgemini"
 )
 
-var familiesFlag = flag.String("families", "google,amazon-bedrock,openai-compatible,openai-responses,zen",
+var familiesFlag = flag.String("families", "google,amazon-bedrock,openai-compatible,openai-responses,zen,zen-gemini",
 	"provider families to record with OpenCode "+opencodetest.V1_18+" into testdata/real/opencode-"+opencodetest.V1_18+"-<family>/ (empty: none)")
 
 // familyModels are the models the recorded families run, by provider id.
 var familyModels = map[string]string{
 	"google":         opencodetest.GoogleModel,
 	"amazon-bedrock": opencodetest.BedrockModel,
+	// OpenCode Zen's Gemini model, which 1.18.33 sends through
+	// @ai-sdk/google like the google provider's.
+	"zen-gemini": opencodetest.ZenGoogleModel,
 }
 
 // recordFamilies records, for each family of -families, a bash tool loop
@@ -35,7 +38,7 @@ func recordFamilies(outRoot string) error {
 		model, ok := familyModels[fam]
 		sessions, titled := titledStores[fam]
 		if !ok && !titled {
-			return fmt.Errorf("unknown family %q (known: google, amazon-bedrock, openai-compatible, openai-responses, zen)", fam)
+			return fmt.Errorf("unknown family %q (known: google, amazon-bedrock, openai-compatible, openai-responses, zen, zen-gemini)", fam)
 		}
 		start := time.Now()
 		record := func() error { return recordFamily(fam, model, outRoot) }
@@ -51,7 +54,15 @@ func recordFamilies(outRoot string) error {
 }
 
 func recordFamily(fam, model, outRoot string) error {
-	f, err := opencodetest.New(opencodetest.Options{Model: model})
+	opts := opencodetest.Options{Model: model}
+	if strings.HasPrefix(model, "opencode/") {
+		// Zen serves every package at one base URL; the harness's
+		// `opencode` entry points at one family's mock, so OpenCode's
+		// title requests (its small model, a GPT model for Zen) are
+		// sent with the same model.
+		opts.Config = map[string]any{"small_model": model}
+	}
+	f, err := opencodetest.New(opts)
 	if err != nil {
 		return err
 	}
@@ -85,7 +96,7 @@ func recordFamily(fam, model, outRoot string) error {
 	}
 	for _, r := range f.Gemini.Requests() {
 		if r.Verdict != mockgemini.Accepted {
-			return fmt.Errorf("gemini mock rejected request %d: %s", r.Index, r.Error)
+			return fmt.Errorf("gemini mock rejected request %d (%s, agent %v): %s", r.Index, r.Path, r.Chat, r.Error)
 		}
 	}
 	for _, r := range f.Bedrock.Requests() {

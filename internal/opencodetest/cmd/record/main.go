@@ -10,8 +10,9 @@
 //
 // With -families (default: all) it also records, with 1.18.33, one store
 // per provider family into testdata/real/opencode-1.18.33-<family>/:
-// google and amazon-bedrock (a tool loop and a two-turn session against
-// internal/opencodetest/mockgemini and internal/opencodetest/mockbedrock), openai-compatible (DeepSeek
+// google, zen-gemini (OpenCode Zen's Gemini) and amazon-bedrock (a tool loop
+// and a two-turn session against internal/opencodetest/mockgemini and
+// internal/opencodetest/mockbedrock), openai-compatible (DeepSeek
 // and Kimi), openai-responses (openai) and zen (OpenCode Zen's GPT), whose
 // sessions against internal/opencodetest/mockopenai are named by their title.
 //
