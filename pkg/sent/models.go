@@ -90,22 +90,23 @@ func containsAny(s string, parts []string) bool {
 // (anthropic, google-vertex-anthropic) and Claude on OpenCode's own
 // provider the Messages API; `openai` and `azure` (OpenCode's @ai-sdk/openai)
 // the Responses API; `google*` providers Gemini; DeepSeek, Moonshot and Kimi
-// providers or models Chat Completions.
-//
-// OpenCode's own provider (`opencode`, OpenCode Zen) has a package per
-// model in OpenCode 1.18.33's catalogue: its `claude-*` models go through
-// @ai-sdk/anthropic, `gpt-*` through @ai-sdk/openai (the Responses API, at
-// Zen's /v1/responses), `gemini-*` through @ai-sdk/google, so they are the
-// families of the providers whose models they are. Its other models stay
-// Other: the grok and muse-spark models also use @ai-sdk/openai, and some
-// Qwen and MiniMax ones @ai-sdk/anthropic, but their APIs' own rules and
-// limits (xAI's, Alibaba's, MiniMax's) are not OpenAI's or Anthropic's. Claude on GitHub Copilot
+// providers or models Chat Completions. Claude on GitHub Copilot
 // (`github-copilot*`) is the Messages API too: OpenCode 1.18.33 gives a
 // Copilot model whose entry in Copilot's model list names the
 // /v1/messages endpoint the @ai-sdk/anthropic package at Copilot's /v1, so
 // its thinking travels with metadata.anthropic.signature and Copilot's
 // errors use the Messages API's indexes (OpenCode 1.1 sent every Copilot
 // model through its Chat Completions package instead: see newConverter).
+//
+// OpenCode's own provider (`opencode`, OpenCode Zen) has a package per
+// model in OpenCode 1.18.33's catalogue: its `claude-*` models go through
+// @ai-sdk/anthropic, `gpt-*` through @ai-sdk/openai (the Responses API, at
+// Zen's /v1/responses), `gemini-*` through @ai-sdk/google, so they are the
+// families of the providers whose models they are. Its grok and muse-spark
+// models also use @ai-sdk/openai, and some Qwen and MiniMax ones
+// @ai-sdk/anthropic, but the APIs behind them (xAI's, Alibaba's, MiniMax's)
+// have their own rules and limits: they stay Other.
+//
 // Everything else is Other: sessfix does not know the package OpenCode
 // uses for it.
 func FamilyOf(providerID, modelID string) Family {
