@@ -33,7 +33,8 @@ type imageMock struct {
 }
 
 func imageMockOf(e *opencodetest.Env) imageMock {
-	if f, _ := opencodetest.FamilyOf(e.Model); f == opencodetest.Responses {
+	switch f, _ := opencodetest.FamilyOf(e.Model); f {
+	case opencodetest.Responses:
 		return imageMock{openAICalls, func(e *opencodetest.Env) [][]mockanthropic.RequestImage {
 			var out [][]mockanthropic.RequestImage
 			for _, call := range e.OpenAI.Requests() {
@@ -48,8 +49,7 @@ func imageMockOf(e *opencodetest.Env) imageMock {
 			}
 			return out
 		}}
-	}
-	if f, _ := opencodetest.FamilyOf(e.Model); f == opencodetest.Gemini {
+	case opencodetest.Gemini:
 		return imageMock{geminiCalls, func(e *opencodetest.Env) [][]mockanthropic.RequestImage {
 			var out [][]mockanthropic.RequestImage
 			for _, call := range e.Gemini.Requests() {
@@ -64,8 +64,7 @@ func imageMockOf(e *opencodetest.Env) imageMock {
 			}
 			return out
 		}}
-	}
-	if e.Model == opencodetest.BedrockModel {
+	case opencodetest.Bedrock:
 		return imageMock{bedrockCalls, func(e *opencodetest.Env) [][]mockanthropic.RequestImage { return chatImages(e.Bedrock.Requests()) }}
 	}
 	return imageMock{anthropicCalls, func(e *opencodetest.Env) [][]mockanthropic.RequestImage { return chatImages(e.Mock.Requests()) }}

@@ -58,15 +58,24 @@ func TestInvalidImagePlaceholderZen(t *testing.T) {
 	e := invalidImagePlaceholder(t, "attached-image-not-an-image-zen", opencodetest.ZenOpenAIModel, mockopenai.MsgInvalidImage)
 	// What makes sessfix's OpenAI rules OpenCode's for this model: every
 	// agent request went to the Responses API, as the openai provider's do.
-	n := 0
+	var paths []string
 	for _, c := range e.OpenAI.AgentRequests() {
-		n++
-		if !strings.HasSuffix(c.Path, "/responses") || c.Parsed == nil || c.Parsed.Responses == nil {
-			t.Errorf("agent request %d went to %s, not the Responses API", c.Index, c.Path)
-		}
+		paths = append(paths, c.Path)
 	}
-	if n == 0 {
-		t.Error("the OpenAI mock received no agent request for the Zen model")
+	allWentTo(t, "the Responses API", paths, func(p string) bool { return strings.HasSuffix(p, "/responses") })
+}
+
+// allWentTo fails the test unless there are agent requests and every one
+// of them went to a path ok accepts (what names the API).
+func allWentTo(t *testing.T, what string, paths []string, ok func(path string) bool) {
+	t.Helper()
+	if len(paths) == 0 {
+		t.Errorf("the mock received no agent request for %s", what)
+	}
+	for i, p := range paths {
+		if !ok(p) {
+			t.Errorf("agent request %d went to %s, not %s", i, p, what)
+		}
 	}
 }
 
@@ -75,16 +84,11 @@ func TestInvalidImagePlaceholderZen(t *testing.T) {
 // sends through the same Gemini API package: sessfix knows it as Google's.
 func TestInvalidImagePlaceholderZenGemini(t *testing.T) {
 	e := invalidImagePlaceholder(t, "attached-image-not-an-image-zen-gemini", opencodetest.ZenGoogleModel, mockgemini.TextInvalidImage)
-	n := 0
+	var paths []string
 	for _, c := range e.Gemini.ChatRequests() {
-		n++
-		if !strings.Contains(c.Path, "/models/gemini-3-flash:") {
-			t.Errorf("agent request %d went to %s, not Gemini's generateContent for the model", c.Index, c.Path)
-		}
+		paths = append(paths, c.Path)
 	}
-	if n == 0 {
-		t.Error("the Gemini mock received no agent request for the Zen model")
-	}
+	allWentTo(t, "Gemini's generateContent for the model", paths, func(p string) bool { return strings.Contains(p, "/models/gemini-3-flash:") })
 }
 
 // invalidImagePlaceholder runs the test with model and returns its Env.
@@ -207,9 +211,7 @@ func modelChatBodies(e *opencodetest.Env) [][]byte {
 		return chatBodies(e.OpenAI.Requests())
 	case opencodetest.Gemini:
 		return chatBodies(e.Gemini.Requests())
-	}
-	switch e.Model {
-	case opencodetest.BedrockModel:
+	case opencodetest.Bedrock:
 		return chatBodies(e.Bedrock.Requests())
 	}
 	return chatBodies(e.Mock.Requests())

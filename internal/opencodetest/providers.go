@@ -170,9 +170,6 @@ func ProviderOf(model string) (Provider, error) {
 		return Provider{}, fmt.Errorf("model %q is not provider/model", model)
 	}
 	p, ok := Providers[id]
-	if f, ok := p.ModelFamilies[modelID]; ok {
-		p.Family = f
-	}
 	if !ok {
 		var known []string
 		for k := range Providers {
@@ -180,6 +177,9 @@ func ProviderOf(model string) (Provider, error) {
 		}
 		sort.Strings(known)
 		return Provider{}, fmt.Errorf("model %q: the harness does not configure provider %q (it knows %s)", model, id, strings.Join(known, ", "))
+	}
+	if f, ok := p.ModelFamilies[modelID]; ok {
+		p.Family = f
 	}
 	return p, nil
 }
