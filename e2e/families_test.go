@@ -333,11 +333,17 @@ func runFamilyCase(t *testing.T, fc *familyCase) familyOutcome {
 	}
 
 	early, earlyRes := scanStore(t, c.e, c.session)
+	shown := showSent(t, c.e, c.session)
 	out.Before = c.resume("continue", fc.extra)
 	if out.Before.State != "rejected" || !strings.Contains(out.Before.Error, fc.text) {
 		t.Fatalf("the broken session's resume: %s; want rejected with %q", out.Before, fc.text)
 	}
 	out.Predicted = prediction(t, fc, early, out.Before.Error, earlyRes)
+	// show --sent models the stored model's request: a resume with another
+	// model (--model) sends another family's request.
+	if !slices.Contains(fc.extra, "--model") {
+		checkSentIndex(t, shown, out.Before.Error, early)
+	}
 	stored := c.storedError()
 	if !strings.Contains(stored, out.Before.Error) {
 		t.Fatalf("OpenCode stored %q for the mock's %q", stored, out.Before.Error)

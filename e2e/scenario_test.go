@@ -13,6 +13,7 @@ import (
 
 	"github.com/sessfix/sessfix/internal/opencodetest"
 	"github.com/sessfix/sessfix/internal/opencodetest/mockanthropic"
+	"github.com/sessfix/sessfix/pkg/sent"
 )
 
 // killSpec is a real SIGKILL of `opencode run` at a moment of a turn: the
@@ -445,7 +446,7 @@ func runScenario(t *testing.T, sc *scenario, version string) outcome {
 
 	// What `sessfix show --sent` says OpenCode will send (checked against
 	// the provider's index below).
-	sent := showSent(t, e, c.session)
+	shown := showSent(t, e, c.session)
 
 	// 2. What OpenCode and the provider make of it.
 	if sc.serveBefore {
@@ -497,7 +498,7 @@ func runScenario(t *testing.T, sc *scenario, version string) outcome {
 	// 3b. `sessfix show --sent` prints the index the provider named, mapped
 	// to the stored record the preflight's finding names.
 	if v.State == "rejected" {
-		checkSentIndex(t, sent, v.Error, before)
+		checkSentIndex(t, shown, v.Error, before)
 	}
 
 	// 4. The failed attempt OpenCode stored is what error-driven recovery reads.
@@ -654,24 +655,48 @@ func showSentIn(t *testing.T, e *opencodetest.Env, path, session string) *sentDo
 	return &doc
 }
 
-var providerIndexRe = regexp.MustCompile(`messages\.(\d+)(?:\.content\.(\d+))?`)
+// providerIndex is the index the provider's error names as show --sent
+// prints it: the provider's own form (sent.ParseIndex reads them all), with
+// Gemini's 1-based "position N" as contents[N-1] and DeepSeek's and Kimi's
+// "at message index N" as messages[N]. block is set when the index names a
+// content block (messages.N.content.M).
+func providerIndex(providerErr string) (index string, block, ok bool) {
+	ix, ok := sent.ParseIndex(providerErr)
+	if !ok {
+		return "", false, false
+	}
+	switch ix.Form {
+	case sent.FormMessages:
+		if ix.M >= 0 {
+			return fmt.Sprintf("messages.%d.content.%d", ix.N, ix.M), true, true
+		}
+		return fmt.Sprintf("messages.%d", ix.N), false, true
+	case sent.FormBracket, sent.FormAtIndex:
+		return fmt.Sprintf("messages[%d]", ix.N), false, true
+	case sent.FormInput:
+		return fmt.Sprintf("input[%d]", ix.N), false, true
+	case sent.FormContents, sent.FormPosition:
+		return fmt.Sprintf("contents[%d]", ix.Entry()), false, true
+	}
+	return "", false, false
+}
 
 // checkSentIndex checks that the request `show` printed before the resume
-// has the index the provider's error names (messages.N, or
-// messages.N.content.M), and that it maps to the stored message of the
-// preflight finding that predicted the error, when one names it.
+// has the index the provider's error names (messages.N or
+// messages.N.content.M, input[N], messages[N], contents[N]: see
+// providerIndex), and that it maps to the stored message of the preflight
+// finding that predicted the error, when one names it.
 func checkSentIndex(t *testing.T, doc *sentDoc, providerErr string, findings []finding) {
 	t.Helper()
-	m := providerIndexRe.FindStringSubmatch(providerErr)
-	if m == nil {
+	index, block, ok := providerIndex(providerErr)
+	if !ok {
 		t.Logf("the provider's error names no index: %q", providerErr)
 		return
 	}
-	index := m[0]
 	var msgID, partID string
 	found := false
 	for _, pm := range doc.Request.Messages {
-		if m[2] == "" && pm.Index == index {
+		if !block && pm.Index == index {
 			found = true
 			if len(pm.Sources) == 1 {
 				msgID = pm.Sources[0]

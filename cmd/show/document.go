@@ -1,8 +1,6 @@
 package show
 
 import (
-	"fmt"
-
 	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/surgery"
 )
@@ -148,10 +146,10 @@ func NewShowDocument(version string, v *surgery.View) *ShowDocument {
 		doc.Request = ShowRequest{Provider: r.ProviderID, Model: r.ModelID, Kind: string(r.Kind), Conversion: string(r.Conversion),
 			Thinking: r.Thinking, RevertApplied: r.RevertApplied, Messages: []ShowSentMessage{}}
 		for _, m := range r.Messages {
-			sm := ShowSentMessage{Index: fmt.Sprintf("messages.%d", m.Index), Role: m.Role, Sources: append([]string{}, m.Sources...),
+			sm := ShowSentMessage{Index: m.Label, Role: m.Role, Sources: append([]string{}, m.Sources...),
 				NextPrompt: m.NextPrompt, Blocks: []ShowSentBlock{}, Dropped: []ShowSentBlock{}}
 			for _, b := range m.Blocks {
-				sm.Blocks = append(sm.Blocks, sentBlockJSON(sm.Index, b))
+				sm.Blocks = append(sm.Blocks, sentBlockJSON(b.Label, b))
 			}
 			for _, b := range m.Dropped {
 				sm.Dropped = append(sm.Dropped, sentBlockJSON("", b))
@@ -162,11 +160,7 @@ func NewShowDocument(version string, v *surgery.View) *ShowDocument {
 	return doc
 }
 
-func sentBlockJSON(msgIndex string, b surgery.SentBlock) ShowSentBlock {
-	idx := ""
-	if msgIndex != "" && b.Index >= 0 {
-		idx = fmt.Sprintf("%s.content.%d", msgIndex, b.Index)
-	}
-	return ShowSentBlock{Index: idx, Type: b.Type, Size: b.Size, Signed: b.Signed, ToolUseID: b.ToolUseID,
+func sentBlockJSON(label string, b surgery.SentBlock) ShowSentBlock {
+	return ShowSentBlock{Index: label, Type: b.Type, Size: b.Size, Signed: b.Signed, ToolUseID: b.ToolUseID,
 		IsError: b.IsError, MessageID: b.MessageID, PartID: b.PartID}
 }

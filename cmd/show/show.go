@@ -36,9 +36,10 @@ signed, empty text) and size. Messages OpenCode never sends and messages a pendi
 the next prompt are marked.
 
 --sent shows instead the request OpenCode would send with your next prompt, built by the same conversion
-the preflight checks (docs/preflight.md): every provider message with its messages.N index and every content
-block with its messages.N.content.M index, each mapped to the stored message and part it comes from. When
-a provider answers "messages.3.content.0: ...", this is where to look.
+the preflight checks (docs/preflight.md): every provider message and content block with its index the way
+the provider prints it in its errors (Anthropic and Bedrock: messages.N and messages.N.content.M; OpenAI
+Responses: input[N]; Chat Completions: messages[N]; Gemini: contents[N]), each mapped to the stored
+message and part it comes from. When a provider answers "messages.3.content.0: ...", this is where to look.
 
 SESSION is a session id or a prefix of one that names a single session. Without --store, sessfix looks
 where OpenCode keeps its data, as scan does; --store names a data dir, database, JSON tree or export file. --format json prints both views in one document

@@ -157,7 +157,7 @@ func WriteSent(w io.Writer, v *surgery.View, color bool) error {
 		fmt.Fprintf(bw, "  %s the reverted messages are left out: OpenCode deletes them before it sends\n", st.Hint.Render("note:"))
 	}
 	for _, m := range r.Messages {
-		idx := fmt.Sprintf("messages.%d", m.Index)
+		idx := m.Label
 		from := strings.Join(m.Sources, ", ")
 		if m.NextPrompt {
 			if from != "" {
@@ -175,7 +175,7 @@ func WriteSent(w io.Writer, v *surgery.View, color bool) error {
 		}
 		fmt.Fprintf(bw, "%s %s %s %s\n", st.Code.Render(idx), st.Title.Render(m.Role), st.Dim.Render("from"), from)
 		for _, b := range m.Blocks {
-			fmt.Fprintf(bw, "  %s %s\n", st.Code.Render(fmt.Sprintf("%s.content.%d", idx, b.Index)), blockLine(st, b))
+			fmt.Fprintf(bw, "  %s %s\n", st.Code.Render(b.Label), blockLine(st, b))
 		}
 		for _, b := range m.Dropped {
 			fmt.Fprintf(bw, "  %s %s\n", st.Dim.Render("left out by the SDK:"), blockLine(st, b))

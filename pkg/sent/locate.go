@@ -94,6 +94,53 @@ func (r *Request) Index(n, m int) string {
 	return fmt.Sprintf("messages.%d.content.%d", n, m)
 }
 
+// BlockIndex prints block m of entry n the way the request's family names
+// the place it is sent in: Anthropic's and Bedrock's messages.N.content.M,
+// a Responses user item's input[N].content[M] (every other item is one
+// block: input[N]), Gemini's contents[N].parts[M], and a Chat Completions
+// message's content (the joined text of an assistant step, or a user's
+// only text), content[M], reasoning_content or tool_calls[K].
+func (r *Request) BlockIndex(n, m int) string {
+	entry := r.Index(n, -1)
+	switch r.Kind {
+	case Responses:
+		if n < len(r.Messages) && r.Messages[n].Role == "user" {
+			return fmt.Sprintf("%s.content[%d]", entry, m)
+		}
+		return entry
+	case Google:
+		return fmt.Sprintf("%s.parts[%d]", entry, m)
+	case Chat:
+		if n >= len(r.Messages) || m < 0 || m >= len(r.Messages[n].Blocks) {
+			return entry
+		}
+		pm := r.Messages[n]
+		switch pm.Role {
+		case "user":
+			if len(pm.Blocks) == 1 && pm.Blocks[0].Type == "text" {
+				return entry + ".content"
+			}
+			return fmt.Sprintf("%s.content[%d]", entry, m)
+		case "assistant":
+			switch b := pm.Blocks[m]; b.Type {
+			case "reasoning":
+				return entry + ".reasoning_content"
+			case "tool_use":
+				k := 0
+				for _, o := range pm.Blocks[:m] {
+					if o.Type == "tool_use" {
+						k++
+					}
+				}
+				return fmt.Sprintf("%s.tool_calls[%d]", entry, k)
+			}
+			return entry + ".content"
+		}
+		return entry
+	}
+	return r.Index(n, m)
+}
+
 // Locate maps entry n, block m of the request to the stored record it came
 // from; m < 0 asks for the entry itself, which maps only when the entry was
 // built from exactly one stored message (its part too when the entry is one

@@ -23,12 +23,14 @@ func nextRequest(s *store.Session, rv *Revert) *Sent {
 		Thinking: req.Thinking, RevertApplied: applied,
 	}
 	for n, pm := range req.Messages {
-		sm := SentMessage{Index: n, Role: pm.Role, Sources: append([]string{}, pm.Sources...)}
+		sm := SentMessage{Index: n, Label: req.Index(n, -1), Role: pm.Role, Sources: append([]string{}, pm.Sources...)}
 		for m, b := range pm.Blocks {
 			if b.MessageID == "" {
 				sm.NextPrompt = true
 			}
-			sm.Blocks = append(sm.Blocks, sentBlock(m, b))
+			sb := sentBlock(m, b)
+			sb.Label = req.BlockIndex(n, m)
+			sm.Blocks = append(sm.Blocks, sb)
 		}
 		for _, b := range pm.Dropped {
 			sm.Dropped = append(sm.Dropped, sentBlock(-1, b))

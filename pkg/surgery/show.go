@@ -105,6 +105,9 @@ type Sent struct {
 // SentMessage is one entry of the request's messages array, messages.Index.
 type SentMessage struct {
 	Index int
+	// Label is the entry's index the way its provider prints it in errors
+	// (messages.3, input[3], contents[3]).
+	Label string
 	Role  string
 	// Sources are the stored messages it was built from; NextPrompt marks
 	// the user's next prompt in it.
@@ -119,6 +122,10 @@ type SentMessage struct {
 // SentBlock is one content block, messages.N.content.Index.
 type SentBlock struct {
 	Index int
+	// Label is where the block is sent, the way its provider prints it
+	// (messages.3.content.0, input[3].content[0], contents[3].parts[0],
+	// messages[3].tool_calls[0]); empty for a block left out.
+	Label string
 	// Type is the provider's block type (text, thinking, tool_use, ...).
 	Type string
 	// Size is the bytes of a text or thinking block's text.
