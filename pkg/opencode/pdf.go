@@ -122,13 +122,16 @@ func IsPDF(mime string) bool { return strings.EqualFold(mime, "application/pdf")
 
 // PDFPages counts the pages of a PDF given as base64 (a data: URL's
 // payload), from its page tree's /Count as the file's cross-reference
-// table (or stream) leads to it. Only the parts of the file that lead there
-// are decoded, so a large PDF costs a few reads, not a decode of it all.
-// An error means sessfix cannot tell: the file is damaged, encrypted, or
-// not a PDF.
+// table (or stream) leads to it. The reader decodes only the parts of the
+// file that lead there, after xrefNumbersFit has refused object numbers
+// no PDF can have in the cross-reference sections it will read. An error means sessfix
+// cannot tell: the file is damaged, encrypted, or not a PDF.
 func PDFPages(data string) (n int, err error) {
 	ra, size, err := newBase64ReaderAt(data)
 	if err != nil {
+		return 0, err
+	}
+	if err := xrefNumbersFit(data); err != nil {
 		return 0, err
 	}
 	defer func() {
@@ -147,6 +150,163 @@ func PDFPages(data string) (n int, err error) {
 		return 0, errors.New("malformed PDF: no page count")
 	}
 	return n, nil
+}
+
+// pdfObjectsMax is the PDF specification's limit on a file's indirect
+// objects (ISO 32000-1, annex C.2: 8,388,607), so on its object numbers.
+const pdfObjectsMax = 8_388_607
+
+// errXrefNumbers is PDFPages' error for a file whose cross-reference
+// sections name object numbers no PDF can have.
+var errXrefNumbers = fmt.Errorf("malformed PDF: its cross-reference names object numbers over the PDF limit (%d)", pdfObjectsMax)
+
+// xrefNumbersFit refuses a file whose cross-reference sections name object
+// numbers over the PDF limit: a /Size, an /Index range, or an xref table's
+// subsection. The PDF reader sizes its table of objects from those numbers
+// before it reads a single entry, so a damaged or crafted file of a few
+// hundred bytes (a /Size of 2000000000) would make it allocate tens of GB
+// and end the process (a Go out-of-memory is fatal, no panic to recover).
+// It reads what the reader will: the sections startxref leads to, then
+// each /Prev (at most pdfSectionsMax, each once), a window at a time.
+func xrefNumbersFit(data string) error {
+	ra, size, err := newBase64ReaderAt(data)
+	if err != nil {
+		return err
+	}
+	window := func(off, n int64) []byte {
+		n = max(0, min(n, size-off))
+		b := make([]byte, n)
+		k, _ := ra.ReadAt(b, off)
+		return b[:k]
+	}
+	tail := window(max(0, size-1024), 1024)
+	i := bytes.LastIndex(tail, []byte("startxref"))
+	if i < 0 {
+		return nil // the reader says what is wrong
+	}
+	off, ok := pdfInt(skipPDFSpace(tail[i+len("startxref"):]))
+	seen := map[int64]bool{}
+	for k := 0; ok && k < pdfSectionsMax && off < size && !seen[off]; k++ {
+		seen[off] = true
+		sec := skipPDFSpace(window(off, pdfWindow))
+		dict := sec // an xref stream's dictionary starts its object
+		if bytes.HasPrefix(sec, []byte("xref")) {
+			at := off + int64(len(window(off, pdfWindow))-len(sec)) + int64(len("xref"))
+			var fits bool
+			if dict, fits = xrefTableFits(window, at); !fits {
+				return errXrefNumbers
+			}
+		}
+		if !dictNumbersFit(dict) {
+			return errXrefNumbers
+		}
+		off, ok = -1, false
+		if j := bytes.Index(dict, []byte("/Prev")); j >= 0 {
+			off, ok = pdfInt(skipPDFSpace(dict[j+len("/Prev"):]))
+		}
+	}
+	return nil
+}
+
+// pdfWindow is how much of a file xrefNumbersFit reads at a time: a
+// cross-reference stream's dictionary or a trailer fits in it.
+const pdfWindow = 4096
+
+// pdfSectionsMax bounds the cross-reference sections xrefNumbersFit
+// follows (a file has one per incremental update).
+const pdfSectionsMax = 1024
+
+// xrefTableFits reads a classic table from at (just after "xref") to its
+// "trailer": every subsection's "start count" line must fit the limit. It
+// returns the trailer's window.
+func xrefTableFits(window func(off, n int64) []byte, at int64) (trailer []byte, fits bool) {
+	var carry []byte
+	for {
+		chunk := window(at, 64<<10)
+		if len(chunk) == 0 {
+			return nil, true // no trailer: the reader says what is wrong
+		}
+		at += int64(len(chunk))
+		buf := append(carry, chunk...)
+		end := bytes.Index(buf, []byte("trailer"))
+		lines := buf
+		if end >= 0 {
+			lines = buf[:end]
+		} else if j := bytes.LastIndexAny(buf, "\r\n"); j >= 0 {
+			lines, carry = buf[:j], append([]byte(nil), buf[j:]...)
+		} else {
+			lines, carry = nil, buf
+		}
+		for _, line := range bytes.FieldsFunc(lines, func(r rune) bool { return r == '\n' || r == '\r' }) {
+			f := bytes.Fields(line)
+			if len(f) != 2 {
+				continue
+			}
+			start, ok1 := pdfInt(f[0])
+			count, ok2 := pdfInt(f[1])
+			if ok1 && ok2 && start+count > pdfObjectsMax+1 {
+				return nil, false
+			}
+		}
+		if end >= 0 {
+			t := buf[end+len("trailer"):]
+			if len(t) < pdfWindow {
+				t = append(t, window(at, pdfWindow-int64(len(t)))...)
+			}
+			return t, true
+		}
+	}
+}
+
+// dictNumbersFit checks a cross-reference dictionary's /Size and /Index.
+func dictNumbersFit(dict []byte) bool {
+	if j := bytes.Index(dict, []byte("/Size")); j >= 0 {
+		if n, ok := pdfInt(skipPDFSpace(dict[j+len("/Size"):])); ok && n > pdfObjectsMax+1 {
+			return false
+		}
+	}
+	j := bytes.Index(dict, []byte("/Index"))
+	if j < 0 {
+		return true
+	}
+	arr := skipPDFSpace(dict[j+len("/Index"):])
+	if len(arr) == 0 || arr[0] != '[' {
+		return true
+	}
+	arr = arr[1:]
+	if end := bytes.IndexByte(arr, ']'); end >= 0 {
+		arr = arr[:end]
+	}
+	f := bytes.Fields(arr)
+	for k := 0; k+1 < len(f); k += 2 {
+		start, ok1 := pdfInt(f[k])
+		count, ok2 := pdfInt(f[k+1])
+		if ok1 && ok2 && start+count > pdfObjectsMax+1 {
+			return false
+		}
+	}
+	return true
+}
+
+// pdfInt reads the unsigned integer b starts with; a number of more than
+// ten digits reads as over every limit.
+func pdfInt(b []byte) (int64, bool) {
+	var n int64
+	k := 0
+	for ; k < len(b) && b[k] >= '0' && b[k] <= '9'; k++ {
+		if k == 10 {
+			return 1 << 40, true
+		}
+		n = n*10 + int64(b[k]-'0')
+	}
+	return n, k > 0
+}
+
+func skipPDFSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\n' || b[0] == '\r' || b[0] == '\t' || b[0] == '\f' || b[0] == 0) {
+		b = b[1:]
+	}
+	return b
 }
 
 // base64ReaderAt reads the bytes a standard, padded base64 string decodes

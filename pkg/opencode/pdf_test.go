@@ -3,9 +3,13 @@ package opencode
 import (
 	"bytes"
 	"encoding/base64"
+	"errors"
+	"fmt"
 	"io"
 	"math/rand"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/sessfix/sessfix/internal/opencodetest/testpdf"
@@ -48,6 +52,84 @@ func TestPDFPagesCannotTell(t *testing.T) {
 	} {
 		if n, err := PDFPages(data); err == nil {
 			t.Errorf("%s: PDFPages = %d, want an error", name, n)
+		}
+	}
+}
+
+// TestPDFPagesObjectNumbers: a file whose cross-reference names object
+// numbers no PDF can have is refused before the PDF reader sizes its
+// tables from them (a /Size of 2000000000 made it allocate 64 GB and end
+// the process), in both forms of cross-reference.
+func TestPDFPagesObjectNumbers(t *testing.T) {
+	stream := testpdf.Write(testpdf.Options{Pages: 3, XRefStream: true})
+	table := testpdf.Write(testpdf.Options{Pages: 3})
+	edit := func(b []byte, old, new string) string {
+		t.Helper()
+		e := bytes.Replace(b, []byte(old), []byte(new), 1)
+		if bytes.Equal(e, b) {
+			t.Fatalf("%q is not in the file", old)
+		}
+		return base64.StdEncoding.EncodeToString(e)
+	}
+	for name, data := range map[string]string{
+		"stream /Size":  edit(stream, "/Type /XRef /Size 8 ", "/Type /XRef /Size 2000000000 "),
+		"stream /Index": edit(stream, "/Type /XRef /Size 8 ", "/Type /XRef /Size 8 /Index [0 1 2000000000 7] "),
+		"table section": edit(table, "xref\n0 7\n", "xref\n2000000000 7\n"),
+		"trailer /Size": edit(table, "trailer\n<< /Size 7 ", "trailer\n<< /Size 99999999999 "),
+	} {
+		if n, err := PDFPages(data); !errors.Is(err, errXrefNumbers) {
+			t.Errorf("%s: PDFPages = %d, %v; want %v", name, n, err, errXrefNumbers)
+		}
+	}
+}
+
+// TestXrefNumbersFit: the limit is the PDF specification's (8,388,607
+// objects, so a /Size of 8,388,608), in the sections startxref and /Prev
+// lead to; what is not a cross-reference number is not judged.
+func TestXrefNumbersFit(t *testing.T) {
+	for dict, fits := range map[string]bool{
+		"<< /Size 8388608 >>":                                        true,
+		"<< /Size 8388609 >>":                                        false,
+		"<< /Size\n\t 8388609 >>":                                    false,
+		"<< /Index [8388600 8] >>":                                   true,
+		"<< /Index [0 1 8388600 9]":                                  false,
+		"<< /Index[ 8388600  9 ] >>":                                 false,
+		"<< /Size 5 /Prev 99999999999 >>":                            true,
+		"<< /ColorSpace [/Indexed /DeviceRGB 255 9999999999 0 R] >>": true,
+		"<< /FunctionType 0 /Size [2000000000] >>":                   true,
+	} {
+		if got := dictNumbersFit([]byte(dict)); got != fits {
+			t.Errorf("%q: fits %v, want %v", dict, got, fits)
+		}
+	}
+	file := func(sections ...string) string {
+		var b bytes.Buffer
+		b.WriteString("%PDF-1.7\n3 0 obj\n99999999 2\nendobj\n") // two numbers outside a table
+		last := 0
+		for _, s := range sections { // PREV is the section before
+			prev := last
+			last = b.Len()
+			b.WriteString(strings.ReplaceAll(s, "PREV", strconv.Itoa(prev)) + "\n")
+		}
+		fmt.Fprintf(&b, "startxref\n%d\n%%%%EOF\n", last)
+		return base64.StdEncoding.EncodeToString(b.Bytes())
+	}
+	table := "xref\n0 2\n0000000000 65535 f \n0000000009 00000 n \ntrailer\n<< /Size 2 >>"
+	for name, c := range map[string]struct {
+		data string
+		fits bool
+	}{
+		"a table":                  {file(table), true},
+		"a table at the limit":     {file("xref\r\n8388607 1\r\n0000000009 00000 n\r\ntrailer\r\n<< /Size 8388608 >>"), true},
+		"a subsection over it":     {file("xref\r\n8388607 2\r\ntrailer\r\n<< /Size 2 >>"), false},
+		"a trailer over it":        {file("xref\n0 1\ntrailer << /Size 99999999999 >>"), false},
+		"a stream over it":         {file("7 0 obj\n<< /Type /XRef /Size 2000000000 /W [1 4 2] >>\nstream\nendstream\nendobj"), false},
+		"an older section over it": {file("xref\n2000000000 1\ntrailer\n<< /Size 2 >>", "xref\n0 1\ntrailer\n<< /Size 2 /Prev PREV >>"), false},
+		"a /Prev loop":             {file("xref\n0 1\ntrailer\n<< /Size 2 /Prev 0 >>"), true},
+		"no startxref":             {base64.StdEncoding.EncodeToString([]byte("xref\n2000000000 1\n")), true},
+	} {
+		if err := xrefNumbersFit(c.data); (err == nil) != c.fits {
+			t.Errorf("%s: %v, want fits %v", name, err, c.fits)
 		}
 	}
 }
@@ -113,6 +195,19 @@ func TestNotPDF(t *testing.T) {
 	} {
 		if got := NotPDF(c.data); got != c.want {
 			t.Errorf("%s: NotPDF = %v, want %v", name, got, c.want)
+		}
+	}
+}
+
+// BenchmarkPDFPages counts the pages of a 30 MB PDF (random bytes in a
+// content stream, a cross-reference stream): what a scan pays per PDF a
+// request sends.
+func BenchmarkPDFPages(b *testing.B) {
+	data := base64.StdEncoding.EncodeToString(testpdf.Write(testpdf.Options{Pages: 40, Noise: 30 << 20, Seed: 1, XRefStream: true}))
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if n, err := PDFPages(data); err != nil || n != 40 {
+			b.Fatal(n, err)
 		}
 	}
 }
