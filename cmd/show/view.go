@@ -9,6 +9,7 @@ import (
 
 	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/report"
+	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/surgery"
 )
 
@@ -152,7 +153,7 @@ func WriteSent(w io.Writer, v *surgery.View, color bool) error {
 		thinking = "thinking on"
 	}
 	fmt.Fprintf(bw, "  request to %s: %s API, %s, OpenCode %s conversion, %s, ending with your next prompt\n",
-		report.ModelName(r.ProviderID, r.ModelID), r.Kind, thinking, r.Conversion, plural.Count(len(r.Messages), "message", "messages"))
+		report.ModelName(r.ProviderID, r.ModelID), r.Kind, thinking, r.Conversion, entries(r))
 	if r.RevertApplied {
 		fmt.Fprintf(bw, "  %s the reverted messages are left out: OpenCode deletes them before it sends\n", st.Hint.Render("note:"))
 	}
@@ -182,6 +183,18 @@ func WriteSent(w io.Writer, v *surgery.View, color bool) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// entries counts the request's entries in its family's words: a Responses
+// request's input items, a Gemini request's contents, messages otherwise.
+func entries(r *surgery.Sent) string {
+	switch r.Kind {
+	case sent.Responses:
+		return plural.Count(len(r.Messages), "input item", "input items")
+	case sent.Google:
+		return plural.Count(len(r.Messages), "content", "contents")
+	}
+	return plural.Count(len(r.Messages), "message", "messages")
 }
 
 func blockLine(st *report.Styles, b surgery.SentBlock) string {
