@@ -146,11 +146,18 @@ func repairStoredError(t *testing.T, images []storetest.Image, text, errType, wa
 // another provider and model.
 func repairStoredErrorOn(t *testing.T, provider, model string, images []storetest.Image, text, errType, wantPart string) {
 	t.Helper()
+	repairStoredErrorNamed(t, "APIError", provider, model, images, text, errType, wantPart)
+}
+
+// repairStoredErrorNamed is repairStoredErrorOn with the stored error's
+// name (OpenCode 1.18.33 stores a 413 as a ContextOverflowError).
+func repairStoredErrorNamed(t *testing.T, name, provider, model string, images []storetest.Image, text, errType, wantPart string) {
+	t.Helper()
 	fx := storetest.ImageSession(images...)
 	id := gjson.GetBytes(fx.Messages[1].Body, "id").String()
 	fx.Messages[1].Body = []byte(`{"id":"` + id + `","role":"assistant","parentID":"` + storetest.ImageUserID + `","providerID":"` + provider + `","modelID":"` + model + `","mode":"build","agent":"build",` +
 		`"path":{"cwd":"/work/x","root":"/work/x"},"cost":0,"tokens":{"input":0,"output":0,"reasoning":0,"cache":{"read":0,"write":0}},"time":{"created":1767225604000,"completed":1767225605000},` +
-		`"error":{"name":"APIError","data":{"message":` + jsonString(text) + `,"statusCode":400,"isRetryable":false}}}`)
+		`"error":{"name":"` + name + `","data":{"message":` + jsonString(text) + `,"statusCode":400,"isRetryable":false}}}`)
 	fx.Messages[1].Parts = nil
 	fx.Messages[0].Body = []byte(strings.NewReplacer(`"providerID":"anthropic"`, `"providerID":"`+provider+`"`, `"modelID":"claude-sonnet-4-5"`, `"modelID":"`+model+`"`).Replace(string(fx.Messages[0].Body)))
 	s := storetest.LoadAll(t, storetest.OpenOne(t, storetest.Materialize(t, store.ShapeStorage, t.TempDir(), fx)))[0]

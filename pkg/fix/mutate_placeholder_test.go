@@ -171,6 +171,9 @@ func TestRequestOverSizeLimitReplacesTheLargestPDF(t *testing.T) {
 	}
 
 	repairStoredError(t, images, opencode.ErrorRequestTooLarge.Example(), "request_too_large", storetest.ImagePartID(2))
+	// The shorter message users quote (anomalyco/opencode#12060), stored
+	// the way 1.18.33 stores a 413: a ContextOverflowError.
+	repairStoredErrorNamed(t, "ContextOverflowError", "anthropic", "claude-sonnet-4-5", images, "Request exceeds the maximum size", "request_too_large", storetest.ImagePartID(2))
 }
 
 // `fix --error` with the invalid-image text pasted (no stored attempt):

@@ -77,6 +77,13 @@ func TestDetectErrorType(t *testing.T) {
 		{"too many images and documents: 120 + 0 > 100", ErrorTooManyImages},
 		{"Too much media: 0 document pages + 107 images > 100", ErrorTooManyImages},
 		{"Request payload size exceeds the limit: 20971520 bytes.", ErrorRequestTooLarge},
+		// A 413 as users quote it (anomalyco/opencode#12060, 2026-02: the
+		// Messages API's request_too_large with a shorter message than its
+		// errors page shows, and OpenAI's Cloudflare 413 page).
+		{`{"error":{"type":"request_too_large","message":"Request exceeds the maximum size"}}`, ErrorRequestTooLarge},
+		{"Request exceeds the maximum size", ErrorRequestTooLarge},
+		{"<html><head><title>413 Request Entity Too Large</title></head><body><center><h1>413 Request Entity Too Large</h1></center><hr><center>cloudflare</center></body></html>", ErrorRequestTooLarge},
+		{"Payload Too Large", ErrorRequestTooLarge},
 		// The Messages API's page limit, as users quote it
 		// (anthropics/claude-code#5707, badlogic/lemmy#40).
 		{`400 {"type":"error","error":{"type":"invalid_request_error","message":"A maximum of 100 PDF pages may be provided."}}`, ErrorPDFPages},
