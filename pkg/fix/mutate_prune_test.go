@@ -85,6 +85,49 @@ func TestStoredTooManyImagesErrorPrunes(t *testing.T) {
 	}
 }
 
+// A model on OpenCode Zen that sessfix has no family for (muse-spark,
+// sent through Zen Go's /responses) gets Console's 50 images: the
+// preflight predicts the refusal of 51, and the error users met
+// (anomalyco/opencode#47487), stored after the failed attempt, plans
+// OpenCode's prune and reads as repaired afterwards.
+func TestStoredZenImageCountErrorPrunes(t *testing.T) {
+	const text = "Error from provider (Console Go): Upstream request failed: [invalid_request_error] request contains 51 images, exceeding the maximum of 50 allowed per request"
+	zen := strings.NewReplacer(`"providerID":"anthropic"`, `"providerID":"opencode"`, `"modelID":"claude-sonnet-4-5"`, `"modelID":"muse-spark-1.3-contributor"`)
+	fx := manyToolImages(t, 51)
+	for i := range fx.Messages {
+		fx.Messages[i].Body = []byte(zen.Replace(string(fx.Messages[i].Body)))
+	}
+	s := storetest.LoadAll(t, storetest.OpenOne(t, storetest.Materialize(t, store.ShapeStorage, t.TempDir(), fx)))[0]
+	if k := sent.FamilyOf("opencode", "muse-spark-1.3-contributor"); k != sent.Other {
+		t.Fatalf("muse-spark is family %s; the case is about a model sessfix has no family for", k)
+	}
+	if f := fs0(scan.CheckSession(s, scanOpts()), "SF172"); f.Severity != scan.Error || f.Fix != "markToolCompacted" ||
+		f.ProviderError != "request contains 51 images, exceeding the maximum of 50 allowed per request" {
+		t.Fatalf("SF172 should predict Console's refusal of 51 images: %+v", f)
+	}
+
+	last := &fx.Messages[2]
+	last.Body = []byte(strings.Replace(string(last.Body), `"finish":"stop"}`,
+		`"error":{"name":"APIError","data":{"message":`+jsonString(text)+`,"statusCode":400,"isRetryable":false}}}`, 1))
+	last.Parts = nil
+	s = storetest.LoadAll(t, storetest.OpenOne(t, storetest.Materialize(t, store.ShapeStorage, t.TempDir(), fx)))[0]
+	f := fs0(scan.CheckSession(s, scanOpts()), "SF302")
+	if f.Severity != scan.Error || f.Fix != "markToolCompacted" || f.ErrorType != string(opencode.ErrorTooManyImages) {
+		t.Fatalf("SF302 should name markToolCompacted as the stored error's repair: %+v", f)
+	}
+	p, err := Plan(s, []scan.Finding{f}, planOpts())
+	if err != nil || len(p.Changes.Edits) != 1 || p.Changes.Edits[0].Mutation != "markToolCompacted" || p.Changes.Edits[0].ID != storetest.ToolImagePartID {
+		t.Fatalf("plan from the stored error: %v %+v", err, p)
+	}
+	fixed, err := ApplyInMemory(s, p.Changes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := fs0(scan.CheckSession(fixed, scanOpts()), "SF302"); g.Severity != scan.Info || !strings.Contains(g.Message, "within the limit of 50") {
+		t.Errorf("SF302 after the prune: %s %q", g.Severity, g.Message)
+	}
+}
+
 // Images a user attached are not pruned: a request over the count with
 // no tool result to prune keeps its finding, and nothing is planned.
 func TestPruneLeavesUserImages(t *testing.T) {

@@ -220,6 +220,10 @@ type ImageLimit struct {
 	// InvalidText is the provider's answer (after Prefix) to image data
 	// that is no image of the four types it takes; "" when not known.
 	InvalidText string
+	// console marks a request through OpenCode Console (OpenCode Zen,
+	// provider "opencode"), which counts the images itself and answers
+	// over ConsoleImagesMax in its own words, whatever the model.
+	console bool
 }
 
 // The families' image limits.
@@ -233,10 +237,18 @@ var (
 	// ConsoleImageLimit is OpenCode Console's (provider "opencode"): the
 	// Anthropic limits, and 50 images.
 	ConsoleImageLimit = func() ImageLimit {
-		l := AnthropicImageLimit
-		l.Provider, l.CountWarn, l.CountMax, l.Documents = "OpenCode Console", ConsoleImagesMax, ConsoleImagesMax, false
+		l := consoleCount(AnthropicImageLimit)
+		l.Provider = "OpenCode Console"
 		return l
 	}()
+	// ZenImageLimit is OpenCode Console's for a Zen model sessfix has no
+	// family for (Grok, muse-spark, Qwen, MiniMax, ...): its 50 images,
+	// which users met on such a model (anomalyco/opencode#47487, muse-spark
+	// through Zen Go's /responses: "Error from provider (Console Go):
+	// Upstream request failed: [invalid_request_error] request contains 51
+	// images, exceeding the maximum of 50 allowed per request"), and no
+	// other limit: the API behind each model has its own, not checked.
+	ZenImageLimit = consoleCount(ImageLimit{Provider: "OpenCode Console"})
 	// BedrockClaudeImageLimit is Bedrock Converse's with an Anthropic
 	// model: Bedrock hands the request to the model, which answers with
 	// the Anthropic limits, the image named by its bytes field, after
@@ -260,6 +272,22 @@ var (
 	// image, and no size or count limit (see ImageLimitOf).
 	GeminiImageLimit = ImageLimit{Provider: "Gemini", InvalidText: TextGeminiInvalidImage}
 )
+
+// consoleCount is l behind OpenCode Console: Console's count of images
+// (images only, at most ConsoleImagesMax, its own text) and l's other
+// limits, still named by l's provider.
+func consoleCount(l ImageLimit) ImageLimit {
+	l.CountWarn, l.CountMax, l.Documents, l.console = ConsoleImagesMax, ConsoleImagesMax, false, true
+	return l
+}
+
+// CountProvider names whose limit the count of images is.
+func (l ImageLimit) CountProvider() string {
+	if l.console {
+		return "OpenCode Console"
+	}
+	return l.Provider
+}
 
 // SizeLimitOf is the image limit a request's images are shrunk within and
 // judged repaired by: the family's (ImageLimitOf), or Anthropic's, the
@@ -353,13 +381,27 @@ func (l ImageLimit) base64Max() int {
 // disagree), Azure and the OpenAI-compatible Chat Completions providers
 // (each has its own). Gemini's is its answer to data that is no image
 // only (GeminiImageLimit): Google documents a limit on the whole request
-// that differs between its pages and its errors.
+// that differs between its pages and its errors. A request to OpenCode Zen
+// (provider "opencode") also has Console's count of images, whatever the
+// model's family: every model there has a limit (ZenImageLimit at least).
 func ImageLimitOf(r *sent.Request) (ImageLimit, bool) {
+	if r.ProviderID == "opencode" {
+		// OpenCode Zen: Console counts the images of every model's
+		// request; each family's own limits apply as well.
+		switch r.Kind {
+		case sent.Anthropic:
+			return ConsoleImageLimit, true
+		case sent.Responses:
+			// Zen's GPT models are OpenAI's behind Zen's proxy: OpenAI's
+			// limits, not Azure's.
+			return consoleCount(OpenAIImageLimit), true
+		case sent.Google:
+			return consoleCount(GeminiImageLimit), true
+		}
+		return ZenImageLimit, true
+	}
 	switch r.Kind {
 	case sent.Anthropic:
-		if r.ProviderID == "opencode" {
-			return ConsoleImageLimit, true
-		}
 		return AnthropicImageLimit, true
 	case sent.Bedrock:
 		m := strings.ToLower(r.ModelID)
@@ -367,9 +409,7 @@ func ImageLimitOf(r *sent.Request) (ImageLimit, bool) {
 			return BedrockClaudeImageLimit, true
 		}
 	case sent.Responses:
-		// OpenCode Zen's GPT models are OpenAI's behind Zen's proxy:
-		// OpenAI's limits, not Azure's.
-		if r.ProviderID == "openai" || r.ProviderID == "opencode" {
+		if r.ProviderID == "openai" {
 			return OpenAIImageLimit, true
 		}
 	case sent.Google:
@@ -387,6 +427,8 @@ func ImageLimitOf(r *sent.Request) (ImageLimit, bool) {
 // are not known.
 func (l ImageLimit) CountText(images, docs, limit int) string {
 	switch {
+	case l.console:
+		return l.Prefix + fmt.Sprintf("request contains %d images, exceeding the maximum of %d allowed per request", images, limit)
 	case !l.KnownText():
 		return ""
 	case l.Documents:

@@ -72,11 +72,16 @@ func CheckRequest(s *store.Session, r, final *sent.Request) []Violation {
 		out = append(out, checkMistralCallIDs(s, r)...)
 		out = append(out, checkOpenAIPairing(s, r)...)
 		out = append(out, checkReasoningContent(s, r, final)...)
+		out = append(out, checkImages(s, r, files)...) // OpenCode Zen's count only
 	case sent.Responses:
 		out = append(out, checkResponsesReasoning(s, r)...)
 		out = append(out, checkOpenAIPairing(s, r)...)
 		out = append(out, checkImages(s, r, files)...)
 	case sent.Google:
+		out = append(out, checkImages(s, r, files)...)
+	default:
+		// A model sessfix has no family for: nothing of its API is
+		// checked, but on OpenCode Zen, Console counts its images.
 		out = append(out, checkImages(s, r, files)...)
 	}
 	return out

@@ -197,6 +197,16 @@ func TestPreflightImageLimits(t *testing.T) {
 		{"50 images and a document to opencode console are accepted", mediaFixture{provider: "opencode", userImgs: repeat(small, 50), docs: 1}, "", false},
 		{"51 images to opencode console", mediaFixture{provider: "opencode", userImgs: repeat(small, 51)},
 			"SF172@messages.0 " + mediaUser + "/" + userFilePart(51) + ": request contains 51 images, exceeding the maximum of 50 allowed per request", false},
+		// OpenCode Console counts the images of every Zen model's request
+		// (anomalyco/opencode#47487: muse-spark through Zen Go), also of
+		// those sessfix has no family for, whose other limits are not
+		// checked; and of Zen's GPT models, with OpenAI's limits.
+		{"51 images to a zen model of no family", mediaFixture{provider: "opencode", model: "muse-spark-1.3-contributor", userImgs: repeat(small, 51)},
+			"SF172@messages.0 " + mediaUser + "/" + userFilePart(51) + ": request contains 51 images, exceeding the maximum of 50 allowed per request", false},
+		{"a big image to a zen model of no family is not judged", mediaFixture{provider: "opencode", model: "muse-spark-1.3-contributor", userImgs: []string{big, huge}}, "", false},
+		{"51 images to zen gpt", mediaFixture{provider: "opencode", model: "gpt-5.2", userImgs: repeat(small, 51)},
+			"SF172@input[1] " + mediaUser + "/" + userFilePart(51) + ": request contains 51 images, exceeding the maximum of 50 allowed per request", false},
+		{"images to a provider of no family are not counted", mediaFixture{provider: "ollama", model: "llava", userImgs: repeat(small, 700)}, "", false},
 		{"data that is no image", mediaFixture{userImgs: []string{base64.StdEncoding.EncodeToString([]byte("hello, not a picture"))}},
 			"SF173@messages.0.content.1 " + mediaUser + "/" + userFilePart(1) + ": " + textInvalidImage, false},
 		{"data that is no image to openai", mediaFixture{provider: "openai", userImgs: []string{base64.StdEncoding.EncodeToString([]byte("hello, not a picture"))}},

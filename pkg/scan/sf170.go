@@ -70,7 +70,9 @@ var ruleSF172 = preflightRule(&Rule{
 	What: "On an Anthropic provider, the request holds more images and documents (PDFs) together than the API takes: 100 for a model with a 200k-token context window, 600 for the others " +
 		"(a warning between the two: sessfix does not know the model's window; the same for Claude on Bedrock), and the API answers `too many images and documents: 104 + 1 > 100` " +
 		"(images + documents > limit, as users quote it; an older wording, `Too much media: 0 document pages + 103 images > 100`, is recognised too). " +
-		"50 images on OpenCode Console (provider `opencode`, documents not counted), which answers `request contains 52 images, exceeding the maximum of 50 allowed per request`; " +
+		"50 images on OpenCode Console (provider `opencode`, documents not counted), which answers `request contains 52 images, exceeding the maximum of 50 allowed per request`, " +
+		"whatever the model: Claude, GPT, Gemini, and the Zen models sessfix has no family for (users met it on muse-spark through Zen Go, anomalyco/opencode#47487), " +
+		"whose other limits are not checked; " +
 		"500 on OpenAI (provider `openai`; OpenAI documents the limit, not its error text, so the finding has no `provider_error`). " +
 		"User `file` parts and the attachments of tool results not compacted are counted. The finding points at the first image over the limit.",
 	Why:           "The provider rejects the request on every retry.",
@@ -192,7 +194,7 @@ func checkImages(s *store.Session, r *sent.Request, files func() []opencode.File
 		}
 		v := Violation{
 			Code: SF172, N: im.N, M: -1, Index: r.Index(im.N, -1), MessageID: im.MessageID, PartID: im.PartID, Severity: sev, Fix: "markToolCompacted",
-			Message:       fmt.Sprintf("the request sends %s, over %s's limit of %d%s; this is the first image over it", what, lim.Provider, limit, note),
+			Message:       fmt.Sprintf("the request sends %s, over %s's limit of %d%s; this is the first image over it", what, lim.CountProvider(), limit, note),
 			ProviderError: lim.CountText(len(ims), docs, limit),
 		}
 		out = append(out, v)
