@@ -91,8 +91,39 @@ func TestInvalidImagePlaceholderZenGemini(t *testing.T) {
 	allWentTo(t, "Gemini's generateContent for the model", paths, func(p string) bool { return strings.Contains(p, "/models/gemini-3-flash:") })
 }
 
+// TestEmptyImagePlaceholder is TestInvalidImagePlaceholder with an
+// attached image of 0 bytes (a screenshot attached before it was written
+// to disk, anthropics/claude-code#36712): the strict mock refuses it with
+// the API's own text, which names the block (`messages.N.content.M.image.
+// source.base64: image cannot be empty`), and sessfix predicts that text.
+func TestEmptyImagePlaceholder(t *testing.T) {
+	invalidImagePlaceholderOf(t, invalidImage{name: "attached-image-empty", model: opencodetest.DefaultModel, data: "",
+		what: "data is empty (0 bytes)", with: "with nothing",
+		want: func(rejected string) bool {
+			return strings.HasPrefix(rejected, "messages.") && strings.HasSuffix(rejected, ".image.source.base64: "+mockanthropic.TextEmptyImage)
+		}})
+}
+
+// invalidImage is one invalidImagePlaceholder case: the data the stored
+// image gets, and the mock's refusal it must cause.
+type invalidImage struct {
+	name, model string
+	data        string // the base64 stored in place of the picture
+	what        string // what the data is, for the row
+	with        string // what the edit puts in, for the row
+	want        func(rejected string) bool
+}
+
 // invalidImagePlaceholder runs the test with model and returns its Env.
 func invalidImagePlaceholder(t *testing.T, name, model, want string) *opencodetest.Env {
+	return invalidImagePlaceholderOf(t, invalidImage{name: name, model: model,
+		data: base64.StdEncoding.EncodeToString([]byte("this is not a picture, only text in a file named shot.png\n")),
+		what: "bytes are text", with: "with the text", want: func(rejected string) bool { return rejected == want }})
+}
+
+// invalidImagePlaceholderOf runs the test with one case.
+func invalidImagePlaceholderOf(t *testing.T, c invalidImage) *opencodetest.Env {
+	name, model := c.name, c.model
 	acquire(t)
 	ctx := testCtx(t, 12*time.Minute)
 	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18, Model: model, Timeout: 4 * time.Minute})
@@ -114,7 +145,7 @@ func invalidImagePlaceholder(t *testing.T, name, model, want string) *opencodete
 		session = onlySession(t, e)
 	}
 	d := dataDir{t, e.DataDir()}
-	text := base64.StdEncoding.EncodeToString([]byte("this is not a picture, only text in a file named shot.png\n"))
+	text := c.data
 	edited := false
 	for _, m := range d.session(session) {
 		for _, p := range m.Parts {
@@ -129,7 +160,7 @@ func invalidImagePlaceholder(t *testing.T, name, model, want string) *opencodete
 	}
 	saved := saveData(t, e)
 	rejected := resumeVerdict(ctx, t, e, mock.calls, session, "Look again.")
-	if rejected != want {
+	if !c.want(rejected) {
 		t.Fatalf("the resume was not rejected for the image: %q", rejected)
 	}
 	fs, scan := scanStore(t, e, session)
@@ -195,8 +226,8 @@ func invalidImagePlaceholder(t *testing.T, name, model, want string) *opencodete
 	})
 	recordWedged(t, wedgedRow{
 		Case: name, Test: t.Name(), OpenCode: opencodetest.V1_18, Model: e.Model,
-		Break: "an attached shot.png whose bytes are text; 1.18.33 refuses such a file at `run --file` before storing it, so the test " +
-			"attaches a small PNG with a real run and replaces its stored data with the text (the one edit)",
+		Break: "an attached shot.png whose " + c.what + "; 1.18.33 refuses such a file at `run --file` before storing it, so the test " +
+			"attaches a small PNG with a real run and replaces its stored data " + c.with + " (the one edit)",
 		Before: rejectedAs(rejected), Scan: codes(codesWithSeverity(fs)), Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted",
 		First: first,
 	})

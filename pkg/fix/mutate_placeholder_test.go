@@ -176,6 +176,19 @@ func TestRequestOverSizeLimitReplacesTheLargestPDF(t *testing.T) {
 	repairStoredErrorNamed(t, "ContextOverflowError", "anthropic", "claude-sonnet-4-5", images, "Request exceeds the maximum size", "request_too_large", storetest.ImagePartID(2))
 }
 
+// An image of 0 bytes (a screenshot attached before it was written): the
+// preflight predicts Anthropic's own text for it, and that text stored
+// after the failed attempt plans the placeholder (anthropics/claude-code#36712).
+func TestEmptyImagePlaceholder(t *testing.T) {
+	images := []storetest.Image{{Mime: "image/png", Filename: "shot.png", Base64: ""}}
+	s := imageSession(t, store.ShapeStorage, images...)
+	const text = "messages.0.content.1.image.source.base64: image cannot be empty"
+	if f := fs0(scan.CheckSession(s, scanOpts()), "SF173"); f.ProviderError != text || f.Fix != "replaceMedia" || f.PartID != storetest.ImagePartID(1) {
+		t.Fatalf("SF173 should predict %q: %+v", text, f)
+	}
+	repairStoredError(t, images, text, "invalid_image", storetest.ImagePartID(1))
+}
+
 // `fix --error` with the invalid-image text pasted (no stored attempt):
 // the error names no message, the preflight's SF173 finding is its cause,
 // and the plan replaces the image.

@@ -303,7 +303,8 @@ func detectOtherFamilies(t string, has func(...string) bool) ErrorType {
 		return ErrorImageDimensions
 	case tooManyImagesRe.MatchString(t) || has("too many images", "too much media:"):
 		return ErrorTooManyImages
-	case has("does not represent a valid image", "could not process image", "you uploaded an unsupported image", "provided image is not valid"):
+	case has("does not represent a valid image", "could not process image", "you uploaded an unsupported image", "provided image is not valid",
+		"image cannot be empty"):
 		return ErrorInvalidImage
 	case has("request_too_large", "exceeds the maximum allowed number of bytes", "request payload size exceeds the limit",
 		"request exceeds the maximum size", "request entity too large", "payload too large"):

@@ -304,6 +304,12 @@ func SizeLimitOf(r *sent.Request) ImageLimit {
 // OpenCode Console's, which pass it on).
 const TextInvalidImage = "The image data you provided does not represent a valid image. Please check your input and try again with one of the supported image formats: ['image/jpeg', 'image/png', 'image/gif', 'image/webp']."
 
+// TextEmptyImage is the Messages API's answer to an image block with no
+// data, after its path ("messages.57.content.2.image.source.base64: "), as
+// users quote it (anthropics/claude-code#36712: a screenshot pasted before
+// it was written to disk, 2026-03).
+const TextEmptyImage = "image cannot be empty"
+
 // TextOpenAIInvalidImage is OpenAI's answer to an image whose data is not
 // a PNG, JPEG, GIF or WebP image (400 invalid_request_error, code
 // invalid_image_format, no param), as users quote it from 2025 on

@@ -113,7 +113,9 @@ var ruleSF173 = preflightRule(&Rule{
 		"OpenAI answers `" + opencode.TextOpenAIInvalidImage + "` (as users quote it; an older wording that also names the 20 MB limit, " +
 		"`You uploaded an unsupported image. Please make sure your image is below 20 MB in size and is of one the following formats: …`, is recognised too); " +
 		"Gemini answers `" + opencode.TextGeminiInvalidImage + "` (400 INVALID_ARGUMENT). " +
-		"Anthropic's answer is the provider error below. None of the three texts names the image: a stored error is mapped to the images the preflight finds.",
+		"Anthropic's answer is the provider error below. None of the three texts names the image: a stored error is mapped to the images the preflight finds. " +
+		"An image with no data at all (a file of 0 bytes: an attached or read screenshot that was not written yet) gets another answer from Anthropic, which names it: " +
+		"`messages.N.content.M.image.source.base64: image cannot be empty` (as users quote it, anthropics/claude-code#36712).",
 	Why:           "The provider rejects the request on every retry.",
 	ProviderError: textInvalidImage,
 	FixDoc:        replaceMediaDoc,
@@ -233,6 +235,12 @@ func checkImages(s *store.Session, r *sent.Request, files func() []opencode.File
 			v := base
 			v.Code, v.Fix, v.ProviderError = SF173, "replaceMedia", lim.Prefix+lim.InvalidText
 			v.Message = imageWhat(im) + " holds data that is not a PNG, JPEG, GIF or WebP image"
+			if im.Data == "" {
+				v.Message = imageWhat(im) + " holds no data (a file of 0 bytes)"
+				if lim.KnownText() {
+					v.ProviderError = lim.Prefix + imageErrorPath(im) + "." + lim.Path + ": " + opencode.TextEmptyImage
+				}
+			}
 			out = append(out, v)
 		case known && side > 0 && (w > side || h > side):
 			v := base

@@ -450,6 +450,11 @@ func images(msgs []Message) []RequestImage {
 	return out
 }
 
+// TextEmptyImage is the API's answer to an image block with no data, after
+// the block's path (messages.N.content.M.image.source.base64: ). Source:
+// users' reports of the live API (anthropics/claude-code#36712, 2026-03).
+const TextEmptyImage = "image cannot be empty"
+
 // TextInvalidImage is the API's answer to an image block whose data is not
 // an image of a supported type (or not base64). It names no block. Source:
 // users' reports of the live API (issue 22, provider-rules.md); OBSERVED.md.
@@ -577,9 +582,9 @@ func pdfPages(raw []byte) (n int) {
 	return max(0, r.NumPage())
 }
 
-// checkImages applies the count, data and dimension limits: data that is
-// no PNG, JPEG, GIF or WebP image (its header does not decode) is
-// TextInvalidImage. The texts: the count's is users' reports of the API
+// checkImages applies the count, data and dimension limits: no data at
+// all is TextEmptyImage, data that is no PNG, JPEG, GIF or WebP image (its
+// header does not decode) TextInvalidImage. The texts: the count's is users' reports of the API
 // (MsgTooManyImages: images and documents together); the 2000 px text is
 // users' reports of the API; the 8000 px text is modelled on it
 // (OBSERVED.md, docs/preflight.md "Where the limits come from").
@@ -589,6 +594,9 @@ func checkImages(msgs []Message) *APIError {
 		return invalid("%s", MsgTooManyImages(len(ims), docs))
 	}
 	for _, im := range ims {
+		if im.Data == "" {
+			return invalid("%s.image.source.base64: %s", im.Path, TextEmptyImage)
+		}
 		raw, err := base64.StdEncoding.DecodeString(im.Data)
 		if err != nil {
 			return invalid("%s", TextInvalidImage)

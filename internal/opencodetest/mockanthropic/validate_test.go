@@ -198,6 +198,26 @@ func TestInvalidImageData(t *testing.T) {
 	}
 }
 
+// An image with no data is named, with the API's own text for it
+// (anthropics/claude-code#36712), pasted or in a tool result.
+func TestEmptyImageData(t *testing.T) {
+	img := `{"role":"user","content":[{"type":"text","text":"look"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":""}}]}`
+	call := `{"role":"assistant","content":[` + toolUse + `]}`
+	res := `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"read"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":""}}]}]}`
+	for want, msgs := range map[string][]string{
+		"messages.0.content.1.image.source.base64: image cannot be empty":                       {img},
+		"messages.2.content.0.tool_result.content.1.image.source.base64: image cannot be empty": {user, call, res},
+	} {
+		r, err := ParseRequest([]byte(body(false, msgs...)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := (Validator{}).Validate(r); e == nil || e.Status != 400 || e.Message != want {
+			t.Errorf("got %v, want %q", e, want)
+		}
+	}
+}
+
 // An image block over 5 MB of base64 is rejected with the API's text (400
 // invalid_request_error); 5 MB exactly is accepted.
 func TestImageOverFiveMB(t *testing.T) {
