@@ -123,9 +123,9 @@ func IsPDF(mime string) bool { return strings.EqualFold(mime, "application/pdf")
 // PDFPages counts the pages of a PDF given as base64 (a data: URL's
 // payload), from its page tree's /Count as the file's cross-reference
 // table (or stream) leads to it. The reader decodes only the parts of the
-// file that lead there, after xrefNumbersFit has refused object numbers
-// no PDF can have in the cross-reference sections it will read. An error means sessfix
-// cannot tell: the file is damaged, encrypted, or not a PDF.
+// file that lead there, after xrefNumbersFit has refused object numbers no
+// PDF can have in the cross-reference sections it will read. An error
+// means sessfix cannot tell: the file is damaged, encrypted, or not a PDF.
 func PDFPages(data string) (n int, err error) {
 	ra, size, err := newBase64ReaderAt(data)
 	if err != nil {
@@ -188,10 +188,11 @@ func xrefNumbersFit(data string) error {
 	seen := map[int64]bool{}
 	for k := 0; ok && k < pdfSectionsMax && off < size && !seen[off]; k++ {
 		seen[off] = true
-		sec := skipPDFSpace(window(off, pdfWindow))
+		w := window(off, pdfWindow)
+		sec := skipPDFSpace(w)
 		dict := sec // an xref stream's dictionary starts its object
 		if bytes.HasPrefix(sec, []byte("xref")) {
-			at := off + int64(len(window(off, pdfWindow))-len(sec)) + int64(len("xref"))
+			at := off + int64(len(w)-len(sec)+len("xref"))
 			var fits bool
 			if dict, fits = xrefTableFits(window, at); !fits {
 				return errXrefNumbers
@@ -234,6 +235,8 @@ func xrefTableFits(window func(off, n int64) []byte, at int64) (trailer []byte, 
 			lines = buf[:end]
 		} else if j := bytes.LastIndexAny(buf, "\r\n"); j >= 0 {
 			lines, carry = buf[:j], append([]byte(nil), buf[j:]...)
+		} else if len(buf) > 64<<10 {
+			return nil, true // no line in 64 KB: no table; the reader says what is wrong
 		} else {
 			lines, carry = nil, buf
 		}
