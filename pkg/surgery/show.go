@@ -102,7 +102,8 @@ type Sent struct {
 	RevertApplied bool
 }
 
-// SentMessage is one entry of the request's messages array, messages.Index.
+// SentMessage is one entry of the request (its messages, input or contents
+// array), at Index.
 type SentMessage struct {
 	Index int
 	// Label is the entry's index the way its provider prints it in errors
@@ -119,7 +120,7 @@ type SentMessage struct {
 	Dropped []SentBlock
 }
 
-// SentBlock is one content block, messages.N.content.Index.
+// SentBlock is one content block of an entry, at Index among its blocks.
 type SentBlock struct {
 	Index int
 	// Label is where the block is sent, the way its provider prints it
