@@ -316,7 +316,7 @@ func detectOtherFamilies(t string, has func(...string) bool) ErrorType {
 	case strings.Contains(t, "could not process pdf"):
 		return ErrorPDFUnprocessable
 	case has("prompt is too long", "prompt too long", "context overflow", "context_length_exceeded",
-		"exceeds the context window", "maximum context length", "contextoverflowerror"),
+		"exceeds the context window", "maximum context length", "contextoverflowerror", "exceed context limit"),
 		strings.Contains(t, "input token count") && strings.Contains(t, "exceeds the maximum number of tokens"):
 		return ErrorContextOverflow
 	case strings.Contains(t, "reasoning_content") && has("must be passed back", "is missing", "missing reasoning_content"):

@@ -100,6 +100,9 @@ func TestDetectErrorType(t *testing.T) {
 		{`HTTP 400: {"error":{"message":"Provided image is not valid."}}`, ErrorInvalidImage},
 		{`{"error":{"message":"You uploaded an unsupported image. Please make sure your image is below 20 MB in size and is of one the following formats: ['png', 'jpeg', 'gif', 'webp'].","type":"invalid_request_error","param":null,"code":"sanitizer_server_error"}}`, ErrorInvalidImage},
 		{"prompt is too long: 215000 tokens > 200000 maximum", ErrorContextOverflow},
+		// The input and max_tokens over the window (Anthropic), which
+		// OpenCode 1.18.33 stores as an APIError (SF304).
+		{"input length and `max_tokens` exceed context limit: 187000 + 32000 > 200000, decrease input length or `max_tokens` and try again", ErrorContextOverflow},
 		// The texts OpenCode 1.18.33 itself treats as an overflow.
 		{"Prompt too long for this model", ErrorContextOverflow},
 		{"context overflow", ErrorContextOverflow},

@@ -199,6 +199,30 @@ func TestContextWindowOtherFamilies(t *testing.T) {
 	}
 }
 
+// Anthropic's other context-window error (the input and max_tokens over
+// the window), which OpenCode does not take for an overflow and stores as
+// an APIError: the stored error is a context overflow whose window it
+// prints, and the prune repairs it.
+func TestContextWindowInputAndMaxTokens(t *testing.T) {
+	const stored = "input length and `max_tokens` exceed context limit: 50961 + 8192 > 40000, decrease input length or `max_tokens` and try again"
+	if got := opencode.DetectErrorType(stored); got != opencode.ErrorContextOverflow {
+		t.Fatalf("class %q", got)
+	}
+	s := overflowSession("read the notes")
+	for _, m := range s.Messages {
+		raw := strings.Replace(string(m.Raw), `"name":"ContextOverflowError","data":{"message":"prompt is too long: 50961 tokens > 40000 maximum"}`,
+			fmt.Sprintf(`"name":"APIError","data":{"message":%q,"statusCode":400,"isRetryable":false}`, stored), 1)
+		m.Raw = []byte(raw)
+	}
+	if w, ok := opencode.WindowOf(s, nil); !ok || w.Context != 40000 {
+		t.Fatalf("window %+v %v, want 40000", w, ok)
+	}
+	sf302 := findingsOf(CheckSession(s, settled()), SF302)
+	if len(sf302) != 1 || sf302[0].ErrorType != string(opencode.ErrorContextOverflow) || sf302[0].Fix != "markToolCompacted" {
+		t.Fatalf("SF302: %+v", sf302)
+	}
+}
+
 // The Responses API's stored overflow prints no window: with the model's
 // window in OpenCode's model data, SF174 is an error that SF302 is repaired
 // through, and once the old results are compacted the stored error counts
