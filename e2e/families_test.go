@@ -142,6 +142,23 @@ var familyCases = []familyCase{
 		unforeseen: "the model is switched by the resume's --model",
 	},
 	{
+		// A call stored without an id (anomalyco/opencode#1279: tool parts
+		// with `callID: ""`, from a provider that gave its calls none,
+		// refused once the session went on with Claude).
+		name: "anthropic-tool-call-without-id", what: "a tool call stored without an id (`callID: \"\"`), as a provider that gives its calls none leaves it", store: "opencode-1.18.33",
+		opts: opencodetest.Options{Model: opencodetest.DefaultModel},
+		breakIt: func(c *famRun) {
+			for _, m := range c.msgs {
+				for _, p := range m.Parts {
+					if p.Type() == "tool" {
+						c.d.setPart(m.ID, p.ID, "callID", "")
+					}
+				}
+			}
+		},
+		errorType: "tool_use_id_invalid", text: "tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'",
+	},
+	{
 		name: "gemini-another-account", what: "thought signatures issued to another account", store: "opencode-1.18.33-google",
 		opts:      opencodetest.Options{Model: opencodetest.GoogleModel},
 		breakIt:   func(c *famRun) { c.e.Gemini.SetSecret([]byte("another account")) },

@@ -35,3 +35,32 @@ func rekeyCallIDs(s *store.Session, m *store.Message) ([]store.Edit, error) {
 	}
 	return out, nil
 }
+
+// stRekeyToolUseIDs repairs tool call ids the Messages API refuses, empty
+// ones and ids an earlier call has too: OpenCode sends a tool part's
+// callID as the tool_use id and as its tool_result's tool_use_id, so one
+// new id in the part changes both.
+var stRekeyToolUseIDs = Strategy{Name: "rekey-tool-use-ids", Mutations: "rekeyToolUseIDs",
+	Doc: "give every tool call whose id is empty or shared with an earlier call a new one of its own (toolu_sessfix_ and the part's id); the call and its result keep sharing it"}
+
+// rekeyToolUseIDs sets a new callID (opencode.NewToolUseID) on the
+// message's tool parts whose id the Messages API refuses
+// (opencode.BadToolUseIDs); the first call with an id keeps it.
+func rekeyToolUseIDs(s *store.Session, m *store.Message) ([]store.Edit, error) {
+	bad := opencode.BadToolUseIDs(s)
+	var out []store.Edit
+	for _, p := range m.Parts {
+		if !bad[p.ID] {
+			continue
+		}
+		old, id := p.Get("callID").String(), opencode.NewToolUseID(p.ID)
+		after, err := setJSON(p.Raw, id, "callID")
+		if err != nil {
+			return nil, fmt.Errorf("part %s: %w", p.ID, err)
+		}
+		ed := partEdit(store.OpUpdate, m, p, "rekeyToolUseIDs", fmt.Sprintf("tool call id %q, empty or shared with an earlier call, given %s", old, id))
+		ed.After = after
+		out = append(out, ed)
+	}
+	return out, nil
+}

@@ -144,3 +144,98 @@ func TestStoredMistralCallIDError(t *testing.T) {
 		}
 	}
 }
+
+// toolUseIDSession is a Kimi turn with a tool call per id, then a turn of
+// Claude without thinking (so thinking is off), then a user message on
+// Claude; failed adds Claude's failed attempt with that error text.
+func toolUseIDSession(t *testing.T, shape store.Shape, ids []string, failed string) *store.Session {
+	const (
+		msgU3 = "msg_a00000000005AAAAAAAAAAAAAA"
+		msgA3 = "msg_a00000000006AAAAAAAAAAAAAA"
+		prt7  = "prt_a00000000007AAAAAAAAAAAAAA"
+		prt8  = "prt_a00000000008AAAAAAAAAAAAAA"
+		prt9  = "prt_a00000000009AAAAAAAAAAAAAA"
+	)
+	user := func(created string) string {
+		return `{"role":"user","time":{"created":` + created + `},"agent":"build","model":{"providerID":"anthropic","modelID":"claude-sonnet-4-5"}}`
+	}
+	asst := func(parent, provider, model, created, rest string) string {
+		return `{"role":"assistant","parentID":"` + parent + `","providerID":"` + provider + `","modelID":"` + model + `","time":{"created":` + created + `,"completed":` + created + `5}` + rest + `}`
+	}
+	b := newSB(t, shape)
+	u := b.msg(msgU1, "user", user("1763726399000"))
+	b.part(u, prt1, `{"type":"text","text":"look around"}`)
+	a := b.msg(msgA1, "assistant", asst(msgU1, "kimi", "kimi-k2", "1763726400000", `,"finish":"stop"`))
+	b.part(a, prt2, `{"type":"step-start"}`)
+	for i, id := range ids {
+		b.part(a, []string{prt3, prt4}[i], `{"type":"tool","callID":"`+id+`","tool":"bash","state":{"status":"completed","input":{},"output":"ok","time":{"start":1763726400100,"end":1763726400200}}}`)
+	}
+	b.part(a, prt5, `{"type":"text","text":"done"}`)
+	u2 := b.msg(msgU2, "user", user("1763726402000"))
+	b.part(u2, prt6, `{"type":"text","text":"and now?"}`)
+	a2 := b.msg(msgA2, "assistant", asst(msgU2, "anthropic", "claude-sonnet-4-5", "1763726403000", `,"finish":"stop"`))
+	b.part(a2, prt7, `{"type":"step-start"}`)
+	b.part(a2, prt8, `{"type":"text","text":"all good"}`)
+	u3 := b.msg(msgU3, "user", user("1763726404000"))
+	b.part(u3, prt9, `{"type":"text","text":"continue"}`)
+	if failed != "" {
+		b.msg(msgA3, "assistant", asst(msgU3, "anthropic", "claude-sonnet-4-5", "1763726405000", `,"error":{"name":"APIError","data":{"message":`+jsonString(failed)+`,"isRetryable":false}}`))
+	}
+	return b.complete().s
+}
+
+// SF166's repair after a switch to Claude (anomalyco/opencode#1279): a
+// call with no id and a call whose id an earlier one has get ids of their
+// own; the first call keeps its id, nothing but callID changes, and the
+// error stored after the failed attempt plans the same repair.
+func TestRekeyToolUseIDs(t *testing.T) {
+	for _, c := range []struct {
+		name, stored string
+		ids          []string
+	}{
+		{"empty ids", "messages.1.content.0.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'", []string{"", ""}},
+		{"an id twice", "messages.1.content.1: `tool_use` ids must be unique", []string{"functions.bash:0", "functions.bash:0"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, shape := range []store.Shape{store.ShapeSQLite, store.ShapeStorage} {
+				s := toolUseIDSession(t, shape, c.ids, "")
+				if f := fs0(scan.CheckSession(s, scanOpts()), scan.SF166); f.Severity != scan.Error || f.Fix != "rekeyToolUseIDs" {
+					t.Fatalf("%s: SF166 should report the ids: %+v", shape, f)
+				}
+				p, err := Plan(s, scan.CheckSession(s, scanOpts()), planOpts())
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, ed := range p.Changes.Edits {
+					from, to := gjson.GetBytes(ed.Before, "callID"), gjson.GetBytes(ed.After, "callID").String()
+					want := string(ed.Before[:from.Index]) + `"` + to + `"` + string(ed.Before[from.Index+len(from.Raw):])
+					if ed.Mutation != "rekeyToolUseIDs" || want != string(ed.After) {
+						t.Errorf("%s: the edit changes more than callID:\n%s\n%s", shape, ed.Before, ed.After)
+					}
+				}
+				ids := callIDsOf(fixAndRecheck(t, s, "rekey-tool-use-ids"))
+				if len(ids) != 2 || ids[0] == ids[1] || ids[1] == "" || opencode.ToolUseIDForm(ids[1]) != ids[1] ||
+					(c.ids[0] != "" && ids[0] != c.ids[0]) {
+					t.Errorf("%s: ids %q → %q", shape, c.ids, ids)
+				}
+			}
+
+			s := toolUseIDSession(t, store.ShapeSQLite, c.ids, c.stored)
+			f := fs0(scan.CheckSession(s, scanOpts()), scan.SF302)
+			if f.Fix != "rekeyToolUseIDs" || f.ErrorType != "tool_use_id_invalid" {
+				t.Fatalf("SF302 should name rekeyToolUseIDs: %+v", f)
+			}
+			p, err := Plan(s, []scan.Finding{f}, planOpts())
+			if err != nil || len(p.Changes.Edits) == 0 {
+				t.Fatalf("plan from the stored error: %v %+v", err, p)
+			}
+			fixed, err := ApplyInMemory(s, p.Changes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g := fs0(scan.CheckSession(fixed, scanOpts()), scan.SF302); g.Severity != scan.Info {
+				t.Errorf("SF302 after the repair: %s %q", g.Severity, g.Message)
+			}
+		})
+	}
+}

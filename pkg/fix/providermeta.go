@@ -140,6 +140,8 @@ func recordStrats(d opencode.Defect, target, until, reason string) []strat {
 		return []strat{each(stDropSignatures, func(_ *work, m *store.Message) ([]store.Edit, error) { return dropThoughtSignatures(m) })}
 	case opencode.DefectForeignCallIDs:
 		return []strat{each(stRekeyCallIDs, func(w *work, m *store.Message) ([]store.Edit, error) { return rekeyCallIDs(w.s, m) })}
+	case opencode.DefectToolUseIDs:
+		return []strat{each(stRekeyToolUseIDs, func(w *work, m *store.Message) ([]store.Edit, error) { return rekeyToolUseIDs(w.s, m) })}
 	case opencode.DefectToolInputCut:
 		return []strat{each(stCutOff, func(w *work, m *store.Message) ([]store.Edit, error) { return markToolsCutOff(m, w.env) }), exclude}
 	case opencode.DefectBedrockSignature:

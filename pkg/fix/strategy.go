@@ -91,7 +91,7 @@ var strategyTable = map[string][]Strategy{
 	scan.SF503: {stMoveOut},
 	scan.SF172: {stPrune},
 	scan.SF174: {stPruneContext},
-	scan.SF302: {stMove, stStrip, stInject, stReplace, stAbort, stDropEncrypted, stDropItemIDs, stDropSignatures, stReasoning, stCutOff, stRekeyCallIDs, stExclude, stPrepend},
+	scan.SF302: {stMove, stStrip, stInject, stReplace, stAbort, stDropEncrypted, stDropItemIDs, stDropSignatures, stReasoning, stCutOff, stRekeyCallIDs, stRekeyToolUseIDs, stExclude, stPrepend},
 }
 
 // Strategies returns the strategies of a rule code in the order they are

@@ -97,6 +97,11 @@ const (
 	// letters or digits (a call another provider minted: Anthropic's
 	// toolu_…, OpenAI's call_…).
 	ErrorToolCallIDInvalid ErrorType = "tool_call_id_invalid"
+	// ErrorToolUseIDInvalid: the Messages API got a tool_use id that is
+	// empty (or not letters, digits, _ and -) or that another tool_use of
+	// the request has too (a call a provider gave no id, or the ids Kimi
+	// K2 mints per response, after a switch to Claude).
+	ErrorToolUseIDInvalid ErrorType = "tool_use_id_invalid"
 	// ErrorToolInputTruncated: a tool call's stored input is not the JSON
 	// object the request needs (the output limit cut it off mid-input), so
 	// the request fails before or at the provider.
@@ -165,6 +170,8 @@ func (t ErrorType) DefaultFix() string {
 		return "markToolCutOff"
 	case ErrorToolCallIDInvalid:
 		return "rekeyCallIDs"
+	case ErrorToolUseIDInvalid:
+		return "rekeyToolUseIDs"
 	}
 	return ""
 }
@@ -229,6 +236,8 @@ func (t ErrorType) Example() string {
 		return "Invalid JSON input for openai-responses tool call patch"
 	case ErrorToolCallIDInvalid:
 		return "Tool call id was toolu_01ABCdef but must be a-z, A-Z, 0-9, with a length of 9."
+	case ErrorToolUseIDInvalid:
+		return "messages.1.content.2: `tool_use` ids must be unique"
 	}
 	return ""
 }
@@ -334,6 +343,9 @@ func detectOtherFamilies(t string, has func(...string) bool) ErrorType {
 		return ErrorToolInputTruncated
 	case strings.Contains(t, "tool call id was") && strings.Contains(t, "must be a-z, a-z, 0-9, with a length of 9"):
 		return ErrorToolCallIDInvalid
+	case strings.Contains(t, "tool_use ids must be unique"),
+		strings.Contains(t, "tool_use.id: string should match pattern"):
+		return ErrorToolUseIDInvalid
 	case invalidItemIDRe.MatchString(t):
 		return ErrorInvalidItemID
 	case strings.Contains(t, "missing a thought_signature"):
@@ -424,7 +436,7 @@ func ExtractItemID(text string) string {
 func ErrorTypes() []ErrorType {
 	return []ErrorType{
 		ErrorReasoningContentMissing, ErrorReasoningWithoutFollowing, ErrorReasoningItemMissing,
-		ErrorEncryptedContentInvalid, ErrorItemNotPersisted, ErrorToolInputTruncated, ErrorToolCallIDInvalid, ErrorInvalidItemID,
+		ErrorEncryptedContentInvalid, ErrorItemNotPersisted, ErrorToolInputTruncated, ErrorToolCallIDInvalid, ErrorToolUseIDInvalid, ErrorInvalidItemID,
 		ErrorThoughtSignatureMissing, ErrorThoughtSignatureCorrupted, ErrorTurnOrder,
 		ErrorThinkingBlockOrder, ErrorThinkingDisabledViolation, ErrorThinkingModified,
 		ErrorInvalidSignature, ErrorToolResultMissing, ErrorEmptyContent, ErrorPrefillUnsupported,

@@ -90,6 +90,9 @@ func TestDetectErrorType(t *testing.T) {
 		// A text file with a .pdf name (anthropics/claude-code#5174, #19577).
 		{"messages.2.content.0.pdf.source.base64.data: The PDF specified was not valid.", ErrorInvalidPDF},
 		{"The image data you provided does not represent a valid image. Please check your input and try again with one of the supported image formats.", ErrorInvalidImage},
+		// Tool call ids the Messages API refuses (anomalyco/opencode#1279).
+		{"AI_APICallError: messages.1.content.2: `tool_use` ids must be unique", ErrorToolUseIDInvalid},
+		{"messages.1.content.1.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'", ErrorToolUseIDInvalid},
 		// An image of 0 bytes (anthropics/claude-code#36712).
 		{"messages.57.content.2.image.source.base64: image cannot be empty", ErrorInvalidImage},
 		// OpenAI's answer to data that is no image, today's wording and

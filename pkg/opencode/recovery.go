@@ -53,6 +53,10 @@ const (
 	// DefectForeignCallIDs is a tool_call_id_invalid error: tool calls
 	// whose ids are not of Mistral's form (session-wide).
 	DefectForeignCallIDs
+	// DefectToolUseIDs is a tool_use_id_invalid error: tool calls whose
+	// ids the Messages API refuses, empty or shared with another call
+	// (session-wide).
+	DefectToolUseIDs
 	// DefectCopilotSignature is an invalid_signature error from GitHub
 	// Copilot: signed thinking that Copilot's upstream for the model cannot
 	// verify (another account's, another deployment's). Copilot names the
@@ -97,6 +101,8 @@ func DefectOf(t ErrorType, text string) Defect {
 		return DefectToolInputCut
 	case ErrorToolCallIDInvalid:
 		return DefectForeignCallIDs
+	case ErrorToolUseIDInvalid:
+		return DefectToolUseIDs
 	}
 	return DefectNone
 }
@@ -106,7 +112,7 @@ func DefectOf(t ErrorType, text string) Defect {
 func (d Defect) SessionWide() bool {
 	switch d {
 	case DefectReasoningMissing, DefectUnverified, DefectItemIDs, DefectThoughtSignature, DefectBedrockSignature,
-		DefectToolInputCut, DefectForeignCallIDs, DefectCopilotSignature:
+		DefectToolInputCut, DefectForeignCallIDs, DefectToolUseIDs, DefectCopilotSignature:
 		return true
 	}
 	return false
@@ -318,6 +324,9 @@ func (d Defect) Shows(s *store.Session, m *store.Message) bool {
 		return m.Role == "assistant" && len(CutToolInputs(m)) > 0
 	case DefectForeignCallIDs:
 		return anyPart(m, ForeignCallID)
+	case DefectToolUseIDs:
+		bad := BadToolUseIDs(s)
+		return anyPart(m, func(p *store.Part) bool { return bad[p.ID] })
 	}
 	return false
 }
@@ -530,6 +539,8 @@ func (d Defect) What() string {
 		return "tool calls the output limit cut off"
 	case DefectForeignCallIDs:
 		return "tool calls whose ids are not nine letters or digits"
+	case DefectToolUseIDs:
+		return "tool calls whose ids are empty or shared with an earlier call"
 	case DefectCopilotSignature:
 		return "signed thinking copilot cannot verify"
 	}
@@ -555,6 +566,8 @@ func (d Defect) GoneWhy() string {
 		return "every tool call the output limit cut off is marked failed with a json object input"
 	case DefectForeignCallIDs:
 		return "every tool call id is nine letters or digits"
+	case DefectToolUseIDs:
+		return "every tool call id is letters, digits, _ and -, and no two calls share one"
 	case DefectCopilotSignature:
 		return "no message from the one copilot refused on sends a signature any more"
 	}

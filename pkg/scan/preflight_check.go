@@ -54,6 +54,7 @@ func CheckRequest(s *store.Session, r, final *sent.Request) []Violation {
 	case sent.Anthropic:
 		out = append(out, checkBlankText(s, r, false)...)
 		out = append(out, checkEmptyMessages(s, r, false)...)
+		out = append(out, checkToolUseIDs(s, r)...)
 		out = append(out, checkToolPairing(s, r)...)
 		out = append(out, checkThinkingBlocks(s, r)...)
 		out = append(out, checkThinkingMode(s, r, final)...)

@@ -32,6 +32,7 @@ const (
 	SF163 = "SF163"
 	SF164 = "SF164"
 	SF165 = "SF165"
+	SF166 = "SF166"
 	SF170 = "SF170"
 	SF171 = "SF171"
 	SF172 = "SF172"
@@ -94,7 +95,7 @@ var (
 		Rules: []*Rule{ruleSF101, ruleSF102, ruleSF103, ruleSF104, ruleSF105, ruleSF106, ruleSF107}}
 	FamilyPreflight = &Family{Name: "preflight", First: "SF150", Last: "SF169",
 		About: "the request OpenCode sends each provider family, checked against that family's rules (pkg/sent builds it)",
-		Rules: []*Rule{ruleSF150, ruleSF151, ruleSF152, ruleSF153, ruleSF154, ruleSF155, ruleSF156, ruleSF157, ruleSF158, ruleSF159, ruleSF160, ruleSF161, ruleSF162, ruleSF163, ruleSF164, ruleSF165}}
+		Rules: []*Rule{ruleSF150, ruleSF151, ruleSF152, ruleSF153, ruleSF154, ruleSF155, ruleSF156, ruleSF157, ruleSF158, ruleSF159, ruleSF160, ruleSF161, ruleSF162, ruleSF163, ruleSF164, ruleSF165, ruleSF166}}
 	FamilyRequestSize = &Family{Name: "request size", First: "SF170", Last: "SF179",
 		About: "a history too big to send: images over a provider's limits, too many images, a history over the model's context window, files over the request size limit, PDFs over the page limit, not PDFs at all or not processed",
 		Rules: []*Rule{ruleSF170, ruleSF171, ruleSF172, ruleSF173, ruleSF174, ruleSF175, ruleSF176, ruleSF177, ruleSF178, ruleSF179}}

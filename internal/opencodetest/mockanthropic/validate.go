@@ -13,6 +13,7 @@ import (
 	_ "image/jpeg" // decoders for image.DecodeConfig
 	_ "image/png"  // decoders for image.DecodeConfig
 	"net/http"
+	"regexp"
 	"strings"
 	"unicode"
 
@@ -232,12 +233,21 @@ func (v Validator) Validate(r *MessagesRequest) *APIError {
 	last := len(msgs) - 1
 
 	// Schema.
+	toolUseIDs := map[string]bool{}
 	for n, m := range msgs {
 		if m.Role != "user" && m.Role != "assistant" {
 			return invalid("messages.%d.role: Input should be 'user' or 'assistant'", n)
 		}
 		for i, b := range m.Content {
 			switch b.Type {
+			case "tool_use":
+				if !toolUseIDRe.MatchString(b.ID) {
+					return invalid("messages.%d.content.%d.tool_use.id: %s", n, i, TextToolUseIDPattern)
+				}
+				if toolUseIDs[b.ID] {
+					return invalid("messages.%d.content.%d: %s", n, i, TextToolUseIDsUnique)
+				}
+				toolUseIDs[b.ID] = true
 			case "thinking":
 				if b.Signature == nil {
 					return invalid("%s", MsgSignatureRequired(n, i))
@@ -449,6 +459,21 @@ func images(msgs []Message) []RequestImage {
 	}
 	return out
 }
+
+// TextToolUseIDPattern and TextToolUseIDsUnique are the API's answers to
+// a tool_use whose id is not letters, digits, _ and - (an empty one), after
+// messages.N.content.M.tool_use.id: , and to a tool_use id another
+// tool_use of the request has, after messages.N.content.M: . Source:
+// users' reports of the live API (anomalyco/opencode#1279, 2025-07, after a
+// switch from Kimi K2 to Claude). The mock takes the strict reading of
+// uniqueness, across the whole request; whether the API checks only within
+// one message is not known.
+const (
+	TextToolUseIDPattern = "String should match pattern '^[a-zA-Z0-9_-]+$'"
+	TextToolUseIDsUnique = "`tool_use` ids must be unique"
+)
+
+var toolUseIDRe = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 
 // TextEmptyImage is the API's answer to an image block with no data, after
 // the block's path (messages.N.content.M.image.source.base64: ). Source:

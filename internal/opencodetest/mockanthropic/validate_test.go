@@ -340,3 +340,32 @@ func TestImageDimensionAndCountLimits(t *testing.T) {
 		})
 	}
 }
+
+// A tool_use id that is empty, or that an earlier tool_use of the request
+// has (in the same message or an earlier one: the strict reading), is
+// refused with the API's texts (anomalyco/opencode#1279).
+func TestToolUseIDs(t *testing.T) {
+	use := func(id string) string {
+		return `{"type":"tool_use","id":"` + id + `","name":"bash","input":{}}`
+	}
+	res := func(id string) string {
+		return `{"type":"tool_result","tool_use_id":"` + id + `","content":"ok"}`
+	}
+	for want, msgs := range map[string][]string{
+		"messages.1.content.0.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'": {user,
+			`{"role":"assistant","content":[` + use("") + `]}`, `{"role":"user","content":[` + res("") + `]}`},
+		"messages.1.content.1: `tool_use` ids must be unique": {user,
+			`{"role":"assistant","content":[` + use("toolu_1") + `,` + use("toolu_1") + `]}`, `{"role":"user","content":[` + res("toolu_1") + `,` + res("toolu_1") + `]}`},
+		"messages.3.content.0: `tool_use` ids must be unique": {user,
+			`{"role":"assistant","content":[` + use("functions_bash_0") + `]}`, `{"role":"user","content":[` + res("functions_bash_0") + `]}`,
+			`{"role":"assistant","content":[` + use("functions_bash_0") + `]}`, `{"role":"user","content":[` + res("functions_bash_0") + `]}`},
+	} {
+		r, err := ParseRequest([]byte(body(false, msgs...)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := (Validator{}).Validate(r); e == nil || e.Status != 400 || e.Message != want {
+			t.Errorf("got %v, want %q", e, want)
+		}
+	}
+}
