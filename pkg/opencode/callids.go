@@ -1,11 +1,10 @@
 package opencode
 
 import (
-	"strings"
-
 	"crypto/sha256"
 	"math/big"
 	"strconv"
+	"strings"
 
 	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
