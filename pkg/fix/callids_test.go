@@ -214,7 +214,7 @@ func TestRekeyToolUseIDs(t *testing.T) {
 					}
 				}
 				ids := callIDsOf(fixAndRecheck(t, s, "rekey-tool-use-ids"))
-				if len(ids) != 2 || ids[0] == ids[1] || ids[1] == "" || opencode.ToolUseIDForm(ids[1]) != ids[1] ||
+				if len(ids) != 2 || ids[0] == ids[1] || ids[1] == "" || sent.ClaudeToolID(ids[1]) != ids[1] ||
 					(c.ids[0] != "" && ids[0] != c.ids[0]) {
 					t.Errorf("%s: ids %q → %q", shape, c.ids, ids)
 				}

@@ -75,29 +75,10 @@ func derivedCallID(old string, n int) string {
 	return string(b)
 }
 
-// toolUseIDChar reports a byte the Messages API takes in a tool_use id
-// (^[a-zA-Z0-9_-]+$).
-func toolUseIDChar(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
-}
-
-// ToolUseIDForm is a callID as OpenCode sends it to a Claude model: every
-// byte the Messages API does not take in a tool_use id replaced by _
-// (OpenCode's own rewrite, sent.toolID).
-func ToolUseIDForm(id string) string {
-	b := []byte(id)
-	for i, c := range b {
-		if !toolUseIDChar(c) {
-			b[i] = '_'
-		}
-	}
-	return string(b)
-}
-
 // BadToolUseIDs returns the tool parts (by part id) whose callID the
 // Messages API refuses as a tool_use id once OpenCode sent it: an empty
 // one, or one an earlier tool part of the session has too (compared in
-// the form OpenCode sends, ToolUseIDForm). The first part with an id keeps
+// the form OpenCode sends, sent.ClaudeToolID). The first part with an id keeps
 // it.
 func BadToolUseIDs(s *store.Session) map[string]bool {
 	out := map[string]bool{}
@@ -107,7 +88,7 @@ func BadToolUseIDs(s *store.Session) map[string]bool {
 			if p.Type != "tool" {
 				continue
 			}
-			id := ToolUseIDForm(p.Get("callID").String())
+			id := sent.ClaudeToolID(p.Get("callID").String())
 			if id == "" || seen[id] {
 				out[p.ID] = true
 			}
@@ -121,5 +102,5 @@ func BadToolUseIDs(s *store.Session) map[string]bool {
 // Messages API refuses: letters, digits and _ only, from the part's own id
 // (unique in the store), so unlike every other call's.
 func NewToolUseID(partID string) string {
-	return "toolu_sessfix_" + ToolUseIDForm(strings.TrimPrefix(partID, "prt_"))
+	return "toolu_sessfix_" + sent.ClaudeToolID(strings.TrimPrefix(partID, "prt_"))
 }

@@ -3,7 +3,6 @@ package scan
 import (
 	"fmt"
 
-	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -51,7 +50,7 @@ func checkToolUseIDs(_ *store.Session, r *sent.Request) []Violation {
 			v := Violation{Code: SF166, N: n, M: m, Index: idx(n, m), MessageID: b.MessageID, PartID: b.PartID, Fix: "rekeyToolUseIDs"}
 			at, seen := first[b.ToolUseID]
 			switch {
-			case b.ToolUseID == "" || opencode.ToolUseIDForm(b.ToolUseID) != b.ToolUseID:
+			case b.ToolUseID == "" || sent.ClaudeToolID(b.ToolUseID) != b.ToolUseID:
 				v.ProviderError = errToolUseIDPattern(n, m)
 				v.Message = fmt.Sprintf("a tool call goes to %s/%s with the id %q, which is not letters, digits, _ and -", r.ProviderID, r.ModelID, b.ToolUseID)
 			case seen:

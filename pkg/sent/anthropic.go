@@ -21,10 +21,20 @@ func toolIDSafe(id string) bool {
 }
 
 func (c *converter) toolID(id string) string {
-	if strings.Contains(c.modelID, "claude") && !toolIDSafe(id) {
-		return toolIDUnsafe.ReplaceAllString(id, "_")
+	if strings.Contains(c.modelID, "claude") {
+		return ClaudeToolID(id)
 	}
 	return id
+}
+
+// ClaudeToolID is a tool call id as OpenCode 1.18.33 sends it to a Claude
+// model: every byte the Messages API does not take in a tool_use id
+// (^[a-zA-Z0-9_-]+$) replaced by _. An empty id stays empty.
+func ClaudeToolID(id string) string {
+	if toolIDSafe(id) {
+		return id
+	}
+	return toolIDUnsafe.ReplaceAllString(id, "_")
 }
 
 // groupedMessages is the Anthropic and Bedrock packages' conversion: user
