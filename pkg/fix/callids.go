@@ -19,17 +19,25 @@ var stRekeyCallIDs = Strategy{Name: "rekey-call-ids", Mutations: "rekeyCallIDs",
 // id per old id and no id twice.
 func rekeyCallIDs(s *store.Session, m *store.Message) ([]store.Edit, error) {
 	ids := opencode.MistralCallIDs(s)
+	return setCallIDs(m, "rekeyCallIDs", func(p *store.Part) (string, bool) {
+		return ids[p.Get("callID").String()], opencode.ForeignCallID(p)
+	}, func(old, id string) string { return fmt.Sprintf("tool call id %s given mistral's form %s", old, id) })
+}
+
+// setCallIDs gives each tool part of m that newID picks the callID it
+// returns, one edit of mutation each, described by why(old, new).
+func setCallIDs(m *store.Message, mutation string, newID func(p *store.Part) (string, bool), why func(old, id string) string) ([]store.Edit, error) {
 	var out []store.Edit
 	for _, p := range m.Parts {
-		if !opencode.ForeignCallID(p) {
+		id, ok := newID(p)
+		if !ok {
 			continue
 		}
-		old := p.Get("callID").String()
-		after, err := setJSON(p.Raw, ids[old], "callID")
+		after, err := setJSON(p.Raw, id, "callID")
 		if err != nil {
 			return nil, fmt.Errorf("part %s: %w", p.ID, err)
 		}
-		ed := partEdit(store.OpUpdate, m, p, "rekeyCallIDs", fmt.Sprintf("tool call id %s given mistral's form %s", old, ids[old]))
+		ed := partEdit(store.OpUpdate, m, p, mutation, why(p.Get("callID").String(), id))
 		ed.After = after
 		out = append(out, ed)
 	}
@@ -48,19 +56,9 @@ var stRekeyToolUseIDs = Strategy{Name: "rekey-tool-use-ids", Mutations: "rekeyTo
 // (opencode.BadToolUseIDs); the first call with an id keeps it.
 func rekeyToolUseIDs(s *store.Session, m *store.Message) ([]store.Edit, error) {
 	bad := opencode.BadToolUseIDs(s)
-	var out []store.Edit
-	for _, p := range m.Parts {
-		if !bad[p.ID] {
-			continue
-		}
-		old, id := p.Get("callID").String(), opencode.NewToolUseID(p.ID)
-		after, err := setJSON(p.Raw, id, "callID")
-		if err != nil {
-			return nil, fmt.Errorf("part %s: %w", p.ID, err)
-		}
-		ed := partEdit(store.OpUpdate, m, p, "rekeyToolUseIDs", fmt.Sprintf("tool call id %q, empty or shared with an earlier call, given %s", old, id))
-		ed.After = after
-		out = append(out, ed)
-	}
-	return out, nil
+	return setCallIDs(m, "rekeyToolUseIDs", func(p *store.Part) (string, bool) {
+		return opencode.NewToolUseID(p.ID), bad[p.ID]
+	}, func(old, id string) string {
+		return fmt.Sprintf("tool call id %q, empty or shared with an earlier call, given %s", old, id)
+	})
 }
