@@ -11,6 +11,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/sessfix/sessfix/internal/opencodetest"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockstream"
 	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
@@ -31,18 +32,10 @@ func TestSentIndexes(t *testing.T) {
 		{"responses", storeResponses, opencodetest.OpenAIModel, "openai tool loop", openAIBodies, "input", true},
 		{"chat", storeChat, opencodetest.DeepSeekModel, "deepseek tool loop", openAIBodies, "messages", true},
 		{"google", "opencode-" + opencodetest.V1_18 + "-google", opencodetest.GoogleModel, "", func(e *opencodetest.Env) [][]byte {
-			var out [][]byte
-			for _, r := range e.Gemini.ChatRequests() {
-				out = append(out, r.Body)
-			}
-			return out
+			return bodiesOf(e.Gemini.ChatRequests())
 		}, "contents", false},
 		{"bedrock", "opencode-" + opencodetest.V1_18 + "-amazon-bedrock", opencodetest.BedrockModel, "", func(e *opencodetest.Env) [][]byte {
-			var out [][]byte
-			for _, r := range e.Bedrock.ChatRequests() {
-				out = append(out, r.Body)
-			}
-			return out
+			return bodiesOf(e.Bedrock.ChatRequests())
 		}, "messages", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -107,12 +100,13 @@ func pathOf(label string) string {
 	return strings.NewReplacer("[", ".", "]", "").Replace(label)
 }
 
-func openAIBodies(e *opencodetest.Env) [][]byte {
-	var out [][]byte
-	for _, r := range e.OpenAI.Requests() {
-		if r.Chat {
-			out = append(out, r.Body)
-		}
+func openAIBodies(e *opencodetest.Env) [][]byte { return bodiesOf(e.OpenAI.AgentRequests()) }
+
+// bodiesOf are the bodies of a mock's requests, in order.
+func bodiesOf[P, A any](calls []mockstream.Call[P, A]) [][]byte {
+	out := make([][]byte, 0, len(calls))
+	for _, c := range calls {
+		out = append(out, c.Body)
 	}
 	return out
 }
