@@ -128,11 +128,12 @@ func (d Defect) InRecords() bool {
 // message when until is "") that show the defect, in order.
 func (d Defect) ShowsBefore(s *store.Session, until string) []*store.Message {
 	var out []*store.Message
+	f := &sessionFacts{s: s}
 	for _, m := range s.Messages {
 		if until != "" && m.ID == until {
 			break
 		}
-		if d.Shows(s, m) {
+		if d.shows(f, m) {
 			out = append(out, m)
 		}
 	}
@@ -148,13 +149,14 @@ func (d Defect) ShowsFrom(s *store.Session, from, until string) []*store.Message
 		return d.ShowsBefore(s, until)
 	}
 	var out []*store.Message
+	f := &sessionFacts{s: s}
 	seen := false
 	for _, m := range s.Messages {
 		if until != "" && m.ID == until {
 			break
 		}
 		seen = seen || m.ID == from
-		if seen && d.Shows(s, m) {
+		if seen && d.shows(f, m) {
 			out = append(out, m)
 		}
 	}
@@ -248,6 +250,26 @@ func (d Defect) ThinkingDefect() bool {
 // that owns signed thinking shows DefectSignature). A message OpenCode no
 // longer sends shows none.
 func (d Defect) Shows(s *store.Session, m *store.Message) bool {
+	return d.shows(&sessionFacts{s: s}, m)
+}
+
+// sessionFacts holds what Shows reads from the whole session, computed
+// once for every message a loop asks about (ShowsBefore, ShowsFrom), not
+// once per message.
+type sessionFacts struct {
+	s   *store.Session
+	bad map[string]bool // BadToolUseIDs, nil until asked
+}
+
+func (f *sessionFacts) badToolUseIDs() map[string]bool {
+	if f.bad == nil {
+		f.bad = BadToolUseIDs(f.s)
+	}
+	return f.bad
+}
+
+func (d Defect) shows(f *sessionFacts, m *store.Message) bool {
+	s := f.s
 	if m == nil || SkippedByOpenCode(m) {
 		return false
 	}
@@ -325,7 +347,7 @@ func (d Defect) Shows(s *store.Session, m *store.Message) bool {
 	case DefectForeignCallIDs:
 		return anyPart(m, ForeignCallID)
 	case DefectToolUseIDs:
-		bad := BadToolUseIDs(s)
+		bad := f.badToolUseIDs()
 		return anyPart(m, func(p *store.Part) bool { return bad[p.ID] })
 	}
 	return false
