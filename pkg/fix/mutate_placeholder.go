@@ -209,6 +209,30 @@ func replaceFreshPDFs(s *store.Session, e env) ([]store.Edit, error) {
 	return replaceFiles(s, pdfs, whyNotProcessed, e)
 }
 
+var stPlaceholderSize = Strategy{Name: "placeholder", Mutations: "replaceMedia",
+	Doc: "replace the files the failed request was the first to send, which the provider refused for the request's size, by a text saying what was removed"}
+
+// whyRefusedForSize is the reason a file the provider refused for the
+// request's size gets in its placeholder.
+const whyRefusedForSize = "the provider refused the request that first sent it for its size"
+
+// replaceFreshFiles is SF180's repair: the files the failed attempt's
+// request was the first to send (opencode.FreshFiles) are replaced by
+// placeholders, which brings the files the next request sends back to
+// those of the last request the provider accepted. A session whose last
+// attempt did not fail so has nothing to replace.
+func replaceFreshFiles(s *store.Session, e env) ([]store.Edit, error) {
+	m := opencode.LastFailedAttempt(s)
+	if m == nil || opencode.DetectErrorType(m.Get("error.data.message").String()) != opencode.ErrorRequestTooLarge {
+		return nil, nil
+	}
+	files, _ := opencode.FreshFiles(s, m)
+	if len(files) == 0 {
+		return nil, nil
+	}
+	return replaceFiles(s, files, whyRefusedForSize, e)
+}
+
 // replaceFiles replaces the files picked (user file parts, or attachments
 // of tool results) by placeholders saying why.
 func replaceFiles(s *store.Session, picked []opencode.File, why string, e env) ([]store.Edit, error) {

@@ -88,6 +88,7 @@ var strategyTable = map[string][]Strategy{
 	scan.SF177: {stPlaceholderPages},
 	scan.SF178: {stPlaceholder},
 	scan.SF179: {stPlaceholderFresh},
+	scan.SF180: {stPlaceholderSize},
 	scan.SF503: {stMoveOut},
 	scan.SF172: {stPrune},
 	scan.SF174: {stPruneContext},
@@ -110,7 +111,7 @@ func Strategies(code string) []Strategy {
 }
 
 // isPreflight reports the preflight codes that share SF302's repairs
-// (SF150–SF169). The size rules SF170–SF179 are preflight rules too
+// (SF150–SF169). The size rules SF170–SF189 are preflight rules too
 // (scan.IsPreflightCode) but are not among them: SF170 and SF171 have
 // their own repair (shrinkImage, then replaceMedia when the image does not
 // decode), SF172 and SF174 OpenCode's prune of tool results
@@ -209,6 +210,8 @@ func rulePlanFunc(f scan.Finding, st Strategy) planFunc {
 		return func(w *work) ([]store.Edit, error) { return replaceRequestPDFs(w.s, w.env) }
 	case stPlaceholderFresh:
 		return func(w *work) ([]store.Edit, error) { return replaceFreshPDFs(w.s, w.env) }
+	case stPlaceholderSize:
+		return func(w *work) ([]store.Edit, error) { return replaceFreshFiles(w.s, w.env) }
 	case stPlaceholderPages:
 		return func(w *work) ([]store.Edit, error) { return replacePDFPages(w.s, f.ProviderError, w.env) }
 	case stRekey:

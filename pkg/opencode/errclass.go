@@ -141,6 +141,12 @@ const ContextNoCauseNote = "sessfix finds no history over the model's context wi
 const PDFNoCauseNote = "every PDF the failed request sent had been taken by the provider before, so sessfix names none: " +
 	"the provider may have failed only this once (users saw the error go away on a retry); resume the session once more"
 
+// RequestSizeNoCauseNote is what scan and fix say about a request size
+// error no SF175 or SF180 finding repairs.
+const RequestSizeNoCauseNote = "sessfix finds no file over a request size limit it knows, and no file the failed request was the first to send " +
+	"(the last request the provider accepted held every file this one did, or no failed attempt is stored), so it names none; " +
+	"shorten the history with `sessfix rewind` or `sessfix fork`"
+
 // DefaultFix returns the mutations error-driven recovery applies to the
 // stored message an error of this type points at, in rules.md notation; ""
 // when no storage repair exists for the type.

@@ -84,18 +84,31 @@ const TextInvalidPDF = "The PDF specified was not valid."
 // where it came back on every prompt after two large PDFs were read).
 const TextPDFUnprocessable = "Could not process PDF"
 
-// FreshPDFs returns the PDFs the failed attempt's request sent that no
-// request the provider accepted before it sent: those of the messages
-// after the last assistant message that has no error (a step the provider
-// answered, whose request held everything before it), and of that
-// message's own tool results, which its request did not hold yet. A PDF a
-// request the provider accepted already held is no cause of a later
-// failure that names none. The request is the failed attempt's as the
-// records are now.
+// FreshPDFs returns the PDFs among FreshFiles.
 func FreshPDFs(s *store.Session, failed *store.Message) []File {
+	files, _ := FreshFiles(s, failed)
+	var out []File
+	for _, f := range files {
+		if f.Mime == "application/pdf" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// FreshFiles returns the files (images, PDFs) the failed attempt's request
+// sent that no request the provider accepted before it sent: those of the
+// messages after the last assistant message that has no error (a step the
+// provider answered, whose request held everything before it), and of that
+// message's own tool results, which its request did not hold yet. A file a
+// request the provider accepted already held is no cause of a later
+// failure that names none. The request (returned too, for its indexes) is
+// the failed attempt's as the records are now; nil files and request when
+// failed is not in the session.
+func FreshFiles(s *store.Session, failed *store.Message) ([]File, *sent.Request) {
 	fi := slices.IndexFunc(s.Messages, func(m *store.Message) bool { return m.ID == failed.ID })
 	if fi < 0 {
-		return nil
+		return nil, nil
 	}
 	from := 0
 	for i := fi - 1; i >= 0; i-- {
@@ -108,13 +121,14 @@ func FreshPDFs(s *store.Session, failed *store.Message) []File {
 	for _, m := range s.Messages[from:fi] {
 		fresh[m.ID] = true
 	}
+	req := sent.Build(s, sent.Options{AsOfError: true, Until: failed.ID})
 	var out []File
-	for _, f := range RequestFiles(s, sent.Build(s, sent.Options{AsOfError: true, Until: failed.ID})) {
-		if f.Mime == "application/pdf" && fresh[f.MessageID] {
+	for _, f := range RequestFiles(s, req) {
+		if fresh[f.MessageID] {
 			out = append(out, f)
 		}
 	}
-	return out
+	return out, req
 }
 
 // IsPDF reports whether a mime type is a PDF's.

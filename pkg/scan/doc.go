@@ -9,7 +9,7 @@
 // What OpenCode and its providers do (parts, the settle policy, provider
 // errors) is pkg/opencode's; the rules ask it.
 //
-// The preflight (rules SF150–SF179) checks the request OpenCode sends for a
+// The preflight (rules SF150–SF189) checks the request OpenCode sends for a
 // session, as pkg/sent builds it for the model's provider family with every
 // block mapped back to its stored message and part (sent.Build,
 // sent.Request.LocateIndex), against that family's rules. Each check lives

@@ -27,7 +27,7 @@ func WriteRulesMarkdown(w io.Writer) error {
 	p("prints one. Severities: **error** when the provider rejects the history or OpenCode fails to load the ")
 	p("session, **warning** for damage that will bite later, **info** for what OpenCode never sends (report only). ")
 	p("A rule can report a finding at a lower severity than its own; the rule says when, and the finding says why.\n\n")
-	p("Preflight findings (SF150–SF169, and SF170–SF179 for a request's size) are described with the provider rules they check.\n\n")
+	p("Preflight findings (SF150–SF169, and SF170–SF189 for a request's size) are described with the provider rules they check.\n\n")
 	p("| code | name | severity | finds | default fix |\n|---|---|---|---|---|\n")
 	for _, r := range Rules() {
 		sev := r.Severity.String()
@@ -77,7 +77,7 @@ var repairedThrough = map[opencode.ErrorType]string{
 	opencode.ErrorTooManyImages:    "`markToolCompacted` on the oldest tool results that send images (through SF172)",
 	opencode.ErrorContextOverflow:  "`markToolCompacted` on old tool results until the history fits (through SF174)",
 	opencode.ErrorInvalidImage:     "`replaceMedia` on the image whose data is no image (through SF173)",
-	opencode.ErrorRequestTooLarge:  "`replaceMedia` on the largest PDFs (through SF175)",
+	opencode.ErrorRequestTooLarge:  "`replaceMedia` on the largest PDFs (through SF175), else on the files the failed request was the first to send (through SF180)",
 	opencode.ErrorPDFPages:         "`replaceMedia` on the PDFs with the most pages (through SF177)",
 	opencode.ErrorInvalidPDF:       "`replaceMedia` on the file whose data is no PDF (through SF178)",
 	opencode.ErrorPDFUnprocessable: "`replaceMedia` on the PDFs the failed request was the first to send (through SF179)",

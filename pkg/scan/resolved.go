@@ -74,23 +74,8 @@ func Resolved(r *opencode.Recovery, s *store.Session, found []Finding, oc *ocenv
 		if how := mediaReplaced(r, s); how != "" {
 			return how, true
 		}
-		if r.Failed == nil {
-			// Nothing tells when a pasted error happened.
-			return "", false
-		}
-		for _, m := range s.Messages {
-			if m.ID == r.Failed.ID {
-				break
-			}
-			if sent.ExcludedBySessfix(m) {
-				return "sessfix has excluded a message from requests since, and the session shows no such problem any more", true
-			}
-			// OpenCode writes synthetic text on user messages itself (file
-			// reads, agent calls): only an assistant message's synthetic
-			// part is sessfix's mark here.
-			if r.Changed(m, m.Role == "assistant") != "" {
-				return "the session has been repaired since and shows no such problem any more", true
-			}
+		if how := repairedSince(r, s); how != "" {
+			return how, true
 		}
 		return "", false
 	}
@@ -195,7 +180,7 @@ func ErrorCauses(fs []Finding, text string) []Finding {
 func predictsError(code string) bool { return IsPreflightCode(code) || code == SF210 }
 
 // IsPreflightCode reports a preflight rule's code (SF150–SF169, and
-// SF170–SF179 for the limits on a request's size).
+// SF170–SF189 for the limits on a request's size).
 func IsPreflightCode(code string) bool {
 	return FamilyPreflight.Has(code) || FamilyRequestSize.Has(code)
 }
@@ -232,16 +217,24 @@ func CausesNote(causes []Finding) string {
 }
 
 // CausesHeader is CausesNote without the places, for a list that follows.
-// Causes that SF179 found are not the preflight's: they are the PDFs the
-// stored failed request was the first to send.
+// Causes that SF179 and SF180 found are not the preflight's: they are the
+// PDFs (the files) the stored failed request was the first to send.
 func CausesHeader(causes []Finding) string {
 	n := len(causes)
-	if n > 0 && !slices.ContainsFunc(causes, func(f Finding) bool { return f.Code != SF179 }) {
-		pdfs := "PDFs that cause it"
-		if n == 1 {
-			pdfs = "PDF that causes it"
+	only := func(code string) bool {
+		return n > 0 && !slices.ContainsFunc(causes, func(f Finding) bool { return f.Code != code })
+	}
+	if only(SF179) || only(SF180) {
+		what := "PDF"
+		if causes[0].Code == SF180 {
+			what = "file"
 		}
-		return fmt.Sprintf("the error names no message; the failed request was the first to send %d %s:", n, pdfs)
+		if n == 1 {
+			what += " that causes it"
+		} else {
+			what += "s that cause it"
+		}
+		return fmt.Sprintf("the error names no message; the failed request was the first to send %d %s:", n, what)
 	}
 	places := "places that cause it"
 	if n == 1 {
@@ -255,8 +248,9 @@ func CausesHeader(causes []Finding) string {
 // its text: SF172 and SF177 are warnings between their two limits (sessfix
 // cannot tell the model's; the error tells it), and SF178's finding on a
 // tool result's PDF has no provider_error (the path the API prints there
-// is not known).
-var fallbackCause = map[opencode.ErrorType]string{opencode.ErrorTooManyImages: SF172, opencode.ErrorPDFPages: SF177, opencode.ErrorInvalidPDF: SF178, opencode.ErrorPDFUnprocessable: SF179}
+// is not known); SF179 and SF180 name what a failed request was the first
+// to send, which no preflight predicts.
+var fallbackCause = map[opencode.ErrorType]string{opencode.ErrorTooManyImages: SF172, opencode.ErrorPDFPages: SF177, opencode.ErrorInvalidPDF: SF178, opencode.ErrorPDFUnprocessable: SF179, opencode.ErrorRequestTooLarge: SF180}
 
 // MediaCauses returns the findings of fs that a stored media error (text,
 // pointing at partID when known) is about and that a media repair fixes:
@@ -399,6 +393,31 @@ func contextWithin(r *opencode.Recovery, s *store.Session, oc *ocenv.Resolver) s
 		return ""
 	}
 	return fmt.Sprintf("the next request is about %d tokens now, within the model's %d-token context window", est.Tokens, w.Context)
+}
+
+// repairedSince names how the messages before a stored failed attempt
+// show a repair made after it ("" when they do not, or for a pasted error:
+// nothing tells when it happened): a message excluded from requests, or
+// one changed since the attempt.
+func repairedSince(r *opencode.Recovery, s *store.Session) string {
+	if r.Failed == nil {
+		return ""
+	}
+	for _, m := range s.Messages {
+		if m.ID == r.Failed.ID {
+			break
+		}
+		if sent.ExcludedBySessfix(m) {
+			return "sessfix has excluded a message from requests since, and the session shows no such problem any more"
+		}
+		// OpenCode writes synthetic text on user messages itself (file
+		// reads, agent calls): only an assistant message's synthetic
+		// part is sessfix's mark here.
+		if r.Changed(m, m.Role == "assistant") != "" {
+			return "the session has been repaired since and shows no such problem any more"
+		}
+	}
+	return ""
 }
 
 // mediaReplaced names how a session shows an invalid-image error repaired

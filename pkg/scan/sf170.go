@@ -8,7 +8,7 @@ import (
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
-// The rules of a history too big to send (SF170–SF179). An image a user
+// The rules of a history too big to send (SF170–SF189). An image a user
 // pasted or attached, or a tool returned, that is over the size or
 // dimension limit is shrunk (shrinkImage, which keeps the picture); too
 // many images are pruned from old tool results (markToolCompacted); image

@@ -1,6 +1,7 @@
 package scan
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -64,12 +65,18 @@ func checkPDFNotProcessed(c *Context) {
 	}
 }
 
-// pdfName is the file name of a request's PDF: its part's, or its
-// attachment's, else the file the tool read (the read tool's filePath);
-// "a PDF" when none says.
+// pdfName is the file name of a request's PDF (fileName); "a PDF" when
+// nothing says.
 func pdfName(p *store.Part, f opencode.File) string {
+	return cmp.Or(fileName(p, f), "a PDF")
+}
+
+// fileName is the file name of a request's file: its part's, or its
+// attachment's, else the file the tool read (the read tool's filePath);
+// "" when none says.
+func fileName(p *store.Part, f opencode.File) string {
 	if p == nil {
-		return "a PDF"
+		return ""
 	}
 	key := "filename"
 	if f.Attachment >= 0 {
@@ -81,5 +88,5 @@ func pdfName(p *store.Part, f opencode.File) string {
 	if fp := p.Get("state.input.filePath").String(); f.Attachment >= 0 && fp != "" {
 		return path.Base(filepath.ToSlash(fp))
 	}
-	return "a PDF"
+	return ""
 }

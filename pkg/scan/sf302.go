@@ -143,6 +143,11 @@ func checkFailedAttempt(c *Context) {
 			c.reportNoFix(f)
 			return
 		}
+		if len(causes) == 0 && r.Type == opencode.ErrorRequestTooLarge {
+			f.Message += "; " + opencode.RequestSizeNoCauseNote
+			c.reportNoFix(f)
+			return
+		}
 		f.Message += "; " + CausesNote(causes)
 		if len(causes) == 0 && !r.Type.NotRepairedYet() {
 			c.reportNoFix(f)

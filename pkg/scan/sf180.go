@@ -1,0 +1,78 @@
+package scan
+
+import (
+	"cmp"
+	"fmt"
+	"strings"
+
+	"github.com/sessfix/sessfix/pkg/opencode"
+	"github.com/sessfix/sessfix/pkg/store"
+)
+
+var ruleSF180 = &Rule{
+	Code:     SF180,
+	Name:     "request-refused-for-size",
+	Severity: Error,
+	Summary:  "the provider refused the failed request for its size, and that request was the first to send these files",
+	What: "The session's last attempt failed with a request size error (`request_too_large`: an HTTP 413 such as `Payload Too Large` or " +
+		"`Request Entity Too Large`, which OpenAI's edge answers for a large image (anomalyco/opencode#12060), or Anthropic's " +
+		"`Request exceeds the maximum size`) and sessfix's preflight finds no file over a request size limit it knows (SF175: Anthropic's 32 MB; " +
+		"the limit of OpenAI's edge and of other providers is not published). sessfix names the files that request was the first to send, " +
+		"as SF179 does for PDFs: those of the messages after the last step the provider answered, and of that step's own tool results " +
+		"(a user's `file` part or a tool result's attachment, image or PDF). The request before it, without them, was accepted. " +
+		"Once the session has been repaired after the attempt, SF302 alone says whether the error still applies. " +
+		"A request refused with no new file (the text grew) is not traced to one: SF302 reports it and advises `sessfix rewind` or `sessfix fork`.",
+	Why:           "While the files stay in the history OpenCode sends them with every prompt, and the provider refuses each request the same way.",
+	ProviderError: "Payload Too Large",
+	FixDoc: "`replaceMedia` on each file named: a user's `file` part becomes a text saying what was removed (file name, type, size), " +
+		"a tool result's attachment leaves the result and its output says so, which brings the files the next request sends back to those of the " +
+		"last request the provider accepted. Every new file is replaced, not only the largest: the limit is not known, and the accepted request is " +
+		"the only size sessfix knows the provider took. The files stay in the backup run and `sessfix undo` puts them back.",
+	Fixable: true,
+	Fix:     "replaceMedia",
+	Check:   checkRefusedForSize,
+}
+
+func checkRefusedForSize(c *Context) {
+	m := opencode.LastFailedAttempt(c.Session)
+	if m == nil {
+		return
+	}
+	text := m.Get("error.data.message").String()
+	if opencode.DetectErrorType(text) != opencode.ErrorRequestTooLarge {
+		return
+	}
+	if r := opencode.ReadError(c.Session, text, m); mediaReplaced(r, c.Session) != "" || repairedSince(r, c.Session) != "" {
+		return // repaired since the attempt: SF302 says whether it holds
+	}
+	for _, v := range c.preflight() {
+		if v.Code == SF175 {
+			return // the preflight names what to replace
+		}
+	}
+	files, req := opencode.FreshFiles(c.Session, m)
+	if len(files) == 0 {
+		return
+	}
+	total := 0
+	names := make([]string, len(files))
+	parts := make([]*store.Part, len(files))
+	for i, f := range files {
+		parts[i] = opencode.FindPart(c.Session, f.MessageID, f.PartID)
+		names[i] = cmp.Or(fileName(parts[i], f), "a file ("+f.Mime+")")
+		total += f.Base64
+	}
+	first := fmt.Sprintf("the request was the first to send %s (%d bytes of base64)", names[0], total)
+	if len(names) > 1 {
+		first = fmt.Sprintf("the request was the first to send %d files (%s; %d bytes of base64), this one among them",
+			len(names), strings.Join(names, ", "), total)
+	}
+	for i, f := range files {
+		g := At(c.Session.Message(f.MessageID), parts[i])
+		g.ErrorType = string(opencode.ErrorRequestTooLarge)
+		g.ProviderError = text
+		g.Index = req.Index(f.N, f.M)
+		g.Message = fmt.Sprintf("the last attempt failed with %q, a request over the provider's size limit; %s", text, first)
+		c.Report(g)
+	}
+}
