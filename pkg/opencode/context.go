@@ -127,8 +127,10 @@ func StoredContextLimit(s *store.Session) (int, bool) {
 }
 
 // StoredOverflow reports whether the session's newest error is a context
-// overflow: OpenCode's ContextOverflowError, or a provider's text that
-// says so.
+// overflow: a provider's text that says so, or OpenCode's
+// ContextOverflowError with a text of no other type (1.18.33 stores an
+// HTTP 413, a request over a size limit, as a ContextOverflowError too:
+// OBSERVED.md).
 func StoredOverflow(s *store.Session) bool {
 	for i := len(s.Messages) - 1; i >= 0; i-- {
 		m := s.Messages[i]
@@ -138,7 +140,8 @@ func StoredOverflow(s *store.Session) bool {
 		if ErrorName(m) == "" {
 			return false
 		}
-		return ErrorName(m) == ContextOverflowName || DetectErrorType(m.Get("error.data.message").String()) == ErrorContextOverflow
+		t := DetectErrorType(m.Get("error.data.message").String())
+		return t == ErrorContextOverflow || t == ErrorNone && ErrorName(m) == ContextOverflowName
 	}
 	return false
 }

@@ -1,6 +1,11 @@
 package opencode
 
-import "testing"
+import (
+	"strconv"
+	"testing"
+
+	"github.com/sessfix/sessfix/pkg/store"
+)
 
 // The window is read from each context-window text a provider prints.
 func TestContextLimitInError(t *testing.T) {
@@ -40,6 +45,33 @@ func TestContextWindowUsable(t *testing.T) {
 	} {
 		if u, g := c.w.Usable(), c.w.Target(); u != c.usable || g != c.tgt {
 			t.Errorf("%+v: usable %d target %d, want %d %d", c.w, u, g, c.usable, c.tgt)
+		}
+	}
+}
+
+// The newest error is a context overflow when its text says so, or when
+// OpenCode named it ContextOverflowError and its text is of no other type:
+// 1.18.33 stores an HTTP 413 as a ContextOverflowError too, which is a
+// request over a size limit, not over the window.
+func TestStoredOverflow(t *testing.T) {
+	for _, c := range []struct {
+		name, text string
+		want       bool
+	}{
+		{"ContextOverflowError", "prompt is too long: 212345 tokens > 200000 maximum", true},
+		{"ContextOverflowError", "Conversation exceeds the window (opencode's own words)", true},
+		{"APIError", "prompt is too long: 212345 tokens > 200000 maximum", true},
+		{"ContextOverflowError", "Request Entity Too Large", false},
+		{"ContextOverflowError", "Payload Too Large", false},
+		{"APIError", "Overloaded", false},
+	} {
+		body := `{"role":"assistant","error":{"name":` + strconv.Quote(c.name) + `,"data":{"message":` + strconv.Quote(c.text) + `}}}`
+		s := &store.Session{Messages: []*store.Message{
+			testMessage("m1", "user", `{"role":"user"}`, `{"type":"text","text":"hi"}`),
+			testMessage("m2", "assistant", body),
+		}}
+		if got := StoredOverflow(s); got != c.want {
+			t.Errorf("%s %q: StoredOverflow = %v, want %v", c.name, c.text, got, c.want)
 		}
 	}
 }

@@ -16,7 +16,7 @@ var ruleSF180 = &Rule{
 	Summary:  "the provider refused the failed request for its size, and that request was the first to send these files",
 	What: "The session's last attempt failed with a request size error (`request_too_large`: an HTTP 413 such as `Payload Too Large` or " +
 		"`Request Entity Too Large`, which OpenAI's edge answers for a large image (anomalyco/opencode#12060), or Anthropic's " +
-		"`Request exceeds the maximum size`) and sessfix's preflight finds no file over a request size limit it knows (SF175: Anthropic's 32 MB; " +
+		"`Request exceeds the maximum size`; OpenCode 1.18.33 stores a 413 as a `ContextOverflowError` whose message is the status text) and sessfix's preflight finds no file over a request size limit it knows (SF175: Anthropic's 32 MB; " +
 		"the limit of OpenAI's edge and of other providers is not published). sessfix names the files that request was the first to send, " +
 		"as SF179 does for PDFs: those of the messages after the last step the provider answered, and of that step's own tool results " +
 		"(a user's `file` part or a tool result's attachment, image or PDF). The request before it, without them, was accepted. " +

@@ -305,6 +305,10 @@ func (s *Server) handleChat(ctx context.Context, w http.ResponseWriter, r *Reque
 		p.Thinking = thinking
 		r.Chat = len(parsed.Tools) > 0
 	})
+	if cfg.MaxRequestBytes > 0 && len(r.Body) > cfg.MaxRequestBytes {
+		s.reject(ctx, w, r, edgeTooLarge(p.Dialect, cfg.MaxRequestBytes))
+		return
+	}
 	if !cfg.NoValidate {
 		if e := (ChatValidator{Dialect: p.Dialect, Thinking: thinking, Scope: cfg.ReasoningScope, RejectEmpty: cfg.RejectEmptyReasoning, Mistral: cfg.Mistral}).Validate(parsed); e != nil {
 			s.reject(ctx, w, r, e)

@@ -15,6 +15,9 @@ type APIError struct {
 	Message string  // error.message
 	Param   *string // error.param (OpenAI, DeepSeek)
 	Code    *string // error.code (OpenAI, DeepSeek)
+	// HTML, when set, is sent as the body (text/html) instead of the
+	// JSON error: a page from the edge in front of the API.
+	HTML string
 }
 
 func (e *APIError) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Type, e.Message) }
@@ -40,6 +43,12 @@ func (e *APIError) Body() []byte {
 
 // write sends the error answer as the provider does.
 func (e *APIError) write(w http.ResponseWriter) {
+	if e.HTML != "" {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(e.Status)
+		_, _ = w.Write([]byte(e.HTML))
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("x-request-id", newID("req_"))
 	w.WriteHeader(e.Status)
@@ -47,6 +56,22 @@ func (e *APIError) write(w http.ResponseWriter) {
 }
 
 func str(s string) *string { return &s }
+
+// EdgeTooLargePage is the page the edge in front of OpenAI's API
+// (Cloudflare) answers, with HTTP 413, for a request body over its limit.
+// Users quote the answer as "Payload Too Large (Cloudflare 413 HTML)"
+// (anomalyco/opencode#12060, a read of a large PNG on gpt-5.2-codex)
+// without the page; this is Cloudflare's usual 413 page, a stand-in.
+const EdgeTooLargePage = "<html>\r\n<head><title>413 Request Entity Too Large</title></head>\r\n<body>\r\n" +
+	"<center><h1>413 Request Entity Too Large</h1></center>\r\n<hr><center>cloudflare</center>\r\n</body>\r\n</html>\r\n"
+
+// edgeTooLarge is the edge's refusal of a body over Config.MaxRequestBytes
+// (its message, what the mock records, leaves the body's size out: it
+// changes from run to run).
+func edgeTooLarge(d Dialect, limit int) *APIError {
+	return &APIError{Dialect: d, Status: http.StatusRequestEntityTooLarge, HTML: EdgeTooLargePage,
+		Message: fmt.Sprintf("413 Request Entity Too Large: a body over the edge's %d bytes (mock)", limit)}
+}
 
 func invalid(d Dialect, param *string, format string, args ...any) *APIError {
 	e := &APIError{Dialect: d, Status: http.StatusBadRequest, Type: "invalid_request_error", Message: fmt.Sprintf(format, args...), Param: param}

@@ -309,6 +309,10 @@ func (s *Server) handleResponses(ctx context.Context, w http.ResponseWriter, r *
 		p.Responses = parsed
 		r.Chat = len(parsed.Tools) > 0
 	})
+	if cfg.MaxRequestBytes > 0 && len(r.Body) > cfg.MaxRequestBytes {
+		s.reject(ctx, w, r, edgeTooLarge(OpenAI, cfg.MaxRequestBytes))
+		return
+	}
 	if !cfg.NoValidate {
 		v := ResponsesValidator{Secret: cfg.Secret, Account: p.Account, Lookup: s.items.get}
 		if e := v.Validate(parsed); e != nil {

@@ -144,6 +144,11 @@ type Config struct {
 	// with OpenAI's context_length_exceeded (MsgContextLength on Chat
 	// Completions, TextContextWindow on the Responses API).
 	MaxPromptTokens int
+	// MaxRequestBytes, when positive, is the request body size OpenAI's
+	// edge lets through: a larger body is answered with the edge's HTTP
+	// 413 page (EdgeTooLargePage) before the API reads it. The real limit
+	// is not published; tests set one to fit their files.
+	MaxRequestBytes int
 	// OnStage, when set, is called (synchronously, from the handler) each
 	// time a request reaches a stage.
 	OnStage func(r *Request, s Stage)
@@ -180,6 +185,11 @@ func New(cfg Config) *Server {
 // SetMaxPromptTokens sets Config.MaxPromptTokens.
 func (s *Server) SetMaxPromptTokens(n int) {
 	s.base.Configure(func(c *Config) { c.MaxPromptTokens = n })
+}
+
+// SetMaxRequestBytes sets Config.MaxRequestBytes.
+func (s *Server) SetMaxRequestBytes(n int) {
+	s.base.Configure(func(c *Config) { c.MaxRequestBytes = n })
 }
 
 // PromptTokens is the mock's token count of a request: its body's bytes

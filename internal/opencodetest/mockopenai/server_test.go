@@ -323,3 +323,30 @@ func TestContextLengthExceeded(t *testing.T) {
 		t.Errorf("within the window: %+v", evs)
 	}
 }
+
+// A body over Config.MaxRequestBytes is answered by the edge: HTTP 413,
+// its HTML page, before the API reads it (Chat Completions and the
+// Responses API); a body of exactly the limit is answered.
+func TestEdgeRequestTooLarge(t *testing.T) {
+	s := New(Config{})
+	defer s.Close()
+	body := respRequest(false, `{"role":"user","content":[{"type":"input_text","text":"`+strings.Repeat("x", 400)+`"}]}`)
+	chat := `{"model":"gpt-4.1","stream":true,` + chatTools + `"messages":[{"role":"user","content":"` + strings.Repeat("x", 400) + `"}]}`
+	for _, c := range []struct{ path, body string }{{"/responses", body}, {"/chat/completions", chat}} {
+		s.SetMaxRequestBytes(len(c.body) - 1)
+		resp := post(t, s, OpenAI, c.path, "sk-a", c.body)
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 413 || string(b) != EdgeTooLargePage || resp.Header.Get("Content-Type") != "text/html" {
+			t.Errorf("%s over the limit: %d %q %s", c.path, resp.StatusCode, resp.Header.Get("Content-Type"), b)
+		}
+		s.SetMaxRequestBytes(len(c.body))
+		resp = post(t, s, OpenAI, c.path, "sk-a", c.body)
+		_, _ = io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Errorf("%s at the limit: %d", c.path, resp.StatusCode)
+		}
+	}
+	if r := s.Rejected(); len(r) != 2 || !strings.HasPrefix(r[0].Error, "413 Request Entity Too Large") {
+		t.Errorf("rejected %+v", r)
+	}
+}
