@@ -24,7 +24,8 @@ import (
 const edgeLimit = 1 << 20
 
 // TestRequestRefusedForSizeOpenAI: SF180 on real OpenCode 1.18.33 with the
-// openai provider (the Responses API), anomalyco/opencode#12060's shape.
+// openai provider (the Responses API), anomalyco/opencode#12060's shape;
+// TestRequestRefusedForSizeOpenAI11 the same on 1.1.65 (JSON storage).
 // The model reads one large PNG; the next request, which carries it, is
 // over the edge's limit and answered with an HTTP 413 page (the mock's
 // MaxRequestBytes: OpenAI's edge publishes no limit), and every resume
@@ -35,9 +36,17 @@ const edgeLimit = 1 << 20
 // the store exactly, and the resume is accepted with every request within
 // the edge's limit and the placeholder sent in the image's place.
 func TestRequestRefusedForSizeOpenAI(t *testing.T) {
+	refusedForSize(t, opencodetest.V1_18, "request-refused-for-size-openai")
+}
+
+func TestRequestRefusedForSizeOpenAI11(t *testing.T) {
+	refusedForSize(t, opencodetest.V1_1, "request-refused-for-size-openai-1.1")
+}
+
+func refusedForSize(t *testing.T, version, rowCase string) {
 	acquire(t)
 	ctx := testCtx(t, 15*time.Minute)
-	opts := opencodetest.Options{Version: opencodetest.V1_18, Model: opencodetest.OpenAIModel, Timeout: 4 * time.Minute,
+	opts := opencodetest.Options{Version: version, Model: opencodetest.OpenAIModel, Timeout: 4 * time.Minute,
 		Config: map[string]any{"compaction": map[string]any{"auto": false}}}
 	e := opencodetest.NewT(t, opts)
 	raw, err := base64.StdEncoding.DecodeString(storetest.NoisyPNG(t, 7, 1300, 1200))
@@ -104,7 +113,7 @@ func TestRequestRefusedForSizeOpenAI(t *testing.T) {
 	fixUndone(t, c, "right after the failed turn")
 	firstFix := replaceAndResume(ctx, t, c, sid)
 	recordWedged(t, wedgedRow{
-		Case: "request-refused-for-size-openai", Test: "TestRequestRefusedForSizeOpenAI", OpenCode: opencodetest.V1_18, Model: e.Model,
+		Case: rowCase, Test: t.Name(), OpenCode: version, Model: e.Model,
 		Break: "the read tool on a noisy 1300×1200 PNG: the next request is over the edge's limit (the mock's 1 MiB, " +
 			"answered with an HTTP 413 page: OpenAI's edge publishes no limit); compaction.auto false in the config; a real run, no edit",
 		Before: rejectedAs(before), Scan: codes(codesWithSeverity(fs)),
