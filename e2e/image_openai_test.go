@@ -131,23 +131,9 @@ func TestImagesOverOpenAIRequestTotal(t *testing.T) {
 // 50 MB. It returns fix's result.
 func repairOpenAIImages(ctx context.Context, t *testing.T, e *opencodetest.Env, sid string) *sfResult {
 	t.Helper()
-	fix := sessfix(t, e, "fix", "--yes", e.DataDir())
-	if fix.ExitCode != 0 || !strings.Contains(fix.Stdout+fix.Stderr, "shrinkImage") {
-		t.Fatalf("fix --yes\n%s", fix)
-	}
-	if fs, out := sessionFindings(t, e, sid); len(fs) > 0 {
-		for _, f := range fs {
-			if f.Severity != "info" {
-				t.Errorf("after the fix: %s %s %s\n%s", f.Severity, f.Code, f.Message, out)
-			}
-		}
-	}
-	n := len(e.OpenAI.Requests())
-	if rej := resumeVerdict(ctx, t, e, openAICalls, sid, "what do the pictures show?"); rej != "" {
-		t.Fatalf("after sessfix fix the resume is refused: %s\n%s", rej, fix)
-	}
+	fix, after := fixAndResumeOpenAI(ctx, t, e, sid, "shrinkImage", "what do the pictures show?")
 	sent := 0
-	for _, r := range e.OpenAI.Requests()[n:] {
+	for _, r := range after {
 		if !r.Chat || r.Parsed == nil || r.Parsed.Responses == nil {
 			continue
 		}
@@ -171,6 +157,30 @@ func repairOpenAIImages(ctx context.Context, t *testing.T, e *opencodetest.Env, 
 		t.Errorf("the resume sends %d images, want all %d kept", sent, openAIImagesTotalCount)
 	}
 	return fix
+}
+
+// fixAndResumeOpenAI repairs the session with default flags (`fix
+// --yes`, whose output must name mutation), wants nothing above info left
+// after it, and resumes with prompt: the OpenAI mock must accept. It
+// returns fix's result and the mock's requests of the resume.
+func fixAndResumeOpenAI(ctx context.Context, t *testing.T, e *opencodetest.Env, sid, mutation, prompt string) (*sfResult, []mockopenai.Request) {
+	t.Helper()
+	fix := sessfix(t, e, "fix", "--yes", e.DataDir())
+	if fix.ExitCode != 0 || !strings.Contains(fix.Stdout+fix.Stderr, mutation) {
+		t.Fatalf("fix --yes\n%s", fix)
+	}
+	if fs, out := sessionFindings(t, e, sid); len(fs) > 0 {
+		for _, f := range fs {
+			if f.Severity != "info" {
+				t.Errorf("after the fix: %s %s %s\n%s", f.Severity, f.Code, f.Message, out)
+			}
+		}
+	}
+	n := len(e.OpenAI.Requests())
+	if rej := resumeVerdict(ctx, t, e, openAICalls, sid, prompt); rej != "" {
+		t.Fatalf("after sessfix fix the resume is refused: %s\n%s", rej, fix)
+	}
+	return fix, e.OpenAI.Requests()[n:]
 }
 
 // imagesBytes is the bytes the images hold together.

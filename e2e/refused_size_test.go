@@ -122,30 +122,15 @@ func refusedForSize(t *testing.T, version, rowCase string) {
 	})
 }
 
-// replaceAndResume repairs the session with default flags (`fix --yes`,
-// which must write replaceMedia), wants nothing above info left, and
-// resumes: the mock must accept, every agent request after the fix must
-// be within the edge's limit, and one must send sessfix's placeholder in
-// the image's place. It returns fix's result.
+// replaceAndResume repairs the session and resumes it
+// (fixAndResumeOpenAI, replaceMedia): every agent request of the resume
+// must be within the edge's limit, and one must send sessfix's
+// placeholder in the image's place. It returns fix's result.
 func replaceAndResume(ctx context.Context, t *testing.T, e *opencodetest.Env, sid string) *sfResult {
 	t.Helper()
-	fix := sessfix(t, e, "fix", "--yes", e.DataDir())
-	if fix.ExitCode != 0 || !strings.Contains(fix.Stdout+fix.Stderr, "replaceMedia") {
-		t.Fatalf("fix --yes\n%s", fix)
-	}
-	if fs, out := sessionFindings(t, e, sid); len(fs) > 0 {
-		for _, f := range fs {
-			if f.Severity != "info" {
-				t.Errorf("after the fix: %s %s %s\n%s", f.Severity, f.Code, f.Message, out)
-			}
-		}
-	}
-	n := len(e.OpenAI.Requests())
-	if rej := resumeVerdict(ctx, t, e, openAICalls, sid, "what does the picture show?"); rej != "" {
-		t.Fatalf("after sessfix fix the resume is refused: %s\n%s", rej, fix)
-	}
+	fix, after := fixAndResumeOpenAI(ctx, t, e, sid, "replaceMedia", "what does the picture show?")
 	placeholder := false
-	for _, r := range e.OpenAI.Requests()[n:] {
+	for _, r := range after {
 		if !r.Chat {
 			continue
 		}

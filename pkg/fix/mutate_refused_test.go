@@ -106,3 +106,14 @@ func TestRefusedForSizeWithoutNewFiles(t *testing.T) {
 		t.Fatalf("plan: %v, empty %v, unfixed %+v", err, p.Empty(), p.Unfixed)
 	}
 }
+
+// A screenshot a user pasted into the session's first prompt, refused by
+// OpenAI's edge for the request's size (stored as 1.18.33 stores a 413, a
+// ContextOverflowError with the status text): SF180 names the user's file
+// part, and the stored error's repair replaces it by a placeholder, after
+// which nothing above info is left.
+func TestRefusedForSizePastedImage(t *testing.T) {
+	img := storetest.Image{Mime: "image/png", Filename: "screenshot.png", Base64: storetest.NoisyPNG(t, 9, 64, 64)}
+	repairStoredErrorNamed(t, opencode.ContextOverflowName, "openai", "gpt-5.2", []storetest.Image{img},
+		"Request Entity Too Large", string(opencode.ErrorRequestTooLarge), storetest.ImagePartID(1))
+}
