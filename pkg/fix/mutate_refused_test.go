@@ -42,11 +42,20 @@ func TestRefusedForSizeReplacesTheFreshFiles(t *testing.T) {
 			!strings.Contains(f.Message, "the request was the first to send 2 files (big.png, big.png;") {
 			t.Fatalf("%q: SF180 should name the read tool's images: %+v", text, f)
 		}
+		n := 0
+		for _, g := range fs {
+			if g.Code == "SF180" {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%q: %d SF180 findings for one tool result's two images, want one", text, n)
+		}
 		if g := fs0(fs, "SF175"); g.Code != "" {
 			t.Fatalf("%q: SF175 on an OpenAI session: %+v", text, g)
 		}
 		stored := fs0(fs, "SF302")
-		if stored.Severity != scan.Error || stored.Fix != "replaceMedia" || !strings.Contains(stored.Message, "the failed request was the first to send 2 files that cause it") {
+		if stored.Severity != scan.Error || stored.Fix != "replaceMedia" || !strings.Contains(stored.Message, "the failed request was the first to send the files of 1 part, which cause it:") {
 			t.Fatalf("%q: SF302 should take SF180's files as its causes: %+v", text, stored)
 		}
 		p, err := Plan(s, []scan.Finding{stored}, planOpts())

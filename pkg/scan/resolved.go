@@ -224,17 +224,20 @@ func CausesHeader(causes []Finding) string {
 	only := func(code string) bool {
 		return n > 0 && !slices.ContainsFunc(causes, func(f Finding) bool { return f.Code != code })
 	}
-	if only(SF179) || only(SF180) {
-		what := "PDF"
-		if causes[0].Code == SF180 {
-			what = "file"
+	if only(SF180) {
+		// One finding a part, whatever the number of its files.
+		parts := "1 part, which cause it"
+		if n > 1 {
+			parts = fmt.Sprintf("%d parts, which cause it", n)
 		}
-		if n == 1 {
-			what += " that causes it"
-		} else {
-			what += "s that cause it"
+		return "the error names no message; the failed request was the first to send the files of " + parts + ":"
+	}
+	if only(SF179) {
+		pdfs := "PDF that causes it"
+		if n > 1 {
+			pdfs = "PDFs that cause it"
 		}
-		return fmt.Sprintf("the error names no message; the failed request was the first to send %d %s:", n, what)
+		return fmt.Sprintf("the error names no message; the failed request was the first to send %d %s:", n, pdfs)
 	}
 	places := "places that cause it"
 	if n == 1 {

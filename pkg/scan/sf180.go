@@ -64,10 +64,15 @@ func checkRefusedForSize(c *Context) {
 	}
 	first := fmt.Sprintf("the request was the first to send %s (%d bytes of base64)", names[0], total)
 	if len(names) > 1 {
-		first = fmt.Sprintf("the request was the first to send %d files (%s; %d bytes of base64), this one among them",
+		first = fmt.Sprintf("the request was the first to send %d files (%s; %d bytes of base64), this part's among them",
 			len(names), strings.Join(names, ", "), total)
 	}
+	reported := map[string]bool{}
 	for i, f := range files {
+		if reported[f.MessageID+"/"+f.PartID] {
+			continue // one finding a part: its replaceMedia takes every file of it
+		}
+		reported[f.MessageID+"/"+f.PartID] = true
 		g := At(c.Session.Message(f.MessageID), parts[i])
 		g.ErrorType = string(opencode.ErrorRequestTooLarge)
 		g.ProviderError = text
