@@ -39,7 +39,7 @@ func TestRefusedForSizeReplacesTheFreshFiles(t *testing.T) {
 		f := fs0(fs, "SF180")
 		if f.Severity != scan.Error || f.Fix != "replaceMedia" || f.PartID != storetest.ToolImagePartID ||
 			f.ErrorType != string(opencode.ErrorRequestTooLarge) || !strings.HasPrefix(f.Index, "input[") ||
-			!strings.Contains(f.Message, "the request was the first to send 2 files (big.png, big.png;") {
+			!strings.Contains(f.Message, "the request was the first to send this part's 2 files (big.png, big.png;") {
 			t.Fatalf("%q: SF180 should name the read tool's images: %+v", text, f)
 		}
 		n := 0

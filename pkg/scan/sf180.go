@@ -57,15 +57,22 @@ func checkRefusedForSize(c *Context) {
 	total := 0
 	names := make([]string, len(files))
 	parts := make([]*store.Part, len(files))
+	inParts := map[string]bool{}
 	for i, f := range files {
 		parts[i] = opencode.FindPart(c.Session, f.MessageID, f.PartID)
 		names[i] = cmp.Or(fileName(parts[i], f), "a file ("+f.Mime+")")
 		total += f.Base64
+		inParts[f.MessageID+"/"+f.PartID] = true
 	}
-	first := fmt.Sprintf("the request was the first to send %s (%d bytes of base64)", names[0], total)
-	if len(names) > 1 {
-		first = fmt.Sprintf("the request was the first to send %d files (%s; %d bytes of base64), this part's among them",
-			len(names), strings.Join(names, ", "), total)
+	list := fmt.Sprintf("%s; %d bytes of base64", strings.Join(names, ", "), total)
+	var first string
+	switch {
+	case len(files) == 1:
+		first = fmt.Sprintf("the request was the first to send %s (%d bytes of base64)", names[0], total)
+	case len(inParts) == 1:
+		first = fmt.Sprintf("the request was the first to send this part's %d files (%s)", len(files), list)
+	default:
+		first = fmt.Sprintf("the request was the first to send %d files (%s) in %d parts, this one among them", len(files), list, len(inParts))
 	}
 	reported := map[string]bool{}
 	for i, f := range files {
