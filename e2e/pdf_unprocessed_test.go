@@ -30,11 +30,20 @@ var unreadableMarker = []byte("%sessfix-test-unreadable-pdf")
 // what was removed, undo restores the store exactly, and after the repair
 // made again the resume is accepted, old.pdf still sent. The other timing
 // (before any resume) does not exist for this error: nothing predicts what
-// the API cannot read.
+// the API cannot read. TestUnprocessedPDF11 runs the same on 1.1.65 (JSON
+// storage).
 func TestUnprocessedPDF(t *testing.T) {
+	unprocessedPDF(t, opencodetest.V1_18, "pdf-not-processed")
+}
+
+func TestUnprocessedPDF11(t *testing.T) {
+	unprocessedPDF(t, opencodetest.V1_1, "pdf-not-processed-1.1")
+}
+
+func unprocessedPDF(t *testing.T, version, rowCase string) {
 	acquire(t)
 	ctx := testCtx(t, 12*time.Minute)
-	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18, Timeout: 4 * time.Minute})
+	e := opencodetest.NewT(t, opencodetest.Options{Version: version, Timeout: 4 * time.Minute})
 	oldPDF := filepath.Join(e.ProjectDir, "old.pdf")
 	newPDF := filepath.Join(e.ProjectDir, "new.pdf")
 	if err := os.WriteFile(oldPDF, testpdf.Write(testpdf.Options{Pages: 2}), 0o644); err != nil {
@@ -85,7 +94,7 @@ func TestUnprocessedPDF(t *testing.T) {
 	// accepted with old.pdf still sent and new.pdf's placeholder.
 	fix := repairPDFs(ctx, t, e, sid, 1, "new.pdf")
 	recordWedged(t, wedgedRow{
-		Case: "pdf-not-processed", Test: "TestUnprocessedPDF", OpenCode: opencodetest.V1_18, Model: e.Model,
+		Case: rowCase, Test: t.Name(), OpenCode: version, Model: e.Model,
 		Break: "a second turn attaches new.pdf (`run --file`), which the mock is told it cannot read (the API gives `Could not process PDF` " +
 			"for reasons users could not find); old.pdf from the first turn was accepted; a real run, no edit",
 		Before: rejectedAs(before), Scan: codes(codesWithSeverity(fs)), Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted",
