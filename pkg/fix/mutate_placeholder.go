@@ -193,22 +193,6 @@ var stPlaceholderFresh = Strategy{Name: "placeholder", Mutations: "replaceMedia"
 // in its placeholder.
 const whyNotProcessed = "the provider could not process it (\"" + opencode.TextPDFUnprocessable + "\")"
 
-// replaceFreshPDFs is SF179's repair: the PDFs the failed attempt's
-// request was the first to send (opencode.FreshPDFs) are replaced by
-// placeholders. A session whose last attempt did not fail so has nothing
-// to replace.
-func replaceFreshPDFs(s *store.Session, e env) ([]store.Edit, error) {
-	m := opencode.LastFailedAttempt(s)
-	if m == nil || opencode.DetectErrorType(m.Get("error.data.message").String()) != opencode.ErrorPDFUnprocessable {
-		return nil, nil
-	}
-	pdfs := opencode.FreshPDFs(s, m)
-	if len(pdfs) == 0 {
-		return nil, nil
-	}
-	return replaceFiles(s, pdfs, whyNotProcessed, e)
-}
-
 var stPlaceholderSize = Strategy{Name: "placeholder", Mutations: "replaceMedia",
 	Doc: "replace the files the failed request was the first to send, which the provider refused for the request's size, by a text saying what was removed"}
 
@@ -216,21 +200,28 @@ var stPlaceholderSize = Strategy{Name: "placeholder", Mutations: "replaceMedia",
 // request's size gets in its placeholder.
 const whyRefusedForSize = "the provider refused the request that first sent it for its size"
 
-// replaceFreshFiles is SF180's repair: the files the failed attempt's
-// request was the first to send (opencode.FreshFiles) are replaced by
-// placeholders, which brings the files the next request sends back to
-// those of the last request the provider accepted. A session whose last
-// attempt did not fail so has nothing to replace.
-func replaceFreshFiles(s *store.Session, e env) ([]store.Edit, error) {
-	m := opencode.LastFailedAttempt(s)
-	if m == nil || opencode.DetectErrorType(m.Get("error.data.message").String()) != opencode.ErrorRequestTooLarge {
+// replaceFresh is SF179's and SF180's repair: when the session's last
+// attempt failed with an error of type t, the files its request was the
+// first to send (opencode.FreshFiles; opencode.FreshPDFs when pdfs) are
+// replaced by placeholders saying why. For SF180 that brings the files the
+// next request sends back to those of the last request the provider
+// accepted. A session whose last attempt did not fail so has nothing to
+// replace.
+func replaceFresh(s *store.Session, t opencode.ErrorType, pdfs bool, why string, e env) ([]store.Edit, error) {
+	m := opencode.LastFailedWith(s, t)
+	if m == nil {
 		return nil, nil
 	}
-	files, _ := opencode.FreshFiles(s, m)
+	var files []opencode.File
+	if pdfs {
+		files = opencode.FreshPDFs(s, m)
+	} else {
+		files, _ = opencode.FreshFiles(s, m)
+	}
 	if len(files) == 0 {
 		return nil, nil
 	}
-	return replaceFiles(s, files, whyRefusedForSize, e)
+	return replaceFiles(s, files, why, e)
 }
 
 // replaceFiles replaces the files picked (user file parts, or attachments

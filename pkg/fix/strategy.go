@@ -209,9 +209,13 @@ func rulePlanFunc(f scan.Finding, st Strategy) planFunc {
 	case stPlaceholderPDF:
 		return func(w *work) ([]store.Edit, error) { return replaceRequestPDFs(w.s, w.env) }
 	case stPlaceholderFresh:
-		return func(w *work) ([]store.Edit, error) { return replaceFreshPDFs(w.s, w.env) }
+		return func(w *work) ([]store.Edit, error) {
+			return replaceFresh(w.s, opencode.ErrorPDFUnprocessable, true, whyNotProcessed, w.env)
+		}
 	case stPlaceholderSize:
-		return func(w *work) ([]store.Edit, error) { return replaceFreshFiles(w.s, w.env) }
+		return func(w *work) ([]store.Edit, error) {
+			return replaceFresh(w.s, opencode.ErrorRequestTooLarge, false, whyRefusedForSize, w.env)
+		}
 	case stPlaceholderPages:
 		return func(w *work) ([]store.Edit, error) { return replacePDFPages(w.s, f.ProviderError, w.env) }
 	case stRekey:

@@ -46,9 +46,18 @@ func LastFailedAttempt(s *store.Session) *store.Message {
 		if m.Get("summary").Bool() && ErrorName(m) != ContextOverflowName {
 			return nil
 		}
-		if DetectErrorType(m.Get("error.data.message").String()) == ErrorNone && ErrorName(m) != ContextOverflowName {
+		if StoredErrorType(m) == ErrorNone {
 			return nil
 		}
+		return m
+	}
+	return nil
+}
+
+// LastFailedWith is LastFailedAttempt when that attempt failed with an
+// error of type t (StoredErrorType), else nil.
+func LastFailedWith(s *store.Session, t ErrorType) *store.Message {
+	if m := LastFailedAttempt(s); m != nil && StoredErrorType(m) == t {
 		return m
 	}
 	return nil

@@ -140,8 +140,7 @@ func StoredOverflow(s *store.Session) bool {
 		if ErrorName(m) == "" {
 			return false
 		}
-		t := DetectErrorType(m.Get("error.data.message").String())
-		return t == ErrorContextOverflow || t == ErrorNone && ErrorName(m) == ContextOverflowName
+		return StoredErrorType(m) == ErrorContextOverflow
 	}
 	return false
 }

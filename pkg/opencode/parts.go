@@ -132,6 +132,25 @@ func OwnsSignedThinking(m *store.Message) bool {
 // ErrorName returns the message's error.name ("" when it has no error).
 func ErrorName(m *store.Message) string { return sent.ErrorName(m) }
 
+// StoredErrorType classifies the provider error stored on an assistant
+// message (its error.data.message; ErrorNone for none), the way
+// ErrorTypeNamed reads it with the message's error name.
+func StoredErrorType(m *store.Message) ErrorType {
+	return ErrorTypeNamed(m.Get("error.data.message").String(), ErrorName(m))
+}
+
+// ErrorTypeNamed classifies an error text stored under an error name:
+// DetectErrorType's class, else a context overflow when OpenCode named it a
+// ContextOverflowError. The text decides first: 1.18.33 stores an HTTP 413,
+// a request over a size limit, as a ContextOverflowError too.
+func ErrorTypeNamed(text, name string) ErrorType {
+	t := DetectErrorType(text)
+	if t == ErrorNone && name == ContextOverflowName {
+		return ErrorContextOverflow
+	}
+	return t
+}
+
 // IsCompleted reports whether the assistant message has time.completed.
 func IsCompleted(m *store.Message) bool {
 	return m.Get("time.completed").Int() > 0

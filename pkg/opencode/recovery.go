@@ -450,10 +450,11 @@ func (r *Recovery) Where() string {
 // (LocateItem); an index, in any family's form, through the request
 // OpenCode sent that family (sent.Build, LocateIndex).
 func ReadError(s *store.Session, text string, failed *store.Message) *Recovery {
-	t := DetectErrorType(text)
-	if t == ErrorNone && failed != nil && ErrorName(failed) == ContextOverflowName {
-		t = ErrorContextOverflow
+	name := ""
+	if failed != nil {
+		name = ErrorName(failed)
 	}
+	t := ErrorTypeNamed(text, name)
 	r := &Recovery{Text: text, Type: t, Defect: DefectOf(t, text), Index: ExtractIndex(text),
 		ItemID: ExtractItemID(text), Failed: failed}
 	if r.Defect == DefectSignature && familyOfError(s, failed) == sent.Bedrock {

@@ -33,14 +33,11 @@ var ruleSF179 = &Rule{
 }
 
 func checkPDFNotProcessed(c *Context) {
-	m := opencode.LastFailedAttempt(c.Session)
+	m := opencode.LastFailedWith(c.Session, opencode.ErrorPDFUnprocessable)
 	if m == nil {
 		return
 	}
 	text := m.Get("error.data.message").String()
-	if opencode.DetectErrorType(text) != opencode.ErrorPDFUnprocessable {
-		return
-	}
 	pdfs := opencode.FreshPDFs(c.Session, m)
 	if len(pdfs) == 0 {
 		return

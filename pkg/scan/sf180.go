@@ -34,14 +34,11 @@ var ruleSF180 = &Rule{
 }
 
 func checkRefusedForSize(c *Context) {
-	m := opencode.LastFailedAttempt(c.Session)
+	m := opencode.LastFailedWith(c.Session, opencode.ErrorRequestTooLarge)
 	if m == nil {
 		return
 	}
 	text := m.Get("error.data.message").String()
-	if opencode.DetectErrorType(text) != opencode.ErrorRequestTooLarge {
-		return
-	}
 	if r := opencode.ReadError(c.Session, text, m); mediaReplaced(r, c.Session) != "" || repairedSince(r, c.Session) != "" {
 		return // repaired since the attempt: SF302 says whether it holds
 	}
