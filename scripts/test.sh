@@ -14,6 +14,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+echo "== disk"
+# The suite needs a few GB free (the build cache, test binaries, OpenCode's
+# temp files); a full disk shows up later as odd failures, so say it first.
+df -h "${TMPDIR:-/tmp}" . 2>/dev/null || true
+
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go'))
 if [ -n "$unformatted" ]; then

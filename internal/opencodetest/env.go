@@ -90,6 +90,7 @@ type Env struct {
 	CacheHome  string // XDG_CACHE_HOME
 	StateHome  string // XDG_STATE_HOME
 	ProjectDir string // working directory and $PWD of every command
+	TempDir    string // $TMPDIR of every command
 	Mock       *mockanthropic.Server
 	OpenAI     *mockopenai.Server
 	Gemini     *mockgemini.Server
@@ -133,7 +134,8 @@ func New(opts Options) (*Env, error) {
 	e.CacheHome = filepath.Join(e.Home, ".cache")
 	e.StateHome = filepath.Join(e.Home, ".local", "state")
 	e.ProjectDir = filepath.Join(root, "project")
-	for _, d := range []string{e.DataHome, filepath.Join(e.ConfigHome, "opencode"), e.CacheHome, e.StateHome, e.ProjectDir} {
+	e.TempDir = filepath.Join(root, "tmp")
+	for _, d := range []string{e.DataHome, filepath.Join(e.ConfigHome, "opencode"), e.CacheHome, e.StateHome, e.ProjectDir, e.TempDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			os.RemoveAll(root)
 			return nil, err
@@ -377,7 +379,10 @@ func (e *Env) Environ() []string {
 		"LANG=C.UTF-8",
 		"TERM=dumb",
 		"NO_COLOR=1",
-		"TMPDIR=" + os.TempDir(),
+		// OpenCode's runtime unpacks a native library into TMPDIR at
+		// every start and leaves it there (~5 MB a run, OBSERVED.md):
+		// the Env's own folder goes with the Env.
+		"TMPDIR=" + e.TempDir,
 		"PWD=" + e.ProjectDir,
 		"XDG_DATA_HOME=" + e.DataHome,
 		"XDG_CONFIG_HOME=" + e.ConfigHome,

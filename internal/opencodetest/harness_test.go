@@ -357,3 +357,44 @@ func checkRecordedReasoning(t *testing.T, m Message) {
 		}
 	}
 }
+
+// TestEnvLeavesNothingInTempDir runs OpenCode once in an Env of each
+// version and closes it: nothing may be left in the temp directory. Each
+// OpenCode start unpacks a native library of ~5 MB into $TMPDIR and never
+// removes it (OBSERVED.md); before Env gave OpenCode a TMPDIR of its own, a
+// run of the suite left thousands of them and filled the disk. Not
+// parallel: it points the process's temp directory at a folder of its own.
+func TestEnvLeavesNothingInTempDir(t *testing.T) {
+	for _, version := range []string{V1_18, V1_1} {
+		t.Run(version, func(t *testing.T) {
+			if _, err := Install(version); err != nil {
+				t.Fatal(err)
+			}
+			tmp := t.TempDir()
+			t.Setenv("TMPDIR", tmp)
+			e, err := New(Options{Version: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := e.Prompt(testCtx(t), "hello")
+			if err != nil || res.ExitCode != 0 {
+				e.Close()
+				t.Fatalf("err=%v\n%s", err, res)
+			}
+			unpacked, _ := os.ReadDir(e.TempDir)
+			e.Close()
+			left, err := os.ReadDir(tmp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, d := range left {
+				names = append(names, d.Name())
+			}
+			if len(names) > 0 {
+				t.Errorf("the temp directory holds %v after the Env closed", names)
+			}
+			t.Logf("the run's own temp directory held %d entries", len(unpacked))
+		})
+	}
+}

@@ -212,7 +212,7 @@ func binaryIn(prefix, version string) (string, error) {
 			return "", err
 		}
 		cmd := exec.CommandContext(ctx, bin, "--version")
-		cmd.Env = append(os.Environ(), "HOME="+home, "XDG_DATA_HOME="+home, "XDG_CONFIG_HOME="+home,
+		cmd.Env = append(os.Environ(), "HOME="+home, "TMPDIR="+home, "XDG_DATA_HOME="+home, "XDG_CONFIG_HOME="+home,
 			"XDG_CACHE_HOME="+home, "XDG_STATE_HOME="+home,
 			"OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_MODELS_FETCH=1")
 		cmd.Dir = home
