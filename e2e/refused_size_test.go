@@ -3,13 +3,20 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
+	"image"
+	_ "image/jpeg"
+	_ "image/png"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/sessfix/sessfix/internal/opencodetest"
 	"github.com/sessfix/sessfix/pkg/opencode"
@@ -32,18 +39,25 @@ const edgeLimit = 1 << 20
 // again. No preflight can predict it. A real run, no edit;
 // `compaction.auto: false` as in the other size cases. Both timings after
 // the failure, default flags: scan reports SF180 on the read's result,
-// `fix --yes` replaces the image by sessfix's placeholder, undo restores
+// `fix --yes` shrinks the image to a quarter of its base64, undo restores
 // the store exactly, and the resume is accepted with every request within
-// the edge's limit and the placeholder sent in the image's place.
+// the edge's limit (repairAndResume).
+//
+// The two versions store the image differently (OBSERVED.md), so they
+// take the two paths of the repair: 1.18.33 keeps the read as a JPEG of
+// about 2.2 MB, whose quarter fits the 1 MiB edge, and the resume sends
+// the shrunk picture (one repair); 1.1.65 keeps the PNG (4.7 MB), whose
+// quarter does not, so the shrunk request is refused too, SF180 names
+// the image sessfix marked, and the second repair replaces it (two).
 func TestRequestRefusedForSizeOpenAI(t *testing.T) {
-	refusedForSize(t, opencodetest.V1_18, "request-refused-for-size-openai")
+	refusedForSize(t, opencodetest.V1_18, "request-refused-for-size-openai", 1)
 }
 
 func TestRequestRefusedForSizeOpenAI11(t *testing.T) {
-	refusedForSize(t, opencodetest.V1_1, "request-refused-for-size-openai-1.1")
+	refusedForSize(t, opencodetest.V1_1, "request-refused-for-size-openai-1.1", 2)
 }
 
-func refusedForSize(t *testing.T, version, rowCase string) {
+func refusedForSize(t *testing.T, version, rowCase string, rounds int) {
 	acquire(t)
 	ctx := testCtx(t, 15*time.Minute)
 	opts := opencodetest.Options{Version: version, Model: opencodetest.OpenAIModel, Timeout: 4 * time.Minute,
@@ -96,7 +110,7 @@ func refusedForSize(t *testing.T, version, rowCase string) {
 			t.Fatalf("an error sessfix cannot repair: %+v\n%s", f, out)
 		}
 	}
-	fix := replaceAndResume(ctx, t, e, sid)
+	fix := repairAndResume(ctx, t, e, sid, rounds)
 
 	// The other timing: right after the failed turn, on a copy of the
 	// store as the turn left it, in a fresh OpenCode home.
@@ -111,36 +125,117 @@ func refusedForSize(t *testing.T, version, rowCase string) {
 		t.Fatalf("right after the failed turn, scan does not report SF180\n%s", out)
 	}
 	fixUndone(t, c, "right after the failed turn")
-	firstFix := replaceAndResume(ctx, t, c, sid)
+	firstFix := repairAndResume(ctx, t, c, sid, rounds)
 	recordWedged(t, wedgedRow{
 		Case: rowCase, Test: t.Name(), OpenCode: version, Model: e.Model,
 		Break: "the read tool on a noisy 1300×1200 PNG: the next request is over the edge's limit (the mock's 1 MiB, " +
 			"answered with an HTTP 413 page: OpenAI's edge publishes no limit); compaction.auto false in the config; a real run, no edit",
 		Before: rejectedAs(before), Scan: codes(codesWithSeverity(fs)),
-		Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted",
-		First: &firstRow{Scan: codes(codesWithSeverity(early)), Fix: wroteMutations(firstFix.Stdout + firstFix.Stderr), After: "accepted"},
+		Fix: fix, After: "accepted",
+		First: &firstRow{Scan: codes(codesWithSeverity(early)), Fix: firstFix, After: "accepted"},
 	})
 }
 
-// replaceAndResume repairs the session and resumes it
-// (fixAndResumeOpenAI, replaceMedia): every agent request of the resume
-// must be within the edge's limit, and one must send sessfix's
-// placeholder in the image's place. It returns fix's result.
-func replaceAndResume(ctx context.Context, t *testing.T, e *opencodetest.Env, sid string) *sfResult {
+// repairAndResume repairs the session with `fix --yes` and resumes it,
+// until the resume is accepted, and returns the mutations each repair
+// wrote ("`shrinkImage`", then "`replaceMedia`"). The first repair shrinks
+// the image (SF180's shrinkImage); when the edge refuses the shrunk
+// request too, scan reports SF180 again on the image sessfix marked, and
+// the second repair replaces it (replaceMedia). rounds is how many
+// repairs the case needs (the shrunk image is a deterministic encoding of
+// a seeded picture, so whether it fits the edge is not chance). Every
+// agent request of the accepted resume must be within the edge's limit
+// and send what the last repair left: the shrunk image, which the mock
+// decodes, smaller than the stored one was; or sessfix's placeholder.
+func repairAndResume(ctx context.Context, t *testing.T, e *opencodetest.Env, sid string, rounds int) string {
 	t.Helper()
-	fix, after := fixAndResumeOpenAI(ctx, t, e, sid, "replaceMedia", "what does the picture show?")
-	placeholder := false
-	for _, r := range after {
-		if !r.Chat {
+	var wrote []string
+	stored := storedImageBase64(t, e, sid)
+	for round := 1; ; round++ {
+		want := "shrinkImage"
+		if round > 1 {
+			want = "replaceMedia"
+		}
+		fix := sessfix(t, e, "fix", "--yes", e.DataDir())
+		if fix.ExitCode != 0 || !strings.Contains(fix.Stdout+fix.Stderr, want) {
+			t.Fatalf("repair %d: fix --yes does not write %s\n%s", round, want, fix)
+		}
+		wrote = append(wrote, wroteMutations(fix.Stdout+fix.Stderr))
+		if fs, out := sessionFindings(t, e, sid); len(fs) > 0 {
+			for _, f := range fs {
+				if f.Severity != "info" {
+					t.Errorf("after repair %d: %s %s %s\n%s", round, f.Severity, f.Code, f.Message, out)
+				}
+			}
+		}
+		n := len(e.OpenAI.Requests())
+		rej := resumeVerdict(ctx, t, e, openAICalls, sid, "what does the picture show?")
+		after := e.OpenAI.Requests()[n:]
+		if rej != "" {
+			if round > 1 || !strings.HasPrefix(rej, "413 Request Entity Too Large") {
+				t.Fatalf("after repair %d the resume is refused: %s\n%s", round, rej, fix)
+			}
+			fs, out := sessionFindings(t, e, sid)
+			if !hasCode(fs, scan.SF180, "error") {
+				t.Fatalf("the shrunk image was refused, and scan does not report SF180 again\n%s", out)
+			}
 			continue
 		}
-		if len(r.Body) > edgeLimit {
-			t.Errorf("a request after the fix is %d bytes, over the edge's %d", len(r.Body), edgeLimit)
+		if round != rounds {
+			t.Errorf("the resume was accepted after %d repairs, want %d", round, rounds)
 		}
-		placeholder = placeholder || strings.Contains(string(r.Body), opencode.MediaRemovedMark)
+		kept, placeholder := 0, false
+		for _, r := range after {
+			if !r.Chat {
+				continue
+			}
+			if len(r.Body) > edgeLimit {
+				t.Errorf("a request after the repair is %d bytes, over the edge's %d", len(r.Body), edgeLimit)
+			}
+			placeholder = placeholder || strings.Contains(string(r.Body), opencode.MediaRemovedMark)
+			for _, im := range r.Parsed.Responses.Images() {
+				raw, err := base64.StdEncoding.DecodeString(im.Data)
+				if err != nil {
+					t.Fatalf("an image the resume sends is no base64: %v", err)
+				}
+				cfg, format, err := image.DecodeConfig(bytes.NewReader(raw))
+				if err != nil {
+					t.Fatalf("an image the resume sends does not decode: %v", err)
+				}
+				if len(im.Data) >= stored {
+					t.Errorf("the resume sends an image of %d bytes of base64, not smaller than the %d stored before the repair", len(im.Data), stored)
+				}
+				t.Logf("the resume sends a %s of %d×%d px, %d bytes of base64 (stored before the repair: %d)", format, cfg.Width, cfg.Height, len(im.Data), stored)
+				kept++
+			}
+		}
+		if round == 1 && (kept == 0 || placeholder) {
+			t.Errorf("after the shrink the resume sends %d images and the placeholder %v: want the shrunk image", kept, placeholder)
+		}
+		if round > 1 && (kept != 0 || !placeholder) {
+			t.Errorf("after the replacement the resume sends %d images and the placeholder %v: want the placeholder only", kept, placeholder)
+		}
+		return strings.Join(wrote, ", then ")
 	}
-	if !placeholder {
-		t.Errorf("no request after the fix sends sessfix's placeholder for the image")
+}
+
+// storedImageBase64 is the base64 length of the image the session's read
+// tool stored.
+func storedImageBase64(t *testing.T, e *opencodetest.Env, sid string) int {
+	t.Helper()
+	for _, m := range (dataDir{t, e.DataDir()}).session(sid) {
+		for _, p := range m.Parts {
+			raw, err := json.Marshal(p.Data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range gjson.GetBytes(raw, "state.attachments").Array() {
+				if data, ok := opencode.Base64Data(a.Get("url").String()); ok {
+					return len(data)
+				}
+			}
+		}
 	}
-	return fix
+	t.Fatal("the session stores no image")
+	return 0
 }

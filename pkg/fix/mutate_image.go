@@ -112,6 +112,14 @@ func shrinkParts(s *store.Session, m *store.Message, p *store.Part, paths [][]st
 // is within maxBase64 and side already. Data that does not decode is
 // errNotApplicable.
 func shrinkData(data string, maxBase64, side int) (out, mime, desc string, err error) {
+	return shrinkDataTo(data, maxBase64, side, min(shrinkTarget, maxBase64/5*4), 0)
+}
+
+// shrinkDataTo is shrinkData with the target given: out is "" when the
+// image is within limit and side already, else at most target bytes of
+// base64. A mark time (mark > 0) goes into the image written
+// (opencode.MarkShrunk).
+func shrinkDataTo(data string, limit, side, target int, mark int64) (out, mime, desc string, err error) {
 	raw, err := base64.StdEncoding.DecodeString(data)
 	if err != nil {
 		return "", "", "", errNotApplicable
@@ -120,7 +128,7 @@ func shrinkData(data string, maxBase64, side int) (out, mime, desc string, err e
 	if err != nil || cfg.Width <= 0 || cfg.Height <= 0 || cfg.Width*cfg.Height > maxDecodePixels {
 		return "", "", "", errNotApplicable
 	}
-	if len(data) <= maxBase64 && cfg.Width <= side && cfg.Height <= side {
+	if len(data) <= limit && cfg.Width <= side && cfg.Height <= side {
 		return "", "", "", nil
 	}
 	src, _, err := opencode.DecodeImage(raw)
@@ -128,9 +136,13 @@ func shrinkData(data string, maxBase64, side int) (out, mime, desc string, err e
 	if err != nil {
 		return "", "", "", errNotApplicable
 	}
-	out, mime, size := shrink(src, format, side, min(shrinkTarget, maxBase64/5*4))
+	out, mime, size := shrink(src, format, side, target)
 	if out == "" {
 		return "", "", "", errNotApplicable
+	}
+	if mark > 0 {
+		b, _ := base64.StdEncoding.DecodeString(out)
+		out = base64.StdEncoding.EncodeToString(opencode.MarkShrunk(b, strings.TrimPrefix(mime, "image/"), mark))
 	}
 	desc = fmt.Sprintf("%d×%d px, %d bytes of base64, to %d×%d px %s, %d bytes",
 		cfg.Width, cfg.Height, len(data), size.X, size.Y, mime, len(out))

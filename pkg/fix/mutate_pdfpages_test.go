@@ -153,6 +153,13 @@ func repairStoredErrorOn(t *testing.T, provider, model string, images []storetes
 // name (OpenCode 1.18.33 stores a 413 as a ContextOverflowError).
 func repairStoredErrorNamed(t *testing.T, name, provider, model string, images []storetest.Image, text, errType, wantPart string) {
 	t.Helper()
+	repairStoredErrorWith(t, name, provider, model, images, text, errType, wantPart, "replaceMedia")
+}
+
+// repairStoredErrorWith is repairStoredErrorNamed with the mutation the
+// stored error must name (wantFix); it returns the repaired session.
+func repairStoredErrorWith(t *testing.T, name, provider, model string, images []storetest.Image, text, errType, wantPart, wantFix string) *store.Session {
+	t.Helper()
 	fx := storetest.ImageSession(images...)
 	id := gjson.GetBytes(fx.Messages[1].Body, "id").String()
 	fx.Messages[1].Body = []byte(`{"id":"` + id + `","role":"assistant","parentID":"` + storetest.ImageUserID + `","providerID":"` + provider + `","modelID":"` + model + `","mode":"build","agent":"build",` +
@@ -162,8 +169,8 @@ func repairStoredErrorNamed(t *testing.T, name, provider, model string, images [
 	fx.Messages[0].Body = []byte(strings.NewReplacer(`"providerID":"anthropic"`, `"providerID":"`+provider+`"`, `"modelID":"claude-sonnet-4-5"`, `"modelID":"`+model+`"`).Replace(string(fx.Messages[0].Body)))
 	s := storetest.LoadAll(t, storetest.OpenOne(t, storetest.Materialize(t, store.ShapeStorage, t.TempDir(), fx)))[0]
 	stored := fs0(scan.CheckSession(s, scanOpts()), "SF302")
-	if stored.Fix != "replaceMedia" || stored.ErrorType != errType || stored.Severity != scan.Error {
-		t.Fatalf("SF302 should name replaceMedia for %s: %+v", errType, stored)
+	if stored.Fix != wantFix || stored.ErrorType != errType || stored.Severity != scan.Error {
+		t.Fatalf("SF302 should name %s for %s: %+v", wantFix, errType, stored)
 	}
 	p, err := Plan(s, []scan.Finding{stored}, planOpts())
 	if err != nil || len(p.Changes.Edits) != 1 || p.Changes.Edits[0].ID != wantPart || len(p.Unfixed) != 0 {
@@ -178,4 +185,5 @@ func repairStoredErrorNamed(t *testing.T, name, provider, model string, images [
 			t.Errorf("after the repair: %s %s %q", g.Severity, g.Code, g.Message)
 		}
 	}
+	return fixed
 }

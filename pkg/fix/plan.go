@@ -557,7 +557,7 @@ func (r *stepRun) accept(sg strat, eds []store.Edit) {
 		eds[i].Rule = r.f.Code
 	}
 	r.edits = eds
-	r.fixed = &Repair{Finding: r.f, Strategy: sg.Name, Mutations: sg.Mutations, Edits: len(eds)}
+	r.fixed = &Repair{Finding: r.f, Strategy: sg.Name, Mutations: madeBy(sg.Strategy, eds), Edits: len(eds)}
 	r.resolved = true
 }
 

@@ -22,6 +22,33 @@ type Strategy struct {
 	Doc string `json:"doc"`
 	// OnlyOnRequest strategies are never tried unless chosen.
 	OnlyOnRequest bool `json:"only_on_request"`
+	// mixed strategies apply a different set of their Mutations to
+	// each target: a repair names those its edits made.
+	mixed bool
+}
+
+// madeBy is what a repair by sg says it did: sg's Mutations, or for a
+// mixed strategy those of them its edits made, in sg's order.
+func madeBy(sg Strategy, eds []store.Edit) string {
+	if !sg.mixed {
+		return sg.Mutations
+	}
+	made := map[string]bool{}
+	for _, e := range eds {
+		for _, m := range strings.Split(e.Mutation, "+") {
+			made[m] = true
+		}
+	}
+	var out []string
+	for _, m := range strings.Split(sg.Mutations, "+") {
+		if made[m] {
+			out = append(out, m)
+		}
+	}
+	if len(out) == 0 {
+		return sg.Mutations
+	}
+	return strings.Join(out, "+")
 }
 
 // errNotApplicable means a strategy does not apply to this target (the
@@ -88,7 +115,7 @@ var strategyTable = map[string][]Strategy{
 	scan.SF177: {stPlaceholderPages},
 	scan.SF178: {stPlaceholder},
 	scan.SF179: {stPlaceholderFresh},
-	scan.SF180: {stPlaceholderSize},
+	scan.SF180: {stShrinkFresh, stPlaceholderSize},
 	scan.SF503: {stMoveOut},
 	scan.SF172: {stPrune},
 	scan.SF174: {stPruneContext},
@@ -212,6 +239,8 @@ func rulePlanFunc(f scan.Finding, st Strategy) planFunc {
 		return func(w *work) ([]store.Edit, error) {
 			return replaceFresh(w.s, opencode.ErrorPDFUnprocessable, true, whyNotProcessed, w.env)
 		}
+	case stShrinkFresh:
+		return func(w *work) ([]store.Edit, error) { return shrinkFresh(w.s, w.env) }
 	case stPlaceholderSize:
 		return func(w *work) ([]store.Edit, error) {
 			return replaceFresh(w.s, opencode.ErrorRequestTooLarge, false, whyRefusedForSize, w.env)

@@ -599,7 +599,8 @@ func (d Defect) GoneWhy() string {
 
 // Changed names what in the message's records shows a change made after
 // the failed attempt ("" for none); synthetic says whether a synthetic part
-// counts.
+// counts. An image sessfix re-encoded since (MarkShrunk) counts: the
+// re-encode sets no time.
 func (r *Recovery) Changed(m *store.Message, synthetic bool) string {
 	after := r.Failed.Get("time.completed").Int()
 	if after <= 0 {
@@ -618,6 +619,9 @@ func (r *Recovery) Changed(m *store.Message, synthetic bool) string {
 			if p.Get(k).Int() > after {
 				return "a " + p.Type + " part whose " + k + " is later than the attempt"
 			}
+		}
+		if ShrunkAfter(p, after) {
+			return "a " + p.Type + " part with an image sessfix shrank after the attempt"
 		}
 	}
 	return ""

@@ -77,7 +77,7 @@ var repairedThrough = map[opencode.ErrorType]string{
 	opencode.ErrorTooManyImages:    "`markToolCompacted` on the oldest tool results that send images (through SF172)",
 	opencode.ErrorContextOverflow:  "`markToolCompacted` on old tool results until the history fits (through SF174)",
 	opencode.ErrorInvalidImage:     "`replaceMedia` on the image whose data is no image (through SF173)",
-	opencode.ErrorRequestTooLarge:  "`replaceMedia` on the largest PDFs (through SF175), else on the files the failed request was the first to send (through SF180)",
+	opencode.ErrorRequestTooLarge:  "`replaceMedia` on the largest PDFs (through SF175), else `shrinkImage` on the images the failed request was the first to send and `replaceMedia` on its other files, or on images shrunk before (through SF180)",
 	opencode.ErrorPDFPages:         "`replaceMedia` on the PDFs with the most pages (through SF177)",
 	opencode.ErrorInvalidPDF:       "`replaceMedia` on the file whose data is no PDF (through SF178)",
 	opencode.ErrorPDFUnprocessable: "`replaceMedia` on the PDFs the failed request was the first to send (through SF179)",

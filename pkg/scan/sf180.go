@@ -24,12 +24,15 @@ var ruleSF180 = &Rule{
 		"A request refused with no new file (the text grew) is not traced to one: SF302 reports it and advises `sessfix rewind` or `sessfix fork`.",
 	Why:           "While the files stay in the history OpenCode sends them with every prompt, and the provider refuses each request the same way.",
 	ProviderError: "Payload Too Large",
-	FixDoc: "`replaceMedia` on each file named: a user's `file` part becomes a text saying what was removed (file name, type, size), " +
-		"a tool result's attachment leaves the result and its output says so, which brings the files the next request sends back to those of the " +
-		"last request the provider accepted. Every new file is replaced, not only the largest: the limit is not known, and the accepted request is " +
-		"the only size sessfix knows the provider took. The files stay in the backup run and `sessfix undo` puts them back.",
+	FixDoc: "`shrinkImage` first: each image named is re-encoded to at most a quarter of its base64 (scaled down as needed, within the provider's side limit), " +
+		"with a mark inside the image (a JPEG comment or a PNG text chunk) saying sessfix shrank it and when; the files named that are no image, or do not " +
+		"decode, are replaced (`replaceMedia`). Every new file is repaired, not only the largest: the limit is not known. The provider may refuse the shrunk " +
+		"request too; then SF180 names the same files again, and since they carry the mark, `replaceMedia` replaces them: a user's `file` part becomes a text " +
+		"saying what was removed (file name, type, size), a tool result's attachment leaves the result and its output says so, which brings the files the next " +
+		"request sends back to those of the last request the provider accepted. When none of the files is an image that shrinks, `replaceMedia` comes at once " +
+		"(`--strategy SF180=placeholder` asks for it). The files stay in the backup run and `sessfix undo` puts them back.",
 	Fixable: true,
-	Fix:     "replaceMedia",
+	Fix:     "shrinkImage",
 	Check:   checkRefusedForSize,
 }
 
@@ -55,7 +58,13 @@ func checkRefusedForSize(c *Context) {
 	names := make([]string, len(files))
 	parts := make([]*store.Part, len(files))
 	inParts := map[string]bool{}
+	// A part with an image sessfix has not shrunk before is shrunk first;
+	// one shrunk before, or with no image, is replaced.
+	shrinkable := map[string]bool{}
 	for i, f := range files {
+		if strings.HasPrefix(f.Mime, "image/") && opencode.ShrunkAt(f.Data) == 0 {
+			shrinkable[f.MessageID+"/"+f.PartID] = true
+		}
 		parts[i] = opencode.FindPart(c.Session, f.MessageID, f.PartID)
 		names[i] = cmp.Or(fileName(parts[i], f), "a file ("+f.Mime+")")
 		total += f.Base64
@@ -78,6 +87,10 @@ func checkRefusedForSize(c *Context) {
 		}
 		reported[f.MessageID+"/"+f.PartID] = true
 		g := At(c.Session.Message(f.MessageID), parts[i])
+		g.Fix = "replaceMedia"
+		if shrinkable[f.MessageID+"/"+f.PartID] {
+			g.Fix = "shrinkImage"
+		}
 		g.ErrorType = string(opencode.ErrorRequestTooLarge)
 		g.ProviderError = text
 		g.Index = req.Index(f.N, f.M)
