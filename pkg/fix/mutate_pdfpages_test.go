@@ -187,3 +187,31 @@ func repairStoredErrorWith(t *testing.T, name, provider, model string, images []
 	}
 	return fixed
 }
+
+// A PDF sessfix cannot count (a header, then no cross-reference table it
+// can follow) is not passed over in silence: SF177 says so at info, with
+// the reason, and plans nothing; a real PDF beside it is counted as
+// before. A pasted page-limit error does not take the info finding for
+// its cause.
+func TestUncountedPDFReported(t *testing.T) {
+	damaged := storetest.Image{Mime: "application/pdf", Filename: "scan.pdf",
+		Base64: base64.StdEncoding.EncodeToString([]byte("%PDF-1.7\n1 0 obj\n<< /Type /Catalog >>\nendobj\ntrailer garbage\n"))}
+	s := imageSession(t, store.ShapeStorage, pdfOf("a.pdf", 5, false), damaged)
+	var got []scan.Finding
+	for _, f := range scan.CheckSession(s, scanOpts()) {
+		if f.Code == "SF177" {
+			got = append(got, f)
+		}
+	}
+	if len(got) != 1 || got[0].Severity != scan.Info || got[0].PartID != storetest.ImagePartID(2) || got[0].Fix != "" ||
+		!strings.HasPrefix(got[0].Message, "sessfix cannot count this PDF's pages (") {
+		t.Fatalf("want one info SF177 on scan.pdf, got %+v", got)
+	}
+	p, err := PlanFromError(s, `{"type":"error","error":{"type":"invalid_request_error","message":"A maximum of 100 PDF pages may be provided."}}`, planOpts())
+	if err != nil || !p.Empty() {
+		t.Fatalf("a pasted page-limit error plans %+v (%v): the uncounted PDF is no known cause", p.Changes.Edits, err)
+	}
+	if len(p.Unfixed) != 1 || !strings.Contains(p.Unfixed[0].Reason, opencode.PDFPagesNoCauseNote) {
+		t.Errorf("a pasted page-limit error should say what to do instead: %+v", p.Unfixed)
+	}
+}

@@ -134,12 +134,8 @@ func (w *work) errorSteps(f scan.Finding, text string, failed *store.Message) []
 			st.why = "sessfix does not recognise this provider error; nothing changed"
 		case r.Type.NotRepairedYet():
 			st.why = fmt.Sprintf("%s errors are %s; nothing changed", r.Type, opencode.NotRepairedYetNote)
-		case r.Type == opencode.ErrorContextOverflow:
-			st.why = opencode.ContextNoCauseNote + "; nothing changed"
-		case r.Type == opencode.ErrorPDFUnprocessable:
-			st.why = opencode.PDFNoCauseNote + "; nothing changed"
-		case r.Type == opencode.ErrorRequestTooLarge:
-			st.why = opencode.RequestSizeNoCauseNote + "; nothing changed"
+		case opencode.NoCauseNote(r.Type) != "":
+			st.why = opencode.NoCauseNote(r.Type) + "; nothing changed"
 		default:
 			st.why = fmt.Sprintf("sessfix has no storage repair for %s errors; nothing changed", r.Type)
 		}

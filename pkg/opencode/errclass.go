@@ -147,6 +147,30 @@ const RequestSizeNoCauseNote = "sessfix finds no file over a request size limit 
 	"(the last request the provider accepted held every file this one did, or no failed attempt is stored), so it names none; " +
 	"shorten the history with `sessfix rewind` or `sessfix fork`"
 
+// PDFPagesNoCauseNote is what scan and fix say about a PDF page-limit
+// error when the PDFs sessfix can count are within the limit (no SF177
+// finding above info).
+const PDFPagesNoCauseNote = "the PDFs sessfix can count have no more pages than the limit, so it names none; " +
+	"a PDF whose pages it cannot count (an info SF177 finding names each) may be what the provider counted: " +
+	"`sessfix drop SESSION PART` takes its part out, or shorten the history with `sessfix rewind` or `sessfix fork`"
+
+// NoCauseNote is what scan and fix say about a stored or pasted error of
+// type t when nothing in the session causes it, for the types that have
+// such a note ("" for the others).
+func NoCauseNote(t ErrorType) string {
+	switch t {
+	case ErrorContextOverflow:
+		return ContextNoCauseNote
+	case ErrorPDFUnprocessable:
+		return PDFNoCauseNote
+	case ErrorRequestTooLarge:
+		return RequestSizeNoCauseNote
+	case ErrorPDFPages:
+		return PDFPagesNoCauseNote
+	}
+	return ""
+}
+
 // DefaultFix returns the mutations error-driven recovery applies to the
 // stored message an error of this type points at, in rules.md notation; ""
 // when no storage repair exists for the type.

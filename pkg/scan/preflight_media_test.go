@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sessfix/sessfix/internal/opencodetest/testpdf"
 	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
@@ -96,7 +97,7 @@ func (mf mediaFixture) fixture() *storetest.Fixture {
 		u.Parts = append(u.Parts, storetest.Part{Body: json.RawMessage(`{"id":"` + userFilePart(i+1) + `","type":"file","mime":"` + mime + `","filename":"shot.png","url":` + q("data:"+mime+";base64,"+d) + `}`)})
 	}
 	for i := range mf.docs {
-		pdf := base64.StdEncoding.EncodeToString([]byte("%PDF-1.4\n%%EOF\n"))
+		pdf := base64.StdEncoding.EncodeToString(testpdf.Write(testpdf.Options{Pages: 1}))
 		u.Parts = append(u.Parts, storetest.Part{Body: json.RawMessage(`{"id":"` + userFilePart(len(mf.userImgs)+i+1) + `","type":"file","mime":"application/pdf","filename":"doc.pdf","url":` + q("data:application/pdf;base64,"+pdf) + `}`)})
 	}
 	a := storetest.Message{Body: json.RawMessage(`{"id":"` + mediaAsst + `","role":"assistant","parentID":"` + mediaUser + `","providerID":"` + prov + `","modelID":"` + model + `","time":{"created":1767225602000,"completed":1767225603000},"finish":"stop"}`)}

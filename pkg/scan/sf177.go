@@ -2,6 +2,7 @@ package scan
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/sessfix/sessfix/pkg/opencode"
 )
@@ -16,7 +17,7 @@ var ruleSF177 = preflightRule(&Rule{
 		"(Anthropic's PDF support page; a warning between the two, as for SF172: sessfix does not know the model's window). The API answers " +
 		"`A maximum of 100 PDF pages may be provided.` (as users quote it). sessfix counts each PDF's pages from its page tree, reading only the parts " +
 		"of the file that lead there; a PDF it cannot read (damaged, encrypted, or naming object numbers over the PDF limit of 8,388,607, " +
-		"from which a reader would size its tables) is not counted. The finding points at the PDF with the most pages.",
+		"from which a reader would size its tables) is not counted: an info finding on it says so, with the reason. The finding points at the PDF with the most pages.",
 	Why:           "The API refuses the request on every retry: the session is dead while the PDFs stay in its history.",
 	ProviderError: opencode.PDFPagesText(opencode.AnthropicPDFPagesMax),
 	FixDoc: "`replaceMedia` on the PDFs with the most pages first, until the pages the request sends are within the limit the finding (or the stored error) prints: " +
@@ -62,6 +63,7 @@ func checkPDFs(files []opencode.File) []Violation {
 		out = append(out, v)
 	}
 	pdfs, total := opencode.RequestPDFPages(files)
+	out = append(out, uncountedPDFs(files, pdfs)...)
 	if total <= opencode.AnthropicPDFPagesMax {
 		return out
 	}
@@ -81,4 +83,24 @@ func checkPDFs(files []opencode.File) []Violation {
 		Message: fmt.Sprintf("the request sends %d pages of PDF, over Anthropic's limit of %d%s; this PDF has %d",
 			total, limit, note, pick.Pages),
 	})
+}
+
+// uncountedPDFs reports, as info, each PDF of the request whose pages
+// sessfix cannot count (damaged further in, encrypted, or naming object
+// numbers no PDF may have; data with no PDF header is SF178's): the page
+// limit is not checked for it, and saying so beats a silent pass. counted
+// are the PDFs RequestPDFPages counted.
+func uncountedPDFs(files []opencode.File, counted []opencode.PDFFile) []Violation {
+	var out []Violation
+	for _, f := range files {
+		if !opencode.IsPDF(f.Mime) || opencode.NotPDF(f.Data) || slices.ContainsFunc(counted, func(p opencode.PDFFile) bool {
+			return p.PartID == f.PartID && p.MessageID == f.MessageID && p.Attachment == f.Attachment
+		}) {
+			continue
+		}
+		_, err := opencode.PDFPages(f.Data)
+		out = append(out, Violation{Code: SF177, N: f.N, M: f.M, Index: idx(f.N, f.M), MessageID: f.MessageID, PartID: f.PartID, Severity: Info,
+			Message: fmt.Sprintf("sessfix cannot count this PDF's pages (%v), so the provider's page limit (100 or 600 pages a request) is not checked for it", err)})
+	}
+	return out
 }

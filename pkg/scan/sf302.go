@@ -133,18 +133,8 @@ func checkFailedAttempt(c *Context) {
 		if len(causes) == 0 {
 			causes = MediaCauses(others, text, "")
 		}
-		if len(causes) == 0 && r.Type == opencode.ErrorContextOverflow {
-			f.Message += "; " + opencode.ContextNoCauseNote
-			c.reportNoFix(f)
-			return
-		}
-		if len(causes) == 0 && r.Type == opencode.ErrorPDFUnprocessable {
-			f.Message += "; " + opencode.PDFNoCauseNote
-			c.reportNoFix(f)
-			return
-		}
-		if len(causes) == 0 && r.Type == opencode.ErrorRequestTooLarge {
-			f.Message += "; " + opencode.RequestSizeNoCauseNote
+		if note := opencode.NoCauseNote(r.Type); len(causes) == 0 && note != "" {
+			f.Message += "; " + note
 			c.reportNoFix(f)
 			return
 		}
