@@ -70,8 +70,7 @@ func shrinkParts(s *store.Session, m *store.Message, p *store.Part, paths [][]st
 	maxBase64, side := opencode.ImageLimits(s)
 	after, changed, failed := p.Raw, []string(nil), 0
 	for _, path := range paths {
-		url, mimeKey := append(slices.Clip(path), "url"), append(slices.Clip(path), "mime")
-		data, ok := opencode.Base64Data(gjson.GetBytes(after, strings.Join(url, ".")).String())
+		data, ok := opencode.Base64Data(gjson.GetBytes(after, strings.Join(append(slices.Clip(path), "url"), ".")).String())
 		if !ok {
 			continue
 		}
@@ -83,11 +82,7 @@ func shrinkParts(s *store.Session, m *store.Message, p *store.Part, paths [][]st
 		if out == "" {
 			continue // within the limits
 		}
-		after, err = setJSON(after, "data:"+mime+";base64,"+out, url...)
-		if err == nil && !strings.EqualFold(gjson.GetBytes(after, strings.Join(mimeKey, ".")).String(), mime) {
-			after, err = setJSON(after, mime, mimeKey...)
-		}
-		if err != nil {
+		if after, err = setImage(after, path, out, mime); err != nil {
 			return nil, fmt.Errorf("part %s: %w", p.ID, err)
 		}
 		changed = append(changed, desc)
@@ -105,6 +100,18 @@ func shrinkParts(s *store.Session, m *store.Message, p *store.Part, paths [][]st
 	ed := partEdit(store.OpUpdate, m, p, "shrinkImage", what)
 	ed.After = after
 	return []store.Edit{ed}, nil
+}
+
+// setImage sets the image at path in a part's body (nil for a file
+// part's own url and mime, state.attachments.N for an attachment's) to
+// base64 data of type mime: the data: URL, and mime where it differs.
+func setImage(raw []byte, path []string, data, mime string) ([]byte, error) {
+	url, mimeKey := append(slices.Clip(path), "url"), append(slices.Clip(path), "mime")
+	out, err := setJSON(raw, "data:"+mime+";base64,"+data, url...)
+	if err == nil && !strings.EqualFold(gjson.GetBytes(out, strings.Join(mimeKey, ".")).String(), mime) {
+		out, err = setJSON(out, mime, mimeKey...)
+	}
+	return out, err
 }
 
 // shrinkData re-encodes one image's base64 data within side px and
@@ -136,13 +143,9 @@ func shrinkDataTo(data string, limit, side, target int, mark int64) (out, mime, 
 	if err != nil {
 		return "", "", "", errNotApplicable
 	}
-	out, mime, size := shrink(src, format, side, target)
+	out, mime, size := shrink(src, format, side, target, mark)
 	if out == "" {
 		return "", "", "", errNotApplicable
-	}
-	if mark > 0 {
-		b, _ := base64.StdEncoding.DecodeString(out)
-		out = base64.StdEncoding.EncodeToString(opencode.MarkShrunk(b, strings.TrimPrefix(mime, "image/"), mark))
 	}
 	desc = fmt.Sprintf("%d×%d px, %d bytes of base64, to %d×%d px %s, %d bytes",
 		cfg.Width, cfg.Height, len(data), size.X, size.Y, mime, len(out))
@@ -153,9 +156,10 @@ func shrinkDataTo(data string, limit, side, target int, mark int64) (out, mime, 
 // base64: PNG first unless src is a JPEG, then JPEG at each of
 // jpegQualities, then at a smaller scale, a few times. An encoding whose
 // estimate (worth) is well over target is not tried, but the last
-// quality at each scale. It returns the base64, its mime type and the
-// size written; "" when nothing fits.
-func shrink(src image.Image, format string, side, target int) (string, string, image.Point) {
+// quality at each scale. A mark time (mark > 0) goes into what is written,
+// within target. It returns the base64, its mime type and the size
+// written; "" when nothing fits.
+func shrink(src image.Image, format string, side, target int, mark int64) (string, string, image.Point) {
 	b := src.Bounds()
 	scale := math.Min(1, float64(side)/float64(max(b.Dx(), b.Dy())))
 	for range 8 {
@@ -164,7 +168,7 @@ func shrink(src image.Image, format string, side, target int) (string, string, i
 		var out string
 		var n int
 		if format != "jpeg" && worth(img, "png", 0, target) {
-			if out, n = encodeB64(img, "png", 0); n <= target {
+			if out, n = encodeB64(img, "png", 0, mark); n <= target {
 				return out, "image/png", size
 			}
 		}
@@ -173,7 +177,7 @@ func shrink(src image.Image, format string, side, target int) (string, string, i
 			if i < len(jpegQualities)-1 && !worth(flat, "jpeg", q, target) {
 				continue
 			}
-			if out, n = encodeB64(flat, "jpeg", q); n <= target {
+			if out, n = encodeB64(flat, "jpeg", q, mark); n <= target {
 				return out, "image/jpeg", size
 			}
 		}
@@ -205,7 +209,7 @@ func worth(img image.Image, format string, q, target int) bool {
 	if !ok {
 		return true
 	}
-	_, n := encodeB64(sub.SubImage(c), format, q)
+	_, n := encodeB64(sub.SubImage(c), format, q, 0)
 	est := float64(n) * float64(b.Dx()*b.Dy()) / float64(c.Dx()*c.Dy())
 	return est <= 1.4*float64(target)
 }
@@ -232,9 +236,10 @@ func flatten(img image.Image) image.Image {
 	return dst
 }
 
-// encodeB64 encodes img as PNG or JPEG (at quality q) and returns its base64
-// and the base64's length.
-func encodeB64(img image.Image, format string, q int) (string, int) {
+// encodeB64 encodes img as PNG or JPEG (at quality q), with sessfix's
+// shrink mark of that time in it when mark > 0 (opencode.MarkShrunk), and
+// returns its base64 and the base64's length.
+func encodeB64(img image.Image, format string, q int, mark int64) (string, int) {
 	var buf bytes.Buffer
 	var err error
 	if format == "png" {
@@ -245,6 +250,10 @@ func encodeB64(img image.Image, format string, q int) (string, int) {
 	if err != nil {
 		return "", math.MaxInt
 	}
-	out := base64.StdEncoding.EncodeToString(buf.Bytes())
+	b := buf.Bytes()
+	if mark > 0 {
+		b = opencode.MarkShrunk(b, format, mark)
+	}
+	out := base64.StdEncoding.EncodeToString(b)
 	return out, len(out)
 }

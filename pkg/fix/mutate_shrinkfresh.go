@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -23,11 +21,6 @@ var stShrinkFresh = Strategy{Name: "shrink", Mutations: "shrinkImage+replaceMedi
 // the first to send may keep: each repair at least quarters what the
 // files weigh, and an image refused again after its shrink is replaced.
 const freshShrink = 4
-
-// shrinkMarkRoom is the base64 the shrink mark takes (opencode.MarkShrunk:
-// 4 bytes of JPEG segment or 20 of PNG chunk around 28 of text), kept out
-// of the target so the marked image stays within it.
-const shrinkMarkRoom = 64
 
 // shrinkFresh is SF180's first repair: when the session's last attempt
 // failed with a request size error, each image its request was the first
@@ -66,8 +59,8 @@ func shrinkFresh(s *store.Session, e env) ([]store.Edit, error) {
 			byPart[f.MessageID+"/"+f.PartID] = pf
 			order = append(order, pf)
 		}
-		if strings.HasPrefix(f.Mime, "image/") && opencode.ShrunkAt(f.Data) == 0 {
-			target := f.Base64/freshShrink - shrinkMarkRoom
+		if opencode.Unshrunk(f) {
+			target := f.Base64 / freshShrink
 			out, mime, desc, err := shrinkDataTo(f.Data, target, side, target, e.ms())
 			if err == nil && out != "" {
 				pf.shrunk[f.Attachment] = [2]string{out, mime}
@@ -89,18 +82,12 @@ func shrinkFresh(s *store.Session, e env) ([]store.Edit, error) {
 		}
 		after := p.Raw
 		for _, at := range slices.Sorted(maps.Keys(pf.shrunk)) {
-			path := []string{}
+			var path []string
 			if at >= 0 {
 				path = []string{"state", "attachments", strconv.Itoa(at)}
 			}
-			url, mimeKey := append(slices.Clip(path), "url"), append(slices.Clip(path), "mime")
-			nw := pf.shrunk[at]
 			var err error
-			after, err = setJSON(after, "data:"+nw[1]+";base64,"+nw[0], url...)
-			if err == nil && !strings.EqualFold(gjson.GetBytes(after, strings.Join(mimeKey, ".")).String(), nw[1]) {
-				after, err = setJSON(after, nw[1], mimeKey...)
-			}
-			if err != nil {
+			if after, err = setImage(after, path, pf.shrunk[at][0], pf.shrunk[at][1]); err != nil {
 				return nil, fmt.Errorf("part %s: %w", p.ID, err)
 			}
 		}

@@ -373,25 +373,39 @@ func (b *base64ReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	return k, nil
 }
 
-// PDFFile is one PDF of a request with its page count.
+// PDFFile is one PDF of a request with its page count, or why sessfix
+// cannot count it (Err).
 type PDFFile struct {
 	File
 	Pages int
+	Err   error
 }
 
 // RequestPDFPages lists the PDFs among a request's files (RequestFiles)
 // whose pages sessfix can count, and their pages together.
 func RequestPDFPages(files []File) (pdfs []PDFFile, total int) {
+	all, total := CountPDFs(files)
+	for _, p := range all {
+		if p.Err == nil {
+			pdfs = append(pdfs, p)
+		}
+	}
+	return pdfs, total
+}
+
+// CountPDFs lists every file of files typed as a PDF with its pages, or
+// the reader's error for one sessfix cannot count, and the pages of those
+// it counted together. Each PDF is read once.
+func CountPDFs(files []File) (pdfs []PDFFile, total int) {
 	for _, f := range files {
 		if !IsPDF(f.Mime) {
 			continue
 		}
 		n, err := PDFPages(f.Data)
-		if err != nil {
-			continue
+		pdfs = append(pdfs, PDFFile{File: f, Pages: n, Err: err})
+		if err == nil {
+			total += n
 		}
-		pdfs = append(pdfs, PDFFile{File: f, Pages: n})
-		total += n
 	}
 	return pdfs, total
 }

@@ -84,6 +84,13 @@ func ShrunkAt(b64 string) int64 {
 	return ms
 }
 
+// Unshrunk reports whether a file is an image sessfix has not shrunk for
+// a refused request before (no MarkShrunk mark): SF180 shrinks such an
+// image and replaces any other file.
+func Unshrunk(f File) bool {
+	return strings.HasPrefix(f.Mime, "image/") && ShrunkAt(f.Data) == 0
+}
+
 // ShrunkAfter reports whether a part holds an image sessfix re-encoded
 // (MarkShrunk) after ms: a user's file part, or a tool result's image
 // attachments.

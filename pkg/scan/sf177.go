@@ -2,7 +2,6 @@ package scan
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/sessfix/sessfix/pkg/opencode"
 )
@@ -62,8 +61,16 @@ func checkPDFs(files []opencode.File) []Violation {
 		}
 		out = append(out, v)
 	}
-	pdfs, total := opencode.RequestPDFPages(files)
-	out = append(out, uncountedPDFs(files, pdfs)...)
+	all, total := opencode.CountPDFs(files)
+	var pdfs []opencode.PDFFile
+	for _, p := range all {
+		switch {
+		case p.Err == nil:
+			pdfs = append(pdfs, p)
+		case !opencode.NotPDF(p.Data): // data with no PDF header is SF178's
+			out = append(out, uncountedPDF(p))
+		}
+	}
 	if total <= opencode.AnthropicPDFPagesMax {
 		return out
 	}
@@ -85,22 +92,11 @@ func checkPDFs(files []opencode.File) []Violation {
 	})
 }
 
-// uncountedPDFs reports, as info, each PDF of the request whose pages
-// sessfix cannot count (damaged further in, encrypted, or naming object
-// numbers no PDF may have; data with no PDF header is SF178's): the page
-// limit is not checked for it, and saying so beats a silent pass. counted
-// are the PDFs RequestPDFPages counted.
-func uncountedPDFs(files []opencode.File, counted []opencode.PDFFile) []Violation {
-	var out []Violation
-	for _, f := range files {
-		if !opencode.IsPDF(f.Mime) || opencode.NotPDF(f.Data) || slices.ContainsFunc(counted, func(p opencode.PDFFile) bool {
-			return p.PartID == f.PartID && p.MessageID == f.MessageID && p.Attachment == f.Attachment
-		}) {
-			continue
-		}
-		_, err := opencode.PDFPages(f.Data)
-		out = append(out, Violation{Code: SF177, N: f.N, M: f.M, Index: idx(f.N, f.M), MessageID: f.MessageID, PartID: f.PartID, Severity: Info,
-			Message: fmt.Sprintf("sessfix cannot count this PDF's pages (%v), so the provider's page limit (100 or 600 pages a request) is not checked for it", err)})
-	}
-	return out
+// uncountedPDF reports, as info, a PDF of the request whose pages sessfix
+// cannot count (damaged further in, encrypted, or naming object numbers no
+// PDF may have): the page limit is not checked for it, and saying so
+// beats a silent pass.
+func uncountedPDF(p opencode.PDFFile) Violation {
+	return Violation{Code: SF177, N: p.N, M: p.M, Index: idx(p.N, p.M), MessageID: p.MessageID, PartID: p.PartID, Severity: Info,
+		Message: fmt.Sprintf("sessfix cannot count this PDF's pages (%v), so the provider's page limit (100 or 600 pages a request) is not checked for it", p.Err)}
 }

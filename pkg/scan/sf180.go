@@ -60,10 +60,12 @@ func checkRefusedForSize(c *Context) {
 	inParts := map[string]bool{}
 	// A part with an image sessfix has not shrunk before is shrunk first;
 	// one shrunk before, or with no image, is replaced.
-	shrinkable := map[string]bool{}
+	shrinkable, shrunk := map[string]bool{}, map[string]bool{}
 	for i, f := range files {
-		if strings.HasPrefix(f.Mime, "image/") && opencode.ShrunkAt(f.Data) == 0 {
+		if opencode.Unshrunk(f) {
 			shrinkable[f.MessageID+"/"+f.PartID] = true
+		} else if strings.HasPrefix(f.Mime, "image/") {
+			shrunk[f.MessageID+"/"+f.PartID] = true
 		}
 		parts[i] = opencode.FindPart(c.Session, f.MessageID, f.PartID)
 		names[i] = cmp.Or(fileName(parts[i], f), "a file ("+f.Mime+")")
@@ -95,6 +97,9 @@ func checkRefusedForSize(c *Context) {
 		g.ProviderError = text
 		g.Index = req.Index(f.N, f.M)
 		g.Message = fmt.Sprintf("the last attempt failed with %q, a request over the provider's size limit; %s", text, first)
+		if shrunk[f.MessageID+"/"+f.PartID] {
+			g.Message += "; sessfix shrank this part's image after an earlier refusal, so it is replaced now"
+		}
 		c.Report(g)
 	}
 }
