@@ -145,7 +145,8 @@ func PDFPages(data string) (n int, err error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := xrefNumbersFit(data); err != nil {
+	end := pdfEnd(ra, size)
+	if err := xrefNumbersFit(data, end); err != nil {
 		return 0, err
 	}
 	defer func() {
@@ -155,7 +156,7 @@ func PDFPages(data string) (n int, err error) {
 			n, err = 0, fmt.Errorf("malformed PDF: %v", x)
 		}
 	}()
-	r, err := pdf.NewReader(ra, size)
+	r, err := pdf.NewReader(pdf20{ra}, end)
 	if err != nil {
 		return 0, err
 	}
@@ -164,6 +165,40 @@ func PDFPages(data string) (n int, err error) {
 		return 0, errors.New("malformed PDF: no page count")
 	}
 	return n, nil
+}
+
+// pdfTail is how far from a file's end its %%EOF may be: PDF readers
+// look for it in the last 1024 bytes (PDF Reference 1.7, implementation
+// note 18), so a file with bytes appended after it (a signature, a marker,
+// a line of padding some tools add) still opens.
+const pdfTail = 1024
+
+// pdfEnd is where the PDF of size bytes ends for its reader: just after
+// the last %%EOF in its last pdfTail bytes, or size when there is none
+// (the reader then says what is wrong). sessfix's PDF reader wants %%EOF
+// within the file's last 100 bytes.
+func pdfEnd(ra io.ReaderAt, size int64) int64 {
+	n := min(size, pdfTail)
+	tail := make([]byte, n)
+	k, _ := ra.ReadAt(tail, size-n)
+	i := bytes.LastIndex(tail[:k], []byte("%%EOF"))
+	if i < 0 {
+		return size
+	}
+	return size - n + int64(i+len("%%EOF"))
+}
+
+// pdf20 shows a PDF 2.0 file's header to the PDF reader as 1.7's: the
+// reader refuses any version but 1.0–1.7, though 2.0 keeps the page tree
+// and both forms of cross-reference as 1.7 has them (ISO 32000-2).
+type pdf20 struct{ io.ReaderAt }
+
+func (p pdf20) ReadAt(b []byte, off int64) (int, error) {
+	n, err := p.ReaderAt.ReadAt(b, off)
+	if off == 0 && n >= 8 && bytes.HasPrefix(b, []byte("%PDF-2.")) && b[7] == '0' {
+		b[5], b[7] = '1', '7'
+	}
+	return n, err
 }
 
 // pdfObjectsMax is the PDF specification's limit on a file's indirect
@@ -182,11 +217,12 @@ var errXrefNumbers = fmt.Errorf("malformed PDF: its cross-reference names object
 // and end the process (a Go out-of-memory is fatal, no panic to recover).
 // It reads what the reader will: the sections startxref leads to, then
 // each /Prev (at most pdfSectionsMax, each once), a window at a time.
-func xrefNumbersFit(data string) error {
-	ra, size, err := newBase64ReaderAt(data)
+func xrefNumbersFit(data string, end int64) error {
+	ra, _, err := newBase64ReaderAt(data)
 	if err != nil {
 		return err
 	}
+	size := end
 	window := func(off, n int64) []byte {
 		n = max(0, min(n, size-off))
 		b := make([]byte, n)

@@ -32,6 +32,45 @@ func TestPDFPages(t *testing.T) {
 	}
 }
 
+// TestPDFPagesAsReadersOpen: files PDF readers open though sessfix's PDF
+// reader alone would not: bytes after %%EOF (within the last 1024, where
+// readers look for it) and a PDF 2.0 header. Each is counted; %%EOF
+// further from the end than that is not.
+func TestPDFPagesAsReadersOpen(t *testing.T) {
+	table := testpdf.Write(testpdf.Options{Pages: 9})
+	stream := testpdf.Write(testpdf.Options{Pages: 4, XRefStream: true})
+	v20 := func(b []byte) []byte {
+		if !bytes.HasPrefix(b, []byte("%PDF-1.7\n")) {
+			t.Fatalf("testpdf's header changed: %q", b[:9])
+		}
+		return append([]byte("%PDF-2.0\n"), b[9:]...)
+	}
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	for name, c := range map[string]struct {
+		file  []byte
+		pages int
+	}{
+		"a marker after %%EOF":          {cat(table, []byte("sessfix-test-marker\n")), 9},
+		"a stream, padding after %%EOF": {cat(stream, bytes.Repeat([]byte{0}, 900)), 4},
+		"two updates' %%EOF, then text": {cat(table, []byte("% a comment\n%%EOF\njunk")), 9},
+		"PDF 2.0":                       {v20(table), 9},
+		"PDF 2.0, a stream, a marker":   {cat(v20(stream), []byte("marker")), 4},
+	} {
+		n, err := PDFPages(base64.StdEncoding.EncodeToString(c.file))
+		if err != nil || n != c.pages {
+			t.Errorf("%s: PDFPages = %d, %v; want %d", name, n, err, c.pages)
+		}
+	}
+	far := cat(table, bytes.Repeat([]byte("x"), pdfTail))
+	if n, err := PDFPages(base64.StdEncoding.EncodeToString(far)); err == nil {
+		t.Errorf("%%%%EOF %d bytes before the end: PDFPages = %d, want an error", pdfTail, n)
+	}
+	v21 := append([]byte("%PDF-2.1\n"), table[9:]...)
+	if n, err := PDFPages(base64.StdEncoding.EncodeToString(v21)); err == nil {
+		t.Errorf("PDF 2.1 (no such version): PDFPages = %d, want an error", n)
+	}
+}
+
 func TestPDFPagesCannotTell(t *testing.T) {
 	whole := testpdf.Write(testpdf.Options{Pages: 150})
 	// A damaged file whose cross-reference section names itself as the
@@ -128,7 +167,7 @@ func TestXrefNumbersFit(t *testing.T) {
 		"a /Prev loop":             {file("xref\n0 1\ntrailer\n<< /Size 2 /Prev 0 >>"), true},
 		"no startxref":             {base64.StdEncoding.EncodeToString([]byte("xref\n2000000000 1\n")), true},
 	} {
-		if err := xrefNumbersFit(c.data); (err == nil) != c.fits {
+		if err := xrefNumbersFit(c.data, int64(DecodedLen(c.data))); (err == nil) != c.fits {
 			t.Errorf("%s: %v, want fits %v", name, err, c.fits)
 		}
 	}

@@ -15,7 +15,7 @@ var ruleSF177 = preflightRule(&Rule{
 		"have more pages together than the Messages API takes: 100 for a model with a 200k-token context window, 600 for the others " +
 		"(Anthropic's PDF support page; a warning between the two, as for SF172: sessfix does not know the model's window). The API answers " +
 		"`A maximum of 100 PDF pages may be provided.` (as users quote it). sessfix counts each PDF's pages from its page tree, reading only the parts " +
-		"of the file that lead there; a PDF it cannot read (damaged, encrypted, or naming object numbers over the PDF limit of 8,388,607, " +
+		"of the file that lead there (as PDF readers do, bytes after the last `%%EOF` of the file's last 1024 bytes do not count); a PDF it cannot read (damaged, encrypted, or naming object numbers over the PDF limit of 8,388,607, " +
 		"from which a reader would size its tables) is not counted: an info finding on it says so, with the reason. The finding points at the PDF with the most pages.",
 	Why:           "The API refuses the request on every retry: the session is dead while the PDFs stay in its history.",
 	ProviderError: opencode.PDFPagesText(opencode.AnthropicPDFPagesMax),
