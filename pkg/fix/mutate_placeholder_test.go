@@ -219,3 +219,39 @@ func TestInvalidImageOnGemini(t *testing.T) {
 	images := []storetest.Image{{Mime: "image/png", Filename: "shot.png", Base64: notAPNG}}
 	repairStoredErrorOn(t, "google", "gemini-2.5-pro", images, opencode.TextGeminiInvalidImage, "invalid_image", storetest.ImagePartID(1))
 }
+
+// geminiUnableText is Gemini's answer to an image it could not process, as
+// users quote it (egoist/chatwise-releases#799, pollinations#4157).
+const geminiUnableText = "Unable to process input image. Please retry or report in https://developers.generativeai.google/guide/troubleshooting"
+
+// Gemini's "Unable to process input image" is an invalid-image error: for
+// data that is no image it maps to SF173's placeholder like Gemini's other
+// text; for an image sessfix finds nothing wrong with, SF302 names none
+// and says what to do (retry, then show --sent and drop), and the plan
+// changes nothing.
+func TestGeminiUnableToProcessImage(t *testing.T) {
+	repairStoredErrorOn(t, "google", "gemini-2.5-pro", []storetest.Image{{Mime: "image/png", Filename: "shot.png", Base64: notAPNG}},
+		geminiUnableText, "invalid_image", storetest.ImagePartID(1))
+
+	fx := storetest.ImageSession(storetest.Image{Mime: "image/png", Filename: "dot.png", Base64: storetest.NoisyPNG(t, 1, 16, 16)})
+	gemini := strings.NewReplacer(`"providerID":"anthropic"`, `"providerID":"google"`, `"modelID":"claude-sonnet-4-5"`, `"modelID":"gemini-2.5-pro"`)
+	for i := range fx.Messages {
+		fx.Messages[i].Body = []byte(gemini.Replace(string(fx.Messages[i].Body)))
+	}
+	fx.Messages[1].Body = []byte(strings.Replace(string(fx.Messages[1].Body), `"time":{`,
+		`"error":{"name":"APIError","data":{"message":`+jsonString(geminiUnableText)+`,"statusCode":400,"isRetryable":false}},"time":{`, 1))
+	fx.Messages[1].Parts = nil
+	s := storetest.LoadAll(t, storetest.OpenOne(t, storetest.Materialize(t, store.ShapeStorage, t.TempDir(), fx)))[0]
+	fs := scan.CheckSession(s, scanOpts())
+	if f := fs0(fs, "SF173"); f.Code != "" {
+		t.Fatalf("SF173 on a PNG: %+v", f)
+	}
+	stored := fs0(fs, "SF302")
+	if stored.ErrorType != "invalid_image" || stored.Fix != "" || !strings.HasSuffix(stored.Message, opencode.InvalidImageNoCauseNote) {
+		t.Fatalf("SF302 should say what to do instead: %+v", stored)
+	}
+	p, err := Plan(s, []scan.Finding{stored}, planOpts())
+	if err != nil || !p.Empty() || len(p.Unfixed) != 1 || !strings.Contains(p.Unfixed[0].Reason, opencode.InvalidImageNoCauseNote) {
+		t.Fatalf("plan: %v, empty %v, unfixed %+v", err, p.Empty(), p.Unfixed)
+	}
+}

@@ -132,10 +132,10 @@ func (w *work) errorSteps(f scan.Finding, text string, failed *store.Message) []
 		switch {
 		case r.Type == opencode.ErrorNone:
 			st.why = "sessfix does not recognise this provider error; nothing changed"
-		case r.Type.NotRepairedYet():
-			st.why = fmt.Sprintf("%s errors are %s; nothing changed", r.Type, opencode.NotRepairedYetNote)
 		case opencode.NoCauseNote(r.Type) != "":
 			st.why = opencode.NoCauseNote(r.Type) + "; nothing changed"
+		case r.Type.NotRepairedYet():
+			st.why = fmt.Sprintf("%s errors are %s; nothing changed", r.Type, opencode.NotRepairedYetNote)
 		default:
 			st.why = fmt.Sprintf("sessfix has no storage repair for %s errors; nothing changed", r.Type)
 		}

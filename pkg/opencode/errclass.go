@@ -154,6 +154,14 @@ const PDFPagesNoCauseNote = "the PDFs sessfix can count have no more pages than 
 	"a PDF whose pages it cannot count (an info SF177 finding names each) may be what the provider counted: " +
 	"`sessfix drop SESSION PART` takes its part out, or shorten the history with `sessfix rewind` or `sessfix fork`"
 
+// InvalidImageNoCauseNote is what scan and fix say about an invalid-image
+// error when every image the request sends starts like an image of a type
+// the provider takes (no SF173 finding). Gemini's "Unable to process input
+// image. Please retry…" comes for such images too.
+const InvalidImageNoCauseNote = "every image the request sends starts like a PNG, JPEG, GIF or WebP, so sessfix names none; " +
+	"the provider may have failed only this once (Gemini's text asks for a retry): resume the session once more; " +
+	"if it fails again, `sessfix show --sent SESSION` lists the images the request sends and `sessfix drop SESSION PART` takes one out"
+
 // NoCauseNote is what scan and fix say about a stored or pasted error of
 // type t when nothing in the session causes it, for the types that have
 // such a note ("" for the others).
@@ -167,6 +175,8 @@ func NoCauseNote(t ErrorType) string {
 		return RequestSizeNoCauseNote
 	case ErrorPDFPages:
 		return PDFPagesNoCauseNote
+	case ErrorInvalidImage:
+		return InvalidImageNoCauseNote
 	}
 	return ""
 }
@@ -343,7 +353,7 @@ func detectOtherFamilies(t string, has func(...string) bool) ErrorType {
 	case tooManyImagesRe.MatchString(t) || has("too many images", "too much media:"):
 		return ErrorTooManyImages
 	case has("does not represent a valid image", "could not process image", "you uploaded an unsupported image", "provided image is not valid",
-		"image cannot be empty"):
+		"image cannot be empty", "unable to process input image"):
 		return ErrorInvalidImage
 	case has("request_too_large", "exceeds the maximum allowed number of bytes", "request payload size exceeds the limit",
 		"request exceeds the maximum size", "request entity too large", "payload too large"):

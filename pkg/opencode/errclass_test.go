@@ -101,6 +101,7 @@ func TestDetectErrorType(t *testing.T) {
 		// Gemini's, as OpenCode stores it and as a proxy words it.
 		{TextGeminiInvalidImage, ErrorInvalidImage},
 		{`HTTP 400: {"error":{"message":"Provided image is not valid."}}`, ErrorInvalidImage},
+		{"Unable to process input image. Please retry or report in https://developers.generativeai.google/guide/troubleshooting", ErrorInvalidImage},
 		{`{"error":{"message":"You uploaded an unsupported image. Please make sure your image is below 20 MB in size and is of one the following formats: ['png', 'jpeg', 'gif', 'webp'].","type":"invalid_request_error","param":null,"code":"sanitizer_server_error"}}`, ErrorInvalidImage},
 		{"prompt is too long: 215000 tokens > 200000 maximum", ErrorContextOverflow},
 		// The input and max_tokens over the window (Anthropic), which

@@ -112,8 +112,9 @@ var ruleSF173 = preflightRule(&Rule{
 		"whose mime type is PNG, JPEG, GIF or WebP holds base64 data that does not start like any of the four, or is not base64. Other image types (SVG, BMP) get another error, not checked. " +
 		"OpenAI answers `" + opencode.TextOpenAIInvalidImage + "` (as users quote it; an older wording that also names the 20 MB limit, " +
 		"`You uploaded an unsupported image. Please make sure your image is below 20 MB in size and is of one the following formats: …`, is recognised too); " +
-		"Gemini answers `" + opencode.TextGeminiInvalidImage + "` (400 INVALID_ARGUMENT). " +
-		"Anthropic's answer is the provider error below. None of the three texts names the image: a stored error is mapped to the images the preflight finds. " +
+		"Gemini answers `" + opencode.TextGeminiInvalidImage + "` (400 INVALID_ARGUMENT); its `Unable to process input image. Please retry…` is recognised too. " +
+		"Anthropic's answer is the provider error below. None of these texts names the image: a stored error is mapped to the images the preflight finds " +
+		"(when it finds none, SF302 says so and advises a retry, then `show --sent` and `drop`). " +
 		"An image with no data at all (a file of 0 bytes: an attached or read screenshot that was not written yet) gets another answer from Anthropic, which names it: " +
 		"`messages.N.content.M.image.source.base64: image cannot be empty` (as users quote it, anthropics/claude-code#36712).",
 	Why:           "The provider rejects the request on every retry.",
