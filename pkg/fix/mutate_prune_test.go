@@ -128,6 +128,50 @@ func TestStoredZenImageCountErrorPrunes(t *testing.T) {
 	}
 }
 
+// A local model served by vLLM through an OpenAI-compatible provider, and
+// the other servers' wordings users quote: sessfix knows no limit for the
+// model (no SF172), so the stored error alone says it. Each text's limit is
+// read, the stored error plans OpenCode's prune, and the session reads as
+// repaired afterwards.
+func TestStoredImageCountErrorOfOtherServersPrunes(t *testing.T) {
+	vllm := strings.NewReplacer(`"providerID":"anthropic"`, `"providerID":"vllm"`, `"modelID":"claude-sonnet-4-5"`, `"modelID":"Qwen/Qwen2.5-VL-7B-Instruct"`)
+	for text, limit := range map[string]int{
+		"At most 5 image(s) may be provided in one request.":                                           5,
+		"Too many images in request: 7 images provided, but the model supports a maximum of 6 images.": 6,
+		"Too many images in request. Max is 4.":                                                        4,
+		"Bad Request: too many images in the message, max allowed is 3":                                3,
+	} {
+		fx := manyToolImages(t, 7)
+		for i := range fx.Messages {
+			fx.Messages[i].Body = []byte(vllm.Replace(string(fx.Messages[i].Body)))
+		}
+		s := storetest.LoadAll(t, storetest.OpenOne(t, storetest.Materialize(t, store.ShapeStorage, t.TempDir(), fx)))[0]
+		if f := fs0(scan.CheckSession(s, scanOpts()), "SF172"); f.Code != "" {
+			t.Fatalf("SF172 knows a limit for the model: %+v", f)
+		}
+		last := &fx.Messages[2]
+		last.Body = []byte(strings.Replace(string(last.Body), `"finish":"stop"}`,
+			`"error":{"name":"APIError","data":{"message":`+jsonString(text)+`,"statusCode":400,"isRetryable":false}}}`, 1))
+		last.Parts = nil
+		s = storetest.LoadAll(t, storetest.OpenOne(t, storetest.Materialize(t, store.ShapeStorage, t.TempDir(), fx)))[0]
+		f := fs0(scan.CheckSession(s, scanOpts()), "SF302")
+		if f.Severity != scan.Error || f.Fix != "markToolCompacted" || f.ErrorType != string(opencode.ErrorTooManyImages) {
+			t.Fatalf("%q: SF302 should name markToolCompacted: %+v", text, f)
+		}
+		p, err := Plan(s, []scan.Finding{f}, planOpts())
+		if err != nil || len(p.Changes.Edits) != 1 || p.Changes.Edits[0].Mutation != "markToolCompacted" {
+			t.Fatalf("%q: plan from the stored error: %v %+v", text, err, p)
+		}
+		fixed, err := ApplyInMemory(s, p.Changes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := fs0(scan.CheckSession(fixed, scanOpts()), "SF302"); g.Severity != scan.Info || !strings.Contains(g.Message, fmt.Sprintf("within the limit of %d", limit)) {
+			t.Errorf("%q: SF302 after the prune: %s %q", text, g.Severity, g.Message)
+		}
+	}
+}
+
 // Images a user attached are not pruned: a request over the count with
 // no tool result to prune keeps its finding, and nothing is planned.
 func TestPruneLeavesUserImages(t *testing.T) {

@@ -76,6 +76,8 @@ func TestDetectErrorType(t *testing.T) {
 		{"image exceed max allowed size for many-image requests: 2000 pixels", ErrorImageDimensions},
 		{"too many images and documents: 120 + 0 > 100", ErrorTooManyImages},
 		{"Too much media: 0 document pages + 107 images > 100", ErrorTooManyImages},
+		{"At most 5 image(s) may be provided in one request.", ErrorTooManyImages},
+		{"Too many images in request: 11 images provided, but the model supports a maximum of 10 images.", ErrorTooManyImages},
 		{"Request payload size exceeds the limit: 20971520 bytes.", ErrorRequestTooLarge},
 		// A 413 as users quote it (anomalyco/opencode#12060, 2026-02: the
 		// Messages API's request_too_large with a shorter message than its

@@ -224,6 +224,36 @@ type ImageLimit struct {
 	// provider "opencode"), which counts the images itself and answers
 	// over ConsoleImagesMax in its own words, whatever the model.
 	console bool
+	// stored is the provider's own too-many-images text that gave the
+	// count limit (WithStoredCount); CountText answers it.
+	stored string
+}
+
+// WithStoredCount is l with the image count limit the provider's stored
+// refusal printed, for a family whose count limit sessfix does not know
+// (ok false, or no CountMax: the OpenAI-compatible servers users run, such
+// as vLLM, Gemini, Azure): when the session's last attempt failed for too
+// many images and its text says the limit (ImageCountLimit), that limit
+// counts, from then on, in the words of that text. ok reports whether l
+// has any limit to check.
+func WithStoredCount(s *store.Session, l ImageLimit, ok bool) (ImageLimit, bool) {
+	if ok && l.CountMax > 0 || s == nil {
+		return l, ok
+	}
+	m := LastFailedWith(s, ErrorTooManyImages)
+	if m == nil {
+		return l, ok
+	}
+	text := m.Get("error.data.message").String()
+	n, found := ImageCountLimit(text)
+	if !found {
+		return l, ok
+	}
+	if !ok {
+		l = ImageLimit{Provider: "the provider"}
+	}
+	l.CountWarn, l.CountMax, l.Documents, l.stored = n, n, CountsDocuments(text), text
+	return l, true
 }
 
 // The families' image limits.
@@ -433,6 +463,8 @@ func ImageLimitOf(r *sent.Request) (ImageLimit, bool) {
 // are not known.
 func (l ImageLimit) CountText(images, docs, limit int) string {
 	switch {
+	case l.stored != "":
+		return l.stored
 	case l.console:
 		return l.Prefix + fmt.Sprintf("request contains %d images, exceeding the maximum of %d allowed per request", images, limit)
 	case !l.KnownText():
@@ -606,8 +638,17 @@ func webpSize(b []byte) (w, h int, isWebP bool) {
 // maxImagesRe reads the limit from a too-many-images error: OpenCode
 // Console's "maximum of 50 allowed", and the Messages API's "too many images
 // and documents: 120 + 0 > 100" and "Too much media: 0 document pages + 107
-// images > 100" (users' reports, anthropics/claude-code#24541).
-var maxImagesRe = regexp.MustCompile(`maximum of (\d+) allowed|(?i:too many images and documents|too much media):[^>]*> (\d+)`)
+// images > 100" (users' reports, anthropics/claude-code#24541); and the
+// texts of OpenAI-compatible servers users run OpenCode against, as users
+// quote them: vLLM's "At most 5 image(s) may be provided in one request."
+// (vllm-project/vllm#17092), "Too many images in request: 11 images
+// provided, but the model supports a maximum of 10 images."
+// (microsoft/vscode#306919, #303825), "Too many images in request. Max is
+// 10." (the-open-agent/openagent#874), "too many images in the message,
+// max allowed is 16" (QuantumNous/new-api#1233). Group 2 is the only one
+// that counts documents.
+var maxImagesRe = regexp.MustCompile(`maximum of (\d+) allowed|(?i:too many images and documents|too much media):[^>]*> (\d+)` +
+	`|(?i:at most (\d+) image\(s\) may be provided)|(?i:too many images.*?(?:supports a maximum of|max is|max allowed is) (\d+))`)
 
 // CountsDocuments reports whether a too-many-images error counts
 // documents with the images (the Messages API's "too many images and
@@ -625,7 +666,7 @@ func ImageCountLimit(text string) (int, bool) {
 	if m == nil {
 		return 0, false
 	}
-	n, err := strconv.Atoi(m[1] + m[2])
+	n, err := strconv.Atoi(m[1] + m[2] + m[3] + m[4]) // one matched
 	return n, err == nil
 }
 

@@ -99,6 +99,11 @@ func TestImageCountLimitTexts(t *testing.T) {
 		"too many images and documents: 120 + 0 > 100":                                                                           100,
 		"Too much media: 0 document pages + 107 images > 100":                                                                    100,
 		"The model returned the following errors: request contains 101 images, exceeding the maximum of 100 allowed per request": 100,
+		"At most 5 image(s) may be provided in one request.":                                                                     5,
+		"Too many images in request: 11 images provided, but the model supports a maximum of 10 images.":                         10,
+		"The request contains too many images: 11 images were provided, but the model supports a maximum of 10 images.":          10,
+		"error, status code: 400, message: Too many images in request. Max is 10.":                                               10,
+		"500 too many images in the message, max allowed is 16":                                                                  16,
 	} {
 		if got, ok := ImageCountLimit(text); !ok || got != want {
 			t.Errorf("%q: %d %v, want %d", text, got, ok, want)
@@ -106,6 +111,11 @@ func TestImageCountLimitTexts(t *testing.T) {
 	}
 	if _, ok := ImageCountLimit("prompt is too long: 215000 tokens > 200000 maximum"); ok {
 		t.Error("a context error read as an image count")
+	}
+	for _, text := range []string{"At most 5 image(s) may be provided in one request.", "Too many images in request. Max is 10."} {
+		if CountsDocuments(text) {
+			t.Errorf("%q counts documents", text)
+		}
 	}
 }
 
