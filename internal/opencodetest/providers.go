@@ -89,6 +89,10 @@ const (
 	// DevstralModel is the same provider's devstral model, whose tool call
 	// ids OpenCode rewrites into Mistral's form.
 	DevstralModel = "mistralcompat/devstral-medium-latest"
+	// VLLMModel is a vision model served by vLLM, through a provider the
+	// user adds (npm @ai-sdk/openai-compatible, Chat Completions), declared
+	// to take images.
+	VLLMModel = "vllm/qwen2.5-vl-7b-instruct"
 	// OpenAIModel is in 1.18.33's catalogue (openai provider,
 	// @ai-sdk/openai, Responses API, reasoning effort medium with
 	// summaries and encrypted content, store false).
@@ -146,6 +150,17 @@ var Providers = map[string]Provider{
 				"limit": map[string]any{"context": 128000, "output": 32000}},
 			"devstral-medium-latest": {"name": "Devstral Medium", "tool_call": true,
 				"limit": map[string]any{"context": 128000, "output": 32000}},
+		},
+	},
+	// A vision model served by vLLM that the user adds (npm
+	// @ai-sdk/openai-compatible), declared to take images.
+	"vllm": {
+		ID: "vllm", Family: ChatCompletions, Dialect: mockopenai.OpenAI, APIKey: "sk-mock-vllm",
+		NPM: "@ai-sdk/openai-compatible", Name: "vLLM", Models: []string{"qwen2.5-vl-7b-instruct"},
+		Declare: map[string]map[string]any{
+			"qwen2.5-vl-7b-instruct": {"name": "Qwen2.5 VL 7B", "tool_call": true, "attachment": true,
+				"modalities": map[string]any{"input": []string{"text", "image"}, "output": []string{"text"}},
+				"limit":      map[string]any{"context": 128000, "output": 8000}},
 		},
 	},
 	"openai": {ID: "openai", Family: Responses, Dialect: mockopenai.OpenAI, APIKey: "sk-mock-openai",

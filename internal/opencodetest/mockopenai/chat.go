@@ -319,6 +319,10 @@ func (s *Server) handleChat(ctx context.Context, w http.ResponseWriter, r *Reque
 		s.reject(ctx, w, r, contextLengthExceeded(p.Dialect, "messages", MsgContextLength(cfg.MaxPromptTokens, n)))
 		return
 	}
+	if cfg.MaxChatImages > 0 && parsed.Images() > cfg.MaxChatImages {
+		s.reject(ctx, w, r, invalid(p.Dialect, nil, "%s", MsgTooManyImagesVLLM(cfg.MaxChatImages)))
+		return
+	}
 	turn := cfg.Script(r)
 	if turn.Error != nil {
 		if turn.Error.Dialect == "" {

@@ -109,3 +109,35 @@ func checkImages(r *ResponsesRequest) *APIError {
 	}
 	return nil
 }
+
+// MsgTooManyImagesVLLM is vLLM's answer to a Chat Completions request with
+// more images than the server takes (its --limit-mm-per-prompt), as users
+// quote it (vllm-project/vllm#17092, Visual-Agent/DeepEyes#109).
+func MsgTooManyImagesVLLM(limit int) string {
+	return fmt.Sprintf("At most %d image(s) may be provided in one request.", limit)
+}
+
+// Images counts the image_url parts of a Chat Completions request's
+// messages (OpenCode 1.18.33 sends a tool result's images in a user
+// message after the tool messages, "Attached media from tool result:").
+// A nil request has none.
+func (r *ChatRequest) Images() int {
+	if r == nil {
+		return 0
+	}
+	n := 0
+	for _, m := range r.Messages {
+		var items []struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(m.Content, &items) != nil {
+			continue
+		}
+		for _, c := range items {
+			if c.Type == "image_url" {
+				n++
+			}
+		}
+	}
+	return n
+}

@@ -149,6 +149,10 @@ type Config struct {
 	// 413 page (EdgeTooLargePage) before the API reads it. The real limit
 	// is not published; tests set one to fit their files.
 	MaxRequestBytes int
+	// MaxChatImages, when positive, is the most images a Chat Completions
+	// request may hold, as a vLLM server started with a limit per prompt:
+	// more are refused with vLLM's text (MsgTooManyImagesVLLM).
+	MaxChatImages int
 	// OnStage, when set, is called (synchronously, from the handler) each
 	// time a request reaches a stage.
 	OnStage func(r *Request, s Stage)
@@ -185,6 +189,11 @@ func New(cfg Config) *Server {
 // SetMaxPromptTokens sets Config.MaxPromptTokens.
 func (s *Server) SetMaxPromptTokens(n int) {
 	s.base.Configure(func(c *Config) { c.MaxPromptTokens = n })
+}
+
+// SetMaxChatImages sets Config.MaxChatImages.
+func (s *Server) SetMaxChatImages(n int) {
+	s.base.Configure(func(c *Config) { c.MaxChatImages = n })
 }
 
 // SetMaxRequestBytes sets Config.MaxRequestBytes.

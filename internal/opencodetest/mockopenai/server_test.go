@@ -350,3 +350,31 @@ func TestEdgeRequestTooLarge(t *testing.T) {
 		t.Errorf("rejected %+v", r)
 	}
 }
+
+// A Chat Completions request over MaxChatImages (counting the images of
+// every message, the user message OpenCode adds after tool results among
+// them) is refused with vLLM's text; one at the limit is answered.
+func TestChatImageCount(t *testing.T) {
+	s := New(Config{MaxChatImages: 2})
+	defer s.Close()
+	img := `{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}}`
+	body := func(n int) string {
+		parts := []string{`{"type":"text","text":"Attached media from tool result:"}`}
+		for range n {
+			parts = append(parts, img)
+		}
+		return `{"model":"qwen2.5-vl-7b-instruct","stream":true,` + chatTools + `"messages":[{"role":"user","content":"look"},` +
+			`{"role":"assistant","content":"","tool_calls":[{"id":"call_1","type":"function","function":{"name":"bash","arguments":"{}"}}]},` +
+			`{"role":"tool","tool_call_id":"call_1","content":"Image read successfully"},` +
+			`{"role":"user","content":[` + strings.Join(parts, ",") + `]}]}`
+	}
+	if resp := post(t, s, OpenAI, "/chat/completions", "sk-a", body(2)); resp.StatusCode != 200 {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("two images: %d %s", resp.StatusCode, b)
+	}
+	resp := post(t, s, OpenAI, "/chat/completions", "sk-a", body(3))
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 400 || !strings.Contains(string(b), MsgTooManyImagesVLLM(2)) {
+		t.Errorf("three images: %d %s", resp.StatusCode, b)
+	}
+}
