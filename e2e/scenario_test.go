@@ -625,9 +625,11 @@ type sentDoc struct {
 	Request struct {
 		Messages []struct {
 			Index   string   `json:"index"`
+			Role    string   `json:"role"`
 			Sources []string `json:"sources"`
 			Blocks  []struct {
 				Index     string `json:"index"`
+				Type      string `json:"type"`
 				MessageID string `json:"message_id"`
 				PartID    string `json:"part_id"`
 			} `json:"blocks"`

@@ -32,6 +32,8 @@ func (c *converter) chatMessages(model []modelMsg, interleaved bool) []Message {
 				b.Type, b.Text = "text", it.text
 			case "file":
 				b.Type = it.fileType()
+			case "tool-media":
+				b.Type = "tool_media"
 			case "tool-call":
 				b.Type, b.ToolUseID = "tool_use", c.chatToolID(it.toolID)
 			case "reasoning":

@@ -24,7 +24,7 @@ import (
 
 // item is one piece of content on its way through the stages.
 type item struct {
-	kind    string // text, file, reasoning, tool-call, tool-result, step
+	kind    string // text, file, reasoning, tool-call, tool-result, tool-media, step
 	text    string
 	mime    string
 	part    *store.Part // the stored part (reasoning and calls: where their metadata is)
@@ -197,6 +197,9 @@ func (c *converter) toModel(m *store.Message) []modelMsg {
 		}
 		if len(results) > 0 {
 			out = append(out, modelMsg{role: "tool", src: m.ID, content: results})
+			if media := c.movedToolMedia(results); media != nil {
+				out = append(out, modelMsg{role: "user", src: m.ID, content: media})
+			}
 		}
 	}
 	start := 0
@@ -207,6 +210,44 @@ func (c *converter) toModel(m *store.Message) []modelMsg {
 		}
 	}
 	flush(ui[start:len(ui):len(ui)])
+	return out
+}
+
+// ToolMediaText opens the user message OpenCode 1.18.33 sends after a
+// step's tool results, holding their media, to a provider whose package
+// takes no media in tool results (OBSERVED.md).
+const ToolMediaText = "Attached media from tool result:"
+
+// movedToolMedia is the content of that user message for a step's tool
+// results ("" items for none): ToolMediaText, then one tool_media item for
+// each media attachment (a data: URL) of a completed result not
+// compacted, in order. Seen for Chat Completions (@ai-sdk/openai-compatible)
+// on 1.18.33, for every model: one that takes images gets the image, one
+// that does not an error text in its place (either is a tool_media block
+// here: sessfix does not know the model's input types). The media stay
+// counted where they are stored, in the tool result: opencode's counts
+// read the tool_result blocks, not these.
+func (c *converter) movedToolMedia(results []item) []item {
+	if c.family != Chat || c.v != V118 {
+		return nil
+	}
+	var out []item
+	for _, r := range results {
+		p := r.part
+		if p == nil || p.Get("state.status").String() != "completed" || p.Get("state.time.compacted").Exists() {
+			continue
+		}
+		for _, a := range p.Get("state.attachments").Array() {
+			url := a.Get("url").String()
+			if !strings.HasPrefix(url, "data:") || !strings.Contains(url, ",") {
+				continue
+			}
+			if out == nil {
+				out = append(out, item{kind: "text", text: ToolMediaText, msgID: r.msgID, partID: r.partID})
+			}
+			out = append(out, item{kind: "tool-media", mime: a.Get("mime").String(), part: p, msgID: r.msgID, partID: r.partID})
+		}
+	}
 	return out
 }
 

@@ -28,7 +28,10 @@ type Block struct {
 	// Type is the block's type in the family's terms, with the Anthropic
 	// names where the families agree: text, thinking, redacted_thinking,
 	// tool_use, tool_result, image, document; reasoning (Chat Completions'
-	// reasoning_content, a Responses reasoning item) and thought (Gemini).
+	// reasoning_content, a Responses reasoning item) and thought (Gemini);
+	// tool_media for a tool result's media OpenCode sends in a user message
+	// after the step's tool messages (Chat Completions; the media stay
+	// counted in the tool_result block, which points at the same part).
 	Type string
 	// Text is the text of a text block, or the thinking of a thinking,
 	// reasoning or thought block.
