@@ -4,10 +4,7 @@ package e2e
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +12,6 @@ import (
 	"github.com/sessfix/sessfix/internal/opencodetest"
 	"github.com/sessfix/sessfix/internal/opencodetest/mockopenai"
 	"github.com/sessfix/sessfix/pkg/scan"
-	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
 
 // vllmImagesMax is the mock vLLM server's images per request.
@@ -46,15 +42,7 @@ func TestImageCountVLLM(t *testing.T) {
 	e.OpenAI.SetMaxChatImages(vllmImagesMax)
 	var paths []string
 	for i := range vllmImagesMax + 1 {
-		raw, err := base64.StdEncoding.DecodeString(storetest.NoisyPNG(t, uint64(200+i), 40, 30))
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := filepath.Join(e.ProjectDir, fmt.Sprintf("shot%02d.png", i))
-		if err := os.WriteFile(p, raw, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		paths = append(paths, p)
+		paths = append(paths, writeNoisyPNG(t, e.ProjectDir, fmt.Sprintf("shot%02d.png", i), uint64(200+i), 40, 30))
 	}
 	e.OpenAI.SetScript(vllmReadScript(paths))
 	first, err := e.Prompt(ctx, "please look at the pictures "+markerReadFiles)

@@ -8,8 +8,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"image"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +15,6 @@ import (
 	"github.com/sessfix/sessfix/internal/opencodetest"
 	"github.com/sessfix/sessfix/internal/opencodetest/mockopenai"
 	"github.com/sessfix/sessfix/pkg/scan"
-	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
 
 // openAIImagesTotalCount and the size of each PNG make the read results
@@ -46,15 +43,7 @@ func TestImagesOverOpenAIRequestTotal(t *testing.T) {
 		Config: map[string]any{"compaction": map[string]any{"auto": false}}})
 	var paths []string
 	for i := range openAIImagesTotalCount {
-		raw, err := base64.StdEncoding.DecodeString(storetest.NoisyPNG(t, uint64(100+i), 1300, 1200))
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := filepath.Join(e.ProjectDir, fmt.Sprintf("shot%02d.png", i))
-		if err := os.WriteFile(p, raw, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		paths = append(paths, p)
+		paths = append(paths, writeNoisyPNG(t, e.ProjectDir, fmt.Sprintf("shot%02d.png", i), uint64(100+i), 1300, 1200))
 	}
 	script := &openAIReadFilesScript{paths: paths}
 	e.OpenAI.SetScript(script.answer)

@@ -127,19 +127,27 @@ func predictsText(rejected string, f finding) bool {
 	return ok && strings.HasSuffix(rejected, after) && strings.HasPrefix(rejected, before)
 }
 
+// writeNoisyPNG writes a w×h PNG of noise from seed (storetest.NoisyPNG)
+// as dir/name and returns its path.
+func writeNoisyPNG(t *testing.T, dir, name string, seed uint64, w, h int) string {
+	t.Helper()
+	raw, err := base64.StdEncoding.DecodeString(storetest.NoisyPNG(t, seed, w, h))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func pastedImageOverFiveMB(t *testing.T, c pastedCase) {
 	acquire(t)
 	ctx := testCtx(t, 12*time.Minute)
 	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18, Model: c.model, Timeout: 4 * time.Minute})
 	mock := imageMockOf(e)
-	small, err := base64.StdEncoding.DecodeString(storetest.NoisyPNG(t, 7, 64, 48))
-	if err != nil {
-		t.Fatal(err)
-	}
-	shot := filepath.Join(e.ProjectDir, "shot.png")
-	if err := os.WriteFile(shot, small, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	shot := writeNoisyPNG(t, e.ProjectDir, "shot.png", 7, 64, 48)
 	// The prompt goes before --file: every word after --file is read as
 	// another file (OBSERVED.md).
 	res, err := e.Run(ctx, "run", "--format", "json", "What is in this picture?", "--file", shot)

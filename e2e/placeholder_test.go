@@ -5,8 +5,6 @@ package e2e
 import (
 	"bytes"
 	"encoding/base64"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +13,6 @@ import (
 	"github.com/sessfix/sessfix/internal/opencodetest/mockanthropic"
 	"github.com/sessfix/sessfix/internal/opencodetest/mockgemini"
 	"github.com/sessfix/sessfix/internal/opencodetest/mockopenai"
-	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
 
 // TestInvalidImagePlaceholder: a session on OpenCode 1.18.33 holds an
@@ -128,14 +125,7 @@ func invalidImagePlaceholderOf(t *testing.T, c invalidImage) *opencodetest.Env {
 	ctx := testCtx(t, 12*time.Minute)
 	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18, Model: model, Timeout: 4 * time.Minute})
 	mock := imageMockOf(e)
-	small, err := base64.StdEncoding.DecodeString(storetest.NoisyPNG(t, 7, 64, 48))
-	if err != nil {
-		t.Fatal(err)
-	}
-	shot := filepath.Join(e.ProjectDir, "shot.png")
-	if err := os.WriteFile(shot, small, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	shot := writeNoisyPNG(t, e.ProjectDir, "shot.png", 7, 64, 48)
 	res, err := e.Run(ctx, "run", "--format", "json", "What is in this picture?", "--file", shot)
 	if err != nil {
 		t.Fatal(err)

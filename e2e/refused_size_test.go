@@ -10,8 +10,6 @@ import (
 	"image"
 	_ "image/jpeg"
 	_ "image/png"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +19,6 @@ import (
 	"github.com/sessfix/sessfix/internal/opencodetest"
 	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/scan"
-	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
 
 // edgeLimit is the request body size the mock's edge lets through in
@@ -63,14 +60,7 @@ func refusedForSize(t *testing.T, version, rowCase string, rounds int) {
 	opts := opencodetest.Options{Version: version, Model: opencodetest.OpenAIModel, Timeout: 4 * time.Minute,
 		Config: map[string]any{"compaction": map[string]any{"auto": false}}}
 	e := opencodetest.NewT(t, opts)
-	raw, err := base64.StdEncoding.DecodeString(storetest.NoisyPNG(t, 7, 1300, 1200))
-	if err != nil {
-		t.Fatal(err)
-	}
-	shot := filepath.Join(e.ProjectDir, "shot.png")
-	if err := os.WriteFile(shot, raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	shot := writeNoisyPNG(t, e.ProjectDir, "shot.png", 7, 1300, 1200)
 	e.OpenAI.SetMaxRequestBytes(edgeLimit)
 	script := &openAIReadFilesScript{paths: []string{shot}}
 	e.OpenAI.SetScript(script.answer)

@@ -3,15 +3,11 @@
 package e2e
 
 import (
-	"encoding/base64"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sessfix/sessfix/internal/opencodetest"
-	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
 
 // TestToolMediaSentChat: what `sessfix show --sent` says OpenCode 1.18.33
@@ -29,14 +25,7 @@ func TestToolMediaSentChat(t *testing.T) {
 			acquire(t)
 			ctx := testCtx(t, 8*time.Minute)
 			e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18, Model: model, Timeout: 3 * time.Minute})
-			raw, err := base64.StdEncoding.DecodeString(storetest.NoisyPNG(t, 7, 40, 30))
-			if err != nil {
-				t.Fatal(err)
-			}
-			p := filepath.Join(e.ProjectDir, "shot.png")
-			if err := os.WriteFile(p, raw, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			p := writeNoisyPNG(t, e.ProjectDir, "shot.png", 7, 40, 30)
 			e.OpenAI.SetScript(vllmReadScript([]string{p}))
 			first, err := e.Prompt(ctx, "please look at the picture "+markerReadFiles)
 			if err != nil {

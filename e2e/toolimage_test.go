@@ -3,17 +3,13 @@
 package e2e
 
 import (
-	"encoding/base64"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sessfix/sessfix/internal/opencodetest"
 	"github.com/sessfix/sessfix/internal/opencodetest/mockanthropic"
-	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
 
 // markerRead makes the mock call the read tool on the test's images.
@@ -127,15 +123,7 @@ func runToolImageCase(t *testing.T, c toolImageCase) {
 		if i > 0 {
 			w, h, seed = 16, 16, 5
 		}
-		png, err := base64.StdEncoding.DecodeString(storetest.NoisyPNG(t, seed, w, h))
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := filepath.Join(e.ProjectDir, fmt.Sprintf("shot%03d.png", i))
-		if err := os.WriteFile(p, png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		paths = append(paths, p)
+		paths = append(paths, writeNoisyPNG(t, e.ProjectDir, fmt.Sprintf("shot%03d.png", i), seed, w, h))
 	}
 	e.Mock.SetScript(readScript(paths))
 	res, err := e.Prompt(ctx, "What is in these pictures? "+markerRead)
