@@ -50,6 +50,34 @@ func TestPruneToolImagesOverTheCount(t *testing.T) {
 	}
 }
 
+// pruneStoredCount stores text as the refusal of fx's last attempt (the
+// answer's second message, whose parts go) and wants the stored error to
+// plan OpenCode's prune of the tool result, then read as repaired: within
+// the limit the text printed.
+func pruneStoredCount(t *testing.T, fx *storetest.Fixture, text string, limit int) {
+	t.Helper()
+	last := &fx.Messages[2]
+	last.Body = []byte(strings.Replace(string(last.Body), `"finish":"stop"}`,
+		`"error":{"name":"APIError","data":{"message":`+jsonString(text)+`,"statusCode":400,"isRetryable":false}}}`, 1))
+	last.Parts = nil
+	s := storetest.LoadAll(t, storetest.OpenOne(t, storetest.Materialize(t, store.ShapeStorage, t.TempDir(), fx)))[0]
+	f := fs0(scan.CheckSession(s, scanOpts()), "SF302")
+	if f.Severity != scan.Error || f.Fix != "markToolCompacted" || f.ErrorType != string(opencode.ErrorTooManyImages) {
+		t.Fatalf("%q: SF302 should name markToolCompacted as the stored error's repair: %+v", text, f)
+	}
+	p, err := Plan(s, []scan.Finding{f}, planOpts())
+	if err != nil || len(p.Changes.Edits) != 1 || p.Changes.Edits[0].Mutation != "markToolCompacted" || p.Changes.Edits[0].ID != storetest.ToolImagePartID {
+		t.Fatalf("%q: plan from the stored error: %v %+v", text, err, p)
+	}
+	fixed, err := ApplyInMemory(s, p.Changes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := fs0(scan.CheckSession(fixed, scanOpts()), "SF302"); g.Severity != scan.Info || !strings.Contains(g.Message, fmt.Sprintf("within the limit of %d", limit)) {
+		t.Errorf("%q: SF302 after the prune: %s %q", text, g.Severity, g.Message)
+	}
+}
+
 // The stored error of the rejected request (101 images against a limit of
 // 100) plans the same prune from the error alone, and reads as repaired
 // afterwards: in the Messages API's words as users quote them (images +
@@ -61,27 +89,7 @@ func TestStoredTooManyImagesErrorPrunes(t *testing.T) {
 		"Too much media: 0 document pages + 101 images > 100",
 		"request contains 101 images, exceeding the maximum of 100 allowed per request",
 	} {
-		fx := manyToolImages(t, 101)
-		last := &fx.Messages[2]
-		last.Body = []byte(strings.Replace(string(last.Body), `"finish":"stop"}`,
-			`"error":{"name":"APIError","data":{"message":`+jsonString(text)+`,"isRetryable":false}}}`, 1))
-		last.Parts = nil
-		s := storetest.LoadAll(t, storetest.OpenOne(t, storetest.Materialize(t, store.ShapeStorage, t.TempDir(), fx)))[0]
-		f := fs0(scan.CheckSession(s, scanOpts()), "SF302")
-		if f.Severity != scan.Error || f.Fix != "markToolCompacted" || strings.Contains(f.Message, "not repaired yet") {
-			t.Fatalf("%q: SF302 should name markToolCompacted as the stored error's repair: %+v", text, f)
-		}
-		p, err := Plan(s, []scan.Finding{f}, planOpts())
-		if err != nil || len(p.Changes.Edits) != 1 || p.Changes.Edits[0].Mutation != "markToolCompacted" || p.Changes.Edits[0].ID != storetest.ToolImagePartID {
-			t.Fatalf("%q: plan from the stored error: %v %+v", text, err, p)
-		}
-		fixed, err := ApplyInMemory(s, p.Changes)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if g := fs0(scan.CheckSession(fixed, scanOpts()), "SF302"); g.Severity != scan.Info || !strings.Contains(g.Message, "within the limit of 100") {
-			t.Errorf("%q: SF302 after the prune: %s %q", text, g.Severity, g.Message)
-		}
+		pruneStoredCount(t, manyToolImages(t, 101), text, 100)
 	}
 }
 
@@ -106,26 +114,7 @@ func TestStoredZenImageCountErrorPrunes(t *testing.T) {
 		t.Fatalf("SF172 should predict Console's refusal of 51 images: %+v", f)
 	}
 
-	last := &fx.Messages[2]
-	last.Body = []byte(strings.Replace(string(last.Body), `"finish":"stop"}`,
-		`"error":{"name":"APIError","data":{"message":`+jsonString(text)+`,"statusCode":400,"isRetryable":false}}}`, 1))
-	last.Parts = nil
-	s = storetest.LoadAll(t, storetest.OpenOne(t, storetest.Materialize(t, store.ShapeStorage, t.TempDir(), fx)))[0]
-	f := fs0(scan.CheckSession(s, scanOpts()), "SF302")
-	if f.Severity != scan.Error || f.Fix != "markToolCompacted" || f.ErrorType != string(opencode.ErrorTooManyImages) {
-		t.Fatalf("SF302 should name markToolCompacted as the stored error's repair: %+v", f)
-	}
-	p, err := Plan(s, []scan.Finding{f}, planOpts())
-	if err != nil || len(p.Changes.Edits) != 1 || p.Changes.Edits[0].Mutation != "markToolCompacted" || p.Changes.Edits[0].ID != storetest.ToolImagePartID {
-		t.Fatalf("plan from the stored error: %v %+v", err, p)
-	}
-	fixed, err := ApplyInMemory(s, p.Changes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if g := fs0(scan.CheckSession(fixed, scanOpts()), "SF302"); g.Severity != scan.Info || !strings.Contains(g.Message, "within the limit of 50") {
-		t.Errorf("SF302 after the prune: %s %q", g.Severity, g.Message)
-	}
+	pruneStoredCount(t, fx, text, 50)
 }
 
 // A local model served by vLLM through an OpenAI-compatible provider, and
@@ -149,26 +138,7 @@ func TestStoredImageCountErrorOfOtherServersPrunes(t *testing.T) {
 		if f := fs0(scan.CheckSession(s, scanOpts()), "SF172"); f.Code != "" {
 			t.Fatalf("SF172 knows a limit for the model: %+v", f)
 		}
-		last := &fx.Messages[2]
-		last.Body = []byte(strings.Replace(string(last.Body), `"finish":"stop"}`,
-			`"error":{"name":"APIError","data":{"message":`+jsonString(text)+`,"statusCode":400,"isRetryable":false}}}`, 1))
-		last.Parts = nil
-		s = storetest.LoadAll(t, storetest.OpenOne(t, storetest.Materialize(t, store.ShapeStorage, t.TempDir(), fx)))[0]
-		f := fs0(scan.CheckSession(s, scanOpts()), "SF302")
-		if f.Severity != scan.Error || f.Fix != "markToolCompacted" || f.ErrorType != string(opencode.ErrorTooManyImages) {
-			t.Fatalf("%q: SF302 should name markToolCompacted: %+v", text, f)
-		}
-		p, err := Plan(s, []scan.Finding{f}, planOpts())
-		if err != nil || len(p.Changes.Edits) != 1 || p.Changes.Edits[0].Mutation != "markToolCompacted" {
-			t.Fatalf("%q: plan from the stored error: %v %+v", text, err, p)
-		}
-		fixed, err := ApplyInMemory(s, p.Changes)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if g := fs0(scan.CheckSession(fixed, scanOpts()), "SF302"); g.Severity != scan.Info || !strings.Contains(g.Message, fmt.Sprintf("within the limit of %d", limit)) {
-			t.Errorf("%q: SF302 after the prune: %s %q", text, g.Severity, g.Message)
-		}
+		pruneStoredCount(t, fx, text, limit)
 	}
 }
 
