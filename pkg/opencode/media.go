@@ -237,7 +237,7 @@ type ImageLimit struct {
 // counts, from then on, in the words of that text. ok reports whether l
 // has any limit to check.
 func WithStoredCount(s *store.Session, l ImageLimit, ok bool) (ImageLimit, bool) {
-	if ok && l.CountMax > 0 || s == nil {
+	if (ok && l.CountMax > 0) || s == nil {
 		return l, ok
 	}
 	m := LastFailedWith(s, ErrorTooManyImages)

@@ -219,7 +219,7 @@ func (c *converter) toModel(m *store.Message) []modelMsg {
 const ToolMediaText = "Attached media from tool result:"
 
 // movedToolMedia is the content of that user message for a step's tool
-// results ("" items for none): ToolMediaText, then one tool_media item for
+// results (nil for none): ToolMediaText, then one tool_media item for
 // each media attachment (a data: URL) of a completed result not
 // compacted, in order. Seen for Chat Completions (@ai-sdk/openai-compatible)
 // on 1.18.33, for every model: one that takes images gets the image, one
