@@ -15,12 +15,15 @@ import (
 // image is what it sends. OpenCode puts the image in a user message after
 // the step's tool message ("Attached media from tool result:"), for a
 // model that takes images (Kimi K2.6: the image) and for one that does not
-// (DeepSeek: an error text in its place). A real run on each: one read of
+// (DeepSeek: an error text in its place), and for a vLLM server the user
+// added as a provider (`npm: @ai-sdk/openai-compatible` in their config,
+// which show reads: the provider's name tells nothing). A real run on
+// each: one read of
 // a PNG, the answer, then a resume; the roles of the resume's request,
 // message by message, must be those show --sent printed before it, and
 // the media message must be where OpenCode put it.
 func TestToolMediaSentChat(t *testing.T) {
-	for _, model := range []string{opencodetest.KimiModel, opencodetest.DeepSeekModel} {
+	for _, model := range []string{opencodetest.KimiModel, opencodetest.DeepSeekModel, opencodetest.VLLMModel} {
 		t.Run(model, func(t *testing.T) {
 			acquire(t)
 			ctx := testCtx(t, 8*time.Minute)

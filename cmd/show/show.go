@@ -7,6 +7,7 @@ import (
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/pkg/report"
+	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/surgery"
 )
 
@@ -95,6 +96,9 @@ func RunShow(ctx context.Context, opts *ShowOptions) error {
 	if err != nil {
 		return cli.SessionError(err, verb, opts.Paths)
 	}
+	// The request is built in the shape of the family OpenCode talks to,
+	// which for a provider the user added only their config says.
+	(&scan.Options{OpenCode: f.OpenCode()}).ReadPackages(s)
 	v := surgery.Show(s, surgery.ShowOptions{Sent: opts.Sent || format == "json"})
 	out, err := f.OpenOutput()
 	if err != nil {

@@ -336,6 +336,7 @@ func (p *Pipeline) ignoringUse() *Pipeline {
 
 // planSession checks s and plans its repair.
 func (p *Pipeline) planSession(s *store.Session) (*SessionPlan, error) {
+	p.Scan.ReadPackages(s)
 	if p.Planner != nil {
 		return p.Planner(s)
 	}

@@ -38,7 +38,7 @@ func giveReasoning(s *store.Session, m *store.Message, e env) ([]store.Edit, err
 	}
 	var out []store.Edit
 	pid, mid := sent.CurrentModel(s)
-	if pid == "" || mid == "" || sent.FamilyOf(pid, mid) != sent.Chat {
+	if pid == "" || mid == "" || sent.FamilyIn(s, pid, mid) != sent.Chat || !sent.RequiresReasoningContent(pid, mid) {
 		// Only a reasoning_content API takes unsigned reasoning; a session
 		// that has moved on to another family keeps its steps as they are.
 		return nil, errNotApplicable

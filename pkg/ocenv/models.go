@@ -15,6 +15,10 @@ type Catalog struct {
 	Providers map[string]map[string]bool
 	// Limits are the models' token limits, provider id → model id.
 	Limits map[string]map[string]Limit
+	// NPM is each provider's AI SDK package (`npm`), by provider id;
+	// ModelNPM a model's own (`provider.npm`), provider id → model id.
+	NPM      map[string]string
+	ModelNPM map[string]map[string]string
 }
 
 // LoadCatalog reads the catalogue OpenCode reads (CatalogPath). It
@@ -33,14 +37,19 @@ func (e Env) LoadCatalog() (*Catalog, error) {
 		return nil, fmt.Errorf("models catalogue %s: %w", path, err)
 	}
 	var raw map[string]struct {
+		NPM    string `json:"npm"`
 		Models map[string]struct {
-			Limit map[string]any `json:"limit"`
+			Limit    map[string]any `json:"limit"`
+			Provider struct {
+				NPM string `json:"npm"`
+			} `json:"provider"`
 		} `json:"models"`
 	}
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return nil, fmt.Errorf("models catalogue %s: %w", path, err)
 	}
-	c := &Catalog{Path: path, Providers: map[string]map[string]bool{}, Limits: map[string]map[string]Limit{}}
+	c := &Catalog{Path: path, Providers: map[string]map[string]bool{}, Limits: map[string]map[string]Limit{},
+		NPM: map[string]string{}, ModelNPM: map[string]map[string]string{}}
 	for id, p := range raw {
 		ms := map[string]bool{}
 		ls := map[string]Limit{}
@@ -49,9 +58,18 @@ func (e Env) LoadCatalog() (*Catalog, error) {
 			if l := limitOf(mv.Limit); l != (Limit{}) {
 				ls[m] = l
 			}
+			if mv.Provider.NPM != "" {
+				if c.ModelNPM[id] == nil {
+					c.ModelNPM[id] = map[string]string{}
+				}
+				c.ModelNPM[id][m] = mv.Provider.NPM
+			}
 		}
 		c.Providers[id] = ms
 		c.Limits[id] = ls
+		if p.NPM != "" {
+			c.NPM[id] = p.NPM
+		}
 	}
 	return c, nil
 }
@@ -113,6 +131,48 @@ func (ms *Models) Lookup(providerID, modelID string) (Verdict, string) {
 		return Missing, "neither the config nor the models catalogue has provider " + providerID
 	}
 	return Missing, "provider " + providerID + " has no model " + modelID
+}
+
+// OpenAICompatible is the AI SDK package OpenCode loads for a model that
+// names none: the OpenAI-compatible Chat Completions one.
+const OpenAICompatible = "@ai-sdk/openai-compatible"
+
+// Package is the AI SDK package (an npm name) OpenCode 1.18.33 loads for
+// providerID/modelID, as its provider list sets a model's api.npm: for a
+// model the config defines, the model's `provider.npm`, the provider's
+// `npm`, then the catalogue's (the model's own, then its provider's), then
+// OpenAICompatible; for a model only the catalogue has, the catalogue's,
+// then OpenAICompatible. "" when neither knows the model: then the
+// compiled-in catalogue decides, which sessfix cannot read.
+func (ms *Models) Package(providerID, modelID string) string {
+	var catModel, catProvider string
+	catHas := false
+	if c := ms.Catalog; c != nil {
+		catModel, catProvider = c.ModelNPM[providerID][modelID], c.NPM[providerID]
+		catHas = c.Providers[providerID][modelID]
+	}
+	cfgHas := false
+	if ms.Config != nil {
+		if p := ms.Config.Providers[providerID]; p != nil {
+			cfgHas = slices.Contains(p.Models, modelID)
+			if cfgHas {
+				for _, npm := range []string{p.ModelNPM[modelID], p.NPM} {
+					if npm != "" {
+						return npm
+					}
+				}
+			}
+		}
+	}
+	if !cfgHas && !catHas {
+		return ""
+	}
+	for _, npm := range []string{catModel, catProvider} {
+		if npm != "" {
+			return npm
+		}
+	}
+	return OpenAICompatible
 }
 
 // Default is the model a session with an unknown model can be given

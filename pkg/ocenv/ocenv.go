@@ -107,6 +107,11 @@ type Provider struct {
 	// Limits are the token limits the config gives its models
 	// (`models.<id>.limit`), by model id; a model without one is absent.
 	Limits map[string]Limit
+	// NPM is the AI SDK package the config names for the provider
+	// (`npm`); ModelNPM the one it names for a model
+	// (`models.<id>.provider.npm`), by model id. "" and absent when unset.
+	NPM      string
+	ModelNPM map[string]string
 }
 
 // Limit is a model's token limits as OpenCode reads them
@@ -271,10 +276,17 @@ func (c *Config) read(m map[string]any) {
 	for id, v := range ps {
 		pm, _ := v.(map[string]any)
 		p := &Provider{Whitelist: stringsOf(pm["whitelist"]), Blacklist: stringsOf(pm["blacklist"])}
+		p.NPM, _ = pm["npm"].(string)
 		models, _ := pm["models"].(map[string]any)
 		for mid, mv := range models {
 			p.Models = append(p.Models, mid)
 			mm, _ := mv.(map[string]any)
+			if npm := npmOf(mm["provider"]); npm != "" {
+				if p.ModelNPM == nil {
+					p.ModelNPM = map[string]string{}
+				}
+				p.ModelNPM[mid] = npm
+			}
 			if l := limitOf(mm["limit"]); l != (Limit{}) {
 				if p.Limits == nil {
 					p.Limits = map[string]Limit{}
@@ -285,6 +297,14 @@ func (c *Config) read(m map[string]any) {
 		slices.Sort(p.Models)
 		c.Providers[id] = p
 	}
+}
+
+// npmOf reads the `npm` of a model's `provider` object ("" when v is not
+// one or has none).
+func npmOf(v any) string {
+	m, _ := v.(map[string]any)
+	s, _ := m["npm"].(string)
+	return s
 }
 
 // stringsOf is a JSON array of strings, or nil when v is not an array.

@@ -238,3 +238,68 @@ func TestModelLimit(t *testing.T) {
 		t.Errorf("catalogue only: %+v %q %v", l, src, ok)
 	}
 }
+
+// TestPackage: the AI SDK package OpenCode loads for a model, in its order:
+// the config's model, the config's provider, the catalogue's model, the
+// catalogue's provider, then @ai-sdk/openai-compatible for a model either
+// defines; "" for a model neither has.
+func TestPackage(t *testing.T) {
+	cat := &Catalog{
+		Providers: map[string]map[string]bool{"opencode": {"claude-sonnet-4-5": true, "kimi-k2": true}, "lmstudio": {"qwen": true}, "bare": {"m": true}},
+		NPM:       map[string]string{"opencode": "@ai-sdk/openai-compatible", "lmstudio": "@ai-sdk/openai-compatible"},
+		ModelNPM:  map[string]map[string]string{"opencode": {"claude-sonnet-4-5": "@ai-sdk/anthropic"}},
+	}
+	cfg := &Config{Providers: map[string]*Provider{
+		"vllm":     {Models: []string{"qwen3-vl"}},
+		"proxy":    {Models: []string{"claude", "gpt"}, NPM: "@ai-sdk/anthropic", ModelNPM: map[string]string{"gpt": "@ai-sdk/openai"}},
+		"lmstudio": {Models: []string{"own"}, NPM: "@ai-sdk/groq"},
+	}}
+	ms := &Models{Config: cfg, Catalog: cat}
+	for _, c := range []struct{ provider, model, want string }{
+		{"vllm", "qwen3-vl", OpenAICompatible},                 // the config's model, no npm anywhere
+		{"proxy", "claude", "@ai-sdk/anthropic"},               // the config's provider
+		{"proxy", "gpt", "@ai-sdk/openai"},                     // the config's model
+		{"opencode", "claude-sonnet-4-5", "@ai-sdk/anthropic"}, // the catalogue's model
+		{"opencode", "kimi-k2", OpenAICompatible},              // the catalogue's provider
+		{"bare", "m", OpenAICompatible},                        // a catalogue model, no npm
+		{"lmstudio", "own", "@ai-sdk/groq"},                    // the config over the catalogue
+		{"lmstudio", "qwen", OpenAICompatible},                 // not the config's: the catalogue's
+		{"vllm", "other", ""},                                  // neither has the model
+		{"nowhere", "m", ""},
+	} {
+		if got := ms.Package(c.provider, c.model); got != c.want {
+			t.Errorf("Package(%s, %s) = %q, want %q", c.provider, c.model, got, c.want)
+		}
+	}
+}
+
+// TestPackageFromFiles: npm is read from the config files and the
+// catalogue as OpenCode writes them.
+func TestPackageFromFiles(t *testing.T) {
+	home := t.TempDir()
+	cache := filepath.Join(home, "models.json")
+	write(t, cache, `{"lmstudio":{"npm":"@ai-sdk/openai-compatible","models":{"qwen":{}}},"opencode":{"npm":"@ai-sdk/openai-compatible","models":{"claude":{"provider":{"npm":"@ai-sdk/anthropic"}}}}}`)
+	env := Env{Home: home, Getenv: func(k string) string {
+		switch k {
+		case "OPENCODE_MODELS_PATH":
+			return cache
+		case "OPENCODE_CONFIG_CONTENT":
+			return `{"provider":{"vllm":{"npm":"@ai-sdk/openai-compatible","models":{"a":{"provider":{"npm":"@ai-sdk/anthropic"}},"b":{}}}}}`
+		}
+		return ""
+	}}
+	ms, err := NewResolver(env).Models("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ provider, model, want string }{
+		{"vllm", "a", "@ai-sdk/anthropic"},
+		{"vllm", "b", OpenAICompatible},
+		{"lmstudio", "qwen", OpenAICompatible},
+		{"opencode", "claude", "@ai-sdk/anthropic"},
+	} {
+		if got := ms.Package(c.provider, c.model); got != c.want {
+			t.Errorf("Package(%s, %s) = %q, want %q", c.provider, c.model, got, c.want)
+		}
+	}
+}

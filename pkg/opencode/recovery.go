@@ -492,10 +492,11 @@ func providerOfError(s *store.Session, failed *store.Message) string {
 func familyOfError(s *store.Session, failed *store.Message) sent.Family {
 	if failed != nil {
 		if p := failed.Get("providerID").String(); p != "" {
-			return sent.FamilyOf(p, failed.Get("modelID").String())
+			return sent.FamilyIn(s, p, failed.Get("modelID").String())
 		}
 	}
-	return sent.FamilyOf(sent.CurrentModel(s))
+	p, m := sent.CurrentModel(s)
+	return sent.FamilyIn(s, p, m)
 }
 
 // DefaultFix is the repair error-driven recovery applies for the error, in

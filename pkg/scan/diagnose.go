@@ -61,6 +61,7 @@ func (d *Diagnosis) Mapped() bool { return d.MessageID != "" }
 // against the history and the user's next prompt. An error that names no
 // message is mapped to the preflight findings that produce it.
 func Diagnose(s *store.Session, text string, opts *Options) *Diagnosis {
+	opts.ReadPackages(s)
 	failed := opencode.FailedAttempt(s, text)
 	r := opencode.ReadError(s, text, failed)
 	d := &Diagnosis{SessionID: s.ID, Error: text, ErrorType: r.Type, Index: r.Index, ItemID: r.ItemID,

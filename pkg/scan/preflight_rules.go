@@ -154,7 +154,8 @@ var anthropicRecordRules = []string{SF101, SF102, SF103, SF104, SF106, SF107}
 // accepted by them, or never sent), and the preflight reports what they
 // reject. Info findings stay: they say what OpenCode never sends.
 func deferToFamily(s *store.Session, fs []Finding) []Finding {
-	switch sent.FamilyOf(sent.CurrentModel(s)) {
+	p, m := sent.CurrentModel(s)
+	switch sent.FamilyIn(s, p, m) {
 	case sent.Chat, sent.Responses, sent.Google:
 	default:
 		return fs

@@ -47,6 +47,26 @@ type Options struct {
 	Oversized int64
 }
 
+// ReadPackages gives s the AI SDK packages the user's OpenCode config and
+// models catalogue name for its models (store.Session.Packages: how
+// pkg/sent tells the family of a provider the user added), when o reads
+// OpenCode's environment (OpenCode set) and s has none yet. CheckSession
+// and Diagnose call it; a caller that builds a request of a session it
+// did not check calls it first. A config OpenCode would refuse leaves s
+// without (SF213 reports it).
+func (o *Options) ReadPackages(s *store.Session) {
+	if o == nil || o.OpenCode == nil || s == nil || s.Packages != nil {
+		return
+	}
+	dir := ""
+	if s.Info != nil {
+		dir = s.Info.Get("directory").Str
+	}
+	if ms, err := o.OpenCode.Models(dir); err == nil {
+		s.Packages = ms
+	}
+}
+
 func (o *Options) now() time.Time {
 	if o == nil || o.Now == nil {
 		return time.Now()
@@ -162,6 +182,7 @@ func checkSession(s *store.Session, opts *Options) ([]Finding, *Context) {
 	if opts == nil {
 		opts = &Options{}
 	}
+	opts.ReadPackages(s)
 	oc := s.OpenCode2
 	if oc == nil || !oc.V2 {
 		return checkRules(s, opts, func(*Rule) bool { return true })

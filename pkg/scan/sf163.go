@@ -17,7 +17,8 @@ var ruleSF163 = preflightRule(&Rule{
 		"OpenCode 1.18.33 always sends the field for models its model data marks interleaved (the `deepseek` and `moonshotai` providers, any model id with `deepseek` it does not know), `\"\"` when the step has no reasoning of the current model; " +
 		"for the others (a custom provider's `kimi-k2-thinking`, hosts that list the models without `interleaved`) it sends it only when the step has reasoning with text. " +
 		"A step the model made without reasoning, or a step of another model (after a switch: OpenCode sends another model's reasoning as text), then goes with `\"\"` or without the field. " +
-		"The index is the request's `messages[N]` (the system prompt is 0).\n\n" +
+		"The index is the request's `messages[N]` (the system prompt is 0). " +
+		"Other OpenAI-compatible servers (Mistral's API, vLLM, Ollama, a provider you added in your opencode config) do not check the field, so their models' steps are not reported.\n\n" +
 		"What is known: the APIs reject a tool-call message without the field in the current turn (after the last user message), as measured; two client projects report that `\"\"` passes DeepSeek's older \"Missing `reasoning_content` field\" check. " +
 		"What is not settled: DeepSeek's current thinking-mode guide says the reasoning of a tool-call turn must be passed back \"in all subsequent requests\", Kimi reports the error at indexes far back in the history, and nobody shows `\"\"` passing DeepSeek's V4 check. " +
 		"So sessfix assumes the strictest of these readings when it repairs, and says which reading a finding depends on: a step sent without the field is an error in the turn OpenCode continues without a new prompt and a warning before it (rejected only if the provider checks every turn); " +
@@ -79,7 +80,7 @@ func reasoningMissingText(modelID string, n int) string {
 func checkReasoningContent(s *store.Session, r, final *sent.Request) []Violation {
 	// final (the history alone) is only set when it ends with an assistant
 	// message; a Chat Completions tool loop ends with tool messages.
-	if r.Kind != sent.Chat || !r.Thinking {
+	if r.Kind != sent.Chat || !r.Thinking || !sent.RequiresReasoningContent(r.ProviderID, r.ModelID) {
 		return nil
 	}
 	// The current turn: after the next prompt, or, when OpenCode continues

@@ -60,7 +60,7 @@ func newConverter(s *store.Session, opts Options) *converter {
 	if c.providerID == "" && c.modelID == "" {
 		c.providerID, c.modelID = CurrentModel(s)
 	}
-	c.family = FamilyOf(c.providerID, c.modelID)
+	c.family = FamilyIn(s, c.providerID, c.modelID)
 	if c.v == V11 && IsCopilot(c.providerID) {
 		// OpenCode 1.1.65 sends every Copilot model, Claude too, through
 		// its Chat Completions package (@ai-sdk/github-copilot: the

@@ -107,8 +107,8 @@ func containsAny(s string, parts []string) bool {
 // @ai-sdk/anthropic, but the APIs behind them (xAI's, Alibaba's, MiniMax's)
 // have their own rules and limits: they stay Other.
 //
-// Everything else is Other: sessfix does not know the package OpenCode
-// uses for it.
+// Everything else is Other: the names do not tell the package OpenCode
+// uses for it (FamilyIn reads it from the user's OpenCode config).
 func FamilyOf(providerID, modelID string) Family {
 	p, m := strings.ToLower(providerID), strings.ToLower(modelID)
 	switch {
@@ -133,6 +133,41 @@ func FamilyOf(providerID, modelID string) Family {
 		}
 	}
 	return Other
+}
+
+// FamilyIn is FamilyOf for a model of session s, which also reads what
+// the user's OpenCode config and models catalogue say (s.Packages): a
+// model FamilyOf has no family for whose package is
+// @ai-sdk/openai-compatible is Chat, since OpenCode talks Chat Completions
+// to it. Such are the providers users add for their own servers (vLLM,
+// Ollama, LM Studio, llama.cpp: OpenCode's default package for a model the
+// config defines) and the catalogue's OpenAI-compatible hosts. OpenCode
+// Zen's models (provider "opencode") keep FamilyOf's answer: the
+// catalogue gives Zen that package and each model its own. Other
+// packages add no family: sessfix does not model their requests.
+func FamilyIn(s *store.Session, providerID, modelID string) Family {
+	f := FamilyOf(providerID, modelID)
+	if f != Other || s == nil || s.Packages == nil || providerID == "" || strings.EqualFold(providerID, "opencode") {
+		return f
+	}
+	if s.Packages.Package(providerID, modelID) == "@ai-sdk/openai-compatible" {
+		return Chat
+	}
+	return f
+}
+
+// reasoningContentNames are the provider and model id parts of the APIs
+// that refuse a tool call step sent without its reasoning_content:
+// DeepSeek's and Kimi's (Moonshot's).
+var reasoningContentNames = []string{"deepseek", "moonshot", "kimi"}
+
+// RequiresReasoningContent reports whether the model's API refuses a tool
+// call step in thinking mode sent without reasoning_content (DeepSeek,
+// Kimi). Other Chat Completions servers (Mistral's, vLLM, Ollama) do not
+// check it.
+func RequiresReasoningContent(providerID, modelID string) bool {
+	p, m := strings.ToLower(providerID), strings.ToLower(modelID)
+	return containsAny(p, reasoningContentNames) || containsAny(m, reasoningContentNames)
 }
 
 // thinkingNameParts are substrings of model ids that enable extended

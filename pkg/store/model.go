@@ -161,6 +161,18 @@ type Session struct {
 	// for shapes that keep none. OpenCode lists a session under the project
 	// its directory resolves to.
 	Projects []Project
+	// Packages, when set, names the AI SDK package OpenCode loads for a
+	// provider's model, from the user's OpenCode config and models
+	// catalogue (pkg/ocenv's Models): no store records it. A caller that
+	// reads them sets it after loading the session (scan, fix and show do);
+	// nil when they were not read.
+	Packages Packages
+}
+
+// Packages names the AI SDK package (an npm name) OpenCode loads for
+// providerID/modelID, "" when it cannot be told.
+type Packages interface {
+	Package(providerID, modelID string) string
 }
 
 // Project is one project row: its id (a git repository's first commit, or
