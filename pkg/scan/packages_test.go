@@ -73,6 +73,44 @@ func TestProviderPackageFamily(t *testing.T) {
 	}
 }
 
+// TestClaudeBehindAProxyKeepsAnthropicRules: a Claude model behind a
+// provider on @ai-sdk/openai-compatible (a LiteLLM-style proxy) stays of no
+// family, so the record rules of Anthropic's API, which judges its history
+// in the end, keep reporting: a whitespace-only text before a tool call
+// (SF104, which the Chat family leaves to its own rules) is still found.
+func TestClaudeBehindAProxyKeepsAnthropicRules(t *testing.T) {
+	asst := `{"role":"assistant","providerID":"litellm","modelID":"claude-sonnet-4-5","time":{"created":2,"completed":3},"finish":"tool-calls"}`
+	s := session(store.ShapeSQLite,
+		familyUser("u1", "litellm", "claude-sonnet-4-5"),
+		testMessage("a1", "assistant", asst, `{"type":"step-start"}`, `{"type":"text","text":" "}`, toolDone),
+		familyUser("u2", "litellm", "claude-sonnet-4-5"))
+	s.Info = &store.Record{Raw: []byte(`{"directory":"/work/x"}`)}
+	cfg := withConfig(`{"provider":{"litellm":{"npm":"@ai-sdk/openai-compatible","models":{"claude-sonnet-4-5":{}}}}}`)
+	before := CheckSession(session(store.ShapeSQLite, s.Messages...), settled())
+	after := CheckSession(s, cfg)
+	if sent.FamilyIn(s, "litellm", "claude-sonnet-4-5") != sent.Other {
+		t.Errorf("Claude behind litellm: family %s, want other", sent.FamilyIn(s, "litellm", "claude-sonnet-4-5"))
+	}
+	if codes(after) != codes(before) {
+		t.Errorf("with the config the findings are %s, without %s", codes(after), codes(before))
+	}
+	anthropic := false
+	for _, f := range before {
+		anthropic = anthropic || f.Severity > Info && f.Code == SF104
+	}
+	if !anthropic {
+		t.Fatalf("without the config: %s, no SF104; the test shows nothing", codes(before))
+	}
+}
+
+func codes(fs []Finding) string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.Code+"/"+f.Severity.String())
+	}
+	return strings.Join(out, " ")
+}
+
 // TestReasoningContentOnlyForItsAPIs: the reasoning_content rule (SF163)
 // is DeepSeek's and Kimi's; a Chat Completions server that does not check
 // it (a vLLM model with reasoning) is not told it would refuse, while Kimi

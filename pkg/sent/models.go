@@ -143,11 +143,15 @@ func FamilyOf(providerID, modelID string) Family {
 // Ollama, LM Studio, llama.cpp: OpenCode's default package for a model the
 // config defines) and the catalogue's OpenAI-compatible hosts. OpenCode
 // Zen's models (provider "opencode") keep FamilyOf's answer: the
-// catalogue gives Zen that package and each model its own. Other
-// packages add no family: sessfix does not model their requests.
+// catalogue gives Zen that package and each model its own. So does a
+// Claude model behind such a provider (a LiteLLM-style proxy): the API
+// that judges the history is Anthropic's, whose rules the record rules
+// check for a model of no family. Other packages add no family: sessfix
+// does not model their requests.
 func FamilyIn(s *store.Session, providerID, modelID string) Family {
 	f := FamilyOf(providerID, modelID)
-	if f != Other || s == nil || s.Packages == nil || providerID == "" || strings.EqualFold(providerID, "opencode") {
+	if f != Other || s == nil || s.Packages == nil || providerID == "" || strings.EqualFold(providerID, "opencode") ||
+		strings.Contains(strings.ToLower(modelID), "claude") {
 		return f
 	}
 	if s.Packages.Package(providerID, modelID) == "@ai-sdk/openai-compatible" {
