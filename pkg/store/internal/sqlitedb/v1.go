@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -42,6 +43,25 @@ type V1 struct {
 	// those sessions; nil (List not called yet) means look in every one.
 	orphanMu       sync.Mutex
 	orphanSessions map[string]bool
+	// faulted is the error of a read that faulted on a mapped page
+	// (Guard): the file changed under the reader, so every later read
+	// fails with it rather than read the changed file again.
+	faulted atomic.Pointer[error]
+	// afterPartRow, when set (tests), runs after each part row is read.
+	afterPartRow func()
+}
+
+// guarded runs f, which reads through the pool (mapped when the DB was
+// opened with OpenMapped), under Guard, and remembers a fault.
+func (s *V1) guarded(f func() error) error {
+	if err := s.faulted.Load(); err != nil {
+		return *err
+	}
+	faulted, err := guard(s.path, "read", f)
+	if faulted {
+		s.faulted.Store(&err)
+	}
+	return err
 }
 
 // NewV1 reads the 1.x tables of d, as the store info describes (its
@@ -69,7 +89,15 @@ func (s *V1) Close() error {
 
 // List returns the session rows plus the session ids that only appear in
 // message rows, or in part rows whose message does not exist.
-func (s *V1) List(ctx context.Context) ([]store.SessionRef, error) {
+func (s *V1) List(ctx context.Context) (refs []store.SessionRef, err error) {
+	err = s.guarded(func() error {
+		refs, err = s.list(ctx)
+		return err
+	})
+	return refs, err
+}
+
+func (s *V1) list(ctx context.Context) ([]store.SessionRef, error) {
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, s.dbError(err)
@@ -216,18 +244,36 @@ func (s *V1) mayHaveOrphans(id string) bool {
 }
 
 // Load reads one session inside one read transaction.
-func (s *V1) Load(ctx context.Context, ref store.SessionRef) (*store.Session, error) {
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+func (s *V1) Load(ctx context.Context, ref store.SessionRef) (sess *store.Session, err error) {
+	err = s.guarded(func() error {
+		tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		if err != nil {
+			return s.dbError(err)
+		}
+		defer tx.Rollback()
+		sess, err = s.loadIn(ctx, tx, ref)
+		return err
+	})
 	if err != nil {
-		return nil, s.dbError(err)
+		return nil, err
 	}
-	defer tx.Rollback()
-	return s.LoadIn(ctx, tx, ref)
+	return sess, nil
 }
 
 // LoadIn reads one session inside tx, a read transaction on the V1's DB
 // (so that a caller reads other tables in the same snapshot).
-func (s *V1) LoadIn(ctx context.Context, tx *sql.Tx, ref store.SessionRef) (*store.Session, error) {
+func (s *V1) LoadIn(ctx context.Context, tx *sql.Tx, ref store.SessionRef) (sess *store.Session, err error) {
+	err = s.guarded(func() error {
+		sess, err = s.loadIn(ctx, tx, ref)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return sess, nil
+}
+
+func (s *V1) loadIn(ctx context.Context, tx *sql.Tx, ref store.SessionRef) (*store.Session, error) {
 	stmts, err := s.prepare()
 	if err != nil {
 		return nil, s.dbError(err)
@@ -289,6 +335,9 @@ func (s *V1) loadParts(ctx context.Context, tx *sql.Tx, sess *store.Session, byI
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return err
+		}
+		if s.afterPartRow != nil {
+			s.afterPartRow()
 		}
 		rec := s.record(store.KindPart, "part", r.rowid, r.id, r.updated, r.data)
 		p := sess.MakePartRecord(rec, r.mid, r.sid.id)
