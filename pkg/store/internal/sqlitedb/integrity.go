@@ -60,17 +60,22 @@ func RunCheck(ctx context.Context, db *sql.DB, path, check string) error {
 		return integrityError(path, check, err)
 	}
 	var before int64
-	remap := false
-	if err := conn.QueryRowContext(ctx, "PRAGMA mmap_size").Scan(&before); err == nil && before < mapSize {
+	mapped := false
+	if err := conn.QueryRowContext(ctx, "PRAGMA mmap_size").Scan(&before); err == nil {
 		_, err := conn.ExecContext(ctx, "PRAGMA mmap_size = "+strconv.Itoa(mapSize))
-		remap = err == nil
+		mapped = err == nil
 	}
 	faulted, checkErr := guard(path, "check", func() error { return runCheck(ctx, conn, path, check) })
 	if faulted {
 		return checkErr
 	}
-	if remap {
-		_, _ = conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA mmap_size = "+strconv.FormatInt(before, 10))
+	if mapped {
+		// Unmapped first (the whole file was mapped), then as it was.
+		ctx := context.WithoutCancel(ctx)
+		_, _ = conn.ExecContext(ctx, "PRAGMA mmap_size = 0")
+		if before > 0 {
+			_, _ = conn.ExecContext(ctx, "PRAGMA mmap_size = "+strconv.FormatInt(before, 10))
+		}
 	}
 	conn.Close()
 	return checkErr

@@ -62,6 +62,9 @@ type DB struct {
 	Path string
 	// Notes say how the file was read when a fallback was needed.
 	Notes []string
+	// Mapped says the connections read the file through a memory map
+	// (OpenMapped).
+	Mapped bool
 	// tmp is a snapshot copy's directory, removed on Close.
 	tmp string
 }
@@ -240,7 +243,7 @@ func openMode(file, path string, mode Mode, mapped bool, check Check) (*DB, erro
 		db.Close()
 		return nil, err
 	}
-	return &DB{SQL: db, Path: path}, nil
+	return &DB{SQL: db, Path: path, Mapped: mapped}, nil
 }
 
 // SnapshotDir is the directory of the private snapshot copy the database
