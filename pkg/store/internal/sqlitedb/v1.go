@@ -298,11 +298,12 @@ func (s *V1) read(ctx context.Context, f func(*sql.Tx) (int64, error)) error {
 // memory while they stay mapped (they are the kernel's page cache, shared
 // and reclaimable, but each mapping of them counts), so a scan of every
 // session would otherwise show the whole file as resident on every
-// connection. Dropping the map after each session costs most of what the
-// map saves (the next session faults the pages in again); after 32 MiB it
-// costs little, and bounds what each connection adds to the scan's
-// resident memory.
-var unmapAfter int64 = 32 << 20
+// connection. What the map costs is a page fault per page it touches,
+// which dropping it does not change much: on the benchmark database a
+// scan was as fast with the map dropped every 32 MiB as never, and about
+// 5% slower with it dropped after every session (docs/performance.md).
+// 8 MiB bounds what each connection adds to the scan's resident memory.
+var unmapAfter int64 = 8 << 20
 
 // mappedRead adds n bytes to what conn has read through its map, and
 // reports whether that is now unmapAfter or more (the count is then
