@@ -137,21 +137,14 @@ func BenchmarkReadOnlyJSON(b *testing.B) {
 // every data column of the message and part tables (and the session rows)
 // through a read-only connection, the part table split by rowid between as
 // many goroutines as the scan uses workers.
-func BenchmarkReadOnlySQLite(b *testing.B) { benchReadSQLite(b, storegen.ReadSQLite) }
-
-// BenchmarkReadOnlySQLiteMapped is BenchmarkReadOnlySQLite through a
-// memory map, as the scan reads the database (sqlitedb.OpenMapped): the
-// floor of a mapped reader. The bar (issue 21) is on the plain read.
-func BenchmarkReadOnlySQLiteMapped(b *testing.B) { benchReadSQLite(b, storegen.ReadSQLiteMapped) }
-
-func benchReadSQLite(b *testing.B, read func(string, int) (int64, error)) {
+func BenchmarkReadOnlySQLite(b *testing.B) {
 	s := generated(b, store.ShapeSQLite)
 	b.SetBytes(s.stats.Bytes)
 	var n int64
 	m := cpumeter.Start()
 	for b.Loop() {
 		var err error
-		if n, err = read(s.path, runtime.GOMAXPROCS(0)); err != nil {
+		if n, err = storegen.ReadSQLite(s.path, runtime.GOMAXPROCS(0)); err != nil {
 			b.Fatal(err)
 		}
 		m.N++

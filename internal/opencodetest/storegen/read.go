@@ -78,18 +78,9 @@ func ReadTree(root string, workers int) (int64, error) {
 // every session row) of an OpenCode database through a read-only
 // connection, the part table split by rowid between the goroutines, and
 // returns the bytes of the data columns.
-func ReadSQLite(path string, workers int) (int64, error) { return readSQLite(path, workers, "") }
-
-// ReadSQLiteMapped is ReadSQLite through a memory map (mmap_size), as
-// sessfix's readers read a database: the floor of a mapped reader, next
-// to ReadSQLite's of a plain one.
-func ReadSQLiteMapped(path string, workers int) (int64, error) {
-	return readSQLite(path, workers, "&_pragma=mmap_size(2147483648)")
-}
-
-func readSQLite(path string, workers int, pragmas string) (int64, error) {
+func ReadSQLite(path string, workers int) (int64, error) {
 	workers = max(workers, 1)
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=query_only(1)"+pragmas)
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=query_only(1)")
 	if err != nil {
 		return 0, err
 	}

@@ -11,12 +11,9 @@ import (
 // OpenCode's an error wrapping store.ErrNotFound). A database locked by an
 // exclusive writer is an error wrapping store.ErrLocked once the busy
 // timeout has passed. A read-only directory is read as immutable, or from
-// a private snapshot copy (sqlitedb.Open); a note in Info says so. The
-// file is read through a memory map (sqlitedb.OpenMapped); a read that
-// faults because another program cut the file short is an error naming
-// it.
+// a private snapshot copy (sqlitedb.Open); a note in Info says so.
 func openSQLite(path string) (*sqlitedb.V1, error) {
-	d, err := sqlitedb.OpenMapped(path, checkSchema)
+	d, err := sqlitedb.Open(path, checkSchema)
 	if err != nil {
 		return nil, err
 	}

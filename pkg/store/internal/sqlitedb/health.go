@@ -194,15 +194,8 @@ func headerSize(path string) int64 {
 func trimProblem(s string) string { return strings.TrimSpace(s) }
 
 // Health reads the database's health (DB.Health).
-func (s *V1) Health(ctx context.Context, opts store.HealthOptions) (h *store.Health, err error) {
-	err = s.guarded(func() error {
-		h, err = s.d.Health(ctx, opts)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return h, nil
+func (s *V1) Health(ctx context.Context, opts store.HealthOptions) (*store.Health, error) {
+	return s.d.Health(ctx, opts)
 }
 
 // Damaged is a database SQL cannot open at all (its schema page or header

@@ -37,73 +37,40 @@ func CheckIntegrity(ctx context.Context, db *sql.DB, path string) error {
 	return RunCheck(ctx, db, path, check)
 }
 
-// mapSize is the mmap_size RunCheck gives its connection, and OpenMapped
-// every connection: SQLite maps the database file (up to its own
-// compile-time cap, a little under 2 GiB) instead of reading it a page at
-// a time, which takes about half of the check's CPU away, and a fifth of
-// a scan's (docs/performance.md). Pages in the -wal are read as always.
-const mapSize = 1 << 31
+// checkMapSize is the mmap_size RunCheck gives its connection: SQLite maps
+// the database file (up to its own compile-time cap, a little under 2 GiB)
+// instead of reading it a page at a time, which takes about half of the
+// check's CPU away (docs/performance.md). Pages in the -wal are read as
+// always.
+const checkMapSize = 1 << 31
 
 // RunCheck runs SQLite's check ("integrity_check" or "quick_check") and
 // returns a *store.DamagedError when it reports anything but "ok", or when
 // the database is too corrupt for the check to run.
 //
 // The check reads the file through a memory map, on a connection of its
-// own, which goes back to the pool with the mmap_size it had. A mapped
-// page that is gone (the file cut short by another program while it is
-// checked) faults instead of failing a read: the fault is turned into an
-// error naming the file (Guard), and that connection, whose SQLite state
-// the fault left half-way, is never used again.
+// own. A mapped page that is gone (the file cut short by another program
+// while it is checked) faults instead of failing a read: the fault is
+// turned into an error naming the file, and that connection, whose SQLite
+// state the fault left half-way, is never used again.
 func RunCheck(ctx context.Context, db *sql.DB, path, check string) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return integrityError(path, check, err)
 	}
-	var before int64
 	mapped := false
-	if err := conn.QueryRowContext(ctx, "PRAGMA mmap_size").Scan(&before); err == nil {
-		_, err := conn.ExecContext(ctx, "PRAGMA mmap_size = "+strconv.Itoa(mapSize))
-		mapped = err == nil
+	if _, err := conn.ExecContext(ctx, "PRAGMA mmap_size = "+strconv.Itoa(checkMapSize)); err == nil {
+		mapped = true
 	}
-	faulted, checkErr := guard(path, "check", func() error { return runCheck(ctx, conn, path, check) })
-	if faulted {
-		return checkErr
+	var checkErr error
+	if fault := catchFault(func() { checkErr = runCheck(ctx, conn, path, check) }); fault != nil {
+		return Error(path, "check", fmt.Errorf("the file changed while it was checked (%v): run the command again once no other program writes it", fault))
 	}
 	if mapped {
-		// Unmapped first (the whole file was mapped), then as it was.
-		ctx := context.WithoutCancel(ctx)
-		_, _ = conn.ExecContext(ctx, "PRAGMA mmap_size = 0")
-		if before > 0 {
-			_, _ = conn.ExecContext(ctx, "PRAGMA mmap_size = "+strconv.FormatInt(before, 10))
-		}
+		_, _ = conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA mmap_size = 0")
 	}
 	conn.Close()
 	return checkErr
-}
-
-// Guard runs f, which reads the database at path through a memory map
-// (OpenMapped, RunCheck), and returns its error. A mapped page that is
-// gone (the file cut short by another program while it was read) faults
-// instead of failing a read: Guard turns the fault into an error naming
-// the file and what to do, where it would otherwise end the process
-// (verb is what was being done: "read" or "check"). The caller must not
-// read through that connection again: its SQLite state was left half-way.
-func Guard(path, verb string, f func() error) error {
-	_, err := guard(path, verb, f)
-	return err
-}
-
-// guard is Guard, and whether f faulted.
-func guard(path, verb string, f func() error) (bool, error) {
-	var err error
-	if fault := catchFault(func() { err = f() }); fault != nil {
-		past := "read"
-		if verb == "check" {
-			past = "checked"
-		}
-		return true, Error(path, verb, fmt.Errorf("the file changed while it was %s (%v): run the command again once no other program writes it", past, fault))
-	}
-	return false, err
 }
 
 // catchFault runs f and returns the memory fault it hit (a mapped page that

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -62,9 +61,6 @@ type DB struct {
 	Path string
 	// Notes say how the file was read when a fallback was needed.
 	Notes []string
-	// Mapped says the connections read the file through a memory map
-	// (OpenMapped).
-	Mapped bool
 	// tmp is a snapshot copy's directory, removed on Close.
 	tmp string
 }
@@ -86,14 +82,11 @@ const (
 	Immutable             // immutable=1: read-only directory, no WAL content
 )
 
-func dsn(path string, mode Mode, mapped bool) string {
+func dsn(path string, mode Mode) string {
 	ms := readBusyTimeout.Milliseconds()
 	q := "mode=ro&_pragma=busy_timeout(" + strconv.FormatInt(ms, 10) + ")&_pragma=query_only(1)"
 	if mode == Immutable {
 		q += "&immutable=1"
-	}
-	if mapped {
-		q += "&_pragma=mmap_size(" + strconv.Itoa(mapSize) + ")"
 	}
 	return "file:" + uriPath(path) + "?" + q
 }
@@ -118,24 +111,7 @@ type Check func(ctx context.Context, db *sql.DB, path string) error
 // database is read with immutable=1 if there is no WAL content, or from a
 // private snapshot copy of the database and its -wal file otherwise; a
 // note says so.
-func Open(path string, check Check) (*DB, error) { return open(path, check, false) }
-
-// OpenMapped is Open with every connection reading the database file
-// through a memory map (mapSize) instead of a system call per page: a
-// scan of the whole store costs about a fifth less CPU
-// (docs/performance.md). A mapped page whose file another program cut
-// short while it was read faults instead of failing the read, so every
-// query on the pool must run under Guard. The -wal file is read as
-// always; a writer's connection is never mapped.
-//
-// On Windows it is Open: there a file another process maps cannot be
-// truncated, and OpenCode's SQLite truncates its database when a
-// checkpoint finds it shrunk.
-func OpenMapped(path string, check Check) (*DB, error) {
-	return open(path, check, runtime.GOOS != "windows")
-}
-
-func open(path string, check Check, mapped bool) (*DB, error) {
+func Open(path string, check Check) (*DB, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("resolve %s: %w", path, err)
@@ -147,7 +123,7 @@ func open(path string, check Check, mapped bool) (*DB, error) {
 		// SQLite would take it for a database without tables.
 		return nil, store.NotFoundf("%s is an empty file (0 bytes), not an opencode database", path)
 	}
-	d, err := openMode(abs, path, ReadOnly, mapped, check)
+	d, err := OpenMode(abs, path, ReadOnly, check)
 	if err == nil || !needsFallback(err) {
 		return d, err
 	}
@@ -155,14 +131,14 @@ func open(path string, check Check, mapped bool) (*DB, error) {
 		return nil, err // the shared-memory file exists: the failure is something else
 	}
 	if fi, werr := os.Stat(abs + "-wal"); werr != nil || fi.Size() == 0 {
-		d, err2 := openMode(abs, path, Immutable, mapped, check)
+		d, err2 := OpenMode(abs, path, Immutable, check)
 		if err2 != nil {
 			return nil, err
 		}
 		d.Notes = append(d.Notes, path+" read as immutable: its directory is read-only and it has no write-ahead log")
 		return d, nil
 	}
-	return openSnapshot(abs, path, err, mapped, check)
+	return OpenSnapshot(abs, path, err, check)
 }
 
 // needsFallback reports whether opening failed because the shared-memory
@@ -184,10 +160,6 @@ func needsFallback(err error) bool {
 // database itself from being read). Locations still name the original
 // file.
 func OpenSnapshot(abs, path string, cause error, check Check) (*DB, error) {
-	return openSnapshot(abs, path, cause, false, check)
-}
-
-func openSnapshot(abs, path string, cause error, mapped bool, check Check) (*DB, error) {
 	tmp, err := os.MkdirTemp("", "sessfix-db-")
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w (and no snapshot copy could be made: %v)", abs, cause, err)
@@ -199,7 +171,7 @@ func openSnapshot(abs, path string, cause error, mapped bool, check Check) (*DB,
 			return nil, fmt.Errorf("read %s: %w (and no snapshot copy could be made: %v)", abs, cause, err)
 		}
 	}
-	d, err := openMode(dst, path, ReadOnly, mapped, check)
+	d, err := OpenMode(dst, path, ReadOnly, check)
 	if err != nil {
 		os.RemoveAll(tmp)
 		return nil, err
@@ -227,14 +199,9 @@ func copyFile(src, dst string) error {
 }
 
 // OpenMode opens file (which may be a snapshot copy) in mode, reports
-// locations as path, and runs check. Its connections are not mapped
-// (salvage reads damaged files with it).
+// locations as path, and runs check.
 func OpenMode(file, path string, mode Mode, check Check) (*DB, error) {
-	return openMode(file, path, mode, false, check)
-}
-
-func openMode(file, path string, mode Mode, mapped bool, check Check) (*DB, error) {
-	db, err := sql.Open("sqlite", dsn(file, mode, mapped))
+	db, err := sql.Open("sqlite", dsn(file, mode))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -243,7 +210,7 @@ func openMode(file, path string, mode Mode, mapped bool, check Check) (*DB, erro
 		db.Close()
 		return nil, err
 	}
-	return &DB{SQL: db, Path: path, Mapped: mapped}, nil
+	return &DB{SQL: db, Path: path}, nil
 }
 
 // SnapshotDir is the directory of the private snapshot copy the database

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -43,29 +42,6 @@ type V1 struct {
 	// those sessions; nil (List not called yet) means look in every one.
 	orphanMu       sync.Mutex
 	orphanSessions map[string]bool
-	// faulted is the error of a read that faulted on a mapped page
-	// (Guard): the file changed under the reader, so every later read
-	// fails with it rather than read the changed file again.
-	faulted atomic.Pointer[error]
-	// mapRead is what each mapped connection (keyed by its driver
-	// connection) has read through its map since it was last dropped.
-	mapMu   sync.Mutex
-	mapRead map[any]int64
-	// afterPartRow, when set (tests), runs after each part row is read.
-	afterPartRow func()
-}
-
-// guarded runs f, which reads through the pool (mapped when the DB was
-// opened with OpenMapped), under Guard, and remembers a fault.
-func (s *V1) guarded(f func() error) error {
-	if err := s.faulted.Load(); err != nil {
-		return *err
-	}
-	faulted, err := guard(s.path, "read", f)
-	if faulted {
-		s.faulted.Store(&err)
-	}
-	return err
 }
 
 // NewV1 reads the 1.x tables of d, as the store info describes (its
@@ -93,18 +69,12 @@ func (s *V1) Close() error {
 
 // List returns the session rows plus the session ids that only appear in
 // message rows, or in part rows whose message does not exist.
-func (s *V1) List(ctx context.Context) (refs []store.SessionRef, err error) {
-	err = s.read(ctx, func(tx *sql.Tx) (int64, error) {
-		refs, err = s.list(ctx, tx)
-		return unmapAfter, err // it reads the whole part index: drop the map
-	})
+func (s *V1) List(ctx context.Context) ([]store.SessionRef, error) {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return nil, err
+		return nil, s.dbError(err)
 	}
-	return refs, nil
-}
-
-func (s *V1) list(ctx context.Context, tx *sql.Tx) ([]store.SessionRef, error) {
+	defer tx.Rollback()
 	var out []store.SessionRef
 	seen := map[string]bool{}
 	orphans := map[string]bool{}
@@ -246,108 +216,18 @@ func (s *V1) mayHaveOrphans(id string) bool {
 }
 
 // Load reads one session inside one read transaction.
-func (s *V1) Load(ctx context.Context, ref store.SessionRef) (sess *store.Session, err error) {
-	err = s.read(ctx, func(tx *sql.Tx) (int64, error) {
-		sess, err = s.loadIn(ctx, tx, ref)
-		if err != nil {
-			return 0, err
-		}
-		var n int64
-		for r := range sess.Records() {
-			n += int64(len(r.Raw))
-		}
-		return n, nil
-	})
+func (s *V1) Load(ctx context.Context, ref store.SessionRef) (*store.Session, error) {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return nil, err
+		return nil, s.dbError(err)
 	}
-	return sess, nil
-}
-
-// read runs f in a read transaction of its own, under Guard, on a
-// connection of the pool. f returns about how many bytes it read; once a
-// mapped connection (OpenMapped) has read unmapAfter bytes through its
-// map, read drops the map (unmap).
-func (s *V1) read(ctx context.Context, f func(*sql.Tx) (int64, error)) error {
-	return s.guarded(func() error {
-		conn, err := s.db.Conn(ctx)
-		if err != nil {
-			return s.dbError(err)
-		}
-		tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-		if err != nil {
-			conn.Close()
-			return s.dbError(err)
-		}
-		// On a fault the deferred rollback ends the transaction and the
-		// connection, its SQLite state left half-way, is never given back
-		// to the pool.
-		defer tx.Rollback()
-		n, err := f(tx)
-		tx.Rollback()
-		if s.d.Mapped && s.mappedRead(conn, n) {
-			unmap(context.WithoutCancel(ctx), conn)
-		}
-		conn.Close()
-		return err
-	})
-}
-
-// unmapAfter is how much a mapped connection reads through its map before
-// read drops it. The pages a read touched count in the process's resident
-// memory while they stay mapped (they are the kernel's page cache, shared
-// and reclaimable, but each mapping of them counts), so a scan of every
-// session would otherwise show the whole file as resident on every
-// connection. What the map costs is a page fault per page it touches,
-// which dropping it does not change much: on the benchmark database a
-// scan was as fast with the map dropped every 32 MiB as never, and about
-// 5% slower with it dropped after every session (docs/performance.md).
-// 8 MiB bounds what each connection adds to the scan's resident memory.
-var unmapAfter int64 = 8 << 20
-
-// mappedRead adds n bytes to what conn has read through its map, and
-// reports whether that is now unmapAfter or more (the count is then
-// reset).
-func (s *V1) mappedRead(conn *sql.Conn, n int64) bool {
-	var key any
-	if err := conn.Raw(func(dc any) error { key = dc; return nil }); err != nil {
-		return true
-	}
-	s.mapMu.Lock()
-	defer s.mapMu.Unlock()
-	if s.mapRead == nil {
-		s.mapRead = map[any]int64{}
-	}
-	s.mapRead[key] += n
-	if s.mapRead[key] < unmapAfter {
-		return false
-	}
-	delete(s.mapRead, key)
-	return true
-}
-
-// unmap drops the memory map of a mapped connection (OpenMapped); its next
-// read maps the file again.
-func unmap(ctx context.Context, conn *sql.Conn) {
-	if _, err := conn.ExecContext(ctx, "PRAGMA mmap_size = 0"); err == nil {
-		_, _ = conn.ExecContext(ctx, "PRAGMA mmap_size = "+strconv.Itoa(mapSize))
-	}
+	defer tx.Rollback()
+	return s.LoadIn(ctx, tx, ref)
 }
 
 // LoadIn reads one session inside tx, a read transaction on the V1's DB
 // (so that a caller reads other tables in the same snapshot).
-func (s *V1) LoadIn(ctx context.Context, tx *sql.Tx, ref store.SessionRef) (sess *store.Session, err error) {
-	err = s.guarded(func() error {
-		sess, err = s.loadIn(ctx, tx, ref)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return sess, nil
-}
-
-func (s *V1) loadIn(ctx context.Context, tx *sql.Tx, ref store.SessionRef) (*store.Session, error) {
+func (s *V1) LoadIn(ctx context.Context, tx *sql.Tx, ref store.SessionRef) (*store.Session, error) {
 	stmts, err := s.prepare()
 	if err != nil {
 		return nil, s.dbError(err)
@@ -409,9 +289,6 @@ func (s *V1) loadParts(ctx context.Context, tx *sql.Tx, sess *store.Session, byI
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return err
-		}
-		if s.afterPartRow != nil {
-			s.afterPartRow()
 		}
 		rec := s.record(store.KindPart, "part", r.rowid, r.id, r.updated, r.data)
 		p := sess.MakePartRecord(rec, r.mid, r.sid.id)
