@@ -107,7 +107,7 @@ func RunDiagnose(ctx context.Context, opts *DiagnoseOptions) error {
 	f := opts.Factory
 	format := f.Format()
 	now := f.Clock()
-	sopts := &scan.Options{Now: now}
+	sopts := &scan.Options{Now: now, OpenCode: f.OpenCode()}
 	if err := cli.SetSettle(sopts, opts.Settle, opts.Abandon); err != nil {
 		return err
 	}

@@ -92,7 +92,7 @@ func RunSessions(ctx context.Context, opts *SessionsOptions) error {
 	f := opts.Factory
 	format := f.Format()
 	now := f.Clock()
-	sopts := &scan.Options{}
+	sopts := &scan.Options{OpenCode: f.OpenCode()}
 	if err := cli.SetSettle(sopts, opts.Settle, opts.Abandon); err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/fix"
+	"github.com/sessfix/sessfix/pkg/ocenv"
 	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/watch"
@@ -187,6 +188,10 @@ func newWatchOptions(opts *WatchOptions) (watch.Options, error) {
 	if err := cli.SetSettle(&sopts, opts.Settle, opts.Abandon); err != nil {
 		return watch.Options{}, err
 	}
+	var openCode func() *ocenv.Resolver
+	if f.OpenCodeEnv != nil {
+		openCode = f.OpenCode
+	}
 	return watch.Options{
 		Settle:     sopts.Settle,
 		Abandon:    sopts.Abandon,
@@ -195,6 +200,7 @@ func newWatchOptions(opts *WatchOptions) (watch.Options, error) {
 		Scan:       sopts,
 		Fix:        fopts,
 		Suppressed: opts.Suppressed,
+		OpenCode:   openCode,
 		Write:      fix.WriteOptions{Backup: backup.Options{Now: f.Now}},
 	}, nil
 }

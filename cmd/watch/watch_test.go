@@ -13,6 +13,7 @@ import (
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/cmd/internal/iostreams"
+	"github.com/sessfix/sessfix/pkg/ocenv"
 	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/shapes"
@@ -212,5 +213,30 @@ func TestAStoreThatDoesNotExistYetIsWaitedFor(t *testing.T) {
 	}
 	if _, err := run(notStore); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("a file that is no store: %v, want the not-found error", err)
+	}
+}
+
+// TestWatchReadsOpenCodesConfig: the watcher is given the factory's way to
+// read what OpenCode reads outside its data dir (pkg/watch reads it for
+// each examination), and none when the factory reads none.
+func TestWatchReadsOpenCodesConfig(t *testing.T) {
+	home := t.TempDir()
+	for _, reads := range []bool{true, false} {
+		f, _, path := factory(t, "text")
+		if reads {
+			f.OpenCodeEnv = func() ocenv.Env { return ocenv.Env{Home: home} }
+		}
+		var got watch.Options
+		err := RunWatch(context.Background(), &WatchOptions{Factory: f, Paths: []string{path}, Placeholder: "[x]",
+			Watch: func(_ context.Context, o watch.Options) error { got = o; return nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (got.OpenCode != nil) != reads {
+			t.Fatalf("factory reads OpenCode's environment: %v; the watcher's options read it: %v", reads, got.OpenCode != nil)
+		}
+		if first, second := got.OpenCode, got.OpenCode; reads && first() == second() {
+			t.Errorf("the watcher reads OpenCode's environment once for every examination, not afresh")
+		}
 	}
 }

@@ -59,10 +59,10 @@ func (w *Watcher) examine(ctx context.Context, ss *storeState, id string, lastEv
 		return
 	}
 	var fp string
-	pipe := *w.pipe
+	pipe := w.examination()
 	pipe.Admit = func(t fix.Target, s *store.Session) bool {
 		fp = Fingerprint(s)
-		return w.admit(ss, t.Ref, s, fp, lastEvent)
+		return w.admit(ss, t.Ref, s, fp, lastEvent, pipe.Scan)
 	}
 	run := pipe.Repair
 	if w.opts.DryRun {
@@ -72,6 +72,19 @@ func (w *Watcher) examine(ctx context.Context, ss *storeState, id string, lastEv
 		w.settle(ctx, ss, o, fp, lastEvent)
 		return true
 	})
+}
+
+// examination is the pipeline of one examination: the watcher's, with
+// OpenCode's environment read afresh (Options.OpenCode) for the rules, the
+// plan and the re-check before the write alike.
+func (w *Watcher) examination() fix.Pipeline {
+	pipe := *w.pipe
+	if w.opts.OpenCode != nil {
+		so := *pipe.Scan
+		so.OpenCode = w.opts.OpenCode()
+		pipe.Scan, pipe.Fix.Scan, pipe.Write.Scan = &so, &so, &so
+	}
+	return pipe
 }
 
 // lookup finds a session's ref, listing the store again when the session
@@ -101,7 +114,7 @@ func (w *Watcher) forget(ss *storeState, id string) {
 // admit decides (decide) whether a loaded session is repaired now; when it
 // is not, it schedules the next look and reports a busy session once per
 // content.
-func (w *Watcher) admit(ss *storeState, ref store.SessionRef, s *store.Session, fp string, lastEvent time.Time) bool {
+func (w *Watcher) admit(ss *storeState, ref store.SessionRef, s *store.Session, fp string, lastEvent time.Time, so *scan.Options) bool {
 	ss.learn(s)
 	now := w.clock.Now()
 	st := sessionState{
@@ -115,7 +128,7 @@ func (w *Watcher) admit(ss *storeState, ref store.SessionRef, s *store.Session, 
 	case wait, busy:
 		if d.action == busy && ss.busy[ref.ID] != fp {
 			ss.busy[ref.ID] = fp
-			w.reportBusy(ss, ref, s, d.use)
+			w.reportBusy(ss, ref, s, d.use, so)
 		}
 		w.later(ss, ref.ID, d.at, lastEvent)
 		return false
@@ -133,8 +146,8 @@ func (w *Watcher) admit(ss *storeState, ref store.SessionRef, s *store.Session, 
 // One with damage of its own is reported as SkippedBusy, with every rule
 // that will be repaired once OpenCode is done with it (a message in
 // progress is never a finding).
-func (w *Watcher) reportBusy(ss *storeState, ref store.SessionRef, s *store.Session, u opencode.Use) {
-	fs := scan.CheckSession(s, w.pipe.Scan.IgnoringUse())
+func (w *Watcher) reportBusy(ss *storeState, ref store.SessionRef, s *store.Session, u opencode.Use, so *scan.Options) {
+	fs := scan.CheckSession(s, so.IgnoringUse())
 	e := w.event(ss, SkippedBusy, fix.Outcome{Target: fix.Target{Ref: ref}, Title: s.Title})
 	e.Message = u.Why + "; looking again later"
 	if !outsideOpenTurn(s, fs) {

@@ -16,6 +16,7 @@ import (
 	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/fix"
+	"github.com/sessfix/sessfix/pkg/ocenv"
 	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
@@ -90,6 +91,12 @@ type Options struct {
 	// Fix holds the repair choices (Strategies, Placeholder). The watcher
 	// sets its own Now and Scan.
 	Fix fix.Options
+	// OpenCode, when set, reads what OpenCode reads outside its data dir
+	// (config files, the models catalogue: scan.Options.OpenCode). It is
+	// called for each session examined, so a config edited while watch
+	// runs counts from the next examination. Nil reads none: SF213 checks
+	// nothing and a provider the user added counts as no family.
+	OpenCode func() *ocenv.Resolver
 	// Suppressed, when set, reports findings the user has suppressed (the
 	// config file's suppressions): they are never repaired.
 	Suppressed func(scan.Finding) bool

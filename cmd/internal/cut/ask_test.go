@@ -71,3 +71,28 @@ func TestCutDryRunWritesNothing(t *testing.T) {
 		t.Errorf("dry run: err %v, %d writes", err, c.runs)
 	}
 }
+
+// TestCutChecksWithOpenCodesConfig: the cut judges the session before and
+// after with what OpenCode reads outside its data dir (the family of a
+// provider the user added, SF213), as scan and fix do; a factory that reads
+// none gives the planner none.
+func TestCutChecksWithOpenCodesConfig(t *testing.T) {
+	for _, reads := range []bool{true, false} {
+		c := newExportCut(t)
+		c.opts.DryRun = true
+		if !reads {
+			c.opts.Factory.OpenCodeEnv = nil
+		}
+		var got *scan.Options
+		err := Run(context.Background(), c.opts, func(s *store.Session, so *scan.Options) (*fix.SessionPlan, error) {
+			got = so
+			return surgery.PlanDrop(s, []string{"msg_cadd48187000adtmta9iyA4W4c"}, nil, surgery.CutOptions{Scan: so})
+		})
+		if !errors.Is(err, cli.ErrFindings) || got == nil {
+			t.Fatalf("dry run: err %v, planned %v", err, got != nil)
+		}
+		if (got.OpenCode != nil) != reads {
+			t.Errorf("factory reads OpenCode's environment: %v; the cut's scan options read it: %v", reads, got.OpenCode != nil)
+		}
+	}
+}

@@ -80,7 +80,7 @@ const ExitCodes = `Exit codes:
 // Run plans the cut with planner on the session opts names and writes it.
 func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.Options) (*fix.SessionPlan, error)) (err error) {
 	f := opts.Factory
-	sopts := &scan.Options{}
+	sopts := &scan.Options{OpenCode: f.OpenCode()}
 	if err := cli.SetSettle(sopts, opts.Settle, opts.Abandon); err != nil {
 		return err
 	}

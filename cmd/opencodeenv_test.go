@@ -1,0 +1,77 @@
+package cmd
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/sessfix/sessfix/cmd/internal/cli"
+	"github.com/sessfix/sessfix/cmd/internal/iostreams"
+	"github.com/sessfix/sessfix/internal/opencodetest/ocrelease"
+	"github.com/sessfix/sessfix/internal/opencodetest/realstore"
+	"github.com/sessfix/sessfix/pkg/ocenv"
+	"github.com/sessfix/sessfix/pkg/store/storetest"
+)
+
+// TestCommandsJudgeSessionsWithOpenCodesConfig: every command that judges
+// a session reads what OpenCode reads outside its data dir, as scan does.
+// A session whose model the user's OpenCode no longer has (SF213) is an
+// error for scan; sessions lists it with that error, not as clean, and
+// diagnose, given the error OpenCode logs, names the rule.
+func TestCommandsJudgeSessionsWithOpenCodesConfig(t *testing.T) {
+	const id = "ses_e012acd97ffeUavLGQWWTi4jHW"
+	path := realstore.Copy(t, ocrelease.V1_18).Path
+	storetest.ExecSQL(t, path,
+		`UPDATE session SET model = '{"id":"claude-retired-1","providerID":"anthropic","variant":"default"}' WHERE id = '`+id+`'`)
+	home := t.TempDir()
+	for rel, text := range map[string]string{
+		".cache/opencode/models.json":    `{"anthropic": {"models": {"claude-sonnet-4-5": {}, "claude-haiku-4-5": {}}}}`,
+		".config/opencode/opencode.json": `{"model": "anthropic/claude-haiku-4-5"}`,
+	} {
+		p := filepath.Join(home, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := func(f *cli.Factory, _ *iostreams.IOStreams) {
+		f.OpenCodeEnv = func() ocenv.Env { return ocenv.Env{Home: home, Getenv: func(string) string { return "" }} }
+	}
+
+	res := run(t, env, "scan", "--format", "json", "--settle=0", path)
+	var scanned struct {
+		Findings []struct{ Code, Session string } `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &scanned); err != nil {
+		t.Fatalf("scan: %v\n%s", err, res.stdout)
+	}
+	if len(scanned.Findings) != 1 || scanned.Findings[0].Code != "SF213" || scanned.Findings[0].Session != id {
+		t.Fatalf("scan found %+v, want SF213 in %s alone", scanned.Findings, id)
+	}
+
+	res = run(t, env, "sessions", "--format", "json", path)
+	if res.code != 0 {
+		t.Fatalf("sessions: exit %d\n%s", res.code, res.stderr)
+	}
+	var listed struct {
+		Sessions []struct {
+			ID     string `json:"id"`
+			Health struct {
+				Errors int `json:"errors"`
+			} `json:"health"`
+		} `json:"sessions"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &listed); err != nil {
+		t.Fatalf("sessions: %v\n%s", err, res.stdout)
+	}
+	errs := map[string]int{}
+	for _, s := range listed.Sessions {
+		errs[s.ID] = s.Health.Errors
+	}
+	if len(errs) != 3 || errs[id] != 1 {
+		t.Errorf("sessions lists errors %v, want 1 for %s (SF213) among 3 sessions", errs, id)
+	}
+}
