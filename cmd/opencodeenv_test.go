@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
@@ -18,7 +19,7 @@ import (
 // a session reads what OpenCode reads outside its data dir, as scan does.
 // A session whose model the user's OpenCode no longer has (SF213) is an
 // error for scan; sessions lists it with that error, not as clean, and
-// diagnose, given the error OpenCode logs, names the rule.
+// diagnose, given the error OpenCode logs, names the rule and its repair.
 func TestCommandsJudgeSessionsWithOpenCodesConfig(t *testing.T) {
 	const id = "ses_e012acd97ffeUavLGQWWTi4jHW"
 	path := realstore.Copy(t, ocrelease.V1_18).Path
@@ -73,5 +74,22 @@ func TestCommandsJudgeSessionsWithOpenCodesConfig(t *testing.T) {
 	}
 	if len(errs) != 3 || errs[id] != 1 {
 		t.Errorf("sessions lists errors %v, want 1 for %s (SF213) among 3 sessions", errs, id)
+	}
+
+	res = run(t, env, "diagnose", "--format", "json", "--session", id, "--error",
+		"ProviderModelNotFoundError: Model not found: anthropic/claude-retired-1", path)
+	var diagnosed struct {
+		Rules  []string                `json:"rules"`
+		Causes []struct{ Code string } `json:"causes"`
+		Fix    struct {
+			Edits []string `json:"edits"`
+		} `json:"fix"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &diagnosed); err != nil {
+		t.Fatalf("diagnose: %v\n%s", err, res.stdout)
+	}
+	if res.code != 1 || len(diagnosed.Rules) != 1 || diagnosed.Rules[0] != "SF213" || len(diagnosed.Causes) != 1 ||
+		diagnosed.Causes[0].Code != "SF213" || len(diagnosed.Fix.Edits) != 1 || !strings.HasSuffix(diagnosed.Fix.Edits[0], "setSessionModel (model set to anthropic/claude-haiku-4-5, the model your config makes opencode's default)") {
+		t.Errorf("diagnose: exit %d, %+v; want SF213 as the cause, repaired by setSessionModel\n%s", res.code, diagnosed, res.stdout)
 	}
 }

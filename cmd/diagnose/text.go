@@ -41,7 +41,10 @@ func printText(w io.Writer, r *Result) error {
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	p("session %s in %s\n", r.SessionID, r.Store)
 	t := string(r.ErrorType)
-	if t == "" {
+	switch {
+	case t == "" && len(r.Rules) > 0:
+		t = "none; it is the error " + strings.Join(r.Rules, " or ") + " reports (sessfix explain " + r.Rules[0] + ")"
+	case t == "":
 		t = "not an error sessfix recognises"
 	}
 	p("error type: %s\n", t)
@@ -60,6 +63,9 @@ func printText(w io.Writer, r *Result) error {
 	}
 	for _, f := range r.Causes {
 		where := f.MessageID
+		if where == "" {
+			where = "session"
+		}
 		if f.PartID != "" {
 			where += " part " + f.PartID
 		}

@@ -152,3 +152,46 @@ func TestSessionModelRepairIsCheckedForTheNewFamily(t *testing.T) {
 		t.Fatalf("plan %+v, want SF213 unfixed because Anthropic rejects the blank text", plan)
 	}
 }
+
+// TestOpenCodesOwnErrorIsRepairedThroughItsRule: `fix --error` given the
+// error OpenCode logs for a session whose model it no longer has
+// (ProviderModelNotFoundError, which no provider returns) repairs the
+// session's SF213 finding by its default repair; a session without the
+// finding is left alone, saying why.
+func TestOpenCodesOwnErrorIsRepairedThroughItsRule(t *testing.T) {
+	const id = "ses_e012acd97ffeUavLGQWWTi4jHW"
+	const text = "ProviderModelNotFoundError: Model not found: anthropic/claude-retired-1. Did you mean: anthropic/claude-sonnet-4-5?"
+	path := realstore.Copy(t, ocrelease.V1_18).Path
+	storetest.ExecSQL(t, path,
+		`UPDATE session SET model = '{"id":"claude-retired-1","providerID":"anthropic","variant":"default"}' WHERE id = '`+id+`'`)
+	home := t.TempDir()
+	for rel, text := range map[string]string{
+		".cache/opencode/models.json":    `{"anthropic": {"models": {"claude-sonnet-4-5": {}, "claude-haiku-4-5": {}}}}`,
+		".config/opencode/opencode.json": `{"model": "anthropic/claude-haiku-4-5"}`,
+	} {
+		p := filepath.Join(home, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	so := &scan.Options{Now: testPipeline(t).Scan.Now, OpenCode: ocenv.NewResolver(ocenv.Env{Home: home, Getenv: func(string) string { return "" }})}
+	s := storetest.Load(t, storetest.OpenOne(t, path), id)
+	plan, err := PlanFromError(s, text, Options{Scan: so, Now: so.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := plan.Changes.Edits; len(e) != 1 || e[0].Mutation != "setSessionModel" || e[0].Kind != store.KindSession || len(plan.Unfixed) != 0 {
+		t.Fatalf("plan %+v, want one setSessionModel edit of the session and nothing unfixed", plan)
+	}
+	other := storetest.Load(t, storetest.OpenOne(t, path), "ses_e012a9fbfffeKtIFkrDCzeMk55")
+	plan, err = PlanFromError(other, text, Options{Scan: so, Now: so.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !plan.Changes.Empty() || len(plan.Unfixed) != 1 || !strings.Contains(plan.Unfixed[0].Reason, "the error is the one SF213 reports, and sessfix finds none of it in the session") {
+		t.Fatalf("plan of a session with its model %+v, want nothing changed, saying why", plan)
+	}
+}

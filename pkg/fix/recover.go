@@ -2,6 +2,7 @@ package fix
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/scan"
@@ -129,7 +130,17 @@ func (w *work) errorSteps(f scan.Finding, text string, failed *store.Message) []
 			}
 			return w.causeSteps(st, causes, resolved)
 		}
+		if causes := scan.MarkedCauses(others(w.findings), text); len(causes) > 0 {
+			// OpenCode's own error (SF213's ProviderModelNotFoundError):
+			// repaired through the findings of the rules it is, once none
+			// is left.
+			return w.causeSteps(st, causes, func(_ *store.Session, fs []scan.Finding) bool {
+				return len(scan.MarkedCauses(others(fs), text)) == 0
+			})
+		}
 		switch {
+		case r.Type == opencode.ErrorNone && len(scan.MarkedRules(text)) > 0:
+			st.why = "the error is the one " + strings.Join(scan.MarkedRules(text), " or ") + " reports, and sessfix finds none of it in the session; nothing changed"
 		case r.Type == opencode.ErrorNone:
 			st.why = "sessfix does not recognise this provider error; nothing changed"
 		case opencode.NoCauseNote(r.Type) != "":

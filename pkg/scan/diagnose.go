@@ -40,6 +40,10 @@ type Diagnosis struct {
 	// Causes are, for an error that names no message, the preflight's
 	// findings that produce it (ErrorCauses); empty otherwise.
 	Causes []Finding `json:"causes"`
+	// Rules are, for an error of no provider error class, the codes of the
+	// rules it is recognised as (MarkedRules: OpenCode's own errors); its
+	// Causes are then the session's findings of those rules.
+	Rules []string `json:"rules"`
 	// Shows are, for an error whose defect the repair looks for on every
 	// message (Defect.SessionWide), the stored messages before the failed
 	// attempt that show it; empty otherwise.
@@ -65,7 +69,7 @@ func Diagnose(s *store.Session, text string, opts *Options) *Diagnosis {
 	failed := opencode.FailedAttempt(s, text)
 	r := opencode.ReadError(s, text, failed)
 	d := &Diagnosis{SessionID: s.ID, Error: text, ErrorType: r.Type, Index: r.Index, ItemID: r.ItemID,
-		MessageID: r.TargetID, PartID: r.PartID, Findings: []Finding{}, Causes: []Finding{}, Shows: []string{}}
+		MessageID: r.TargetID, PartID: r.PartID, Findings: []Finding{}, Causes: []Finding{}, Shows: []string{}, Rules: []string{}}
 	until := ""
 	if failed != nil {
 		d.FailedMessage = failed.ID
@@ -103,6 +107,9 @@ func Diagnose(s *store.Session, text string, opts *Options) *Diagnosis {
 		} else if !ok && !r.Names() {
 			d.Causes = append(d.Causes, ErrorCauses(others, text)...)
 		}
+	} else if codes := MarkedRules(text); len(codes) > 0 {
+		d.Rules = codes
+		d.Causes = append(d.Causes, MarkedCauses(others, text)...)
 	}
 	if d.Resolved != "" {
 		// Once repaired, the index may name another block of the message.
@@ -126,6 +133,11 @@ func (d *Diagnosis) Describe() string {
 	var s string
 	switch {
 	case where == "" && d.ErrorType != opencode.ErrorNone && d.Resolved == "" && len(d.Shows) == 0:
+		return CausesNote(d.Causes)
+	case where == "" && len(d.Rules) > 0:
+		if len(d.Causes) == 0 {
+			return "the error is the one " + strings.Join(d.Rules, " or ") + " reports, and sessfix finds none of it in the session"
+		}
 		return CausesNote(d.Causes)
 	case where == "":
 		s = "the error names no message"

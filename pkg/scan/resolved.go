@@ -174,6 +174,40 @@ func ErrorCauses(fs []Finding, text string) []Finding {
 	return typed
 }
 
+// MarkedRules are the codes of the rules an error is recognised as by
+// their marks (Rule.Marks), in registry order, when it is of no provider
+// error class (opencode.DetectErrorType): OpenCode's own errors, such as
+// SF213's ProviderModelNotFoundError. None for an error of a class.
+func MarkedRules(text string) []string {
+	if opencode.DetectErrorType(text) != opencode.ErrorNone {
+		return nil
+	}
+	t := strings.ToLower(text)
+	var out []string
+	for _, r := range registry {
+		if slices.ContainsFunc(r.Marks, func(m string) bool { return strings.Contains(t, m) }) {
+			out = append(out, r.Code)
+		}
+	}
+	return out
+}
+
+// MarkedCauses are the findings of fs of the rules the error is
+// recognised as (MarkedRules).
+func MarkedCauses(fs []Finding, text string) []Finding {
+	codes := MarkedRules(text)
+	if len(codes) == 0 {
+		return nil
+	}
+	var out []Finding
+	for _, f := range fs {
+		if slices.Contains(codes, f.Code) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // predictsError reports a rule whose findings predict the provider's error
 // from the request OpenCode would send: the preflight rules, and SF210
 // (a history that begins with an assistant message).
@@ -198,6 +232,9 @@ func DescribeCauses(fs []Finding) string {
 	var out []string
 	for _, f := range fs {
 		s := "message " + f.MessageID
+		if f.MessageID == "" {
+			s = "the session"
+		}
 		if f.PartID != "" {
 			s += " part " + f.PartID
 		}
@@ -242,6 +279,15 @@ func CausesHeader(causes []Finding) string {
 	places := "places that cause it"
 	if n == 1 {
 		places = "place that causes it"
+	}
+	if !slices.ContainsFunc(causes, func(f Finding) bool { return predictsError(f.Code) }) {
+		// The rules an error is recognised as by its marks (OpenCode's
+		// own errors): not the preflight's findings.
+		problems := "problems that cause it"
+		if n == 1 {
+			problems = "problem that causes it"
+		}
+		return fmt.Sprintf("the error names no message; sessfix finds %d %s:", n, problems)
 	}
 	return fmt.Sprintf("the error names no message; the preflight finds %d %s:", n, places)
 }

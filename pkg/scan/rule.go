@@ -28,6 +28,12 @@ type Rule struct {
 	Why           string
 	ProviderError string
 	FixDoc        string
+	// Marks are lower-case phrases by which a pasted or stored error is
+	// recognised as this rule's when no provider error class matches it
+	// (opencode.DetectErrorType): the errors OpenCode raises itself, and a
+	// report-only rule's provider text. diagnose and fix --error map such
+	// an error to the session's findings of the rule (MarkedCauses).
+	Marks []string
 	// Fixable is true when `sessfix fix` repairs the rule's findings.
 	Fixable bool
 	// Fix names the default mutation(s), as in rules.md.

@@ -23,6 +23,7 @@ var ruleSF212 = &Rule{
 		"fails: OpenCode updates the session row and SQLite answers `FOREIGN KEY constraint failed` (observed " +
 		"on OpenCode 1.18.33).",
 	ProviderError: "OpenCode 1.18.33, opencode run --session: UnknownError: Unexpected server error (log: SQLiteError: FOREIGN KEY constraint failed)",
+	Marks:         []string{"foreign key constraint failed"},
 	FixDoc: "`setSessionProject` sets the session row's `project_id` to the project the finding names, the one " +
 		"OpenCode resolves the session's directory to, when that project has a row: OpenCode lists the session " +
 		"again and resumes it (shown on OpenCode 1.18.33, for a missing row and for a duplicate one). Only that " +

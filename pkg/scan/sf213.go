@@ -27,6 +27,7 @@ var ruleSF213 = &Rule{
 		"`UnknownError: Unexpected server error` on screen and `ProviderModelNotFoundError: Model not found` " +
 		"in the log (observed on OpenCode 1.18.33); OpenCode 1.17 exited without a word.",
 	ProviderError: "ProviderModelNotFoundError: Model not found: anthropic/claude-retired-1. Did you mean: …",
+	Marks:         []string{"providermodelnotfounderror", "model not found:"},
 	FixDoc: "`setSessionModel` gives the session row the model your config makes OpenCode's default (the " +
 		"config's `model` when OpenCode has it, else the one model the config defines when there is exactly " +
 		"one). It is a default repair because it chooses nothing for you: it is the model OpenCode itself " +
