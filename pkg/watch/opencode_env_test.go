@@ -18,7 +18,9 @@ import (
 // afresh for each session it examines. A session whose model OpenCode no
 // longer has (SF213) cannot be repaired while the config names no default
 // model; once the user adds one, the next examination repairs the
-// session with it, without restarting watch.
+// session with it, without restarting watch. That examination follows a
+// hand edit of the session row's model that keeps time_updated (sqlite3
+// by hand): the content check sums every column of a session row.
 func TestOpenCodesConfigIsReadForEachExamination(t *testing.T) {
 	const id = "ses_e012acd97ffeUavLGQWWTi4jHW"
 	real := realstore.Copy(t, ocrelease.V1_18)
@@ -55,7 +57,7 @@ func TestOpenCodesConfigIsReadForEachExamination(t *testing.T) {
 
 	writeHome(".config/opencode/opencode.json", `{"model": "anthropic/claude-haiku-4-5"}`)
 	h.step(contentEvery)
-	storetest.ExecSQL(t, h.path, `UPDATE session SET model = '{"id":"claude-retired-2","providerID":"anthropic","variant":"default"}', time_updated = CAST(unixepoch('subsec') * 1000 AS INTEGER) WHERE id = '`+id+`'`)
+	storetest.ExecSQL(t, h.path, `UPDATE session SET model = '{"id":"claude-retired-2","providerID":"anthropic","variant":"default"}' WHERE id = '`+id+`'`)
 	h.sync(real.Dir)
 	h.step(DefaultCoalesce)
 	h.step(2 * time.Second)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"path/filepath"
@@ -124,20 +125,61 @@ func init() {
 // and the sum of their digests.
 type sum struct{ rows, digest int64 }
 
-const digestQuery = `SELECT sid, SUM(n), SUM(d) FROM (
-	SELECT id AS sid, 1 AS n, ` + digestFunc + `(id, title) AS d FROM session
+// digestQuery sums the rows of every session: of a session row every
+// column but time_updated (its model, directory and project, which SF212
+// and SF213 read, as well as its title; the columns differ between
+// OpenCode versions, hence the list), of message and part rows the id and
+// data.
+func digestQuery(sessionColumns []string) string {
+	cols := make([]string, len(sessionColumns))
+	for i, c := range sessionColumns {
+		cols[i] = `"` + strings.ReplaceAll(c, `"`, `""`) + `"`
+	}
+	return `SELECT sid, SUM(n), SUM(d) FROM (
+	SELECT id AS sid, 1 AS n, ` + digestFunc + `(` + strings.Join(cols, ", ") + `) AS d FROM session
 	UNION ALL SELECT session_id, 1, ` + digestFunc + `(id, data) FROM message
 	UNION ALL SELECT session_id, 1, ` + digestFunc + `(id, data) FROM part
 ) GROUP BY sid`
+}
 
-// digest reads the content of every session (a checksum of the id and
-// data of each row, summed per session, computed inside SQLite) and
-// returns the sessions whose content differs from the previous call's:
-// rows edited without a newer time_updated, rows deleted, a database
-// copied in place over the file. The first call only records where the
-// database stands.
+// sessionColumns are the session table's columns but time_updated, in
+// table order.
+func (c *changes) sessionColumns(ctx context.Context) ([]string, error) {
+	rows, err := c.db.QueryContext(ctx, `SELECT name FROM pragma_table_info('session') WHERE name <> 'time_updated' ORDER BY cid`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, err
+		}
+		out = append(out, name)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, errors.New("the database has no session table")
+	}
+	return out, nil
+}
+
+// digest reads the content of every session (a checksum of each row,
+// digestQuery, summed per session, computed inside SQLite) and returns the
+// sessions whose content differs from the previous call's: rows edited
+// without a newer time_updated, rows deleted, a database copied in place
+// over the file. The first call only records where the database stands.
+// The session table's columns are read each time: a database OpenCode
+// migrated meanwhile has others (every session then differs once).
 func (c *changes) digest(ctx context.Context, first bool) ([]string, error) {
-	rows, err := c.db.QueryContext(ctx, digestQuery)
+	cols, err := c.sessionColumns(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := c.db.QueryContext(ctx, digestQuery(cols))
 	if err != nil {
 		return nil, err
 	}
