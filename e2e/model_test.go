@@ -19,7 +19,9 @@ import (
 // because their row names a model or provider it does not have (#42781),
 // the remedy the finding names (`--model`) resumes them, and `sessfix fix`
 // gives the row the config's model, after which OpenCode resumes the
-// session as it is; `sessfix undo` restores the row exactly.
+// session as it is; `sessfix undo` restores the row exactly. The error
+// line OpenCode logs, given to `sessfix diagnose`, is mapped to SF213 and
+// its repair, and `sessfix sessions` lists the session with the error.
 func TestUnknownModel(t *testing.T) {
 	t.Parallel()
 	b, c := onBase(t, opencodetest.V1_18)
@@ -85,6 +87,47 @@ func TestUnknownModel(t *testing.T) {
 		}
 		if res.ExitCode == 0 || len(e.Mock.ChatRequests()) != 0 || !strings.Contains(res.Stderr, "ProviderModelNotFoundError") {
 			t.Fatalf("%s %s: OpenCode resumed the session SF213 reports:\n%s", c.column, c.value, res)
+		}
+		// The line of OpenCode's log a user pastes: diagnose names SF213
+		// and the repair, and sessions lists the session with an error.
+		var logged string
+		for _, line := range strings.Split(res.Stderr, "\n") {
+			if strings.Contains(line, "ProviderModelNotFoundError") {
+				logged = strings.TrimSpace(line)
+				break
+			}
+		}
+		diag := sessfixEnv(t, e, env, "diagnose", "--format", "json", "--session", b.loop, "--error", logged, e.DataDir())
+		var dd struct {
+			Rules  []string  `json:"rules"`
+			Causes []finding `json:"causes"`
+			Fix    struct {
+				Edits []string `json:"edits"`
+			} `json:"fix"`
+		}
+		if err := json.Unmarshal([]byte(diag.Stdout), &dd); err != nil {
+			t.Fatalf("diagnose JSON: %v\n%s", err, diag)
+		}
+		if diag.ExitCode != 1 || strings.Join(dd.Rules, ",") != "SF213" || len(dd.Causes) != 1 || dd.Causes[0].Code != "SF213" ||
+			len(dd.Fix.Edits) != 1 || !strings.Contains(dd.Fix.Edits[0], "setSessionModel") {
+			t.Fatalf("%s %s: diagnose of OpenCode's logged error %q: %+v\n%s", c.column, c.value, logged, dd, diag)
+		}
+		list := sessfixEnv(t, e, env, "sessions", "--format", "json", e.DataDir())
+		var ld struct {
+			Sessions []struct {
+				ID     string `json:"id"`
+				Health struct {
+					Errors int `json:"errors"`
+				} `json:"health"`
+			} `json:"sessions"`
+		}
+		if err := json.Unmarshal([]byte(list.Stdout), &ld); err != nil {
+			t.Fatalf("sessions JSON: %v\n%s", err, list)
+		}
+		for _, s := range ld.Sessions {
+			if s.ID == b.loop && s.Health.Errors == 0 {
+				t.Fatalf("%s %s: sessions lists the session OpenCode cannot resume with no error:\n%s", c.column, c.value, list.Stdout)
+			}
 		}
 		e.Mock.Reset()
 		res, err = e.Resume(ctx, b.loop, "Please continue.", "--model", opencodetest.DefaultModel)
