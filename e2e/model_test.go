@@ -90,28 +90,7 @@ func TestUnknownModel(t *testing.T) {
 		}
 		// The line of OpenCode's log a user pastes: diagnose names SF213
 		// and the repair, and sessions lists the session with an error.
-		var logged string
-		for _, line := range strings.Split(res.Stderr, "\n") {
-			if strings.Contains(line, "ProviderModelNotFoundError") {
-				logged = strings.TrimSpace(line)
-				break
-			}
-		}
-		diag := sessfixEnv(t, e, env, "diagnose", "--format", "json", "--session", b.loop, "--error", logged, e.DataDir())
-		var dd struct {
-			Rules  []string  `json:"rules"`
-			Causes []finding `json:"causes"`
-			Fix    struct {
-				Edits []string `json:"edits"`
-			} `json:"fix"`
-		}
-		if err := json.Unmarshal([]byte(diag.Stdout), &dd); err != nil {
-			t.Fatalf("diagnose JSON: %v\n%s", err, diag)
-		}
-		if diag.ExitCode != 1 || strings.Join(dd.Rules, ",") != "SF213" || len(dd.Causes) != 1 || dd.Causes[0].Code != "SF213" ||
-			len(dd.Fix.Edits) != 1 || !strings.Contains(dd.Fix.Edits[0], "setSessionModel") {
-			t.Fatalf("%s %s: diagnose of OpenCode's logged error %q: %+v\n%s", c.column, c.value, logged, dd, diag)
-		}
+		diagnoseLogged(t, e, env, b.loop, res.Stderr, "ProviderModelNotFoundError", "SF213", "setSessionModel")
 		list := sessfixEnv(t, e, env, "sessions", "--format", "json", e.DataDir())
 		var ld struct {
 			Sessions []struct {
@@ -173,5 +152,38 @@ func TestUnknownModel(t *testing.T) {
 			t.Fatalf("%s %s: after the resume: SF213 %+v", c.column, c.value, got)
 		}
 		d.exec(`UPDATE session SET model = json_set(model, '$.id', 'claude-sonnet-4-5', '$.providerID', 'anthropic') WHERE id = ?`, b.loop)
+	}
+}
+
+// diagnoseLogged gives `sessfix diagnose` the first line of OpenCode's log
+// (stderr of a run with --print-logs) that holds marker, as a user pastes
+// it, and requires the session's finding of rule code as its cause and one
+// edit by mutation as its repair.
+func diagnoseLogged(t *testing.T, e *opencodetest.Env, env []string, session, stderr, marker, code, mutation string) {
+	t.Helper()
+	var logged string
+	for _, line := range strings.Split(stderr, "\n") {
+		if strings.Contains(line, marker) {
+			logged = strings.TrimSpace(line)
+			break
+		}
+	}
+	if logged == "" {
+		t.Fatalf("OpenCode's log has no line with %q:\n%s", marker, stderr)
+	}
+	res := sessfixEnv(t, e, env, "diagnose", "--format", "json", "--session", session, "--error", logged, e.DataDir())
+	var doc struct {
+		Rules  []string  `json:"rules"`
+		Causes []finding `json:"causes"`
+		Fix    struct {
+			Edits []string `json:"edits"`
+		} `json:"fix"`
+	}
+	if err := json.Unmarshal([]byte(res.Stdout), &doc); err != nil {
+		t.Fatalf("diagnose JSON: %v\n%s", err, res)
+	}
+	if res.ExitCode != 1 || strings.Join(doc.Rules, ",") != code || len(doc.Causes) != 1 || doc.Causes[0].Code != code ||
+		len(doc.Fix.Edits) != 1 || !strings.Contains(doc.Fix.Edits[0], mutation) {
+		t.Fatalf("diagnose of OpenCode's logged error %q: %+v, want %s as the cause, repaired by %s\n%s", logged, doc, code, mutation, res)
 	}
 }

@@ -78,6 +78,7 @@ func TestMissingProject(t *testing.T) {
 	if res.ExitCode == 0 || !strings.Contains(res.Stderr, "FOREIGN KEY constraint failed") {
 		t.Fatalf("OpenCode resumed the session SF212 reports:\n%s", res)
 	}
+	diagnoseLogged(t, e, nil, b.loop, res.Stderr, "FOREIGN KEY constraint failed", "SF212", "setSessionProject")
 
 	// sessfix fix repairs it, undo puts the broken row back byte for byte,
 	// and the repair made again resumes.
