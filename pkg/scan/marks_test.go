@@ -79,3 +79,35 @@ func TestDiagnoseOpenCodesOwnError(t *testing.T) {
 		t.Errorf("without OpenCode's config: rules %v, causes %+v, %q", d.Rules, d.Causes, d.Describe())
 	}
 }
+
+// TestOpenCodesLoadErrorsAreRecognised: every 400 real OpenCode 1.18.33
+// answered GET /session/:id/message with, one change to one key of one
+// record at a time (internal/opencodetest's schema probe, its golden file),
+// that names where (` at [N]["info"]…`, ` at [N]["parts"]…`) is recognised
+// as the schema rules' (SF205–SF208) and as no provider error class.
+func TestOpenCodesLoadErrorsAreRecognised(t *testing.T) {
+	b, err := os.ReadFile("../../internal/opencodetest/testdata/schema-" + ocrelease.V1_18 + ".golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := []string{SF205, SF206, SF207, SF208}
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Split(line, " | ")
+		if strings.HasPrefix(line, "#") || len(f) != 4 || !strings.HasPrefix(f[3], "400 ") || !strings.Contains(f[3], " at [") {
+			continue
+		}
+		n++
+		text := strings.TrimPrefix(f[3], "400 ")
+		if typ := opencode.DetectErrorType(text); typ != opencode.ErrorNone {
+			t.Errorf("OpenCode's %q is classified as the provider error %s", text, typ)
+			continue
+		}
+		if got := MarkedRules(text); !slices.Equal(got, schema) {
+			t.Errorf("OpenCode's %q is recognised as %v, want %v", text, got, schema)
+		}
+	}
+	if n < 300 {
+		t.Fatalf("only %d of OpenCode's 400 answers with a place in the golden file", n)
+	}
+}

@@ -16,7 +16,7 @@ var ruleSF205 = &Rule{
 		"OpenCode 1.18.33). OpenCode also ignores these parts when it builds a request, so whatever they were " +
 		"meant to repair is not repaired.",
 	ProviderError: "OpenCode 1.18.33, GET /session/:id/message: 400 Expected Part, got {\"type\":\"thinking\",…} at [1][\"parts\"][0]",
-	Marks:         []string{"expected part, got"},
+	Marks:         []string{"expected part, got", `]["info"]`, `]["parts"]`},
 	FixDoc:        "`deletePart` removes the part (backed up first, restorable with `undo`).",
 	Fixable:       true,
 	Fix:           "deletePart",

@@ -23,7 +23,7 @@ var ruleSF206 = &Rule{
 		"with `UnknownError` before calling the provider. Shown on real OpenCode 1.18.33 for every key " +
 		"(docs/opencode-invariants.md).",
 	ProviderError: "OpenCode 1.18.33, GET /session/:id/message: 400 Missing key at [0][\"info\"][\"agent\"]",
-	Marks:         []string{"missing key at"},
+	Marks:         []string{"missing key at", `]["info"]`, `]["parts"]`},
 	FixDoc: "`backfillSchemaFields` writes the value OpenCode itself writes for each missing key, derived from " +
 		"the record's place in the session (a user message's `model` is its reply's, an assistant message's " +
 		"`parentID` the closest user message before it, times the record's own creation time, counts and costs " +

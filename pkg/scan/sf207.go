@@ -23,7 +23,7 @@ var ruleSF207 = &Rule{
 		"Shown on real OpenCode 1.18.33 for every key of every record type (docs/opencode-invariants.md).",
 	ProviderError: "OpenCode 1.18.33, GET /session/:id/message: 400 Missing key at [1][\"parts\"][2][\"text\"] " +
 		"(or \"Expected string, got 5\", \"Expected an integer, got 1.5\", \"Expected ToolState, got {…}\")",
-	Marks: []string{"missing key at", "expected string, got", "expected an integer, got", "expected toolstate, got"},
+	Marks: []string{"missing key at", "expected string, got", "expected an integer, got", "expected toolstate, got", `]["info"]`, `]["parts"]`},
 	FixDoc: "Report only. What is missing or mistyped here is conversation content or a value sessfix cannot " +
 		"know; writing one would invent history. Restore the record from a backup or the tool that wrote it, " +
 		"or remove it by hand (`sessfix backups` keeps what sessfix changed). Missing bookkeeping keys of the " +

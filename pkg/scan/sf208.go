@@ -18,7 +18,7 @@ var ruleSF208 = &Rule{
 		"and the web UI cannot open the session. Observed on real OpenCode 1.18.33 (docs/opencode-invariants.md).",
 	ProviderError: "OpenCode 1.18.33, GET /session/:id/message: 400 Expected OutputFormatText, got {\"type\":\"text\"} " +
 		"at [0][\"info\"][\"format\"]",
-	Marks: []string{"expected outputformat"},
+	Marks: []string{"expected outputformat", `]["info"]`, `]["parts"]`},
 	FixDoc: "`dropUnservableKey` removes the key (the record is backed up first, restorable with `undo`); " +
 		"every other byte stays. A past prompt's output format changes nothing later in the session, and " +
 		"without the key the session loads again (shown on real OpenCode 1.18.33).",
