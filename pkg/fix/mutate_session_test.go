@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -185,6 +186,10 @@ func TestOpenCodesOwnErrorIsRepairedThroughItsRule(t *testing.T) {
 	}
 	if e := plan.Changes.Edits; len(e) != 1 || e[0].Mutation != "setSessionModel" || e[0].Kind != store.KindSession || len(plan.Unfixed) != 0 {
 		t.Fatalf("plan %+v, want one setSessionModel edit of the session and nothing unfixed", plan)
+	}
+	if i := slices.IndexFunc(plan.Fixed, func(r Repair) bool { return r.Finding.Code == scan.SF302 }); i < 0 ||
+		plan.Fixed[i].Finding.Message != "the error given with --error, the one SF213 reports" {
+		t.Errorf("the error's own step %+v, want it named as SF213's, not a provider's", plan.Fixed)
 	}
 	other := storetest.Load(t, storetest.OpenOne(t, path), "ses_e012a9fbfffeKtIFkrDCzeMk55")
 	plan, err = PlanFromError(other, text, Options{Scan: so, Now: so.Now})

@@ -275,6 +275,10 @@ func PlanFromError(s *store.Session, errText string, opts Options) (*SessionPlan
 		ProviderError: errText,
 		Store:         s.Store, StorePath: s.Store.Path, Shape: s.Store.Shape, SessionID: s.ID,
 	}
+	if codes := scan.MarkedRules(errText); len(codes) > 0 {
+		// OpenCode's own error, not a provider's.
+		f.Message = "the error given with --error, the one " + strings.Join(codes, " or ") + " reports"
+	}
 	failed := opencode.FailedAttempt(s, errText)
 	if failed != nil {
 		f.MessageID = failed.ID
