@@ -2,8 +2,6 @@ package cmd
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,6 +10,7 @@ import (
 	"github.com/sessfix/sessfix/internal/opencodetest/ocrelease"
 	"github.com/sessfix/sessfix/internal/opencodetest/realstore"
 	"github.com/sessfix/sessfix/pkg/ocenv"
+	"github.com/sessfix/sessfix/pkg/ocenv/ocenvtest"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
 
@@ -25,21 +24,12 @@ func TestCommandsJudgeSessionsWithOpenCodesConfig(t *testing.T) {
 	path := realstore.Copy(t, ocrelease.V1_18).Path
 	storetest.ExecSQL(t, path,
 		`UPDATE session SET model = '{"id":"claude-retired-1","providerID":"anthropic","variant":"default"}' WHERE id = '`+id+`'`)
-	home := t.TempDir()
-	for rel, text := range map[string]string{
+	_, ocEnv := ocenvtest.Home(t, map[string]string{
 		".cache/opencode/models.json":    `{"anthropic": {"models": {"claude-sonnet-4-5": {}, "claude-haiku-4-5": {}}}}`,
 		".config/opencode/opencode.json": `{"model": "anthropic/claude-haiku-4-5"}`,
-	} {
-		p := filepath.Join(home, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	env := func(f *cli.Factory, _ *iostreams.IOStreams) {
-		f.OpenCodeEnv = func() ocenv.Env { return ocenv.Env{Home: home, Getenv: func(string) string { return "" }} }
+		f.OpenCodeEnv = func() ocenv.Env { return ocEnv }
 	}
 
 	res := run(t, env, "scan", "--format", "json", "--settle=0", path)

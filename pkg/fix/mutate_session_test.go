@@ -12,6 +12,7 @@ import (
 	"github.com/sessfix/sessfix/internal/opencodetest/realstore"
 	"github.com/sessfix/sessfix/pkg/backup"
 	"github.com/sessfix/sessfix/pkg/ocenv"
+	"github.com/sessfix/sessfix/pkg/ocenv/ocenvtest"
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/store"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
@@ -43,18 +44,10 @@ func TestSessionRowRepairs(t *testing.T) {
 		`UPDATE session SET model = json_set(model, '$.id', 'claude-retired-1', '$.variant', 'high') WHERE id = '`+retired+`'`,
 		`UPDATE session SET project_id = 'deleted1project', directory = '`+repo+`' WHERE id = '`+unmadeID+`'`,
 	)
-	for rel, text := range map[string]string{
+	ocenvtest.Write(t, home, map[string]string{
 		".cache/opencode/models.json":    `{"anthropic": {"models": {"claude-sonnet-4-5": {}, "claude-haiku-4-5": {}}}}`,
 		".config/opencode/opencode.json": `{"model": "anthropic/claude-haiku-4-5"}`,
-	} {
-		p := filepath.Join(home, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	before := storetest.State(t, path, store.ShapeSQLite)
 
 	p := testPipeline(t)
@@ -126,21 +119,12 @@ func TestSessionModelRepairIsCheckedForTheNewFamily(t *testing.T) {
 	storetest.ExecSQL(t, path,
 		`UPDATE session SET model = '{"id":"gpt-retired","providerID":"openai","variant":"default"}' WHERE id = '`+id+`'`,
 		`UPDATE part SET data = json_set(data, '$.text', ' ') WHERE id = 'prt_1fed54cb3001lWExXDaIbvfo1U'`)
-	home := t.TempDir()
-	for rel, text := range map[string]string{
+	_, env := ocenvtest.Home(t, map[string]string{
 		".cache/opencode/models.json":    `{"anthropic": {"models": {"claude-sonnet-4-5": {}}}, "openai": {"models": {"gpt-5.2": {}}}}`,
 		".config/opencode/opencode.json": `{"model": "anthropic/claude-sonnet-4-5"}`,
-	} {
-		p := filepath.Join(home, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	s := storetest.Load(t, storetest.OpenOne(t, path), id)
-	so := &scan.Options{Now: testPipeline(t).Scan.Now, OpenCode: ocenv.NewResolver(ocenv.Env{Home: home, Getenv: func(string) string { return "" }})}
+	so := &scan.Options{Now: testPipeline(t).Scan.Now, OpenCode: ocenv.NewResolver(env)}
 	fs := scan.CheckSession(s, so)
 	if len(fs) != 1 || fs[0].Code != "SF213" || fs[0].Fix != "setSessionModel" {
 		t.Fatalf("findings %+v, want SF213 alone (the blank text is no defect for the Responses API)", fs)
@@ -165,20 +149,11 @@ func TestOpenCodesOwnErrorIsRepairedThroughItsRule(t *testing.T) {
 	path := realstore.Copy(t, ocrelease.V1_18).Path
 	storetest.ExecSQL(t, path,
 		`UPDATE session SET model = '{"id":"claude-retired-1","providerID":"anthropic","variant":"default"}' WHERE id = '`+id+`'`)
-	home := t.TempDir()
-	for rel, text := range map[string]string{
+	_, env := ocenvtest.Home(t, map[string]string{
 		".cache/opencode/models.json":    `{"anthropic": {"models": {"claude-sonnet-4-5": {}, "claude-haiku-4-5": {}}}}`,
 		".config/opencode/opencode.json": `{"model": "anthropic/claude-haiku-4-5"}`,
-	} {
-		p := filepath.Join(home, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	so := &scan.Options{Now: testPipeline(t).Scan.Now, OpenCode: ocenv.NewResolver(ocenv.Env{Home: home, Getenv: func(string) string { return "" }})}
+	})
+	so := &scan.Options{Now: testPipeline(t).Scan.Now, OpenCode: ocenv.NewResolver(env)}
 	s := storetest.Load(t, storetest.OpenOne(t, path), id)
 	plan, err := PlanFromError(s, text, Options{Scan: so, Now: so.Now})
 	if err != nil {

@@ -130,17 +130,18 @@ func (w *work) errorSteps(f scan.Finding, text string, failed *store.Message) []
 			}
 			return w.causeSteps(st, causes, resolved)
 		}
-		if causes := scan.MarkedCauses(others(w.findings), text); len(causes) > 0 {
+		marked := scan.MarkedRules(text)
+		if causes := scan.MarkedCauses(others(w.findings), marked); len(causes) > 0 {
 			// OpenCode's own error (SF213's ProviderModelNotFoundError):
 			// repaired through the findings of the rules it is, once none
 			// is left.
 			return w.causeSteps(st, causes, func(_ *store.Session, fs []scan.Finding) bool {
-				return len(scan.MarkedCauses(others(fs), text)) == 0
+				return len(scan.MarkedCauses(others(fs), marked)) == 0
 			})
 		}
 		switch {
-		case r.Type == opencode.ErrorNone && len(scan.MarkedRules(text)) > 0:
-			st.why = "the error is the one " + strings.Join(scan.MarkedRules(text), " or ") + " reports, and sessfix finds none of it in the session; nothing changed"
+		case len(marked) > 0:
+			st.why = scan.MarkedNoneNote(marked) + "; nothing changed"
 		case r.Type == opencode.ErrorNone:
 			st.why = "sessfix does not recognise this provider error; nothing changed"
 		case opencode.NoCauseNote(r.Type) != "":

@@ -109,7 +109,7 @@ func Diagnose(s *store.Session, text string, opts *Options) *Diagnosis {
 		}
 	} else if codes := MarkedRules(text); len(codes) > 0 {
 		d.Rules = codes
-		d.Causes = append(d.Causes, MarkedCauses(others, text)...)
+		d.Causes = append(d.Causes, MarkedCauses(others, codes)...)
 	}
 	if d.Resolved != "" {
 		// Once repaired, the index may name another block of the message.
@@ -136,7 +136,7 @@ func (d *Diagnosis) Describe() string {
 		return CausesNote(d.Causes)
 	case where == "" && len(d.Rules) > 0:
 		if len(d.Causes) == 0 {
-			return "the error is the one " + strings.Join(d.Rules, " or ") + " reports, and sessfix finds none of it in the session"
+			return MarkedNoneNote(d.Rules)
 		}
 		return CausesNote(d.Causes)
 	case where == "":

@@ -2,7 +2,6 @@ package scan
 
 import (
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"github.com/sessfix/sessfix/internal/opencodetest/ocrelease"
 	"github.com/sessfix/sessfix/internal/opencodetest/realstore"
 	"github.com/sessfix/sessfix/pkg/ocenv"
+	"github.com/sessfix/sessfix/pkg/ocenv/ocenvtest"
 	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
@@ -57,16 +57,9 @@ func TestDiagnoseOpenCodesOwnError(t *testing.T) {
 	path := realstore.Copy(t, ocrelease.V1_18).Path
 	storetest.ExecSQL(t, path,
 		`UPDATE session SET model = '{"id":"claude-retired-1","providerID":"anthropic","variant":"default"}' WHERE id = '`+id+`'`)
-	home := t.TempDir()
-	p := filepath.Join(home, ".cache", "opencode", "models.json")
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(`{"anthropic": {"models": {"claude-sonnet-4-5": {}}}}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	_, env := ocenvtest.Home(t, map[string]string{".cache/opencode/models.json": `{"anthropic": {"models": {"claude-sonnet-4-5": {}}}}`})
 	s := storetest.Load(t, storetest.OpenOne(t, path), id)
-	d := Diagnose(s, text, &Options{OpenCode: ocenv.NewResolver(ocenv.Env{Home: home, Getenv: func(string) string { return "" }})})
+	d := Diagnose(s, text, &Options{OpenCode: ocenv.NewResolver(env)})
 	if d.ErrorType != opencode.ErrorNone || !slices.Equal(d.Rules, []string{SF213}) || len(d.Causes) != 1 || d.Causes[0].Code != SF213 {
 		t.Fatalf("diagnosis: type %q, rules %v, causes %+v; want no class, SF213 and the session's SF213 finding", d.ErrorType, d.Rules, d.Causes)
 	}

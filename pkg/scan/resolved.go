@@ -192,10 +192,9 @@ func MarkedRules(text string) []string {
 	return out
 }
 
-// MarkedCauses are the findings of fs of the rules the error is
-// recognised as (MarkedRules).
-func MarkedCauses(fs []Finding, text string) []Finding {
-	codes := MarkedRules(text)
+// MarkedCauses are the findings of fs of the rules codes (an error's
+// MarkedRules).
+func MarkedCauses(fs []Finding, codes []string) []Finding {
 	if len(codes) == 0 {
 		return nil
 	}
@@ -206,6 +205,12 @@ func MarkedCauses(fs []Finding, text string) []Finding {
 		}
 	}
 	return out
+}
+
+// MarkedNoneNote says that an error is the one the rules codes report
+// (MarkedRules) but the session has no finding of them.
+func MarkedNoneNote(codes []string) string {
+	return "the error is the one " + strings.Join(codes, " or ") + " reports, and sessfix finds none of it in the session"
 }
 
 // predictsError reports a rule whose findings predict the provider's error

@@ -1,8 +1,6 @@
 package watch
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +8,7 @@ import (
 	"github.com/sessfix/sessfix/internal/opencodetest/ocrelease"
 	"github.com/sessfix/sessfix/internal/opencodetest/realstore"
 	"github.com/sessfix/sessfix/pkg/ocenv"
+	"github.com/sessfix/sessfix/pkg/ocenv/ocenvtest"
 	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
 
@@ -26,23 +25,12 @@ func TestOpenCodesConfigIsReadForEachExamination(t *testing.T) {
 	real := realstore.Copy(t, ocrelease.V1_18)
 	storetest.ExecSQL(t, real.Path,
 		`UPDATE session SET model = '{"id":"claude-retired-1","providerID":"anthropic","variant":"default"}' WHERE id = '`+id+`'`)
-	home := t.TempDir()
-	writeHome := func(rel, text string) {
-		t.Helper()
-		p := filepath.Join(home, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	writeHome(".cache/opencode/models.json", `{"anthropic": {"models": {"claude-sonnet-4-5": {}, "claude-haiku-4-5": {}}}}`)
+	home, env := ocenvtest.Home(t, map[string]string{".cache/opencode/models.json": `{"anthropic": {"models": {"claude-sonnet-4-5": {}, "claude-haiku-4-5": {}}}}`})
 	reads := 0
 	h := emptyHarness(t, real.Dir, func(o *Options) {
 		o.OpenCode = func() *ocenv.Resolver {
 			reads++
-			return ocenv.NewResolver(ocenv.Env{Home: home, Getenv: func(string) string { return "" }})
+			return ocenv.NewResolver(env)
 		}
 	})
 	h.step(0)
@@ -55,7 +43,7 @@ func TestOpenCodesConfigIsReadForEachExamination(t *testing.T) {
 		t.Fatalf("%d repairs without a default model", n)
 	}
 
-	writeHome(".config/opencode/opencode.json", `{"model": "anthropic/claude-haiku-4-5"}`)
+	ocenvtest.Write(t, home, map[string]string{".config/opencode/opencode.json": `{"model": "anthropic/claude-haiku-4-5"}`})
 	h.step(contentEvery)
 	storetest.ExecSQL(t, h.path, `UPDATE session SET model = '{"id":"claude-retired-2","providerID":"anthropic","variant":"default"}' WHERE id = '`+id+`'`)
 	h.sync(real.Dir)
