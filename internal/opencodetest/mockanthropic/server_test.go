@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sessfix/sessfix/internal/opencodetest/mockstream"
 )
 
 func post(t *testing.T, s *Server, b string) (*http.Response, error) {
@@ -100,7 +102,8 @@ func TestRejectRecorded(t *testing.T) {
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 400 || !strings.Contains(string(b), `"type":"error"`) || !strings.Contains(string(b), TextWhitespaceTextBlock) {
+	if resp.StatusCode != 400 || !strings.Contains(string(b), `"type":"error"`) || !strings.Contains(string(b), TextWhitespaceTextBlock) ||
+		resp.Header.Get("retry-after-ms") != mockstream.RetryAfterMS {
 		t.Fatalf("%d %s", resp.StatusCode, b)
 	}
 	r := s.Rejected()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockstream"
 )
 
 func post(t *testing.T, ctx context.Context, s *Server, op, auth, b string) *http.Response {
@@ -108,7 +109,7 @@ func TestRejectShape(t *testing.T) {
 		body(false, msg("user", text("hi")), msg("assistant", text(" ")), msg("user", text("again"))))
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 400 || resp.Header.Get("x-amzn-ErrorType") != invalid("").Header() || string(b) != `{"message":"`+MsgBlankText(1, 0)+`"}` {
+	if resp.StatusCode != 400 || resp.Header.Get("x-amzn-ErrorType") != invalid("").Header() || resp.Header.Get("retry-after-ms") != mockstream.RetryAfterMS || string(b) != `{"message":"`+MsgBlankText(1, 0)+`"}` {
 		t.Fatalf("%d %v %s", resp.StatusCode, resp.Header, b)
 	}
 	if r := s.Rejected(); len(r) != 1 || r[0].Error != MsgBlankText(1, 0) {

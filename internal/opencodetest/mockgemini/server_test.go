@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sessfix/sessfix/internal/opencodetest/mockstream"
 )
 
 func post(t *testing.T, s *Server, model, method, body string) *http.Response {
@@ -136,7 +138,7 @@ func TestRejectShape(t *testing.T) {
 			Status  string `json:"status"`
 		} `json:"error"`
 	}
-	if resp.StatusCode != 400 || json.Unmarshal(b, &e) != nil || e.Error.Code != 400 || e.Error.Status != "INVALID_ARGUMENT" ||
+	if resp.StatusCode != 400 || resp.Header.Get("retry-after-ms") != mockstream.RetryAfterMS || json.Unmarshal(b, &e) != nil || e.Error.Code != 400 || e.Error.Status != "INVALID_ARGUMENT" ||
 		e.Error.Message != MsgMissingSignature("bash", 2) {
 		t.Fatalf("%d %s", resp.StatusCode, b)
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sessfix/sessfix/internal/opencodetest/mockstream"
 )
 
 func post(t *testing.T, s *Server, d Dialect, endpoint, key, body string) *http.Response {
@@ -128,7 +130,8 @@ func TestChatRejects(t *testing.T) {
 		`{"role":"tool","tool_call_id":"call_1","content":"ok"}]}`
 	resp := post(t, s, Moonshot, "/chat/completions", "sk-a", body)
 	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 400 || string(b) != `{"error":{"message":"`+MsgKimiMissing(1)+`","type":"invalid_request_error"}}` {
+	if resp.StatusCode != 400 || resp.Header.Get("retry-after-ms") != mockstream.RetryAfterMS ||
+		string(b) != `{"error":{"message":"`+MsgKimiMissing(1)+`","type":"invalid_request_error"}}` {
 		t.Errorf("%d %s", resp.StatusCode, b)
 	}
 	if r := s.Rejected(); len(r) != 1 || r[0].Error != MsgKimiMissing(1) || r[0].Turn.Status != 400 {
