@@ -28,6 +28,14 @@ import (
 // resume failed. Under every combination the session must resume after
 // `sessfix fix --yes` (no other hint), with the tool calls and their
 // outputs still in the request, and a healthy session must be left alone.
+//
+// Before any resume, the two readings share one run: nothing before the
+// fix meets the row's reading (a switch is made under the lenient one), so
+// OpenCode sends the same requests under both. The run goes under the
+// strict reading, and the requests of the resume after the fix are judged
+// again under the lenient one (judgeLenient); the strict reading refuses
+// everything the lenient one does, so a strict pass must be a lenient pass
+// too, and the test checks it rather than assuming it.
 
 // readingCase is one DeepSeek or Kimi session: broken (a tool step without
 // reasoning, a real model switch) or healthy.
@@ -95,15 +103,18 @@ type readingOutcome struct {
 	Kept                  string // the tool calls and outputs of the stored session in the last request
 }
 
-// runReadingCase runs one case under one reading and timing.
-func runReadingCase(t *testing.T, rc *readingCase, reading string, r mockopenai.Reading, timing string) readingOutcome {
+// runReadingCase runs one case under one reading and timing. Before any
+// resume it runs under the strict reading and returns the lenient row as
+// well, judged from the same requests (see above); lenient is then the
+// zero row when the resume after the fix failed.
+func runReadingCase(t *testing.T, rc *readingCase, reading string, r mockopenai.Reading, timing string) (out, lenient readingOutcome) {
 	acquire(t)
 	fc := &familyCase{store: rc.store, title: rc.title, opts: rc.opts}
 	// The machine may be loaded: one OpenCode command gets longer than the
 	// default two minutes.
 	fc.opts.Timeout = 6 * time.Minute
 	c := newFamRun(t, fc)
-	out := readingOutcome{Case: rc.name, Reading: reading, Timing: timing}
+	out = readingOutcome{Case: rc.name, Reading: reading, Timing: timing}
 	texts := userTexts(c.msgs)
 	var extra []string
 	if rc.switchTo != "" {
@@ -154,16 +165,45 @@ func runReadingCase(t *testing.T, rc *readingCase, reading string, r mockopenai.
 			t.Errorf("after the fix: %s %s %s\n%s", g.Code, g.Severity, g.Message, res)
 		}
 	}
+	sent := len(c.e.OpenAI.AgentRequests())
 	out.After = c.resume("One more thing, please.", extra)
 	texts = append(texts, "One more thing, please.")
 	if out.After.State != "accepted" {
 		t.Errorf("after the fix the session does not resume: %s", out.After)
-		return out
+		return out, lenient
 	}
 	out.Kept = keptCalls(t, c)
 	checkTexts(t, c, texts)
 	t.Logf("%+v", out)
-	return out
+	if timing == timingBefore {
+		lenient = out
+		lenient.Reading = "lenient"
+		lenient.After = judgeLenient(t, c.e.OpenAI.AgentRequests()[sent:])
+		t.Logf("%+v", lenient)
+	}
+	return out, lenient
+}
+
+// judgeLenient judges again, under the lenient reading, the agent requests
+// the strict reading accepted: the verdict the lenient run would have had.
+func judgeLenient(t *testing.T, reqs []mockopenai.Request) verdict {
+	t.Helper()
+	if len(reqs) == 0 {
+		t.Fatal("no agent request reached the mock after the fix")
+	}
+	r := mockopenai.ReadingLenient
+	for _, q := range reqs {
+		p := q.Parsed
+		if p == nil || p.Completions == nil {
+			t.Fatalf("agent request %s is not a Chat Completions request", q.Path)
+		}
+		v := mockopenai.ChatValidator{Dialect: p.Dialect, Thinking: p.Thinking, Scope: r.Scope, RejectEmpty: r.RejectEmpty}
+		if e := v.Validate(p.Completions); e != nil {
+			t.Errorf("the lenient reading refuses a request the strict one accepted: %s", e.Message)
+			return verdict{State: "rejected", Error: e.Message}
+		}
+	}
+	return verdict{State: "accepted"}
 }
 
 // readingScan is the scan column: the codes and severities of the
@@ -271,9 +311,18 @@ func addReadingRuns(t *testing.T, got func(key string, row readingOutcome)) []st
 				}
 				key := rc.name + "/" + rd.name + "/" + strings.ReplaceAll(timing, " ", "-")
 				keys = append(keys, key)
+				if timing == timingBefore && rd.r != mockopenai.ReadingStrict {
+					// The strict run's row (below) judges this one.
+					continue
+				}
+				lenientKey := rc.name + "/lenient/" + strings.ReplaceAll(timing, " ", "-")
 				t.Run("readings/"+key, func(t *testing.T) {
 					t.Parallel()
-					got(key, runReadingCase(t, rc, rd.name, rd.r, timing))
+					row, lenient := runReadingCase(t, rc, rd.name, rd.r, timing)
+					got(key, row)
+					if lenient.Case != "" {
+						got(lenientKey, lenient)
+					}
 				})
 			}
 		}
@@ -324,7 +373,10 @@ func renderReadings(b *bytes.Buffer, rows []readingOutcome) {
 	p("(`testdata/real`) against the mock under one reading: **lenient** checks the assistant messages after the last user\n")
 	p("message and accepts `reasoning_content: \"\"`; **strict** checks every turn and needs a non-empty `reasoning_content`.\n")
 	p("A switch is a real `opencode run --session ID --model …`; for the **%s** rows it was made under the lenient\n", timingBefore)
-	p("reading, then the row's reading applies. **scan** is what `sessfix scan` reported before the fix (above info);\n")
+	p("reading, then the row's reading applies. The two readings' **%s** rows are one run: nothing before the\n", timingBefore)
+	p("fix meets the row's reading, so OpenCode sends the same requests under both; it runs under the strict reading, and\n")
+	p("the requests after the fix are judged again under the lenient one (the lenient row's **after**).\n")
+	p("**scan** is what `sessfix scan` reported before the fix (above info);\n")
 	p("**resume** is the resume before the fix in the **%s** rows (the strict reading refuses it and\n", timingAfter)
 	p("OpenCode stores the failed attempt; the lenient one accepts it); **fix** the mutations `sessfix fix --yes` (no other hint) wrote;\n")
 	p("**after** the next resume; **kept** how many of the stored session's tool calls went in that request with their\n")
