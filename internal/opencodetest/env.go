@@ -395,6 +395,16 @@ func (e *Env) Environ() []string {
 		"OPENCODE_DISABLE_DEFAULT_PLUGINS=1",
 		"OPENCODE_DISABLE_CLAUDE_CODE=1",
 		"OPENCODE_DISABLE_TERMINAL_TITLE=1",
+		// OpenCode's runtime (Bun, on JavaScriptCore) reads JSC options
+		// from BUN_JSC_* variables. Each OpenCode command of the suite
+		// lives for seconds, too short for JSC's optimizing FTL tier and
+		// its background compiler threads to pay for themselves: without
+		// them a prompt-and-two-resumes run costs about a fifth less CPU
+		// (OBSERVED.md, "CPU per OpenCode command"), and the suite is
+		// bound by OpenCode's CPU. JIT tiers change how fast the same
+		// code runs, never what it does.
+		"BUN_JSC_useFTLJIT=0",
+		"BUN_JSC_useConcurrentJIT=0",
 		// Runtime package installs (1.18 looks up @opencode-ai/plugin for
 		// the config dir) go through these caches, shared across Envs.
 		"npm_config_cache=" + filepath.Join(filepath.Dir(cache), "npm"),
