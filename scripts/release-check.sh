@@ -9,8 +9,11 @@
 #      adds the bars against the plain read, see docs/performance.md)
 #
 # GoReleaser comes from the Go module proxy, pinned to GORELEASER_VERSION. A
-# goreleaser of that version already in .cache/bin, $GOBIN or $(go env
-# GOPATH)/bin is reused; otherwise it is installed into .cache/bin.
+# goreleaser of that version already in .cache/bin, the user's tool cache
+# (${XDG_CACHE_HOME:-$HOME/.cache}/sessfix-tools), $GOBIN or $(go env
+# GOPATH)/bin is reused; otherwise it is built into .cache/bin and copied to
+# the tool cache, so a fresh checkout on the same machine does not build it
+# again (building it costs minutes of CPU).
 #
 # Usage: scripts/release-check.sh
 #        BENCH_BASELINE=v1.4.0 scripts/release-check.sh
@@ -27,10 +30,12 @@ version_of() {
   go version -m "$1" 2>/dev/null | awk -v mod="$GORELEASER_MODULE" '$1 == "mod" && $2 == mod { print $3 }'
 }
 
+tools="${XDG_CACHE_HOME:-$HOME/.cache}/sessfix-tools"
+
 find_goreleaser() {
   local gobin candidates c
   gobin="$(go env GOBIN)"
-  candidates=("$PWD/.cache/bin/goreleaser")
+  candidates=("$PWD/.cache/bin/goreleaser" "$tools/goreleaser-$GORELEASER_VERSION")
   [ -n "$gobin" ] && candidates+=("$gobin/goreleaser")
   candidates+=("$(go env GOPATH)/bin/goreleaser")
   for c in "${candidates[@]}"; do
@@ -47,6 +52,10 @@ if ! GORELEASER="$(find_goreleaser)"; then
   mkdir -p .cache/bin
   GOBIN="$PWD/.cache/bin" go install "$GORELEASER_MODULE@$GORELEASER_VERSION"
   GORELEASER="$PWD/.cache/bin/goreleaser"
+  # Best effort: a tool cache that cannot be written only costs the next
+  # checkout the same build.
+  { mkdir -p "$tools" && cp "$GORELEASER" "$tools/.goreleaser-$$" &&
+    mv "$tools/.goreleaser-$$" "$tools/goreleaser-$GORELEASER_VERSION"; } 2>/dev/null || true
 fi
 say "using $GORELEASER ($(version_of "$GORELEASER"))"
 
