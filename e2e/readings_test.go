@@ -309,13 +309,13 @@ func addReadingRuns(t *testing.T, got func(key string, row readingOutcome)) []st
 				if rc.healthy && timing == timingAfter {
 					continue
 				}
-				key := rc.name + "/" + rd.name + "/" + strings.ReplaceAll(timing, " ", "-")
+				key := readingKey(rc, rd.name, timing)
 				keys = append(keys, key)
 				if timing == timingBefore && rd.r != mockopenai.ReadingStrict {
 					// The strict run's row (below) judges this one.
 					continue
 				}
-				lenientKey := rc.name + "/lenient/" + strings.ReplaceAll(timing, " ", "-")
+				lenientKey := readingKey(rc, "lenient", timing)
 				t.Run("readings/"+key, func(t *testing.T) {
 					t.Parallel()
 					row, lenient := runReadingCase(t, rc, rd.name, rd.r, timing)
@@ -328,6 +328,11 @@ func addReadingRuns(t *testing.T, got func(key string, row readingOutcome)) []st
 		}
 	}
 	return keys
+}
+
+// readingKey names a row of the readings table (and its subtest).
+func readingKey(rc *readingCase, reading, timing string) string {
+	return rc.name + "/" + reading + "/" + strings.ReplaceAll(timing, " ", "-")
 }
 
 // readingRows collects rows from parallel subtests.

@@ -14,14 +14,15 @@ import (
 // (OBSERVED.md, "Retries"), and that it reads the mocks' retry-after-ms
 // header (mockstream.RetryAfterMS), the harness device that keeps the
 // retries from waiting a minute a turn: 1.18.33 sends a 400 whose text
-// holds "500" six times and a 400 without it once; 1.1.65 sends either
-// once. Each stored failure keeps the header among its responseHeaders.
+// holds "500" (or Anthropic's "5242880", which holds "524") six times and
+// a 400 without them once; 1.1.65 sends either once. Each stored failure keeps the header among its responseHeaders.
 func TestRetriedRefusals(t *testing.T) {
 	cases := []struct {
 		version, text string
 		sends         int
 	}{
 		{V1_18, "Invalid 'input': over the limit of 50000000 bytes of images a request.", 6},
+		{V1_18, "messages.1.content.0.image.source.base64: image exceeds 5 MB maximum: 5895160 bytes > 5242880 bytes", 6},
 		{V1_18, "Invalid 'input': over the limit of 50 MB of images a request.", 1},
 		{V1_1, "Invalid 'input': over the limit of 50000000 bytes of images a request.", 1},
 	}

@@ -87,7 +87,6 @@ func (e *APIError) Body() []byte {
 func (e *APIError) write(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("request-id", mockstream.NewID("req_"))
-	mockstream.SetRetryAfter(w.Header())
 	w.WriteHeader(e.Status)
 	_, _ = w.Write(e.Body())
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
+
 	"github.com/sessfix/sessfix/internal/opencodetest/mockstream"
 )
 

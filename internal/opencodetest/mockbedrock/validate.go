@@ -51,7 +51,6 @@ func (e *APIError) write(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("x-amzn-RequestId", mockstream.NewID(""))
 	w.Header().Set("x-amzn-ErrorType", e.Header())
-	mockstream.SetRetryAfter(w.Header())
 	w.WriteHeader(e.Status)
 	_, _ = w.Write(e.Body())
 }

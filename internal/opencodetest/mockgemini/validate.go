@@ -85,7 +85,6 @@ func (e *APIError) Body() []byte {
 // write sends the error answer as the API does.
 func (e *APIError) write(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	mockstream.SetRetryAfter(w.Header())
 	w.WriteHeader(e.Code)
 	_, _ = w.Write(e.Body())
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-
-	"github.com/sessfix/sessfix/internal/opencodetest/mockstream"
 )
 
 // APIError is an error answer.
@@ -45,7 +43,6 @@ func (e *APIError) Body() []byte {
 
 // write sends the error answer as the provider does.
 func (e *APIError) write(w http.ResponseWriter) {
-	mockstream.SetRetryAfter(w.Header())
 	if e.HTML != "" {
 		w.Header().Set("Content-Type", "text/html")
 		w.WriteHeader(e.Status)

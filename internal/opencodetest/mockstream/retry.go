@@ -1,9 +1,7 @@
 package mockstream
 
-import "net/http"
-
 // RetryAfterMS is the retry-after-ms header every mock sends with an error
-// answer. It is a harness device, not a provider's: OpenCode 1.18.33
+// answer (Server.Reject). It is a harness device, not a provider's: OpenCode 1.18.33
 // retries a refused request whose error text or body holds 429, 500, 502,
 // 503, 504 or 524 anywhere (a limit of 50000000 bytes, a count of 1500
 // tokens) five times, waiting 2, 4, 8, 16 and 32 seconds between tries
@@ -13,6 +11,3 @@ import "net/http"
 // it, the same requests are sent and the same failure is stored, without a
 // minute of idle waiting per refused turn.
 const RetryAfterMS = "100"
-
-// SetRetryAfter sets the retry-after-ms header of an error answer.
-func SetRetryAfter(h http.Header) { h.Set("retry-after-ms", RetryAfterMS) }

@@ -100,12 +100,14 @@ func (s *Server[P, A, C]) Update(c *Call[P, A], f func(c *Call[P, A])) { s.log.U
 
 // Reject records c as rejected with the error message msg, lets write send
 // the provider's error answer (header fields, status, body) and marks c
-// Rejected.
+// Rejected. Every answer sent here carries the harness's retry-after-ms
+// header (RetryAfterMS).
 func (s *Server[P, A, C]) Reject(ctx context.Context, w http.ResponseWriter, c *Call[P, A], msg string, write func(w http.ResponseWriter)) {
 	s.log.Update(c, func(c *Call[P, A]) {
 		c.Verdict = VerdictRejected
 		c.Error = msg
 	})
+	w.Header().Set("retry-after-ms", RetryAfterMS)
 	write(w)
 	s.log.Reach(ctx, c, Rejected)
 }
