@@ -48,15 +48,17 @@ func geminiCalls(e *opencodetest.Env) []mockCall { return agentCalls(e.Gemini.Re
 // the 40,000-token window with Gemini's 400 INVALID_ARGUMENT "The input
 // token count (N) exceeds the maximum number of tokens allowed (M).", which
 // prints the window. With `compaction.auto: false` OpenCode 1.18.33 stores
-// it and every prompt is refused; scan reports SF174 before any resume,
-// `sessfix fix --yes` right after the failure repairs, undo is exact, and
-// the resume is accepted within the window.
+// it and every prompt is refused; in both timings (right after a refused
+// resume, and before any resume: contextFirst) scan reports SF174,
+// `sessfix fix --yes` repairs, undo is exact, and the resume is accepted
+// within the window.
 func TestContextWindowGemini(t *testing.T) {
 	acquire(t)
-	ctx := testCtx(t, 12*time.Minute)
-	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18, Model: opencodetest.GoogleModel, Timeout: 3 * time.Minute,
+	ctx := testCtx(t, 14*time.Minute)
+	opts := opencodetest.Options{Version: opencodetest.V1_18, Model: opencodetest.GoogleModel, Timeout: 3 * time.Minute,
 		ModelLimits: map[string]map[string]int{opencodetest.GoogleModel: {"context": contextWindow, "output": 4000}},
-		Config:      map[string]any{"compaction": map[string]any{"auto": false}}})
+		Config:      map[string]any{"compaction": map[string]any{"auto": false}}}
+	e := opencodetest.NewT(t, opts)
 	e.Gemini.SetMaxPromptTokens(contextWindow)
 	script := &geminiReadFilesScript{paths: writeTextFiles(t, e.ProjectDir, 4, 500)}
 	e.Gemini.SetScript(script.answer)
@@ -77,17 +79,7 @@ func TestContextWindowGemini(t *testing.T) {
 	if !strings.HasPrefix(refused, "The input token count (") || !strings.HasSuffix(refused, fmt.Sprintf("allowed (%d).", contextWindow)) {
 		t.Fatalf("the turn's request over the window: refused with %q, want Gemini's input token count error", refused)
 	}
-	d := dataDir{t, e.DataDir()}
-	if fs, out := sessionFindings(t, e, sid); !hasCode(fs, scan.SF174, "error") {
-		t.Fatalf("before any resume, scan does not report the history over the window\n%s", out)
-	}
-	state := storeState(t, d)
-	if fix := sessfix(t, e, "fix", "--yes", e.DataDir()); fix.ExitCode != 0 {
-		t.Fatalf("fix --yes right after the failure\n%s", fix)
-	}
-	if res := sessfix(t, e, "undo", "--last"); res.ExitCode != 0 || storeState(t, d) != state {
-		t.Fatalf("undo did not restore the store exactly\n%s", res)
-	}
+	saved := saveData(t, e)
 	before := resumeVerdict(ctx, t, e, geminiCalls, sid, "go on")
 	if !strings.HasPrefix(before, "The input token count (") {
 		t.Fatalf("the resume of the overflowed session: %q, want Gemini's input token count error", before)
@@ -97,13 +89,14 @@ func TestContextWindowGemini(t *testing.T) {
 		t.Fatalf("scan does not report the history over the window\n%s", out)
 	}
 	fix := pruneAndResume(ctx, t, e, sid, geminiContext)
+	firstFix := contextFirst(ctx, t, e, opts, saved, sid, geminiContext)
 	recordWedged(t, wedgedRow{
 		Case: "context-window-exceeded-gemini", Test: "TestContextWindowGemini", OpenCode: opencodetest.V1_18, Model: e.Model,
 		Break: fmt.Sprintf("a %d-token window (limit.context in the config) and a turn whose read results put the request over it, with "+
 			"compaction.auto false in the config; a real run, no edit: OpenCode stores Gemini's input token count error and "+
 			"every prompt is refused", contextWindow),
 		Before: rejectedAs(countRe.ReplaceAllString(before, "The input token count (N)")), Scan: codes(codesWithSeverity(fs)),
-		Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted",
+		Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted", First: firstFix,
 	})
 }
 

@@ -54,17 +54,18 @@ func (s *openAIReadFilesScript) answer(r *mockopenai.Request) mockopenai.Turn {
 // input exceeds the context window of this model…", which prints no
 // window), `compaction.auto: false`, and a turn whose read results put the
 // request over it: OpenCode 1.18.33 stores the provider's error and every
-// prompt is refused. scan reports SF174 (error, the window from the
-// config) before any resume; `sessfix fix --yes` right after the failure
-// and again after a refused resume marks old tool results compacted, undo
-// restores the store exactly each time, and the resume is accepted within
-// the window.
+// prompt is refused. In both timings (right after a refused resume, and
+// before any resume: contextFirst) scan reports SF174 (error, the window
+// from the config), `sessfix fix --yes` marks old tool results compacted,
+// undo restores the store exactly, and the resume is accepted within the
+// window.
 func TestContextWindowOpenAI(t *testing.T) {
 	acquire(t)
-	ctx := testCtx(t, 12*time.Minute)
-	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18, Model: opencodetest.OpenAIModel, Timeout: 3 * time.Minute,
+	ctx := testCtx(t, 14*time.Minute)
+	opts := opencodetest.Options{Version: opencodetest.V1_18, Model: opencodetest.OpenAIModel, Timeout: 3 * time.Minute,
 		ModelLimits: map[string]map[string]int{opencodetest.OpenAIModel: {"context": contextWindow, "output": 4000}},
-		Config:      map[string]any{"compaction": map[string]any{"auto": false}}})
+		Config:      map[string]any{"compaction": map[string]any{"auto": false}}}
+	e := opencodetest.NewT(t, opts)
 	e.OpenAI.SetMaxPromptTokens(contextWindow)
 	script := &openAIReadFilesScript{paths: writeTextFiles(t, e.ProjectDir, 4, 500)}
 	e.OpenAI.SetScript(script.answer)
@@ -87,12 +88,7 @@ func TestContextWindowOpenAI(t *testing.T) {
 	msgs := d.session(sid)
 	stored := msgs[len(msgs)-1]
 	t.Logf("stored: %v", stored.Data["error"])
-	// Before any resume, scan already says the next request is over, and
-	// fix --yes right after the failure repairs it; undo is exact.
-	if fs, out := sessionFindings(t, e, sid); !hasCode(fs, scan.SF174, "error") {
-		t.Fatalf("before any resume, scan does not report the history over the window\n%s", out)
-	}
-	fixUndone(t, e, "right after the failure")
+	saved := saveData(t, e)
 	before := resumeVerdict(ctx, t, e, openAICalls, sid, "go on")
 	if before != mockopenai.TextContextWindow {
 		t.Fatalf("the resume of the overflowed session: %q, want the Responses API's context error", before)
@@ -109,12 +105,13 @@ func TestContextWindowOpenAI(t *testing.T) {
 	}
 	fixUndone(t, e, "after the refused resume")
 	fix := pruneAndResume(ctx, t, e, sid, openAIContext)
+	firstFix := contextFirst(ctx, t, e, opts, saved, sid, openAIContext)
 	recordWedged(t, wedgedRow{
 		Case: "context-window-exceeded-openai", Test: "TestContextWindowOpenAI", OpenCode: opencodetest.V1_18, Model: e.Model,
 		Break: fmt.Sprintf("a %d-token window (limit.context in the config) and a turn whose read results put the request over it, with "+
 			"compaction.auto false in the config; a real run, no edit: OpenCode stores the provider's context_length_exceeded and "+
 			"every prompt is refused", contextWindow),
 		Before: rejectedAs(before), Scan: codes(codesWithSeverity(fs)),
-		Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted",
+		Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted", First: firstFix,
 	})
 }

@@ -123,12 +123,15 @@ func hasCode(fs []finding, code, severity string) bool {
 // is dead. scan reports SF174 (error) and SF302 repaired through it;
 // `sessfix fix --yes` with default flags marks old tool results compacted
 // (OpenCode's own prune), undo restores the store exactly, and after the
-// fix the resume is accepted within the window.
+// fix the resume is accepted within the window. Both timings: right after
+// a refused resume, and before any resume on a copy of the store saved
+// right after the overflowing turn (contextFirst).
 func TestContextWindow(t *testing.T) {
 	acquire(t)
-	ctx := testCtx(t, 12*time.Minute)
-	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18, Timeout: 3 * time.Minute, ThinkingBudget: 1024,
-		ModelLimits: map[string]map[string]int{opencodetest.DefaultModel: {"context": contextWindow, "output": 4000}}})
+	ctx := testCtx(t, 14*time.Minute)
+	opts := opencodetest.Options{Version: opencodetest.V1_18, Timeout: 3 * time.Minute, ThinkingBudget: 1024,
+		ModelLimits: map[string]map[string]int{opencodetest.DefaultModel: {"context": contextWindow, "output": 4000}}}
+	e := opencodetest.NewT(t, opts)
 	e.Mock.SetMaxPromptTokens(contextWindow)
 	paths := writeTextFiles(t, e.ProjectDir, 4, 500)
 
@@ -168,10 +171,7 @@ func TestContextWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	sid := first.SessionID
-	// Before any resume, scan already says the next request is over.
-	if fs, out := sessionFindings(t, e, sid); !hasCode(fs, scan.SF174, "error") {
-		t.Fatalf("before any resume, scan does not report the history over the window\n%s", out)
-	}
+	saved := saveData(t, e)
 	before := resumeVerdict(ctx, t, e, anthropicCalls, sid, "go on")
 	if !strings.HasPrefix(before, "prompt is too long:") || !strings.HasSuffix(before, fmt.Sprintf("> %d maximum", contextWindow)) {
 		t.Fatalf("the resume of the overflowed session: %q, want prompt is too long", before)
@@ -193,13 +193,15 @@ func TestContextWindow(t *testing.T) {
 	}
 	fixUndone(t, e, "after the refused resume")
 	fix := pruneAndResume(ctx, t, e, sid, anthropicContext)
+	opts.Config = map[string]any{"compaction": map[string]any{"auto": false}}
+	firstFix := contextFirst(ctx, t, e, opts, saved, sid, anthropicContext)
 	recordWedged(t, wedgedRow{
 		Case: "context-window-exceeded", Test: "TestContextWindow", OpenCode: opencodetest.V1_18, Model: e.Model,
 		Break: fmt.Sprintf("a %d-token window (limit.context in the config) and a turn whose read results put the request over it, with "+
 			"compaction.auto false in the config; a real run, no edit: OpenCode stores the overflow and every prompt is refused "+
 			"(with auto compaction it compacts and goes on by itself)", contextWindow),
 		Before: rejectedAs(tokensRe.ReplaceAllString(before, "N tokens >")), Scan: codes(codesWithSeverity(fs)),
-		Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted",
+		Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted", First: firstFix,
 	})
 }
 
@@ -307,14 +309,16 @@ func TestContextWindowFailedCompaction(t *testing.T) {
 // a ContextOverflowError and the next prompt is sent, and refused, the
 // same way: dead. It sends a tool result whose state.time.compacted is set
 // as `[Old tool result content cleared]` (read from its binary), so the
-// same repair applies: scan reports SF174 before any resume, `sessfix fix
-// --yes` right after the failure marks old results compacted, undo is
-// exact, and the resume is accepted within the window.
+// same repair applies, in both timings (right after a refused resume, and
+// before any resume: contextFirst): scan reports SF174, `sessfix fix
+// --yes` marks old results compacted, undo is exact, and the resume is
+// accepted within the window.
 func TestContextWindow11(t *testing.T) {
 	acquire(t)
-	ctx := testCtx(t, 12*time.Minute)
-	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_1, Timeout: 3 * time.Minute, ThinkingBudget: 1024,
-		ModelLimits: map[string]map[string]int{opencodetest.DefaultModel: {"context": contextWindow, "output": 4000}}})
+	ctx := testCtx(t, 14*time.Minute)
+	opts := opencodetest.Options{Version: opencodetest.V1_1, Timeout: 3 * time.Minute, ThinkingBudget: 1024,
+		ModelLimits: map[string]map[string]int{opencodetest.DefaultModel: {"context": contextWindow, "output": 4000}}}
+	e := opencodetest.NewT(t, opts)
 	e.Mock.SetMaxPromptTokens(contextWindow)
 	script := &readFilesScript{paths: writeTextFiles(t, e.ProjectDir, 4, 500)}
 	e.Mock.SetScript(script.answer)
@@ -333,10 +337,7 @@ func TestContextWindow11(t *testing.T) {
 	if !overflowed {
 		t.Fatal("no request over the window was refused")
 	}
-	if fs, out := sessionFindings(t, e, sid); !hasCode(fs, scan.SF174, "error") {
-		t.Fatalf("before any resume, scan does not report the history over the window\n%s", out)
-	}
-	fixUndone(t, e, "right after the failure")
+	saved := saveData(t, e)
 	before := resumeVerdict(ctx, t, e, anthropicCalls, sid, "go on")
 	if !strings.HasPrefix(before, "prompt is too long:") || !strings.HasSuffix(before, fmt.Sprintf("> %d maximum", contextWindow)) {
 		t.Fatalf("the resume of the overflowed session: %q, want prompt is too long", before)
@@ -346,12 +347,13 @@ func TestContextWindow11(t *testing.T) {
 		t.Fatalf("scan does not report the history over the window\n%s", out)
 	}
 	fix := pruneAndResume(ctx, t, e, sid, anthropicContext)
+	firstFix := contextFirst(ctx, t, e, opts, saved, sid, anthropicContext)
 	recordWedged(t, wedgedRow{
 		Case: "context-window-exceeded-1.1", Test: "TestContextWindow11", OpenCode: opencodetest.V1_1, Model: e.Model,
 		Break: fmt.Sprintf("a %d-token window (limit.context in the config) and a turn whose read results put the request over it, "+
 			"default config; a real run, no edit: 1.1.65 stores the overflow, does not compact, and every prompt is refused", contextWindow),
 		Before: rejectedAs(tokensRe.ReplaceAllString(before, "N tokens >")), Scan: codes(codesWithSeverity(fs)),
-		Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted",
+		Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted", First: firstFix,
 	})
 }
 
@@ -362,13 +364,43 @@ type contextMock struct {
 	calls  func(*opencodetest.Env) []mockCall
 	bodies func(*opencodetest.Env) [][]byte
 	tokens func([]byte) int
+	// window makes the Env's mock refuse a request over n tokens.
+	window func(e *opencodetest.Env, n int)
 }
 
 var (
-	anthropicContext = contextMock{anthropicCalls, func(e *opencodetest.Env) [][]byte { return chatBodies(e.Mock.Requests()) }, mockanthropic.PromptTokens}
-	openAIContext    = contextMock{openAICalls, func(e *opencodetest.Env) [][]byte { return chatBodies(e.OpenAI.Requests()) }, mockopenai.PromptTokens}
-	geminiContext    = contextMock{geminiCalls, func(e *opencodetest.Env) [][]byte { return chatBodies(e.Gemini.Requests()) }, mockgemini.PromptTokens}
+	anthropicContext = contextMock{anthropicCalls, func(e *opencodetest.Env) [][]byte { return chatBodies(e.Mock.Requests()) }, mockanthropic.PromptTokens,
+		func(e *opencodetest.Env, n int) { e.Mock.SetMaxPromptTokens(n) }}
+	openAIContext = contextMock{openAICalls, func(e *opencodetest.Env) [][]byte { return chatBodies(e.OpenAI.Requests()) }, mockopenai.PromptTokens,
+		func(e *opencodetest.Env, n int) { e.OpenAI.SetMaxPromptTokens(n) }}
+	geminiContext = contextMock{geminiCalls, func(e *opencodetest.Env) [][]byte { return chatBodies(e.Gemini.Requests()) }, mockgemini.PromptTokens,
+		func(e *opencodetest.Env, n int) { e.Gemini.SetMaxPromptTokens(n) }}
 )
+
+// contextFirst is the repair before any resume: a fresh OpenCode home of
+// opts (the test's version, model, limits and config) gets a copy of the
+// data dir saved right after the overflowing turn (in e's project
+// directory, where OpenCode resumes it), and its mock the same window.
+// scan must report SF174 as an error, `fix --yes` must change the store
+// and `undo --last` restore it exactly, and pruneAndResume repairs again
+// and wants the first resume accepted within the window. It returns the
+// timing's cell of the case's row.
+func contextFirst(ctx context.Context, t *testing.T, e *opencodetest.Env, opts opencodetest.Options, saved, sid string, m contextMock) *firstRow {
+	t.Helper()
+	b := opencodetest.NewT(t, opts)
+	if err := b.LoadData(saved); err != nil {
+		t.Fatal(err)
+	}
+	b.ProjectDir = e.ProjectDir
+	m.window(b, contextWindow)
+	fs, out := sessionFindings(t, b, sid)
+	if !hasCode(fs, scan.SF174, "error") {
+		t.Fatalf("before any resume, scan does not report the history over the window\n%s", out)
+	}
+	fixUndone(t, b, "before any resume")
+	fix := pruneAndResume(ctx, t, b, sid, m)
+	return &firstRow{Scan: codes(codesWithSeverity(fs)), Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted"}
+}
 
 // chatBodies are the bodies of a mock's chat requests, in order.
 func chatBodies[P, A any](rs []mockstream.Call[P, A]) [][]byte {
