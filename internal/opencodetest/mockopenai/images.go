@@ -117,6 +117,13 @@ func MsgTooManyImagesVLLM(limit int) string {
 	return fmt.Sprintf("At most %d image(s) may be provided in one request.", limit)
 }
 
+// MsgTooManyImagesConsole is OpenCode Console's answer to a request with
+// more images than it takes, as users quote it (anomalyco/opencode#47721,
+// #47487).
+func MsgTooManyImagesConsole(images, limit int) string {
+	return fmt.Sprintf("request contains %d images, exceeding the maximum of %d allowed per request", images, limit)
+}
+
 // Images counts the image_url parts of a Chat Completions request's
 // messages (OpenCode 1.18.33 sends a tool result's images in a user
 // message after the tool messages, "Attached media from tool result:").

@@ -1,6 +1,7 @@
 package mockopenai
 
 import (
+	"io"
 	"strings"
 	"testing"
 )
@@ -77,4 +78,25 @@ func TestResponsesImageLimits(t *testing.T) {
 // and base64.
 func dataImage(mime, data string) string {
 	return `{"role":"user","content":[{"type":"input_text","text":"look"},{"type":"input_image","image_url":"data:` + mime + `;base64,` + data + `"}]}`
+}
+
+// A Responses request over MaxConsoleImages (a function call output's
+// images counted with the user's) is refused with Console's text; one at
+// the limit is answered.
+func TestConsoleImageCount(t *testing.T) {
+	s := New(Config{MaxConsoleImages: 2})
+	defer s.Close()
+	toolOut := `{"type":"function_call_output","call_id":"call_1","output":[{"type":"input_text","text":"read"},{"type":"input_image","image_url":"data:image/png;base64,` + b64(12) + `"}]}`
+	if resp := post(t, s, OpenAI, "/responses", "sk-a", respBody(call("fc_1", "call_1"), toolOut, userImages(12))); resp.StatusCode != 200 {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("two images: %d %s", resp.StatusCode, b)
+	}
+	resp := post(t, s, OpenAI, "/responses", "sk-a", respBody(call("fc_1", "call_1"), toolOut, userImages(12, 12)))
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 400 || !strings.Contains(string(b), MsgTooManyImagesConsole(3, 2)) {
+		t.Errorf("three images: %d %s", resp.StatusCode, b)
+	}
+	if got := MsgTooManyImagesConsole(52, 50); got != "request contains 52 images, exceeding the maximum of 50 allowed per request" {
+		t.Errorf("Console's text: %q", got)
+	}
 }

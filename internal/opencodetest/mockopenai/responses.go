@@ -320,6 +320,10 @@ func (s *Server) handleResponses(ctx context.Context, w http.ResponseWriter, r *
 			return
 		}
 	}
+	if n := len(parsed.Images()); cfg.MaxConsoleImages > 0 && n > cfg.MaxConsoleImages {
+		s.reject(ctx, w, r, invalid(OpenAI, nil, "%s", MsgTooManyImagesConsole(n, cfg.MaxConsoleImages)))
+		return
+	}
 	if n := PromptTokens(r.Body); cfg.MaxPromptTokens > 0 && n > cfg.MaxPromptTokens {
 		e := contextLengthExceeded(OpenAI, "input", TextContextWindow)
 		if !parsed.Stream {

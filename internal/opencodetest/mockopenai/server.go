@@ -153,6 +153,12 @@ type Config struct {
 	// request may hold, as a vLLM server started with a limit per prompt:
 	// more are refused with vLLM's text (MsgTooManyImagesVLLM).
 	MaxChatImages int
+	// MaxConsoleImages, when positive, is the most images a Responses
+	// request may hold, as OpenCode Console (OpenCode Zen) takes (50):
+	// more are refused with Console's text (MsgTooManyImagesConsole) in
+	// OpenAI's invalid_request_error body, a stand-in (users quote the
+	// text, not the body or status).
+	MaxConsoleImages int
 	// OnStage, when set, is called (synchronously, from the handler) each
 	// time a request reaches a stage.
 	OnStage func(r *Request, s Stage)
@@ -194,6 +200,11 @@ func (s *Server) SetMaxPromptTokens(n int) {
 // SetMaxChatImages sets Config.MaxChatImages.
 func (s *Server) SetMaxChatImages(n int) {
 	s.base.Configure(func(c *Config) { c.MaxChatImages = n })
+}
+
+// SetMaxConsoleImages sets Config.MaxConsoleImages.
+func (s *Server) SetMaxConsoleImages(n int) {
+	s.base.Configure(func(c *Config) { c.MaxConsoleImages = n })
 }
 
 // SetMaxRequestBytes sets Config.MaxRequestBytes.
