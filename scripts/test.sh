@@ -52,8 +52,21 @@ if [ ! -x "$staticcheck" ]; then
 fi
 "$staticcheck" -tags acceptance ./...
 
+# The end-to-end proof against real OpenCode (./e2e) is the longest package
+# by far and mostly waits on OpenCode: it runs in the background from here
+# on, beside the other packages, the race step and the release check, which
+# would otherwise run after it with a core idle. Its output is printed once
+# it has finished (below); a failure anywhere else stops it.
+echo "== go test ./e2e (in the background; its output follows the release check)"
+e2e_log=$(mktemp "${TMPDIR:-/tmp}/sessfix-e2e.XXXXXX")
+set -m # its own process group, so that stopping it stops the OpenCode it runs
+go test -tags acceptance -count=1 -timeout 80m ./e2e >"$e2e_log" 2>&1 &
+e2e_pid=$!
+set +m
+trap 'kill -TERM -- "-$e2e_pid" 2>/dev/null || true; rm -f "$e2e_log"' EXIT
+
 echo "== go test"
-go test -tags acceptance -count=1 -timeout 80m ./...
+go test -tags acceptance -count=1 -timeout 80m $(go list -tags acceptance ./... | grep -v '/e2e$')
 
 echo "== go test -race (the packages that run work concurrently)"
 # The race detector needs cgo, so a C compiler. Use the machine's; on a
@@ -86,3 +99,9 @@ if [ -x scripts/release-check.sh ]; then
   echo "== release check"
   bash scripts/release-check.sh
 fi
+
+echo "== go test ./e2e"
+e2e_status=0
+wait "$e2e_pid" || e2e_status=$?
+cat "$e2e_log"
+exit "$e2e_status"

@@ -117,6 +117,30 @@ func TestStoredZenImageCountErrorPrunes(t *testing.T) {
 	pruneStoredCount(t, fx, text, 50)
 }
 
+// Claude on Bedrock refused 21 images and documents in 2025
+// ("too many images and documents: 21 + 0 > 20", cline/cline#1844;
+// boto/boto3#4632), a limit Bedrock has since lifted (29 images accepted in
+// 2026-09, aws-solutions-library-samples/accelerated-intelligent-document-processing-on-aws#994):
+// sessfix predicts Anthropic's limits for it (no SF172 at 21), and where a
+// region or model still refuses, the stored refusal, after Bedrock's
+// prefix, plans OpenCode's prune down to the 20 it printed and reads as
+// repaired afterwards.
+func TestStoredBedrockImageCountErrorPrunes(t *testing.T) {
+	bedrock := strings.NewReplacer(`"providerID":"anthropic"`, `"providerID":"amazon-bedrock"`, `"modelID":"claude-sonnet-4-5"`, `"modelID":"anthropic.claude-sonnet-4-5-20250929-v1:0"`)
+	fx := manyToolImages(t, 21)
+	for i := range fx.Messages {
+		fx.Messages[i].Body = []byte(bedrock.Replace(string(fx.Messages[i].Body)))
+	}
+	s := storetest.LoadAll(t, storetest.OpenOne(t, storetest.Materialize(t, store.ShapeStorage, t.TempDir(), fx)))[0]
+	if k := sent.FamilyOf("amazon-bedrock", "anthropic.claude-sonnet-4-5-20250929-v1:0"); k != sent.Bedrock {
+		t.Fatalf("the model is family %s, want Bedrock", k)
+	}
+	if f := fs0(scan.CheckSession(s, scanOpts()), "SF172"); f.Code != "" {
+		t.Fatalf("SF172 at 21 images on Bedrock: %+v", f)
+	}
+	pruneStoredCount(t, fx, "The model returned the following errors: too many images and documents: 21 + 0 > 20", 20)
+}
+
 // A local model served by vLLM through an OpenAI-compatible provider, and
 // the other servers' wordings users quote: sessfix knows no limit for the
 // model (no SF172), so the stored error alone says it. Each text's limit is

@@ -232,12 +232,14 @@ type ImageLimit struct {
 // WithStoredCount is l with the image count limit the provider's stored
 // refusal printed, for a family whose count limit sessfix does not know
 // (ok false, or no CountMax: the OpenAI-compatible servers users run, such
-// as vLLM, Gemini, Azure): when the session's last attempt failed for too
-// many images and its text says the limit (ImageCountLimit), that limit
-// counts, from then on, in the words of that text. ok reports whether l
-// has any limit to check.
+// as vLLM, Gemini, Azure) or whose known limits are above the printed one
+// (Claude on Bedrock, which refused over 20 in 2025 where the Messages API
+// takes 100): when the session's last attempt failed for too many images
+// and its text says the limit (ImageCountLimit), that limit counts, from
+// then on, in the words of that text. ok reports whether l has any limit
+// to check.
 func WithStoredCount(s *store.Session, l ImageLimit, ok bool) (ImageLimit, bool) {
-	if (ok && l.CountMax > 0) || s == nil {
+	if s == nil {
 		return l, ok
 	}
 	m := LastFailedWith(s, ErrorTooManyImages)
@@ -246,7 +248,7 @@ func WithStoredCount(s *store.Session, l ImageLimit, ok bool) (ImageLimit, bool)
 	}
 	text := m.Get("error.data.message").String()
 	n, found := ImageCountLimit(text)
-	if !found {
+	if !found || (ok && l.CountMax > 0 && n >= l.CountWarn) {
 		return l, ok
 	}
 	if !ok {
