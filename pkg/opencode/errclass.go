@@ -350,7 +350,7 @@ func detectOtherFamilies(t string, has func(...string) bool) ErrorType {
 		return ErrorImageTooLarge
 	case has("image dimensions exceed max allowed size", "exceed max allowed size for many-image requests"):
 		return ErrorImageDimensions
-	case tooManyImagesRe.MatchString(t) || has("too many images", "too much media:", "image(s) may be provided in one request"):
+	case tooManyImagesRe.MatchString(t) || has("too many images", "too much media:", "image(s) may be provided in one request", "images in your request to models/"):
 		return ErrorTooManyImages
 	case has("does not represent a valid image", "could not process image", "you uploaded an unsupported image", "provided image is not valid",
 		"image cannot be empty", "unable to process input image"):

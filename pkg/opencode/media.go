@@ -650,7 +650,8 @@ func webpSize(b []byte) (w, h int, isWebP bool) {
 // max allowed is 16" (QuantumNous/new-api#1233). Group 2 is the only one
 // that counts documents.
 var maxImagesRe = regexp.MustCompile(`maximum of (\d+) allowed|(?i:too many images and documents|too much media):[^>]*> (\d+)` +
-	`|(?i:at most (\d+) image\(s\) may be provided)|(?i:too many images.*?(?:supports a maximum of|max is|max allowed is) (\d+))`)
+	`|(?i:at most (\d+) image\(s\) may be provided)|(?i:too many images.*?(?:supports a maximum of|max is|max allowed is) (\d+))` +
+	`|(?i:use fewer than (\d+) images in your request)`)
 
 // CountsDocuments reports whether a too-many-images error counts
 // documents with the images (the Messages API's "too many images and
@@ -663,10 +664,16 @@ func CountsDocuments(text string) bool {
 
 // ImageCountLimit reads the limit a too-many-images error prints ("request
 // contains 101 images, exceeding the maximum of 100 allowed per request").
+// Gemini's "Please use fewer than 3600 images in your request" allows one
+// less than it prints.
 func ImageCountLimit(text string) (int, bool) {
 	m := maxImagesRe.FindStringSubmatch(text)
 	if m == nil {
 		return 0, false
+	}
+	if m[5] != "" {
+		n, err := strconv.Atoi(m[5])
+		return n - 1, err == nil && n > 0
 	}
 	n, err := strconv.Atoi(m[1] + m[2] + m[3] + m[4]) // one matched
 	return n, err == nil

@@ -74,10 +74,12 @@ var ruleSF172 = preflightRule(&Rule{
 		"whatever the model: Claude, GPT, Gemini, and the Zen models sessfix has no family for (users met it on muse-spark through Zen Go, anomalyco/opencode#47487), " +
 		"whose other limits are not checked; " +
 		"500 on OpenAI (provider `openai`; OpenAI documents the limit, not its error text, so the finding has no `provider_error`). " +
-		"For a provider whose count sessfix does not know (Gemini, Azure, the OpenAI-compatible servers users run, such as vLLM), the limit its own refusal printed, " +
+		"For a provider whose count sessfix does not know (Gemini, Azure, the OpenAI-compatible servers users run, such as vLLM), or whose refusal printed a lower limit " +
+		"than the known one (Claude on Bedrock refused over 20 in 2025), the limit its own refusal printed, " +
 		"once the session's last attempt was refused for it, with that text: vLLM's `At most 5 image(s) may be provided in one request.`, and, as users quote them, " +
 		"`Too many images in request: 11 images provided, but the model supports a maximum of 10 images.`, `Too many images in request. Max is 10.`, " +
-		"`too many images in the message, max allowed is 16`. " +
+		"`too many images in the message, max allowed is 16`, Gemini's `Please use fewer than 3600 images in your request to models/…` (at most one less), " +
+		"Bedrock's `too many images and documents: 21 + 0 > 20`. " +
 		"User `file` parts and the attachments of tool results not compacted are counted. The finding points at the first image over the limit.",
 	Why:           "The provider rejects the request on every retry.",
 	ProviderError: "too many images and documents: 104 + 1 > 100",
