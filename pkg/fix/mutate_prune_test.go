@@ -153,6 +153,8 @@ func TestStoredImageCountErrorOfOtherServersPrunes(t *testing.T) {
 		"Too many images in request: 7 images provided, but the model supports a maximum of 6 images.": 6,
 		"Too many images in request. Max is 4.":                                                        4,
 		"Bad Request: too many images in the message, max allowed is 3":                                3,
+		"Image count 7 exceeds limit 4 per request.":                                                   4,
+		"Please use fewer than 6 images in your request to models/gemini-2.5-flash":                    5,
 	} {
 		fx := manyToolImages(t, 7)
 		for i := range fx.Messages {

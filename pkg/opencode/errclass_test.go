@@ -79,6 +79,7 @@ func TestDetectErrorType(t *testing.T) {
 		{"At most 5 image(s) may be provided in one request.", ErrorTooManyImages},
 		{"Too many images in request: 11 images provided, but the model supports a maximum of 10 images.", ErrorTooManyImages},
 		{"Please use fewer than 3600 images in your request to models/gemini-1.5-flash", ErrorTooManyImages},
+		{"Image count 5 exceeds limit 4 per request.", ErrorTooManyImages},
 		{"Request payload size exceeds the limit: 20971520 bytes.", ErrorRequestTooLarge},
 		// A 413 as users quote it (anomalyco/opencode#12060, 2026-02: the
 		// Messages API's request_too_large with a shorter message than its

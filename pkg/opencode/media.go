@@ -651,7 +651,7 @@ func webpSize(b []byte) (w, h int, isWebP bool) {
 // that counts documents.
 var maxImagesRe = regexp.MustCompile(`maximum of (\d+) allowed|(?i:too many images and documents|too much media):[^>]*> (\d+)` +
 	`|(?i:at most (\d+) image\(s\) may be provided)|(?i:too many images.*?(?:supports a maximum of|max is|max allowed is) (\d+))` +
-	`|(?i:use fewer than (\d+) images in your request)`)
+	`|(?i:use fewer than (\d+) images in your request)|(?i:image count \d+ exceeds limit (\d+))`)
 
 // CountsDocuments reports whether a too-many-images error counts
 // documents with the images (the Messages API's "too many images and
@@ -675,7 +675,7 @@ func ImageCountLimit(text string) (int, bool) {
 		n, err := strconv.Atoi(m[5])
 		return n - 1, err == nil && n > 0
 	}
-	n, err := strconv.Atoi(m[1] + m[2] + m[3] + m[4]) // one matched
+	n, err := strconv.Atoi(m[1] + m[2] + m[3] + m[4] + m[6]) // one matched
 	return n, err == nil
 }
 

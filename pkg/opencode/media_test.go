@@ -107,6 +107,8 @@ func TestImageCountLimitTexts(t *testing.T) {
 		// Gemini's generateContent (linyqh/NarratoAI#33, 2024): at most
 		// one less than it prints.
 		"400 Please use fewer than 3600 images in your request to models/gemini-1.5-flash": 3599,
+		// An OpenAI-compatible server behind LiteLLM (AgnesAI-Labs/AgnesCode#50, 2026-07).
+		`litellm.BadRequestError: OpenAIException - {"object":"error","message":"Image count 5 exceeds limit 4 per request.","type":"BadRequestError","param":null,"code":400}`: 4,
 	} {
 		if got, ok := ImageCountLimit(text); !ok || got != want {
 			t.Errorf("%q: %d %v, want %d", text, got, ok, want)

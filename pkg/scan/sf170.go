@@ -78,7 +78,7 @@ var ruleSF172 = preflightRule(&Rule{
 		"than the known one (Claude on Bedrock refused over 20 in 2025), the limit its own refusal printed, " +
 		"once the session's last attempt was refused for it, with that text: vLLM's `At most 5 image(s) may be provided in one request.`, and, as users quote them, " +
 		"`Too many images in request: 11 images provided, but the model supports a maximum of 10 images.`, `Too many images in request. Max is 10.`, " +
-		"`too many images in the message, max allowed is 16`, Gemini's `Please use fewer than 3600 images in your request to models/…` (at most one less), " +
+		"`too many images in the message, max allowed is 16`, `Image count 5 exceeds limit 4 per request.`, Gemini's `Please use fewer than 3600 images in your request to models/…` (at most one less), " +
 		"Bedrock's `too many images and documents: 21 + 0 > 20`. " +
 		"User `file` parts and the attachments of tool results not compacted are counted. The finding points at the first image over the limit.",
 	Why:           "The provider rejects the request on every retry.",
