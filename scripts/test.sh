@@ -29,6 +29,20 @@ if [ -n "$unformatted" ]; then
   exit 1
 fi
 
+# The end-to-end proof against real OpenCode (./e2e) is the longest package
+# by far and mostly waits on OpenCode: it runs in the background from here
+# on, beside the other packages, the race step and the release check, which
+# would otherwise run after it with a core idle (and beside vet and
+# staticcheck, while it builds sessfix and installs OpenCode). Its output
+# is printed once it has finished (below); a failure anywhere else stops it.
+echo "== go test ./e2e (in the background; its output follows the release check)"
+e2e_log=$(mktemp "${TMPDIR:-/tmp}/sessfix-e2e.XXXXXX")
+set -m # its own process group, so that stopping it stops the OpenCode it runs
+go test -tags acceptance -count=1 -timeout 80m ./e2e >"$e2e_log" 2>&1 &
+e2e_pid=$!
+set +m
+trap 'kill -TERM -- "-$e2e_pid" 2>/dev/null || true; rm -f "$e2e_log"' EXIT
+
 echo "== go vet"
 go vet -tags acceptance ./...
 
@@ -51,19 +65,6 @@ if [ ! -x "$staticcheck" ]; then
   fi
 fi
 "$staticcheck" -tags acceptance ./...
-
-# The end-to-end proof against real OpenCode (./e2e) is the longest package
-# by far and mostly waits on OpenCode: it runs in the background from here
-# on, beside the other packages, the race step and the release check, which
-# would otherwise run after it with a core idle. Its output is printed once
-# it has finished (below); a failure anywhere else stops it.
-echo "== go test ./e2e (in the background; its output follows the release check)"
-e2e_log=$(mktemp "${TMPDIR:-/tmp}/sessfix-e2e.XXXXXX")
-set -m # its own process group, so that stopping it stops the OpenCode it runs
-go test -tags acceptance -count=1 -timeout 80m ./e2e >"$e2e_log" 2>&1 &
-e2e_pid=$!
-set +m
-trap 'kill -TERM -- "-$e2e_pid" 2>/dev/null || true; rm -f "$e2e_log"' EXIT
 
 echo "== go test"
 go test -tags acceptance -count=1 -timeout 80m $(go list -tags acceptance ./... | grep -v '/e2e$')
