@@ -647,8 +647,11 @@ func webpSize(b []byte) (w, h int, isWebP bool) {
 // provided, but the model supports a maximum of 10 images."
 // (microsoft/vscode#306919, #303825), "Too many images in request. Max is
 // 10." (the-open-agent/openagent#874), "too many images in the message,
-// max allowed is 16" (QuantumNous/new-api#1233). Group 2 is the only one
-// that counts documents.
+// max allowed is 16" (QuantumNous/new-api#1233), "Image count 5 exceeds
+// limit 4 per request." (AgnesAI-Labs/AgnesCode#50, group 6); and Gemini's
+// "Please use fewer than 3600 images in your request to models/…"
+// (linyqh/NarratoAI#33, group 5: one less than it prints). Group 2 is the
+// only one that counts documents.
 var maxImagesRe = regexp.MustCompile(`maximum of (\d+) allowed|(?i:too many images and documents|too much media):[^>]*> (\d+)` +
 	`|(?i:at most (\d+) image\(s\) may be provided)|(?i:too many images.*?(?:supports a maximum of|max is|max allowed is) (\d+))` +
 	`|(?i:use fewer than (\d+) images in your request)|(?i:image count \d+ exceeds limit (\d+))`)
