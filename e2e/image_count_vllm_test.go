@@ -63,9 +63,9 @@ func TestImageCountVLLM(t *testing.T) {
 	if before := resumeVerdict(ctx, t, e, openAICalls, sid, "go on"); before != refused {
 		t.Fatalf("the resume: %q, want %q", before, refused)
 	}
-	fs := vllmCountFound(t, e, sid, refused)
+	fs := imageCountFound(t, e, sid, refused)
 	fixUndone(t, e, "after the failed resume")
-	fix := vllmPruneAndResume(ctx, t, e, sid)
+	fix := pruneAndResumeImages(ctx, t, e, sid, completionsImages, vllmImagesMax)
 
 	// Right after the failed turn, on a copy of the store as it left it.
 	c := opencodetest.NewT(t, opencodetest.Options{Version: e.Version, Model: e.Model, Timeout: e.Timeout, Config: opts.Config})
@@ -74,9 +74,9 @@ func TestImageCountVLLM(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.ProjectDir = e.ProjectDir
-	early := vllmCountFound(t, c, sid, refused)
+	early := imageCountFound(t, c, sid, refused)
 	fixUndone(t, c, "right after the failed turn")
-	firstFix := vllmPruneAndResume(ctx, t, c, sid)
+	firstFix := pruneAndResumeImages(ctx, t, c, sid, completionsImages, vllmImagesMax)
 	recordWedged(t, wedgedRow{
 		Case: "image-count-vllm", Test: "TestImageCountVLLM", OpenCode: opencodetest.V1_18, Model: e.Model,
 		Break: fmt.Sprintf("a vLLM vision model added as an OpenAI-compatible provider, its server taking %d images a request; "+
@@ -120,33 +120,39 @@ func vllmReadScript(paths []string) mockopenai.Script {
 	}
 }
 
-// vllmCountFound scans the session and wants SF172 at the stored limit:
-// an error repaired by markToolCompacted whose provider error is the
-// stored refusal's text.
-func vllmCountFound(t *testing.T, e *opencodetest.Env, sid, refused string) []finding {
+// imageCountFound scans the session and wants SF172 at the limit: an
+// error repaired by markToolCompacted whose provider error is the
+// refusal's text (the stored one, or the preflight's in the same words).
+func imageCountFound(t *testing.T, e *opencodetest.Env, sid, refused string) []finding {
 	t.Helper()
 	fs, out := sessionFindings(t, e, sid)
 	count := withCode(fs, scan.SF172)
 	if len(count) != 1 || count[0].Severity != "error" || count[0].Fix != "markToolCompacted" || count[0].ProviderError != refused {
-		t.Fatalf("scan does not report SF172 at the stored limit\n%s", out)
+		t.Fatalf("scan does not report SF172 with the refusal's text\n%s", out)
 	}
 	return fs
 }
 
-// vllmPruneAndResume repairs with default flags and resumes: the mock must
-// accept, and the resume's requests hold the three images of the later
-// step, none more.
-func vllmPruneAndResume(ctx context.Context, t *testing.T, e *opencodetest.Env, sid string) *sfResult {
+// pruneAndResumeImages repairs with default flags and resumes: the OpenAI
+// mock must accept, and the resume's requests hold at most want images
+// (images counts a request's), the later step's, none more.
+func pruneAndResumeImages(ctx context.Context, t *testing.T, e *opencodetest.Env, sid string, images func(*mockopenai.Parsed) int, want int) *sfResult {
 	t.Helper()
 	fix, after := fixAndResumeOpenAI(ctx, t, e, sid, "markToolCompacted", "what do the pictures show?")
 	most := 0
 	for _, r := range after {
-		if r.Parsed != nil && r.Parsed.Completions != nil {
-			most = max(most, r.Parsed.Completions.Images())
+		if r.Parsed != nil {
+			most = max(most, images(r.Parsed))
 		}
 	}
-	if most != vllmImagesMax {
-		t.Errorf("the resume's requests hold at most %d images, want %d (the later step's)", most, vllmImagesMax)
+	if most != want {
+		t.Errorf("the resume's requests hold at most %d images, want %d (the later step's)", most, want)
 	}
 	return fix
 }
+
+// completionsImages counts a Chat Completions request's images.
+func completionsImages(p *mockopenai.Parsed) int { return p.Completions.Images() }
+
+// responsesImages counts a Responses request's images.
+func responsesImages(p *mockopenai.Parsed) int { return len(p.Responses.Images()) }

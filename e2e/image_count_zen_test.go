@@ -3,15 +3,12 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/sessfix/sessfix/internal/opencodetest"
 	"github.com/sessfix/sessfix/internal/opencodetest/mockopenai"
-	"github.com/sessfix/sessfix/pkg/scan"
 )
 
 // consoleImagesMax is OpenCode Console's images per request (users'
@@ -77,9 +74,9 @@ func TestImageCountZen(t *testing.T) {
 	if before := resumeVerdict(ctx, t, e, openAICalls, sid, "go on"); before != refused {
 		t.Fatalf("the resume: %q, want %q", before, refused)
 	}
-	fs := zenCountFound(t, e, sid, refused)
+	fs := imageCountFound(t, e, sid, refused)
 	fixUndone(t, e, "after the failed resume")
-	fix := zenPruneAndResume(ctx, t, e, sid)
+	fix := pruneAndResumeImages(ctx, t, e, sid, responsesImages, consoleImagesMax)
 
 	// Right after the failed turn, on a copy of the store as it left it.
 	c := opencodetest.NewT(t, opts)
@@ -88,9 +85,9 @@ func TestImageCountZen(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.ProjectDir = e.ProjectDir
-	early := zenCountFound(t, c, sid, refused)
+	early := imageCountFound(t, c, sid, refused)
 	fixUndone(t, c, "right after the failed turn")
-	firstFix := zenPruneAndResume(ctx, t, c, sid)
+	firstFix := pruneAndResumeImages(ctx, t, c, sid, responsesImages, consoleImagesMax)
 	recordWedged(t, wedgedRow{
 		Case: "image-count-zen", Test: "TestImageCountZen", OpenCode: opencodetest.V1_18, Model: e.Model,
 		Break: fmt.Sprintf("OpenCode Zen's GPT model through OpenCode Console, which takes %d images a request; the read tool on one PNG, "+
@@ -100,35 +97,4 @@ func TestImageCountZen(t *testing.T) {
 		Fix: wroteMutations(fix.Stdout + fix.Stderr), After: "accepted",
 		First: &firstRow{Scan: codes(codesWithSeverity(early)), Fix: wroteMutations(firstFix.Stdout + firstFix.Stderr), After: "accepted"},
 	})
-}
-
-// zenCountFound scans the session and wants SF172 as an error repaired by
-// markToolCompacted, its provider error ending in Console's refusal of
-// the next request (refused).
-func zenCountFound(t *testing.T, e *opencodetest.Env, sid, refused string) []finding {
-	t.Helper()
-	fs, out := sessionFindings(t, e, sid)
-	count := withCode(fs, scan.SF172)
-	if len(count) != 1 || count[0].Severity != "error" || count[0].Fix != "markToolCompacted" || !strings.HasSuffix(count[0].ProviderError, refused) {
-		t.Fatalf("scan does not report SF172 with Console's text\n%s", out)
-	}
-	return fs
-}
-
-// zenPruneAndResume repairs with default flags and resumes: the mock must
-// accept, and the resume's requests hold the 50 images of the later step,
-// none more.
-func zenPruneAndResume(ctx context.Context, t *testing.T, e *opencodetest.Env, sid string) *sfResult {
-	t.Helper()
-	fix, after := fixAndResumeOpenAI(ctx, t, e, sid, "markToolCompacted", "what do the pictures show?")
-	sent := 0
-	for _, r := range after {
-		if r.Chat && r.Parsed != nil && r.Parsed.Responses != nil {
-			sent = max(sent, len(r.Parsed.Responses.Images()))
-		}
-	}
-	if sent != consoleImagesMax {
-		t.Errorf("the resume after the fix sends %d images, want the %d of the later step", sent, consoleImagesMax)
-	}
-	return fix
 }

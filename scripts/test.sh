@@ -102,6 +102,8 @@ if [ -x scripts/release-check.sh ]; then
 fi
 
 echo "== go test ./e2e"
+# It may run for minutes more; say where its output grows meanwhile.
+kill -0 "$e2e_pid" 2>/dev/null && echo "still running; its output so far: $e2e_log"
 e2e_status=0
 wait "$e2e_pid" || e2e_status=$?
 cat "$e2e_log"

@@ -126,11 +126,7 @@ func TestStoredZenImageCountErrorPrunes(t *testing.T) {
 // prefix, plans OpenCode's prune down to the 20 it printed and reads as
 // repaired afterwards.
 func TestStoredBedrockImageCountErrorPrunes(t *testing.T) {
-	bedrock := strings.NewReplacer(`"providerID":"anthropic"`, `"providerID":"amazon-bedrock"`, `"modelID":"claude-sonnet-4-5"`, `"modelID":"anthropic.claude-sonnet-4-5-20250929-v1:0"`)
-	fx := manyToolImages(t, 21)
-	for i := range fx.Messages {
-		fx.Messages[i].Body = []byte(bedrock.Replace(string(fx.Messages[i].Body)))
-	}
+	fx := onModel(manyToolImages(t, 21), "amazon-bedrock", "anthropic.claude-sonnet-4-5-20250929-v1:0")
 	s := storetest.LoadAll(t, storetest.OpenOne(t, storetest.Materialize(t, store.ShapeStorage, t.TempDir(), fx)))[0]
 	if k := sent.FamilyOf("amazon-bedrock", "anthropic.claude-sonnet-4-5-20250929-v1:0"); k != sent.Bedrock {
 		t.Fatalf("the model is family %s, want Bedrock", k)

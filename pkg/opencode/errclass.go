@@ -350,7 +350,9 @@ func detectOtherFamilies(t string, has func(...string) bool) ErrorType {
 		return ErrorImageTooLarge
 	case has("image dimensions exceed max allowed size", "exceed max allowed size for many-image requests"):
 		return ErrorImageDimensions
-	case tooManyImagesRe.MatchString(t) || has("too many images", "too much media:", "image(s) may be provided in one request", "images in your request to models/") || imageCountRe.MatchString(t):
+	// Any wording whose limit ImageCountLimit reads (maxImagesRe), on a
+	// text about images, and the wordings that print none.
+	case has("too many images", "too much media:", "image(s) may be provided in one request") || strings.Contains(t, "image") && maxImagesRe.MatchString(t):
 		return ErrorTooManyImages
 	case has("does not represent a valid image", "could not process image", "you uploaded an unsupported image", "provided image is not valid",
 		"image cannot be empty", "unable to process input image"):
@@ -399,13 +401,7 @@ func detectOtherFamilies(t string, has func(...string) bool) ErrorType {
 	return ErrorNone
 }
 
-var (
-	invalidItemIDRe = regexp.MustCompile(`invalid 'input\[\d+\]\.id'`)
-	tooManyImagesRe = regexp.MustCompile(`contains \d+ images, exceeding the maximum`)
-	// imageCountRe is the wording of some OpenAI-compatible servers ("Image
-	// count 5 exceeds limit 4 per request."), on the lowercased text.
-	imageCountRe = regexp.MustCompile(`image count \d+ exceeds limit \d+`)
-)
+var invalidItemIDRe = regexp.MustCompile(`invalid 'input\[\d+\]\.id'`)
 
 var (
 	messageIndexRe = regexp.MustCompile(`messages\.(\d+)`)
