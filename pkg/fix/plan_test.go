@@ -10,6 +10,7 @@ import (
 	"github.com/sessfix/sessfix/pkg/scan"
 	"github.com/sessfix/sessfix/pkg/sent"
 	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/sessfix/sessfix/pkg/store/storetest"
 )
 
 func scanOpts() *scan.Options {
@@ -337,7 +338,9 @@ func TestApplyInMemoryRejectsStaleBefore(t *testing.T) {
 // An image over the provider's limit whose finding carries no repair (a
 // tool's image: only a user's pasted one is shrunk) is not repaired yet:
 // fix plans nothing for it and says so, and `fix --error` says the same of
-// the provider's texts when no pasted image causes them.
+// the provider's texts when no pasted image causes them. Of a session
+// whose next request sends no image at all, `fix --error` says that
+// instead: the pasted error is likely another session's.
 func TestPlanTooBigNotRepairedYet(t *testing.T) {
 	b, _ := thinkingAfterText(t)
 	f := scan.Finding{Code: "SF170", MessageID: msgA1, SessionID: sesID, Severity: scan.Error, ErrorType: string(opencode.ErrorImageTooLarge),
@@ -357,12 +360,24 @@ func TestPlanTooBigNotRepairedYet(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := "not repaired yet"
+		want := "the next request of this session sends no images: the error is likely another session's"
 		if opencode.DetectErrorType(text) == opencode.ErrorContextOverflow {
 			want = opencode.ContextNoCauseNote // a small history: nothing to prune
 		}
 		if !p.Empty() || len(p.Unfixed) != 1 || !strings.Contains(p.Unfixed[0].Reason, want) {
 			t.Errorf("--error %q: %+v", text, p)
+		}
+	}
+	// A session that sends one small image, within every limit: the
+	// image errors name nothing sessfix repairs there.
+	small := imageSession(t, store.ShapeStorage, storetest.Image{Mime: "image/png", Filename: "dot.png", Base64: storetest.NoisyPNG(t, 3, 4, 4)})
+	for _, text := range []string{f.ProviderError, "request contains 52 images, exceeding the maximum of 50 allowed per request"} {
+		p, err := PlanFromError(small, text, planOpts())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !p.Empty() || len(p.Unfixed) != 1 || !strings.Contains(p.Unfixed[0].Reason, opencode.NotRepairedYetNote) {
+			t.Errorf("--error %q on a session with an image: %+v", text, p)
 		}
 	}
 }

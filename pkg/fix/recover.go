@@ -146,6 +146,12 @@ func (w *work) errorSteps(f scan.Finding, text string, failed *store.Message) []
 			st.why = "sessfix does not recognise this provider error; nothing changed"
 		case opencode.NoCauseNote(r.Type) != "":
 			st.why = opencode.NoCauseNote(r.Type) + "; nothing changed"
+		case r.Type.NotRepairedYet() && failed == nil && sendsNone(w.orig, text) != "":
+			// A pasted image error about a session that sends no image:
+			// removing an image cannot help here; the user has likely
+			// pasted another session's error.
+			st.why = fmt.Sprintf("%s errors are about the images a request sends, and the next request of this session sends no %s: "+
+				"the error is likely another session's; nothing changed", r.Type, sendsNone(w.orig, text))
 		case r.Type.NotRepairedYet():
 			st.why = fmt.Sprintf("%s errors are %s; nothing changed", r.Type, opencode.NotRepairedYetNote)
 		default:
@@ -295,4 +301,21 @@ func PlanFromError(s *store.Session, errText string, opts Options) (*SessionPlan
 		}
 	}
 	return w.run(steps)
+}
+
+// sendsNone names what the next request of s does not send at all among
+// what an image error is about ("images", or "images or documents" when
+// the error text counts documents too), or is "" when it sends some.
+func sendsNone(s *store.Session, text string) string {
+	req := sent.Build(s, sent.Options{NextPrompt: true})
+	if len(opencode.RequestImages(s, req)) > 0 {
+		return ""
+	}
+	if opencode.CountsDocuments(text) {
+		if opencode.RequestDocuments(s, req) > 0 {
+			return ""
+		}
+		return "images or documents"
+	}
+	return "images"
 }
