@@ -28,6 +28,7 @@ const abandonedAge = 11 * time.Minute
 // times the turn's rows record 11 minutes back (their columns and the
 // times in their JSON), and that edit is the only one.
 func TestAbandonedTurnWhileOpenCodeServes(t *testing.T) {
+	parallel(t)
 	acquire(t)
 	ctx := testCtx(t, 8*time.Minute)
 	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18, Timeout: 3 * time.Minute})

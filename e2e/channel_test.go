@@ -26,6 +26,7 @@ import (
 // part stays repaired while the event log still holds the part as OpenCode
 // wrote it: OpenCode reads the rows, not the events (OBSERVED.md).
 func TestDevChannelRepairHolds(t *testing.T) {
+	parallel(t)
 	acquire(t)
 	ctx := testCtx(t, 10*time.Minute)
 	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.VDev, Timeout: 3 * time.Minute})

@@ -58,6 +58,7 @@ func scanSession(t *testing.T, e *opencodetest.Env, sid string, flags ...string)
 // the newest compaction's, is then an ordinary SF301 warning, which fix
 // closes (undo exact) with the session still resuming.
 func TestKilledCompaction(t *testing.T) {
+	parallel(t)
 	acquire(t)
 	ctx := testCtx(t, 8*time.Minute)
 	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18, Timeout: 3 * time.Minute})

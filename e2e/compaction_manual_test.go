@@ -23,6 +23,7 @@ import (
 // answered, with the history from before the compaction, and no
 // compaction request.
 func TestManualCompactionRefused(t *testing.T) {
+	parallel(t)
 	for _, c := range []struct{ version, name string }{
 		{opencodetest.V1_18, "refused-manual-compaction"},
 		{opencodetest.V1_1, "refused-manual-compaction-1.1"},

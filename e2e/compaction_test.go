@@ -62,6 +62,7 @@ func (c *compactionScript) answer(r *mockanthropic.Request) mockanthropic.Turn {
 // exactly, and after the fix the next resume is answered, the provider
 // still refusing compaction requests.
 func TestFailedCompaction(t *testing.T) {
+	parallel(t)
 	acquire(t)
 	ctx := testCtx(t, 8*time.Minute)
 	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18, Timeout: 3 * time.Minute})

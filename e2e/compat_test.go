@@ -20,6 +20,7 @@ import (
 // shape exists, plus the event-table probe, and checks docs/compatibility.md
 // against the results (rewriting it with -update or SESSFIX_WRITE_COMPAT=1).
 func TestCompatibility(t *testing.T) {
+	parallel(t)
 	var (
 		mu     sync.Mutex
 		rows   []outcome

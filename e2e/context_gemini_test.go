@@ -53,6 +53,7 @@ func geminiCalls(e *opencodetest.Env) []mockCall { return agentCalls(e.Gemini.Re
 // `sessfix fix --yes` repairs, undo is exact, and the resume is accepted
 // within the window.
 func TestContextWindowGemini(t *testing.T) {
+	parallel(t)
 	acquire(t)
 	ctx := testCtx(t, 14*time.Minute)
 	opts := opencodetest.Options{Version: opencodetest.V1_18, Model: opencodetest.GoogleModel, Timeout: 3 * time.Minute,

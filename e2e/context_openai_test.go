@@ -60,6 +60,7 @@ func (s *openAIReadFilesScript) answer(r *mockopenai.Request) mockopenai.Turn {
 // undo restores the store exactly, and the resume is accepted within the
 // window.
 func TestContextWindowOpenAI(t *testing.T) {
+	parallel(t)
 	acquire(t)
 	ctx := testCtx(t, 14*time.Minute)
 	opts := opencodetest.Options{Version: opencodetest.V1_18, Model: opencodetest.OpenAIModel, Timeout: 3 * time.Minute,

@@ -127,6 +127,7 @@ func hasCode(fs []finding, code, severity string) bool {
 // a refused resume, and before any resume on a copy of the store saved
 // right after the overflowing turn (contextFirst).
 func TestContextWindow(t *testing.T) {
+	parallel(t)
 	acquire(t)
 	ctx := testCtx(t, 14*time.Minute)
 	opts := opencodetest.Options{Version: opencodetest.V1_18, Timeout: 3 * time.Minute, ThinkingBudget: 1024,
@@ -228,6 +229,7 @@ func refusedCompactions(next mockanthropic.Script) mockanthropic.Script {
 // prunes nothing, undo is exact, and the resume is accepted without the
 // read results and without a compaction run.
 func TestContextWindowFailedCompaction(t *testing.T) {
+	parallel(t)
 	acquire(t)
 	ctx := testCtx(t, 12*time.Minute)
 	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18, Timeout: 3 * time.Minute, ThinkingBudget: 1024,
@@ -314,6 +316,7 @@ func TestContextWindowFailedCompaction(t *testing.T) {
 // --yes` marks old results compacted, undo is exact, and the resume is
 // accepted within the window.
 func TestContextWindow11(t *testing.T) {
+	parallel(t)
 	acquire(t)
 	ctx := testCtx(t, 14*time.Minute)
 	opts := opencodetest.Options{Version: opencodetest.V1_1, Timeout: 3 * time.Minute, ThinkingBudget: 1024,

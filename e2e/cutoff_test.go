@@ -36,6 +36,7 @@ func cutOffScript(r *mockopenai.Request) mockopenai.Turn {
 // (SF303), fix marks it failed with the cut-off error, and the next resume
 // sends that error to the model as the call's result.
 func TestCutOffToolCall(t *testing.T) {
+	parallel(t)
 	acquire(t)
 	ctx := testCtx(t, 10*time.Minute)
 	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18, Model: opencodetest.OpenAIModel, Timeout: 4 * time.Minute})

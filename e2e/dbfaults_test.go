@@ -47,6 +47,7 @@ import (
 // case recovered (sessions, messages and parts) is the table in
 // docs/safety.md, written with -update and checked against every run.
 func TestDatabaseFaults(t *testing.T) {
+	parallel(t)
 	g := grownDatabase(t)
 	var (
 		mu      sync.Mutex

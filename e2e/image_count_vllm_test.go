@@ -34,6 +34,7 @@ const vllmImagesMax = 3
 // exactly, and after the fix made again the resume is accepted, sending
 // the three images of the later step.
 func TestImageCountVLLM(t *testing.T) {
+	parallel(t)
 	acquire(t)
 	ctx := testCtx(t, 12*time.Minute)
 	opts := opencodetest.Options{Version: opencodetest.V1_18, Model: opencodetest.VLLMModel, Timeout: 3 * time.Minute,

@@ -30,6 +30,7 @@ const consoleImagesMax = 50
 // store exactly, and after the fix made again the resume is accepted,
 // sending the 50 images of the later step.
 func TestImageCountZen(t *testing.T) {
+	parallel(t)
 	acquire(t)
 	ctx := testCtx(t, 14*time.Minute)
 	opts := opencodetest.Options{Version: opencodetest.V1_18, Model: opencodetest.ZenOpenAIModel, Timeout: 4 * time.Minute,

@@ -37,6 +37,7 @@ const openAIImagesTotalCount = 25
 // resume is accepted with every image still sent, each one decoding, all
 // of them within 50 MB.
 func TestImagesOverOpenAIRequestTotal(t *testing.T) {
+	parallel(t)
 	acquire(t)
 	ctx := testCtx(t, 15*time.Minute)
 	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18, Model: opencodetest.OpenAIModel, Timeout: 4 * time.Minute,

@@ -102,6 +102,7 @@ func chatImages[P interface {
 //     history alone, `fix --yes` shrinks the image, undo restores the store
 //     exactly, and the first resume after the fix is accepted.
 func TestPastedImageOverFiveMB(t *testing.T) {
+	parallel(t)
 	pastedImageOverFiveMB(t, pastedCase{name: "pasted-image-over-5mb", what: "Anthropic's limit"})
 }
 
@@ -110,6 +111,7 @@ func TestPastedImageOverFiveMB(t *testing.T) {
 // base64 of image.source.bytes, its error after Bedrock's "The model
 // returned the following errors: " (mockbedrock.MsgClaudeImageTooLarge).
 func TestPastedImageOverFiveMBBedrock(t *testing.T) {
+	parallel(t)
 	pastedImageOverFiveMB(t, pastedCase{name: "pasted-image-over-5mb-bedrock", what: "Claude's limit on Bedrock", model: opencodetest.BedrockModel})
 }
 

@@ -32,6 +32,7 @@ func sessionBytes(t *testing.T, d dataDir, session string) string {
 // with the same settings repairs the turn at once; OpenCode resumes the
 // session.
 func TestLiveTurnLeftAlone(t *testing.T) {
+	parallel(t)
 	for _, v := range versions {
 		t.Run(v, func(t *testing.T) {
 			t.Parallel()
@@ -107,6 +108,7 @@ func TestLiveTurnLeftAlone(t *testing.T) {
 // attempt (well within the settle window), fix with its default settings
 // repairs the session: a failed turn is finished, not in use.
 func TestFixRightAfterAFailedAttempt(t *testing.T) {
+	parallel(t)
 	for _, v := range versions {
 		t.Run(v, func(t *testing.T) {
 			t.Parallel()

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sessfix/sessfix/internal/opencodetest"
+	"github.com/sessfix/sessfix/internal/opencodetest/golden"
 )
 
 // sessfixBin is the sessfix binary built for this run.
@@ -65,6 +66,20 @@ func run(m *testing.M) int {
 
 // slots bounds how many OpenCode scenarios run at once (CI has 2 cores).
 var slots = make(chan struct{}, 2)
+
+// parallel runs the test beside the others, two OpenCode scenarios at a
+// time (the slots): one at a time, the package left a core idle whenever
+// it ran alone (its last minutes in the suite), and the scenarios share
+// nothing but the built binary and the OpenCode installs, each in its own
+// OpenCode home and temporary directories. Under -update the tests rewrite
+// shared sections of docs/compatibility.md, so they run one after the other
+// there, as before.
+func parallel(t *testing.T) {
+	t.Helper()
+	if !golden.Update() {
+		t.Parallel()
+	}
+}
 
 // acquire takes a slot until the test ends.
 func acquire(t *testing.T) {

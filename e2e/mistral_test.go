@@ -21,6 +21,7 @@ import (
 // exact text, `sessfix fix --yes` re-keys the calls, and the next request
 // carries the new ids, each call's result with its call's.
 func TestMistralCallIDs(t *testing.T) {
+	parallel(t)
 	acquire(t)
 	fc := &familyCase{store: "opencode-1.18.33", opts: opencodetest.Options{Providers: []string{"mistralcompat"}}}
 	c := newFamRun(t, fc)

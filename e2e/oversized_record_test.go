@@ -37,6 +37,7 @@ import (
 // naming it in its place; undo restores the store exactly; after the fix
 // made again the resume is accepted, sending no PDF and that text.
 func TestOversizedPDFRecord(t *testing.T) {
+	parallel(t)
 	acquire(t)
 	ctx := testCtx(t, 15*time.Minute)
 	cfg := map[string]any{"compaction": map[string]any{"auto": false}}

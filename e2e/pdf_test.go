@@ -43,6 +43,7 @@ import (
 //     undo restores exactly, and the resume after the fix made again is
 //     accepted.
 func TestPDFsOverRequestLimit(t *testing.T) {
+	parallel(t)
 	var files []namedFile
 	for i, name := range []string{"a.pdf", "b.pdf", "c.pdf"} {
 		files = append(files, namedFile{name, testpdf.Write(testpdf.Options{Noise: 9 << 20, Seed: int64(i + 1)})})
@@ -127,6 +128,7 @@ func boolInt(b bool) int {
 // warning: sessfix does not know the model's window) with replaceMedia,
 // and `fix --yes` replaces the 70-page PDF; the 40-page one is still sent.
 func TestPDFsOverPageLimit(t *testing.T) {
+	parallel(t)
 	bothVersions(t, pdfCase{
 		Case: "pdfs-over-page-limit", Test: "TestPDFsOverPageLimit", Code: "SF177", ErrorType: "pdf_pages",
 		Files: []namedFile{
@@ -149,6 +151,7 @@ func TestPDFsOverPageLimit(t *testing.T) {
 // and `fix --yes` replaces notes.pdf by a text; the real PDF is still
 // sent.
 func TestInvalidPDF(t *testing.T) {
+	parallel(t)
 	bothVersions(t, pdfCase{
 		Case: "text-file-as-pdf", Test: "TestInvalidPDF", Code: "SF178", ErrorType: "invalid_pdf",
 		Files: []namedFile{

@@ -33,10 +33,12 @@ var unreadableMarker = []byte("%sessfix-test-unreadable-pdf")
 // the API cannot read. TestUnprocessedPDF11 runs the same on 1.1.65 (JSON
 // storage).
 func TestUnprocessedPDF(t *testing.T) {
+	parallel(t)
 	unprocessedPDF(t, opencodetest.V1_18, "pdf-not-processed")
 }
 
 func TestUnprocessedPDF11(t *testing.T) {
+	parallel(t)
 	unprocessedPDF(t, opencodetest.V1_1, "pdf-not-processed-1.1")
 }
 

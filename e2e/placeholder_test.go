@@ -31,6 +31,7 @@ import (
 // edit left it: scan predicts the mock's text (SF173), fix repairs, undo
 // restores exactly, and the first resume after the fix is accepted.
 func TestInvalidImagePlaceholder(t *testing.T) {
+	parallel(t)
 	invalidImagePlaceholder(t, "attached-image-not-an-image", opencodetest.DefaultModel, mockanthropic.TextInvalidImage)
 }
 
@@ -38,6 +39,7 @@ func TestInvalidImagePlaceholder(t *testing.T) {
 // the openai provider (the Responses API): the strict mock refuses with
 // OpenAI's own text for data that is no image, as users quote it.
 func TestInvalidImagePlaceholderOpenAI(t *testing.T) {
+	parallel(t)
 	invalidImagePlaceholder(t, "attached-image-not-an-image-openai", opencodetest.OpenAIModel, mockopenai.MsgInvalidImage)
 }
 
@@ -45,6 +47,7 @@ func TestInvalidImagePlaceholderOpenAI(t *testing.T) {
 // Gemini model: the strict mock refuses with Gemini's text for data that
 // is no image, as users quote it.
 func TestInvalidImagePlaceholderGemini(t *testing.T) {
+	parallel(t)
 	invalidImagePlaceholder(t, "attached-image-not-an-image-gemini", opencodetest.GoogleModel, mockgemini.TextInvalidImage)
 }
 
@@ -52,6 +55,7 @@ func TestInvalidImagePlaceholderGemini(t *testing.T) {
 // with a GPT model of OpenCode's own provider (Zen), which OpenCode sends
 // through the same Responses API package: sessfix knows it as OpenAI's.
 func TestInvalidImagePlaceholderZen(t *testing.T) {
+	parallel(t)
 	e := invalidImagePlaceholder(t, "attached-image-not-an-image-zen", opencodetest.ZenOpenAIModel, mockopenai.MsgInvalidImage)
 	// What makes sessfix's OpenAI rules OpenCode's for this model: every
 	// agent request went to the Responses API, as the openai provider's do.
@@ -80,6 +84,7 @@ func allWentTo(t *testing.T, what string, paths []string, ok func(path string) b
 // with a Gemini model of OpenCode's own provider (Zen), which OpenCode
 // sends through the same Gemini API package: sessfix knows it as Google's.
 func TestInvalidImagePlaceholderZenGemini(t *testing.T) {
+	parallel(t)
 	e := invalidImagePlaceholder(t, "attached-image-not-an-image-zen-gemini", opencodetest.ZenGoogleModel, mockgemini.TextInvalidImage)
 	var paths []string
 	for _, c := range e.Gemini.ChatRequests() {
@@ -94,6 +99,7 @@ func TestInvalidImagePlaceholderZenGemini(t *testing.T) {
 // the API's own text, which names the block (`messages.N.content.M.image.
 // source.base64: image cannot be empty`), and sessfix predicts that text.
 func TestEmptyImagePlaceholder(t *testing.T) {
+	parallel(t)
 	invalidImagePlaceholderOf(t, invalidImage{name: "attached-image-empty", model: opencodetest.DefaultModel, data: "",
 		what: "data is empty (0 bytes)", with: "with nothing",
 		want: func(rejected string) bool {

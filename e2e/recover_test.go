@@ -62,6 +62,7 @@ func copyData(t *testing.T, e *opencodetest.Env) string {
 // scan and fix agree on it; once fixed it is history however often the
 // store is copied again, and real OpenCode resumes it.
 func TestRecoverCorruptedSignatureAfterCopy(t *testing.T) {
+	parallel(t)
 	for _, v := range versions {
 		t.Run(v, func(t *testing.T) {
 			t.Parallel()
@@ -116,6 +117,7 @@ func TestRecoverCorruptedSignatureAfterCopy(t *testing.T) {
 // text map it through the preflight to the block that causes it and repair
 // it, and real OpenCode resumes the session.
 func TestRecoverIndexlessError(t *testing.T) {
+	parallel(t)
 	const text = "messages: text content blocks must contain non-whitespace text"
 	for _, v := range versions {
 		t.Run(v, func(t *testing.T) {

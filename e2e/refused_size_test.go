@@ -47,10 +47,12 @@ const edgeLimit = 1 << 20
 // quarter does not, so the shrunk request is refused too, SF180 names
 // the image sessfix marked, and the second repair replaces it (two).
 func TestRequestRefusedForSizeOpenAI(t *testing.T) {
+	parallel(t)
 	refusedForSize(t, opencodetest.V1_18, "request-refused-for-size-openai", 1)
 }
 
 func TestRequestRefusedForSizeOpenAI11(t *testing.T) {
+	parallel(t)
 	refusedForSize(t, opencodetest.V1_1, "request-refused-for-size-openai-1.1", 2)
 }
 

@@ -30,6 +30,7 @@ import (
 // session whose rows all survived resumes and the strict mock accepts it.
 // `sessfix undo` puts the damaged bytes back.
 func TestSalvageDamagedDatabase(t *testing.T) {
+	parallel(t)
 	acquire(t)
 	ctx := testCtx(t, 10*time.Minute)
 	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18, Timeout: 3 * time.Minute})

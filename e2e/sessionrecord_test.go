@@ -21,6 +21,7 @@ import (
 // and a real `opencode run --session` on 1.1.65 then continues the session:
 // the mock accepts its request.
 func TestRebuiltSessionRecordResumes(t *testing.T) {
+	parallel(t)
 	_, c := onBase(t, opencodetest.V1_1)
 	e := c.e
 	record := filepath.Join(e.StorageDir(), "session", "global", c.session+".json")

@@ -32,6 +32,7 @@ import (
 //     said it would (the kept history and the new prompt), the prompts of
 //     the cut messages nowhere.
 func TestRealSurgery(t *testing.T) {
+	parallel(t)
 	cuts := []struct {
 		name string
 		// args are the cut's arguments after the session id; kept the
@@ -192,6 +193,7 @@ var newSessionRe = regexp.MustCompile(`(?m)^new session (ses_[0-9a-zA-Z]+) `)
 //     show --sent` said it would (the copied history and the new prompt),
 //     the prompts not copied nowhere.
 func TestRealFork(t *testing.T) {
+	parallel(t)
 	forks := []struct {
 		name string
 		// args are fork's arguments after the session id; kept the messages
@@ -340,6 +342,7 @@ var writtenRe = regexp.MustCompile(`(?m)^written to (\S+); import it with`)
 // removes the new file; `opencode import` of it gives a session OpenCode
 // lists, exports and resumes with exactly the copied history (checkFork).
 func TestRealForkExport(t *testing.T) {
+	parallel(t)
 	for _, version := range versions {
 		t.Run(version, func(t *testing.T) {
 			t.Parallel()

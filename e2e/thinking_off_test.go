@@ -21,6 +21,7 @@ import (
 // not. So scan reports no SF152, fix makes no SF152 repair, and the resume
 // is accepted by the strict mock. A real run, no edit.
 func TestThinkingOffToolLoopCut(t *testing.T) {
+	parallel(t)
 	acquire(t)
 	ctx := testCtx(t, 10*time.Minute)
 	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18, ThinkingBudget: -1, Timeout: 3 * time.Minute})

@@ -23,6 +23,7 @@ import (
 // message by message, must be those show --sent printed before it, and
 // the media message must be where OpenCode put it.
 func TestToolMediaSentChat(t *testing.T) {
+	parallel(t)
 	for _, model := range []string{opencodetest.KimiModel, opencodetest.DeepSeekModel, opencodetest.VLLMModel} {
 		t.Run(model, func(t *testing.T) {
 			acquire(t)

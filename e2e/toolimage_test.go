@@ -78,6 +78,7 @@ var toolImageCases = []toolImageCase{
 // every resume sends the image again. runToolImageCase repairs it in both
 // timings.
 func TestToolImage(t *testing.T) {
+	parallel(t)
 	for _, c := range toolImageCases {
 		t.Run(c.name, func(t *testing.T) { runToolImageCase(t, c) })
 	}
@@ -93,6 +94,7 @@ func TestToolImage(t *testing.T) {
 // limit, and the next resume is accepted with 100 images; in both timings
 // (runToolImageCase).
 func TestToolImagesOverTheCount(t *testing.T) {
+	parallel(t)
 	runToolImageCase(t, toolImageCase{
 		name: "read-tool-images-over-the-count", test: "TestToolImagesOverTheCount", w: 16, h: 16, others: 100,
 		code: "SF172", errorType: "too_many_images", fix: "markToolCompacted", kept: 100,

@@ -25,6 +25,7 @@ import (
 //     (SQLite: every column of every session, message and part row) or
 //     every file (storage/) exactly as it was before the fix.
 func TestRealStoreFixAndUndo(t *testing.T) {
+	parallel(t)
 	for _, version := range versions {
 		t.Run(version, func(t *testing.T) {
 			t.Parallel()

@@ -26,6 +26,7 @@ import (
 // then starts on the result, lists both sessions and resumes one, which
 // the strict mock accepts; `sessfix undo` puts the original bytes back.
 func TestVacuumOnRequest(t *testing.T) {
+	parallel(t)
 	acquire(t)
 	ctx := testCtx(t, 10*time.Minute)
 	e := opencodetest.NewT(t, opencodetest.Options{Version: opencodetest.V1_18, Timeout: 3 * time.Minute})
