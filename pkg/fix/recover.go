@@ -146,14 +146,18 @@ func (w *work) errorSteps(f scan.Finding, text string, failed *store.Message) []
 			st.why = "sessfix does not recognise this provider error; nothing changed"
 		case opencode.NoCauseNote(r.Type) != "":
 			st.why = opencode.NoCauseNote(r.Type) + "; nothing changed"
-		case r.Type.NotRepairedYet() && failed == nil && sendsNone(w.orig, text) != "":
-			// A pasted image error about a session that sends no image:
-			// removing an image cannot help here; the user has likely
-			// pasted another session's error.
-			st.why = fmt.Sprintf("%s errors are about the images a request sends, and the next request of this session sends no %s: "+
-				"the error is likely another session's; nothing changed", r.Type, sendsNone(w.orig, text))
 		case r.Type.NotRepairedYet():
 			st.why = fmt.Sprintf("%s errors are %s; nothing changed", r.Type, opencode.NotRepairedYetNote)
+			if failed != nil {
+				break
+			}
+			if none := sendsNone(w.orig, text); none != "" {
+				// A pasted image error about a session that sends no
+				// image: removing an image cannot help here; the user
+				// has likely pasted another session's error.
+				st.why = fmt.Sprintf("%s errors are about the images a request sends, and the next request of this session sends no %s: "+
+					"the error is likely another session's; nothing changed", r.Type, none)
+			}
 		default:
 			st.why = fmt.Sprintf("sessfix has no storage repair for %s errors; nothing changed", r.Type)
 		}
