@@ -139,28 +139,7 @@ func (w *work) errorSteps(f scan.Finding, text string, failed *store.Message) []
 				return len(scan.MarkedCauses(others(fs), marked)) == 0
 			})
 		}
-		switch {
-		case len(marked) > 0:
-			st.why = scan.MarkedNoneNote(marked) + "; nothing changed"
-		case r.Type == opencode.ErrorNone:
-			st.why = "sessfix does not recognise this provider error; nothing changed"
-		case opencode.NoCauseNote(r.Type) != "":
-			st.why = opencode.NoCauseNote(r.Type) + "; nothing changed"
-		case r.Type.NotRepairedYet():
-			st.why = fmt.Sprintf("%s errors are %s; nothing changed", r.Type, opencode.NotRepairedYetNote)
-			if failed != nil {
-				break
-			}
-			if none := sendsNone(w.orig, text); none != "" {
-				// A pasted image error about a session that sends no
-				// image: removing an image cannot help here; the user
-				// has likely pasted another session's error.
-				st.why = fmt.Sprintf("%s errors are about the images a request sends, and the next request of this session sends no %s: "+
-					"the error is likely another session's; nothing changed", r.Type, none)
-			}
-		default:
-			st.why = fmt.Sprintf("sessfix has no storage repair for %s errors; nothing changed", r.Type)
-		}
+		st.why = w.noRepairWhy(r, marked, text, failed)
 		return []step{st}
 	}
 	if why, ok := scan.Resolved(r, w.orig, others(w.findings), w.opts.validation().OpenCode); ok {
@@ -305,6 +284,32 @@ func PlanFromError(s *store.Session, errText string, opts Options) (*SessionPlan
 		}
 	}
 	return w.run(steps)
+}
+
+// noRepairWhy says why an error no finding causes changes nothing: marked
+// are the rules it is (OpenCode's own errors), failed the stored attempt
+// (nil for a pasted error).
+func (w *work) noRepairWhy(r *opencode.Recovery, marked []string, text string, failed *store.Message) string {
+	switch {
+	case len(marked) > 0:
+		return scan.MarkedNoneNote(marked) + "; nothing changed"
+	case r.Type == opencode.ErrorNone:
+		return "sessfix does not recognise this provider error; nothing changed"
+	case opencode.NoCauseNote(r.Type) != "":
+		return opencode.NoCauseNote(r.Type) + "; nothing changed"
+	case !r.Type.NotRepairedYet():
+		return fmt.Sprintf("sessfix has no storage repair for %s errors; nothing changed", r.Type)
+	}
+	if failed == nil {
+		if none := sendsNone(w.orig, text); none != "" {
+			// A pasted image error about a session that sends no image:
+			// removing an image cannot help here; the user has likely
+			// pasted another session's error.
+			return fmt.Sprintf("%s errors are about the images a request sends, and the next request of this session sends no %s: "+
+				"the error is likely another session's; nothing changed", r.Type, none)
+		}
+	}
+	return fmt.Sprintf("%s errors are %s; nothing changed", r.Type, opencode.NotRepairedYetNote)
 }
 
 // sendsNone names what the next request of s does not send at all among
