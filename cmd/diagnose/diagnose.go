@@ -47,7 +47,7 @@ DeepSeek and Kimi ("at message index N", "at index N"), the OpenAI Responses API
 fc_…, call_…, which map to the part that stores the id, never by position) and Gemini.
 
 Without --session, the session is the one whose stored failed attempt carries the error text; when no
-session stores it, diagnose says which error type it reads the text as and asks for --session.
+session stores it, diagnose says what it reads the text as (as its error type line does) and asks for --session.
 
 An error that names no message ("messages: text content blocks must contain non-whitespace text") is
 mapped through the preflight to the places in the session that produce it, and those are what
@@ -212,8 +212,8 @@ func findSession(ctx context.Context, stores []store.Store, opts *DiagnoseOption
 		// What the text is needs no session: say it, so that a user
 		// who pasted an error to learn what it means learns it here.
 		what := "this error"
-		if t := opencode.DetectErrorType(opts.Error); t != opencode.ErrorNone {
-			what = fmt.Sprintf("this error (sessfix reads it as %s)", t)
+		if t, rules := opencode.DetectErrorType(opts.Error), scan.MarkedRules(opts.Error); t != opencode.ErrorNone || len(rules) > 0 {
+			what = fmt.Sprintf("this error (error type: %s)", typeLine(t, rules))
 		}
 		return nil, store.Info{}, cli.WithHints(cli.FlagErrorf("no session stores a failed attempt with %s; name the session with --session", what),
 			cli.ListSessions(opts.Paths), "then: sessfix diagnose --session ID --error TEXT")

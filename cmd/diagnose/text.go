@@ -7,6 +7,7 @@ import (
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/pkg/fix"
+	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/report"
 	"github.com/sessfix/sessfix/pkg/scan"
 )
@@ -40,14 +41,7 @@ func printText(w io.Writer, r *Result) error {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	p("session %s in %s\n", r.SessionID, r.Store)
-	t := string(r.ErrorType)
-	switch {
-	case t == "" && len(r.Rules) > 0:
-		t = "none; it is the error " + strings.Join(r.Rules, " or ") + " reports (sessfix explain " + r.Rules[0] + ")"
-	case t == "":
-		t = "not an error sessfix recognises"
-	}
-	p("error type: %s\n", t)
+	p("error type: %s\n", typeLine(r.ErrorType, r.Rules))
 	if r.FailedMessage != "" {
 		p("failed attempt: stored assistant message %s\n", r.FailedMessage)
 	}
@@ -99,4 +93,16 @@ func printText(w io.Writer, r *Result) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// typeLine says what sessfix reads an error text as: its error type, or
+// the rules it is (OpenCode's own errors, scan.MarkedRules).
+func typeLine(t opencode.ErrorType, rules []string) string {
+	switch {
+	case t == opencode.ErrorNone && len(rules) > 0:
+		return "none; it is the error " + strings.Join(rules, " or ") + " reports (sessfix explain " + rules[0] + ")"
+	case t == opencode.ErrorNone:
+		return "not an error sessfix recognises"
+	}
+	return string(t)
 }

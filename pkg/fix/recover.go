@@ -316,14 +316,11 @@ func (w *work) noRepairWhy(r *opencode.Recovery, marked []string, text string, f
 // what an image error is about ("images", or "images or documents" when
 // the error text counts documents too), or is "" when it sends some.
 func sendsNone(s *store.Session, text string) string {
-	req := sent.Build(s, sent.Options{NextPrompt: true})
-	if len(opencode.RequestImages(s, req)) > 0 {
+	n, withDocs := opencode.CountedMedia(s, sent.Build(s, sent.Options{NextPrompt: true}), text)
+	switch {
+	case n > 0:
 		return ""
-	}
-	if opencode.CountsDocuments(text) {
-		if opencode.RequestDocuments(s, req) > 0 {
-			return ""
-		}
+	case withDocs:
 		return "images or documents"
 	}
 	return "images"

@@ -477,6 +477,17 @@ func (l ImageLimit) CountText(images, docs, limit int) string {
 	return l.Prefix + fmt.Sprintf("request contains %d images, exceeding the maximum of %d allowed per request", images, limit)
 }
 
+// CountedMedia is what an image-count error's text counts in a request:
+// the images of r, and its documents too when the text counts them
+// (CountsDocuments, then withDocs).
+func CountedMedia(s *store.Session, r *sent.Request, text string) (n int, withDocs bool) {
+	n = len(RequestImages(s, r))
+	if CountsDocuments(text) {
+		return n + RequestDocuments(s, r), true
+	}
+	return n, false
+}
+
 // RequestDocuments is the number of documents (files other than images,
 // such as PDFs) an Anthropic request sends as base64: what the Messages
 // API counts with the images.

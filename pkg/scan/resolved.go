@@ -381,9 +381,10 @@ func imageCountWithin(r *opencode.Recovery, s *store.Session) string {
 		return ""
 	}
 	req := sent.Build(s, sent.Options{NextPrompt: true})
-	n, what := len(opencode.RequestImages(s, req)), "images"
-	if opencode.CountsDocuments(r.Text) {
-		n, what = n+opencode.RequestDocuments(s, req), "images and documents"
+	n, withDocs := opencode.CountedMedia(s, req, r.Text)
+	what := "images"
+	if withDocs {
+		what = "images and documents"
 	}
 	if n > limit {
 		return ""
