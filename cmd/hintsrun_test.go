@@ -15,7 +15,7 @@ import (
 )
 
 // suggested are the sessfix command lines the hint lines of stderr tell the
-// user to run: quoted in backticks, or after "pass a path: " or "e.g. ".
+// user to run: quoted in backticks, or after "pass a path: ", "e.g. " or "run: ".
 // A template with a word for the user to fill in (SESSION, TEXT) is not a
 // command to run as printed, and is left out.
 func suggested(stderr string) []string {
@@ -29,7 +29,7 @@ func suggested(stderr string) []string {
 		for _, m := range regexp.MustCompile("`(sessfix [^`]*)`").FindAllStringSubmatch(line, -1) {
 			found = append(found, m[1])
 		}
-		for _, lead := range []string{"pass a path: ", "e.g. "} {
+		for _, lead := range []string{"pass a path: ", "e.g. ", "run: "} {
 			if _, after, ok := strings.Cut(line, lead); ok && strings.HasPrefix(after, "sessfix ") {
 				found = append(found, after)
 			}
@@ -96,6 +96,9 @@ func TestSuggestedCommandsRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	copyFile(t, db, filepath.Join(data, "opencode.db"))
+	// Two copies of it: two sessions store the same failed attempt.
+	copyFile(t, db, filepath.Join(dir, "a.db"))
+	copyFile(t, db, filepath.Join(dir, "b.db"))
 	st := storetest.OpenOne(t, db)
 	s := storetest.LoadAll(t, st)[0]
 	st.Close()
@@ -137,6 +140,8 @@ func TestSuggestedCommandsRun(t *testing.T) {
 		{[]string{"show", "ses_nope", "--store", "good/broken.json"}, 0, 1},
 		{[]string{"drop", "--store", "good/broken.json"}, 0, 1},
 		{[]string{"diagnose", "good", "--error", apiError}, 0, 1},
+		// Two sessions store the error: the command again for each.
+		{[]string{"diagnose", "--error", apiError, "a.db", "b.db"}, 0, 2},
 		// No store found: the surgery commands repeat their arguments
 		// with --store.
 		{[]string{"show", s.ID[:12]}, 0, 1},

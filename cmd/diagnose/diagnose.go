@@ -47,7 +47,8 @@ DeepSeek and Kimi ("at message index N", "at index N"), the OpenAI Responses API
 fc_…, call_…, which map to the part that stores the id, never by position) and Gemini.
 
 Without --session, the session is the one whose stored failed attempt carries the error text; when no
-session stores it, diagnose says what it reads the text as (as its error type line does) and asks for --session.
+session stores it, diagnose says what it reads the text as (as its error type line does) and asks for --session;
+when several do (a fork, a copy of the store), it names them and prints the command for each.
 
 An error that names no message ("messages: text content blocks must contain non-whitespace text") is
 mapped through the preflight to the places in the session that produce it, and those are what
@@ -218,10 +219,11 @@ func findSession(ctx context.Context, stores []store.Store, opts *DiagnoseOption
 		return nil, store.Info{}, cli.WithHints(cli.FlagErrorf("no session stores a failed attempt with %s; name the session with --session", what),
 			cli.ListSessions(opts.Paths), "then: sessfix diagnose --session ID --error TEXT")
 	}
-	var ids []string
+	var ids, hints []string
 	for _, h := range hits {
-		ids = append(ids, h.s.ID)
+		ids = append(ids, h.s.ID+" in "+h.info.Path)
+		hints = append(hints, "run: "+cli.CommandLine("diagnose", "--session", h.s.ID, "--error", opts.Error, h.info.Path))
 	}
 	return nil, store.Info{}, cli.WithHints(cli.FlagErrorf("%d sessions store a failed attempt with this error (%s); name one with --session", len(hits), strings.Join(ids, ", ")),
-		"sessfix diagnose --session ID --error TEXT")
+		hints...)
 }
