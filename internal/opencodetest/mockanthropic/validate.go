@@ -8,17 +8,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"image"
-	_ "image/gif"  // decoders for image.DecodeConfig
-	_ "image/jpeg" // decoders for image.DecodeConfig
-	_ "image/png"  // decoders for image.DecodeConfig
 	"net/http"
 	"regexp"
 	"strings"
 	"unicode"
 
 	"github.com/ledongthuc/pdf"
-	_ "golang.org/x/image/webp" // decoder for image.DecodeConfig
 
 	"github.com/sessfix/sessfix/internal/opencodetest/mockstream"
 )
@@ -622,12 +617,8 @@ func checkImages(msgs []Message) *APIError {
 		if im.Data == "" {
 			return invalid("%s.image.source.base64: %s", im.Path, TextEmptyImage)
 		}
-		raw, err := base64.StdEncoding.DecodeString(im.Data)
-		if err != nil {
-			return invalid("%s", TextInvalidImage)
-		}
-		cfg, _, err := image.DecodeConfig(bytes.NewReader(raw))
-		if err != nil {
+		cfg, ok := mockstream.ImageConfig(im.Data)
+		if !ok {
 			return invalid("%s", TextInvalidImage)
 		}
 		switch {

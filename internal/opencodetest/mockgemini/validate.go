@@ -152,7 +152,7 @@ func (v Validator) Validate(r *GenerateContentRequest) *APIError {
 	}
 	for _, c := range cs {
 		for _, p := range c.Parts {
-			if mime, data, ok := p.inline(); ok && strings.HasPrefix(mime, "image/") && !mockstream.LooksLikeImage(data) {
+			if mime, data, ok := p.inline(); ok && strings.HasPrefix(mime, "image/") && !imageOK(data) {
 				return invalid("%s", TextInvalidImage)
 			}
 		}
@@ -202,4 +202,10 @@ func (v Validator) Validate(r *GenerateContentRequest) *APIError {
 		}
 	}
 	return nil
+}
+
+// imageOK reports whether inline image data reads as an image.
+func imageOK(data string) bool {
+	_, ok := mockstream.ImageConfig(data)
+	return ok
 }

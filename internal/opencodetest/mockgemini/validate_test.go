@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/sessfix/sessfix/internal/opencodetest/mockstream"
 )
 
 const model3 = "gemini-3-flash-preview"
@@ -88,8 +90,9 @@ func TestValidator(t *testing.T) {
 		{"response count", model3, req(hi, model(call("bash", s3), call("read", "")), user(fresp("bash"))), TextResponseCount},
 		{"model turn after model turn is fine", model3, req(hi, model(text("a")), model(text("b")), hi), ""},
 
-		{"a png", model3, req(user(text("look"), inline("image/png", "iVBORw0KGgoAAAAN"))), ""},
-		{"a jpeg", model3, req(user(text("look"), inline("image/jpeg", "/9j/4AAQSkZJRgABAQ=="))), ""},
+		{"a png", model3, req(user(text("look"), inline("image/png", mockstream.TinyImage("image/png")))), ""},
+		{"a jpeg", model3, req(user(text("look"), inline("image/jpeg", mockstream.TinyImage("image/jpeg")))), ""},
+		{"a png's first bytes", model3, req(user(text("look"), inline("image/png", "iVBORw0KGgoAAAANAAAAAAAAAAAA"))), TextInvalidImage},
 		{"text sent as a png", model3, req(user(text("look"), inline("image/png", "dGhpcyBpcyBub3QgYSBwaWN0dXJlCg=="))), TextInvalidImage},
 		{"not base64", "gemini-2.5-flash", req(user(text("look"), inline("image/webp", "no base64 here"))), TextInvalidImage},
 		{"a pdf is no image", model3, req(user(text("look"), inline("application/pdf", "JVBERi0xLjQK"))), ""},

@@ -95,7 +95,7 @@ func checkImages(r *ResponsesRequest) *APIError {
 	ims := r.Images()
 	total := 0
 	for _, im := range ims {
-		if !mockstream.LooksLikeImage(im.Data) {
+		if _, ok := mockstream.ImageConfig(im.Data); !ok {
 			return &APIError{Dialect: OpenAI, Status: http.StatusBadRequest, Type: "invalid_request_error", Message: MsgInvalidImage, Code: str("invalid_image_format")}
 		}
 		n := DecodedLen(im.Data)

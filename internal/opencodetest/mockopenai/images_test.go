@@ -4,21 +4,14 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/sessfix/sessfix/internal/opencodetest/mockstream"
 )
 
-// b64 is base64 of exactly n bytes (at least 9) that start like a PNG
-// (the signature and a zero byte): only the length, the padding and the
-// first bytes are judged.
-func b64(n int) string {
-	s := "iVBORw0KGgoA" + strings.Repeat("AAAA", (n-9)/3)
-	switch n % 3 {
-	case 1:
-		s += "AA=="
-	case 2:
-		s += "AAA="
-	}
-	return s
-}
+// b64 is base64 of exactly n bytes (at least 100) that read as a PNG
+// (mockstream.PNGOfSize): only the length and the image's header are
+// judged.
+func b64(n int) string { return mockstream.PNGOfSize(n) }
 
 func userImages(sizes ...int) string {
 	var parts []string
@@ -48,10 +41,12 @@ func TestResponsesImageLimits(t *testing.T) {
 		// tool output; the four types' signatures are taken.
 		{"text named image/png", respBody(dataImage("image/png", "dGhpcyBpcyBub3QgYSBwaWN0dXJlCg==")), MsgInvalidImage},
 		{"data that is not base64", respBody(dataImage("image/png", "not base64!")), MsgInvalidImage},
-		{"a tool output's text as image", respBody(call("fc_1", "call_1"), strings.Replace(toolOut(12), "iVBORw0KGgoA", "dGhpcyBpcyBu", 1)), MsgInvalidImage},
-		{"a JPEG", respBody(dataImage("image/jpeg", "/9j/4AAQSkZJRgABAQ==")), ""},
-		{"a GIF", respBody(dataImage("image/gif", "R0lGODlhAQABAAAAACw=")), ""},
-		{"a WebP", respBody(dataImage("image/webp", "UklGRiQAAABXRUJQVlA4IA==")), ""},
+		{"a tool output's text as image", respBody(call("fc_1", "call_1"), strings.Replace(toolOut(100), "iVBORw0KGgoA", "dGhpcyBpcyBu", 1)), MsgInvalidImage},
+		{"a JPEG", respBody(dataImage("image/jpeg", mockstream.TinyImage("image/jpeg"))), ""},
+		{"a GIF", respBody(dataImage("image/gif", mockstream.TinyImage("image/gif"))), ""},
+		{"a WebP", respBody(dataImage("image/webp", mockstream.TinyImage("image/webp"))), ""},
+		// A PNG's signature and nothing an image is made of.
+		{"a PNG's first bytes", respBody(dataImage("image/png", "iVBORw0KGgoAAAAAAAAAAAAAAAAAAAAA")), MsgInvalidImage},
 	} {
 		r, err := ParseResponses([]byte(c.body))
 		if err != nil {
@@ -68,7 +63,7 @@ func TestResponsesImageLimits(t *testing.T) {
 			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
 		}
 	}
-	r, _ := ParseResponses([]byte(respBody(call("fc_1", "call_1"), toolOut(12))))
+	r, _ := ParseResponses([]byte(respBody(call("fc_1", "call_1"), toolOut(100))))
 	if ims := r.Images(); len(ims) != 1 || !ims[0].Tool || ims[0].Path != "input[1].output[1].image_url" {
 		t.Errorf("a tool output's image: %+v", ims)
 	}
@@ -86,12 +81,12 @@ func dataImage(mime, data string) string {
 func TestConsoleImageCount(t *testing.T) {
 	s := New(Config{MaxConsoleImages: 2})
 	defer s.Close()
-	toolOut := `{"type":"function_call_output","call_id":"call_1","output":[{"type":"input_text","text":"read"},{"type":"input_image","image_url":"data:image/png;base64,` + b64(12) + `"}]}`
-	if resp := post(t, s, OpenAI, "/responses", "sk-a", respBody(call("fc_1", "call_1"), toolOut, userImages(12))); resp.StatusCode != 200 {
+	toolOut := `{"type":"function_call_output","call_id":"call_1","output":[{"type":"input_text","text":"read"},{"type":"input_image","image_url":"data:image/png;base64,` + b64(100) + `"}]}`
+	if resp := post(t, s, OpenAI, "/responses", "sk-a", respBody(call("fc_1", "call_1"), toolOut, userImages(100))); resp.StatusCode != 200 {
 		b, _ := io.ReadAll(resp.Body)
 		t.Fatalf("two images: %d %s", resp.StatusCode, b)
 	}
-	resp := post(t, s, OpenAI, "/responses", "sk-a", respBody(call("fc_1", "call_1"), toolOut, userImages(12, 12)))
+	resp := post(t, s, OpenAI, "/responses", "sk-a", respBody(call("fc_1", "call_1"), toolOut, userImages(100, 100)))
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 400 || !strings.Contains(string(b), MsgTooManyImagesConsole(3, 2)) {
 		t.Errorf("three images: %d %s", resp.StatusCode, b)
