@@ -142,6 +142,9 @@ func TestSuggestedCommandsRun(t *testing.T) {
 		{[]string{"diagnose", "good", "--error", apiError}, 0, 1},
 		// Two sessions store the error: the command again for each.
 		{[]string{"diagnose", "--error", apiError, "a.db", "b.db"}, 0, 2},
+		{[]string{"fix", "--error", apiError, "a.db", "b.db"}, 2, 2},
+		{[]string{"fix", "--error", apiError, "a.db"}, 1, 1},
+		{[]string{"fix", "--error", apiError, "--session", s.ID, "--session", s.ID[:12], "a.db"}, 2, 2},
 		// No store found: the surgery commands repeat their arguments
 		// with --store.
 		{[]string{"show", s.ID[:12]}, 0, 1},

@@ -173,10 +173,6 @@ func RunDiagnose(ctx context.Context, opts *DiagnoseOptions) error {
 // findSession loads the named session, or the one whose stored failed
 // attempt carries the error. verb is the command its hints repeat.
 func findSession(ctx context.Context, stores []store.Store, opts *DiagnoseOptions, verb string) (*store.Session, store.Info, error) {
-	type hit struct {
-		s    *store.Session
-		info store.Info
-	}
 	if opts.Session != "" {
 		// An id or a prefix naming one session, as show, drop and
 		// rewind take it.
@@ -190,25 +186,13 @@ func findSession(ctx context.Context, stores []store.Store, opts *DiagnoseOption
 		}
 		return s, found.Store.Info(), nil
 	}
-	var hits []hit
-	for _, st := range stores {
-		refs, err := st.List(ctx)
-		if err != nil {
-			return nil, store.Info{}, fmt.Errorf("cannot list the sessions of %s store %s: %w", st.Info().Shape, st.Info().Path, err)
-		}
-		for _, ref := range refs {
-			s, err := st.Load(ctx, ref)
-			if err != nil {
-				continue
-			}
-			if opencode.FailedAttempt(s, opts.Error) != nil {
-				hits = append(hits, hit{s, st.Info()})
-			}
-		}
+	hits, err := cli.SessionsStoring(ctx, stores, opts.Error)
+	if err != nil {
+		return nil, store.Info{}, err
 	}
 	switch {
 	case len(hits) == 1:
-		return hits[0].s, hits[0].info, nil
+		return hits[0].Session, hits[0].Store, nil
 	case len(hits) == 0:
 		// What the text is needs no session: say it, so that a user
 		// who pasted an error to learn what it means learns it here.
@@ -219,11 +203,6 @@ func findSession(ctx context.Context, stores []store.Store, opts *DiagnoseOption
 		return nil, store.Info{}, cli.WithHints(cli.FlagErrorf("no session stores a failed attempt with %s; name the session with --session", what),
 			cli.ListSessions(opts.Paths), "then: sessfix diagnose --session ID --error TEXT")
 	}
-	var ids, hints []string
-	for _, h := range hits {
-		ids = append(ids, h.s.ID+" in "+h.info.Path)
-		hints = append(hints, "run: "+cli.CommandLine("diagnose", "--session", h.s.ID, "--error", opts.Error, h.info.Path))
-	}
-	return nil, store.Info{}, cli.WithHints(cli.FlagErrorf("%d sessions store a failed attempt with this error (%s); name one with --session", len(hits), strings.Join(ids, ", ")),
-		hints...)
+	return nil, store.Info{}, cli.WithHints(cli.FlagErrorf("%d sessions store a failed attempt with this error (%s); name one with --session", len(hits), cli.StoredErrorsText(hits)),
+		cli.ErrorCommands("diagnose", opts.Error, hits)...)
 }

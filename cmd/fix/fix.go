@@ -76,7 +76,9 @@ would lose. --session repairs no session of a damaged database (that store fails
 first, without --session.
 
 --error TEXT repairs what a provider error points at (its messages.N, mapped to the exact stored message);
-it needs --session. Without it, a stored failed attempt (SF302) gets the same repair.
+it needs --session (without it, fix names the sessions that store the error as their failed attempt and
+prints the command for each; it never picks one itself). Without --error, a stored failed attempt (SF302)
+gets the same repair.
 Strategies per rule and what each mutation writes: docs/fixing.md. Undo with ` + "`sessfix undo`" + `.
 
 Exit codes:

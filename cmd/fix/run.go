@@ -19,6 +19,9 @@ import (
 // writer locks before it plans and holds them until it has written: the
 // plans it shows and writes are never older than another sessfix's writes.
 func RunFix(ctx context.Context, opts *FixOptions) (err error) {
+	if opts.Error != "" && len(opts.Sessions) == 0 {
+		return needsSession(ctx, opts)
+	}
 	pipe, fails, err := newPipeline(opts)
 	if err != nil {
 		return err
@@ -110,9 +113,12 @@ func newPipeline(opts *FixOptions) (*fix.Pipeline, cli.FailPolicy, error) {
 		return nil, none, cli.WithHints(cli.FlagErrorf("--diff prints a unified diff, not %s", opts.Factory.Format()),
 			"drop --diff for the plan as JSON, whose edits name every record that would change")
 	}
-	if opts.Error != "" && len(opts.Sessions) != 1 {
-		return nil, none, cli.WithHints(cli.FlagErrorf("--error needs exactly one --session: the error's messages.N only means something in the session it came from"),
-			cli.ListSessions(opts.Paths), "then: sessfix fix --session ID --error TEXT")
+	if opts.Error != "" && len(opts.Sessions) > 1 {
+		var hints []string
+		for _, id := range opts.Sessions {
+			hints = append(hints, "run: "+cli.CommandLine(append([]string{"fix", "--session", id, "--error", opts.Error}, opts.Paths...)...))
+		}
+		return nil, none, cli.WithHints(errNeedsSession, hints...)
 	}
 	sopts, fails, err := (&cli.Filters{Select: opts.Select, Ignore: opts.Ignore, FailOn: opts.FailOn}).ScanFilters()
 	if err != nil {
