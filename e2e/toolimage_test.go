@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -45,6 +46,9 @@ type toolImageCase struct {
 	code, errorType, fix, limitText string
 	// kept is how many images the resume after the fix still sends.
 	kept int
+	// cut, when positive, is how many bytes of the first image's file
+	// are kept: a file cut short.
+	cut int
 }
 
 var toolImageCases = []toolImageCase{
@@ -67,13 +71,22 @@ var toolImageCases = []toolImageCase{
 			"them back holds 22 images, over 20, where each side may be 2000 px at most; a real run, no edit",
 		limitText: ".tool_result.content.1.image.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels",
 	},
+	{
+		name: "read-tool-image-header-cut-short", test: "TestToolImage", w: 64, h: 48, cut: 20,
+		code: "SF173", errorType: "invalid_image", fix: "replaceMedia", kept: 0,
+		what: "the read tool on a PNG file cut short inside its header (its first 20 bytes: the signature and part of the size): " +
+			"1.1.65 keeps the bytes whole in the tool result, the provider cannot read them as an image; a real run, no edit",
+		limitText: mockanthropic.TextInvalidImage,
+	},
 }
 
 // TestToolImage: OpenCode 1.1.65's read tool keeps an image whole
 // (OBSERVED.md) in the tool part's attachments and sends it inside the
 // tool result, which the strict mock rejects when it is over 5 MB of
 // base64 or 8000 px on a side, or 2000 px in a request of more than 20
-// images, with the API's text for an image in a tool result. A real run,
+// images, with the API's text for an image in a tool result, and when its
+// file was cut short inside its header, with the API's text for data that
+// is no image (SF173, replaceMedia). A real run,
 // no edit: the turn that read the image fails, the session is bricked,
 // every resume sends the image again. runToolImageCase repairs it in both
 // timings.
@@ -126,6 +139,11 @@ func runToolImageCase(t *testing.T, c toolImageCase) {
 			w, h, seed = 16, 16, 5
 		}
 		paths = append(paths, writeNoisyPNG(t, e.ProjectDir, fmt.Sprintf("shot%03d.png", i), seed, w, h))
+	}
+	if c.cut > 0 {
+		if err := os.Truncate(paths[0], int64(c.cut)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	e.Mock.SetScript(readScript(paths))
 	res, err := e.Prompt(ctx, "What is in these pictures? "+markerRead)

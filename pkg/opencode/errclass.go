@@ -155,10 +155,10 @@ const PDFPagesNoCauseNote = "the PDFs sessfix can count have no more pages than 
 	"`sessfix drop SESSION PART` takes its part out, or shorten the history with `sessfix rewind` or `sessfix fork`"
 
 // InvalidImageNoCauseNote is what scan and fix say about an invalid-image
-// error when every image the request sends starts like an image of a type
-// the provider takes (no SF173 finding). Gemini's "Unable to process input
+// error when every image the request sends has the header of an image of
+// a type the provider takes (no SF173 finding). Gemini's "Unable to process input
 // image. Please retry…" comes for such images too.
-const InvalidImageNoCauseNote = "every image the request sends starts like a PNG, JPEG, GIF or WebP, so sessfix names none; " +
+const InvalidImageNoCauseNote = "every image the request sends has the header of a PNG, JPEG, GIF or WebP, so sessfix names none; " +
 	"the provider may have failed only this once (Gemini's text asks for a retry): resume the session once more; " +
 	"if it fails again, `sessfix show --sent SESSION` lists the images the request sends and `sessfix drop SESSION PART` takes one out"
 

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"image"
-	_ "image/gif"  // header decoder for image.DecodeConfig
-	_ "image/jpeg" // header decoder for image.DecodeConfig
-	_ "image/png"  // header decoder for image.DecodeConfig
+	_ "image/gif" // header decoder for image.DecodeConfig
+	"image/jpeg"  // and its header decoder for image.DecodeConfig
+	"image/png"   // and its header decoder for image.DecodeConfig
 	"regexp"
 	"strconv"
 	"strings"
@@ -583,10 +584,14 @@ func DecodeImage(raw []byte) (image.Image, string, error) {
 	return image.Decode(bytes.NewReader(raw))
 }
 
-// ImageHeader reads an image's format and size from the start of its
-// base64 data only. ok is false when the data is not an image of a
-// supported type (PNG, JPEG, GIF, WebP) or not base64; known is false
-// when the header was read but holds no size within the prefix.
+// ImageHeader reads an image's format and size from its base64 data:
+// the start of it, and further only when the header goes on past that (a
+// JPEG's metadata). ok is false when the data is not base64, does not
+// start like an image of a supported type (PNG, JPEG, GIF, WebP), or does
+// start like one but its header does not decode (a file cut short, or
+// damaged: what every provider refuses as no image); known is false when
+// the header is that of a variant sessfix's decoders do not read (a
+// lossless JPEG), or of a WebP image cut short.
 func ImageHeader(data string) (w, h int, ok, known bool) {
 	decodes.headers.Add(1)
 	pre := data
@@ -608,17 +613,51 @@ func ImageHeader(data string) (w, h int, ok, known bool) {
 	if w, h, isWebP := webpSize(buf); isWebP {
 		return w, h, true, w > 0
 	}
-	switch {
-	case bytes.HasPrefix(buf, []byte("\x89PNG\r\n\x1a\n")), bytes.HasPrefix(buf, []byte("\xff\xd8\xff")),
-		bytes.HasPrefix(buf, []byte("GIF87a")), bytes.HasPrefix(buf, []byte("GIF89a")):
-	default:
+	if signature(buf) == "" {
 		return 0, 0, false, false
 	}
 	cfg, _, err := image.DecodeConfig(bytes.NewReader(buf))
-	if err != nil {
+	if err != nil && len(data) > len(pre) {
+		// The header goes on past the prefix: read on, through the
+		// data, as far as it goes (rare: a JPEG's frame header after
+		// more than 96 KiB of metadata).
+		cfg, _, err = image.DecodeConfig(base64.NewDecoder(base64.StdEncoding, strings.NewReader(data)))
+	}
+	var pngVariant png.UnsupportedError
+	var jpegVariant jpeg.UnsupportedError
+	switch {
+	case err == nil:
+		return cfg.Width, cfg.Height, true, true
+	case errors.As(err, &pngVariant), errors.As(err, &jpegVariant):
 		return 0, 0, true, false
 	}
-	return cfg.Width, cfg.Height, true, true
+	return 0, 0, false, false
+}
+
+// ImageSignature names the image type base64 data starts like ("PNG",
+// "JPEG", "GIF", "WebP"), or "" for none: what a finding about data whose
+// header does not decode says it looked like.
+func ImageSignature(data string) string {
+	raw, err := base64.StdEncoding.DecodeString(data[:min(len(data), 16)])
+	if err != nil {
+		return ""
+	}
+	return signature(raw)
+}
+
+// signature names the image type raw bytes start like, or "".
+func signature(raw []byte) string {
+	switch {
+	case bytes.HasPrefix(raw, []byte("\x89PNG\r\n\x1a\n")):
+		return "PNG"
+	case bytes.HasPrefix(raw, []byte("\xff\xd8\xff")):
+		return "JPEG"
+	case bytes.HasPrefix(raw, []byte("GIF87a")), bytes.HasPrefix(raw, []byte("GIF89a")):
+		return "GIF"
+	case len(raw) >= 12 && string(raw[:4]) == "RIFF" && string(raw[8:12]) == "WEBP":
+		return "WebP"
+	}
+	return ""
 }
 
 // webpSize reads a WebP image's size from its RIFF header (VP8, VP8L or
@@ -718,6 +757,8 @@ func MediaRejected(url, mime string, maxBase64, side int) (why string, overLimit
 	}
 	w, h, ok, known := ImageHeader(data)
 	switch {
+	case !ok && SupportedImage(mime) && ImageSignature(data) != "":
+		return "its data starts like a " + ImageSignature(data) + " image but its header does not decode", false
 	case !ok && SupportedImage(mime):
 		return "its data is not a PNG, JPEG, GIF or WebP image", false
 	case !ok:

@@ -43,17 +43,33 @@ func TestImageHeader(t *testing.T) {
 	for range 3 { // three segments of 60,000 bytes: past the 128 KiB of base64 read
 		far = withAPP1(far, 60000)
 	}
+	png9000, gif40 := encoded(t, pngEnc, 9000, 60), encoded(t, gifEnc, 40, 30)
+	damaged := bytes.Clone(png9000)
+	damaged[20]++ // the header's width, under its checksum
+	lossless := bytes.Replace(jpg, []byte{0xff, 0xc0}, []byte{0xff, 0xc3}, 1)
 	cases := []struct {
 		name      string
 		data      string
 		w, h      int
 		ok, known bool
 	}{
-		{"png", base64.StdEncoding.EncodeToString(encoded(t, pngEnc, 9000, 60)), 9000, 60, true, true},
-		{"gif", base64.StdEncoding.EncodeToString(encoded(t, gifEnc, 40, 30)), 40, 30, true, true},
+		{"png", base64.StdEncoding.EncodeToString(png9000), 9000, 60, true, true},
+		{"gif", base64.StdEncoding.EncodeToString(gif40), 40, 30, true, true},
 		{"jpeg", base64.StdEncoding.EncodeToString(jpg), 300, 200, true, true},
 		{"jpeg with metadata", base64.StdEncoding.EncodeToString(withAPP1(jpg, 60000)), 300, 200, true, true},
-		{"jpeg frame past the prefix", base64.StdEncoding.EncodeToString(far), 0, 0, true, false},
+		// The header read on past the prefix, through the data.
+		{"jpeg frame past the prefix", base64.StdEncoding.EncodeToString(far), 300, 200, true, true},
+		// Data that starts like an image and whose header does not
+		// decode: cut short (a file read before it was written
+		// through), or damaged. Every provider refuses it.
+		{"png cut short", base64.StdEncoding.EncodeToString(png9000[:20]), 0, 0, false, false},
+		{"png signature only", base64.StdEncoding.EncodeToString(png9000[:8]), 0, 0, false, false},
+		{"png header damaged", base64.StdEncoding.EncodeToString(damaged), 0, 0, false, false},
+		{"gif cut short", base64.StdEncoding.EncodeToString(gif40[:8]), 0, 0, false, false},
+		{"jpeg cut in its metadata", base64.StdEncoding.EncodeToString(far[:150000]), 0, 0, false, false},
+		// A variant of the format the decoders do not read: an
+		// image, its size unknown.
+		{"lossless jpeg", base64.StdEncoding.EncodeToString(lossless), 0, 0, true, false},
 		{"no image", base64.StdEncoding.EncodeToString([]byte("hello, this is text")), 0, 0, false, false},
 		{"no base64", "!!!!" + base64.StdEncoding.EncodeToString(encoded(t, pngEnc, 10, 10)), 0, 0, false, false},
 		{"empty", "", 0, 0, false, false},

@@ -115,7 +115,9 @@ var ruleSF173 = preflightRule(&Rule{
 	Summary:  "an image the request sends is not an image of a supported type",
 	What: "On an Anthropic provider (also Claude on Bedrock and OpenCode Console), on OpenAI (provider `openai`) or on Gemini (`google` providers), " +
 		"an image part (a user `file` part, or a tool result's image attachment) " +
-		"whose mime type is PNG, JPEG, GIF or WebP holds base64 data that does not start like any of the four, or is not base64. Other image types (SVG, BMP) get another error, not checked. " +
+		"whose mime type is PNG, JPEG, GIF or WebP holds base64 data that does not start like any of the four, or is not base64, " +
+		"or starts like one but whose header (its type and size) does not decode: a file cut short before its header ends, or damaged. " +
+		"Other image types (SVG, BMP) get another error, not checked. " +
 		"OpenAI answers `" + opencode.TextOpenAIInvalidImage + "` (as users quote it; an older wording that also names the 20 MB limit, " +
 		"`You uploaded an unsupported image. Please make sure your image is below 20 MB in size and is of one the following formats: …`, is recognised too); " +
 		"Gemini answers `" + opencode.TextGeminiInvalidImage + "` (400 INVALID_ARGUMENT); its `Unable to process input image. Please retry…` is recognised too. " +
@@ -243,6 +245,9 @@ func checkImages(s *store.Session, r *sent.Request, files func() []opencode.File
 			v := base
 			v.Code, v.Fix, v.ProviderError = SF173, "replaceMedia", lim.Prefix+lim.InvalidText
 			v.Message = imageWhat(im) + " holds data that is not a PNG, JPEG, GIF or WebP image"
+			if sig := opencode.ImageSignature(im.Data); sig != "" {
+				v.Message = imageWhat(im) + " holds data that starts like a " + sig + " image but whose header does not decode (cut short or damaged)"
+			}
 			if im.Data == "" {
 				v.Message = imageWhat(im) + " holds no data (a file of 0 bytes)"
 				if lim.KnownText() {

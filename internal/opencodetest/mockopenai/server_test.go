@@ -360,7 +360,7 @@ func TestEdgeRequestTooLarge(t *testing.T) {
 func TestChatImageCount(t *testing.T) {
 	s := New(Config{MaxChatImages: 2})
 	defer s.Close()
-	img := `{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}}`
+	img := `{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgABSK+kcQAAAABJRU5ErkJggg=="}}`
 	body := func(n int) string {
 		parts := []string{`{"type":"text","text":"Attached media from tool result:"}`}
 		for range n {
