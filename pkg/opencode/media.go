@@ -623,15 +623,23 @@ func ImageHeader(data string) (w, h int, ok, known bool) {
 		// more than 96 KiB of metadata).
 		cfg, _, err = image.DecodeConfig(base64.NewDecoder(base64.StdEncoding, strings.NewReader(data)))
 	}
-	var pngVariant png.UnsupportedError
-	var jpegVariant jpeg.UnsupportedError
 	switch {
 	case err == nil:
 		return cfg.Width, cfg.Height, true, true
-	case errors.As(err, &pngVariant), errors.As(err, &jpegVariant):
+	case unsupportedVariant(err):
 		return 0, 0, true, false
 	}
 	return 0, 0, false, false
+}
+
+// unsupportedVariant reports whether a header decoder's error says the
+// image is of a variant it does not read, not that the data is no image.
+// (Its own function: the error targets escape, and ImageHeader, called
+// for every image a scan sees, allocates nothing when the header decodes.)
+func unsupportedVariant(err error) bool {
+	var pngVariant png.UnsupportedError
+	var jpegVariant jpeg.UnsupportedError
+	return errors.As(err, &pngVariant) || errors.As(err, &jpegVariant)
 }
 
 // ImageSignature names the image type base64 data starts like ("PNG",
