@@ -11,6 +11,7 @@ import (
 
 	"github.com/sessfix/sessfix/internal/opencodetest"
 	"github.com/sessfix/sessfix/internal/opencodetest/mockanthropic"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockbedrock"
 	"github.com/sessfix/sessfix/internal/opencodetest/mockgemini"
 	"github.com/sessfix/sessfix/internal/opencodetest/mockopenai"
 )
@@ -49,6 +50,16 @@ func TestInvalidImagePlaceholderOpenAI(t *testing.T) {
 func TestInvalidImagePlaceholderGemini(t *testing.T) {
 	parallel(t)
 	invalidImagePlaceholder(t, "attached-image-not-an-image-gemini", opencodetest.GoogleModel, mockgemini.TextInvalidImage)
+}
+
+// TestInvalidImagePlaceholderBedrock is TestInvalidImagePlaceholder
+// through Bedrock Converse with Claude: the strict mock refuses with
+// Anthropic's text after Bedrock's "The model returned the following
+// errors: " (mockbedrock.MsgClaudeInvalidImage, modelled on the 5 MB error
+// users report), which sessfix predicts.
+func TestInvalidImagePlaceholderBedrock(t *testing.T) {
+	parallel(t)
+	invalidImagePlaceholder(t, "attached-image-not-an-image-bedrock", opencodetest.BedrockModel, mockbedrock.MsgClaudeInvalidImage)
 }
 
 // TestInvalidImagePlaceholderZen is TestInvalidImagePlaceholderOpenAI

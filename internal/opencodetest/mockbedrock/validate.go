@@ -129,7 +129,7 @@ func (v Validator) Validate(r *ConverseRequest) *APIError {
 	if !r.IsClaude() {
 		return nil
 	}
-	if e := checkClaudeImageSize(ms); e != nil {
+	if e := checkClaudeImages(ms); e != nil {
 		return e
 	}
 	if e := (mockanthropic.Validator{Secret: secret}).Validate(r.anthropic()); e != nil {
@@ -236,15 +236,41 @@ func images(ms []Message) []mockanthropic.RequestImage {
 	return out
 }
 
-// checkClaudeImageSize applies Claude's 5 MB to each image of the request:
-// a message's image blocks and the images inside its tool results. The
-// base64 string (the JSON value of source.bytes) is measured, as the
-// model's error prints it.
-func checkClaudeImageSize(ms []Message) *APIError {
-	for _, im := range images(ms) {
+// checkClaudeImages applies Claude's 5 MB to each image of the request (a
+// message's image blocks and the images inside its tool results; the
+// base64 string, the JSON value of source.bytes, is measured, as the
+// model's error prints it), then refuses an image with no data or data
+// whose header does not decode as a PNG, JPEG, GIF or WebP image
+// (mockstream.ImageConfig, as mockanthropic), with Claude's texts for
+// them after Bedrock's prefix: MsgClaudeImageEmpty, MsgClaudeInvalidImage.
+func checkClaudeImages(ms []Message) *APIError {
+	ims := images(ms)
+	for _, im := range ims {
 		if len(im.Data) > ClaudeImageBase64Max {
 			return invalid("%s", MsgClaudeImageTooLarge(im.Path, len(im.Data)))
 		}
 	}
+	for _, im := range ims {
+		if im.Data == "" {
+			return invalid("%s", MsgClaudeImageEmpty(im.Path))
+		}
+		if _, ok := mockstream.ImageConfig(im.Data); !ok {
+			return invalid("%s", MsgClaudeInvalidImage)
+		}
+	}
 	return nil
+}
+
+// MsgClaudeInvalidImage is Claude's answer through Converse to image data
+// that is no image: Anthropic's text (mockanthropic.TextInvalidImage)
+// after Bedrock's prefix, modelled on the 5 MB error users report
+// (MsgClaudeImageTooLarge); no report of this text from Bedrock was found.
+const MsgClaudeInvalidImage = "The model returned the following errors: " + mockanthropic.TextInvalidImage
+
+// MsgClaudeImageEmpty is Claude's answer through Converse to an image with
+// no data at path: Anthropic's text (mockanthropic.TextEmptyImage) for the
+// block's source.bytes after Bedrock's prefix, modelled as
+// MsgClaudeInvalidImage is.
+func MsgClaudeImageEmpty(path string) string {
+	return "The model returned the following errors: " + path + ".image.source.bytes: " + mockanthropic.TextEmptyImage
 }

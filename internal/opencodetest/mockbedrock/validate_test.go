@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sessfix/sessfix/internal/opencodetest/mockanthropic"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockstream"
 )
 
 const claude = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
@@ -33,10 +34,16 @@ func result(status string, content string) string {
 	return s + "}}"
 }
 
-// image is an image block whose source.bytes is n bytes of base64 (its
-// data is not judged by the size check).
+// image is an image block whose source.bytes is n bytes of base64 (n a
+// multiple of 4) of a PNG (mockstream.PNGOfSize: the size check reads the
+// length, the image check the header).
 func image(n int) string {
-	return `{"image":{"format":"png","source":{"bytes":"` + strings.Repeat("A", n) + `"}}}`
+	return imageData(mockstream.PNGOfSize(n / 4 * 3))
+}
+
+// imageData is an image block whose source.bytes is data.
+func imageData(data string) string {
+	return `{"image":{"format":"png","source":{"bytes":"` + data + `"}}}`
 }
 
 func msg(role string, blocks ...string) string {
@@ -95,6 +102,12 @@ func TestValidator(t *testing.T) {
 		{"claude: tool result image over 5 MB", claude, body(false, hi, msg("assistant", toolUse), msg("user", result("", `[{"text":"read"},`+image(5242884)+`]`))),
 			MsgClaudeImageTooLarge("messages.2.content.0.tool_result.content.1", 5242884)},
 		{"nova: image size not checked", "us.amazon.nova-pro-v1:0", body(false, msg("user", text("look"), image(5242884))), ""},
+		{"claude: data that is no image", claude, body(false, msg("user", text("look"), imageData("dGhpcyBpcyBub3QgYSBwaWN0dXJlCg=="))), MsgClaudeInvalidImage},
+		{"claude: a PNG's first bytes", claude, body(false, msg("user", text("look"), imageData("iVBORw0KGgoAAAANAAAAAAAAAAAA"))), MsgClaudeInvalidImage},
+		{"claude: an image with no data", claude, body(false, msg("user", text("look"), imageData(""))), MsgClaudeImageEmpty("messages.0.content.1")},
+		{"claude: a tool result's image that is no image", claude, body(false, hi, msg("assistant", toolUse), msg("user", result("", `[{"text":"read"},`+imageData("dGV4dA==")+`]`))),
+			MsgClaudeInvalidImage},
+		{"nova: image data not checked", "us.amazon.nova-pro-v1:0", body(false, msg("user", text("look"), imageData("dGV4dA=="))), ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -134,8 +147,8 @@ func TestExactTexts(t *testing.T) {
 // Images lists a message's image blocks and a tool result's images, with
 // the paths Claude's errors print, in order; a nil request has none.
 func TestRequestImages(t *testing.T) {
-	r, err := ParseRequest("anthropic.claude-sonnet-4-5-20250929-v1:0", []byte(body(false, msg("user", text("look"), image(8)), msg("assistant", toolUse),
-		msg("user", result("", `[{"text":"read"},`+image(12)+`]`)))))
+	r, err := ParseRequest("anthropic.claude-sonnet-4-5-20250929-v1:0", []byte(body(false, msg("user", text("look"), image(200)), msg("assistant", toolUse),
+		msg("user", result("", `[{"text":"read"},`+image(400)+`]`)))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +156,7 @@ func TestRequestImages(t *testing.T) {
 	for _, im := range r.Images() {
 		got = append(got, fmt.Sprintf("%s %d %v", im.Path, len(im.Data), im.Tool))
 	}
-	want := "messages.0.content.1 8 false|messages.2.content.0.tool_result.content.1 12 true"
+	want := "messages.0.content.1 200 false|messages.2.content.0.tool_result.content.1 400 true"
 	if g := strings.Join(got, "|"); g != want {
 		t.Errorf("Images() = %s\nwant %s", g, want)
 	}
