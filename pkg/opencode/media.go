@@ -10,6 +10,7 @@ import (
 	_ "image/gif" // header decoder for image.DecodeConfig
 	"image/jpeg"  // and its header decoder for image.DecodeConfig
 	"image/png"   // and its header decoder for image.DecodeConfig
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -617,10 +618,11 @@ func ImageHeader(data string) (w, h int, ok, known bool) {
 		return 0, 0, false, false
 	}
 	cfg, _, err := image.DecodeConfig(bytes.NewReader(buf))
-	if err != nil && len(data) > len(pre) {
+	if errors.Is(err, io.ErrUnexpectedEOF) && len(data) > len(pre) {
 		// The header goes on past the prefix: read on, through the
 		// data, as far as it goes (rare: a JPEG's frame header after
-		// more than 96 KiB of metadata).
+		// more than 96 KiB of metadata). Data the decoder refused for
+		// what it holds is not read again.
 		cfg, _, err = image.DecodeConfig(base64.NewDecoder(base64.StdEncoding, strings.NewReader(data)))
 	}
 	switch {
@@ -642,15 +644,19 @@ func unsupportedVariant(err error) bool {
 	return errors.As(err, &pngVariant) || errors.As(err, &jpegVariant)
 }
 
-// ImageSignature names the image type base64 data starts like ("PNG",
-// "JPEG", "GIF", "WebP"), or "" for none: what a finding about data whose
-// header does not decode says it looked like.
-func ImageSignature(data string) string {
-	raw, err := base64.StdEncoding.DecodeString(data[:min(len(data), 16)])
-	if err != nil {
-		return ""
+// NoImageData says what image data ImageHeader does not take for an image
+// is: "is not a PNG, JPEG, GIF or WebP image", or, when it starts like
+// one, "starts like a PNG image but its header does not decode (cut short
+// or damaged)". SF173's finding ("holds data that …") and the placeholder
+// that replaces the image ("its data …") both say it.
+func NoImageData(data string) string {
+	raw, err := base64.StdEncoding.DecodeString(data[:min(len(data), 16)/4*4])
+	if err == nil {
+		if sig := signature(raw); sig != "" {
+			return "starts like a " + sig + " image but its header does not decode (cut short or damaged)"
+		}
 	}
-	return signature(raw)
+	return "is not a PNG, JPEG, GIF or WebP image"
 }
 
 // signature names the image type raw bytes start like, or "".
@@ -765,10 +771,8 @@ func MediaRejected(url, mime string, maxBase64, side int) (why string, overLimit
 	}
 	w, h, ok, known := ImageHeader(data)
 	switch {
-	case !ok && SupportedImage(mime) && ImageSignature(data) != "":
-		return "its data starts like a " + ImageSignature(data) + " image but its header does not decode", false
 	case !ok && SupportedImage(mime):
-		return "its data is not a PNG, JPEG, GIF or WebP image", false
+		return "its data " + NoImageData(data), false
 	case !ok:
 		return "", false
 	case len(data) > maxBase64:

@@ -210,6 +210,8 @@ func TestPreflightImageLimits(t *testing.T) {
 		{"images to a provider of no family are not counted", mediaFixture{provider: "ollama", model: "llava", userImgs: repeat(small, 700)}, "", false},
 		{"data that is no image", mediaFixture{userImgs: []string{base64.StdEncoding.EncodeToString([]byte("hello, not a picture"))}},
 			"SF173@messages.0.content.1 " + mediaUser + "/" + userFilePart(1) + ": " + textInvalidImage, false},
+		{"a png cut short inside its header", mediaFixture{userImgs: []string{small, cutPNG(t)}},
+			"SF173@messages.0.content.2 " + mediaUser + "/" + userFilePart(2) + ": " + textInvalidImage, false},
 		{"an image of 0 bytes", mediaFixture{userImgs: []string{small, ""}},
 			"SF173@messages.0.content.2 " + mediaUser + "/" + userFilePart(2) + ": messages.0.content.2.image.source.base64: image cannot be empty", false},
 		{"a tool's image of 0 bytes", mediaFixture{toolImgs: []string{""}},
@@ -311,6 +313,36 @@ func TestImageWithinLimitsTakesTheNextRequestsSide(t *testing.T) {
 		r := &opencode.Recovery{Text: manyErr, Type: opencode.ErrorImageDimensions, TargetID: mediaUser, PartID: userFilePart(1)}
 		if why := imageWithinLimits(r, s); (why != "") != c.want {
 			t.Errorf("%s: imageWithinLimits = %q, want resolved %v", c.name, why, c.want)
+		}
+	}
+}
+
+// cutPNG is the first 20 bytes of a PNG (its signature and part of its
+// header), base64: a file read before it was written through.
+func cutPNG(t testing.TB) string {
+	raw, err := base64.StdEncoding.DecodeString(pngB64(t, 10, 10, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return base64.StdEncoding.EncodeToString(raw[:20])
+}
+
+// SF173 says what the data looked like: an image cut short or damaged, or
+// no image at all; the placeholder replacing it says the same.
+func TestSF173SaysWhatTheDataIs(t *testing.T) {
+	for _, c := range []struct{ data, want string }{
+		{cutPNG(t), "starts like a PNG image but its header does not decode (cut short or damaged)"},
+		{base64.StdEncoding.EncodeToString([]byte("hello, not a picture")), "is not a PNG, JPEG, GIF or WebP image"},
+	} {
+		var got []string
+		for _, f := range sizeFindings(t, store.ShapeSQLite, mediaFixture{userImgs: []string{c.data}}) {
+			got = append(got, f.Code+" "+f.Message)
+		}
+		if len(got) != 1 || !strings.HasPrefix(got[0], "SF173 ") || !strings.HasSuffix(got[0], " holds data that "+c.want) {
+			t.Errorf("findings %q, want one SF173 ending %q", got, " holds data that "+c.want)
+		}
+		if why, _ := opencode.MediaRejected("data:image/png;base64,"+c.data, "image/png", 5<<20, 8000); why != "its data "+c.want {
+			t.Errorf("the placeholder's reason %q, want %q", why, "its data "+c.want)
 		}
 	}
 }

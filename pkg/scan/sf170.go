@@ -244,10 +244,7 @@ func checkImages(s *store.Session, r *sent.Request, files func() []opencode.File
 			}
 			v := base
 			v.Code, v.Fix, v.ProviderError = SF173, "replaceMedia", lim.Prefix+lim.InvalidText
-			v.Message = imageWhat(im) + " holds data that is not a PNG, JPEG, GIF or WebP image"
-			if sig := opencode.ImageSignature(im.Data); sig != "" {
-				v.Message = imageWhat(im) + " holds data that starts like a " + sig + " image but whose header does not decode (cut short or damaged)"
-			}
+			v.Message = imageWhat(im) + " holds data that " + opencode.NoImageData(im.Data)
 			if im.Data == "" {
 				v.Message = imageWhat(im) + " holds no data (a file of 0 bytes)"
 				if lim.KnownText() {
