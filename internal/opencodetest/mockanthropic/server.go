@@ -66,6 +66,13 @@ type Config struct {
 	// reasons users could not find (OBSERVED.md), so the mock is told
 	// which PDF it is.
 	UnreadablePDF []byte
+	// UnreadableImage, when set, marks the images the mock cannot
+	// process: a request holding a base64 image (a tool result's among
+	// them) whose bytes contain it is refused with the API's "Could not
+	// process image" (TextImageUnprocessable). The API gives that answer
+	// for images whose type it takes, for reasons it does not name
+	// (OBSERVED.md), so the mock is told which image it is.
+	UnreadableImage []byte
 	// OnStage, when set, is called (synchronously, from the handler) each
 	// time a request reaches a stage.
 	OnStage func(r *Request, s Stage)
@@ -105,6 +112,11 @@ func (s *Server) SetMaxPromptTokens(n int) { s.Configure(func(c *Config) { c.Max
 // SetUnreadablePDF sets Config.UnreadablePDF.
 func (s *Server) SetUnreadablePDF(marker []byte) {
 	s.Configure(func(c *Config) { c.UnreadablePDF = marker })
+}
+
+// SetUnreadableImage sets Config.UnreadableImage.
+func (s *Server) SetUnreadableImage(marker []byte) {
+	s.Configure(func(c *Config) { c.UnreadableImage = marker })
 }
 
 // SetEventDelay replaces the delay between SSE events.
@@ -154,6 +166,10 @@ func (s *Server) handle(w http.ResponseWriter, hr *http.Request, r *Request, cfg
 	}
 	if len(cfg.UnreadablePDF) > 0 && parsed != nil && holdsPDF(parsed.Messages, cfg.UnreadablePDF) {
 		s.reject(hr.Context(), w, r, invalid("%s", TextPDFUnprocessable))
+		return
+	}
+	if len(cfg.UnreadableImage) > 0 && parsed != nil && holdsImage(parsed.Messages, cfg.UnreadableImage) {
+		s.reject(hr.Context(), w, r, invalid("%s", TextImageUnprocessable))
 		return
 	}
 	if n := PromptTokens(r.Body); cfg.MaxPromptTokens > 0 && n > cfg.MaxPromptTokens {

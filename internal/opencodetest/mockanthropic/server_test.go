@@ -245,3 +245,42 @@ func TestUnreadablePDF(t *testing.T) {
 		}
 	}
 }
+
+// The image a test marks is refused with "Could not process image", in a
+// user's message and in a tool result; an image without the marker is
+// accepted.
+func TestUnreadableImage(t *testing.T) {
+	s := New(Config{})
+	defer s.Close()
+	s.SetUnreadableImage([]byte("unreadable-marker"))
+	png := func(tail string) string {
+		raw, _ := base64.StdEncoding.DecodeString(mockstream.TinyImage("image/png"))
+		return `{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` +
+			base64.StdEncoding.EncodeToString(append(raw, tail...)) + `"}}`
+	}
+	for _, c := range []struct {
+		name, block, want string
+	}{
+		{"an image", png(""), ""},
+		{"the marked image", png("unreadable-marker"), TextImageUnprocessable},
+		{"the marked image in a tool result", "", TextImageUnprocessable},
+	} {
+		msgs := `[{"role":"user","content":[{"type":"text","text":"look"},` + c.block + `]}]`
+		if c.block == "" {
+			msgs = `[{"role":"user","content":"read it"},{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"bash","input":{}}]},` +
+				`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"out"},` + png("unreadable-marker") + `]}]}]`
+		}
+		resp, err := post(t, s, `{"model":"m","max_tokens":10,`+tools+`"messages":`+msgs+`}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			Error struct{ Type, Message string }
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if body.Error.Message != c.want || c.want != "" && (resp.StatusCode != 400 || body.Error.Type != "invalid_request_error") {
+			t.Errorf("%s: %d %+v, want %q", c.name, resp.StatusCode, body.Error, c.want)
+		}
+	}
+}

@@ -550,6 +550,25 @@ func holdsPDF(msgs []Message, marker []byte) bool {
 	return false
 }
 
+// TextImageUnprocessable is the API's answer to an image it cannot read
+// although its type is one it takes, for reasons it does not name: 400
+// invalid_request_error, no index (users' quotes of the live API: a PNG
+// of 243 bytes the Read tool returned, anthropics/claude-code#2519; a
+// PNG in a project's public folder, #15941; #49403, #56511).
+// Config.UnreadableImage says which images the mock cannot read.
+const TextImageUnprocessable = "Could not process image"
+
+// holdsImage reports whether a base64 image of the request decodes to
+// bytes that contain marker.
+func holdsImage(msgs []Message, marker []byte) bool {
+	for _, im := range images(msgs) {
+		if raw, err := base64.StdEncoding.DecodeString(im.Data); err == nil && bytes.Contains(raw, marker) {
+			return true
+		}
+	}
+	return false
+}
+
 // PDFPagesMax is the most pages the PDFs of a request may have together
 // (Anthropic's PDF support page, for a model with a 200k-token window).
 const PDFPagesMax = 100
