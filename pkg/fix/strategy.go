@@ -116,6 +116,7 @@ var strategyTable = map[string][]Strategy{
 	scan.SF178: {stPlaceholder},
 	scan.SF179: {stPlaceholderFresh},
 	scan.SF180: {stShrinkFresh, stPlaceholderSize},
+	scan.SF181: {stPlaceholderImage},
 	scan.SF503: {stMoveOut},
 	scan.SF172: {stPrune},
 	scan.SF174: {stPruneContext},
@@ -239,6 +240,8 @@ func rulePlanFunc(f scan.Finding, st Strategy) planFunc {
 		return func(w *work) ([]store.Edit, error) {
 			return replaceFresh(w.s, opencode.ErrorPDFUnprocessable, true, whyNotProcessed, w.env)
 		}
+	case stPlaceholderImage:
+		return func(w *work) ([]store.Edit, error) { return replaceFreshImages(w.s, w.env) }
 	case stShrinkFresh:
 		return func(w *work) ([]store.Edit, error) { return shrinkFresh(w.s, w.env) }
 	case stPlaceholderSize:

@@ -156,11 +156,21 @@ const PDFPagesNoCauseNote = "the PDFs sessfix can count have no more pages than 
 
 // InvalidImageNoCauseNote is what scan and fix say about an invalid-image
 // error when every image the request sends has the header of an image of
-// a type the provider takes (no SF173 finding). Gemini's "Unable to process input
-// image. Please retry…" comes for such images too.
-const InvalidImageNoCauseNote = "every image the request sends has the header of a PNG, JPEG, GIF or WebP, so sessfix names none; " +
-	"the provider may have failed only this once (Gemini's text asks for a retry): resume the session once more; " +
-	"if it fails again, `sessfix show --sent SESSION` lists the images the request sends and `sessfix drop SESSION PART` takes one out"
+// a type the provider takes (no SF173 finding) and SF181 names none: no
+// image is new since the last request the provider accepted, the provider
+// asked for a retry not made yet (Gemini's "Unable to process input image.
+// Please retry…" comes for such images too), or no attempt is stored.
+const InvalidImageNoCauseNote = "every image the request sends has the header of a PNG, JPEG, GIF or WebP, and sessfix names none " +
+	"(none is new since the last request the provider accepted, or the provider asked for a retry that has not been made, or no failed attempt is stored): " +
+	"resume the session once more; if it fails again, `sessfix scan` names the images the failed request was the first to send (SF181), " +
+	"`sessfix show --sent SESSION` lists the images the request sends and `sessfix drop SESSION PART` takes one out"
+
+// AsksForRetry reports a provider's error text that asks for the request
+// to be made again (Gemini's "Unable to process input image. Please retry
+// or report in …"): the refusal may not come back.
+func AsksForRetry(text string) bool {
+	return strings.Contains(strings.ToLower(text), "please retry")
+}
 
 // NoCauseNote is what scan and fix say about a stored or pasted error of
 // type t when nothing in the session causes it, for the types that have

@@ -96,6 +96,42 @@ func FreshPDFs(s *store.Session, failed *store.Message) []File {
 	return out
 }
 
+// FreshImages returns the images among FreshFiles.
+func FreshImages(s *store.Session, failed *store.Message) []File {
+	files, _ := FreshFiles(s, failed)
+	var out []File
+	for _, f := range files {
+		if strings.HasPrefix(f.Mime, "image/") {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// FailedSinceAccepted counts the failed attempts of the same error type as
+// failed since the last step the provider answered, failed included: 2
+// when a resume after the first failure was refused the same way.
+func FailedSinceAccepted(s *store.Session, failed *store.Message) int {
+	fi := slices.IndexFunc(s.Messages, func(m *store.Message) bool { return m.ID == failed.ID })
+	if fi < 0 {
+		return 0
+	}
+	t, n := StoredErrorType(failed), 0
+	for i := fi; i >= 0; i-- {
+		m := s.Messages[i]
+		if m.Role != "assistant" {
+			continue
+		}
+		if !m.Get("error").Exists() {
+			break
+		}
+		if StoredErrorType(m) == t {
+			n++
+		}
+	}
+	return n
+}
+
 // FreshFiles returns the files (images, PDFs) the failed attempt's request
 // sent that no request the provider accepted before it sent: those of the
 // messages after the last assistant message that has no error (a step the

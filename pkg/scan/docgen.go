@@ -76,7 +76,7 @@ var repairedThrough = map[opencode.ErrorType]string{
 	opencode.ErrorImageDimensions:  "`shrinkImage` on a pasted image or a tool's (through SF170, SF171)",
 	opencode.ErrorTooManyImages:    "`markToolCompacted` on the oldest tool results that send images (through SF172)",
 	opencode.ErrorContextOverflow:  "`markToolCompacted` on old tool results until the history fits (through SF174)",
-	opencode.ErrorInvalidImage:     "`replaceMedia` on the image whose data is no image (through SF173)",
+	opencode.ErrorInvalidImage:     "`replaceMedia` on the image whose data is no image (through SF173), else on the images the failed request was the first to send (through SF181)",
 	opencode.ErrorRequestTooLarge:  "`replaceMedia` on the largest PDFs (through SF175), else `shrinkImage` on the images the failed request was the first to send and `replaceMedia` on its other files, or on images shrunk before (through SF180)",
 	opencode.ErrorPDFPages:         "`replaceMedia` on the PDFs with the most pages (through SF177)",
 	opencode.ErrorInvalidPDF:       "`replaceMedia` on the file whose data is no PDF (through SF178)",

@@ -259,8 +259,9 @@ func CausesNote(causes []Finding) string {
 }
 
 // CausesHeader is CausesNote without the places, for a list that follows.
-// Causes that SF179 and SF180 found are not the preflight's: they are the
-// PDFs (the files) the stored failed request was the first to send.
+// Causes that SF179, SF180 and SF181 found are not the preflight's: they
+// are the PDFs (the files, the images) the stored failed request was the
+// first to send.
 func CausesHeader(causes []Finding) string {
 	n := len(causes)
 	only := func(code string) bool {
@@ -273,6 +274,13 @@ func CausesHeader(causes []Finding) string {
 			parts = fmt.Sprintf("%d parts, which cause it", n)
 		}
 		return "the error names no message; the failed request was the first to send the files of " + parts + ":"
+	}
+	if only(SF181) {
+		images := "image that causes it"
+		if n > 1 {
+			images = "images that cause it"
+		}
+		return fmt.Sprintf("the error names no message; the failed request was the first to send %d %s:", n, images)
 	}
 	if only(SF179) {
 		pdfs := "PDF that causes it"
@@ -302,9 +310,9 @@ func CausesHeader(causes []Finding) string {
 // its text: SF172 and SF177 are warnings between their two limits (sessfix
 // cannot tell the model's; the error tells it), and SF178's finding on a
 // tool result's PDF has no provider_error (the path the API prints there
-// is not known); SF179 and SF180 name what a failed request was the first
-// to send, which no preflight predicts.
-var fallbackCause = map[opencode.ErrorType]string{opencode.ErrorTooManyImages: SF172, opencode.ErrorPDFPages: SF177, opencode.ErrorInvalidPDF: SF178, opencode.ErrorPDFUnprocessable: SF179, opencode.ErrorRequestTooLarge: SF180}
+// is not known); SF179, SF180 and SF181 name what a failed request was the
+// first to send, which no preflight predicts.
+var fallbackCause = map[opencode.ErrorType]string{opencode.ErrorTooManyImages: SF172, opencode.ErrorPDFPages: SF177, opencode.ErrorInvalidPDF: SF178, opencode.ErrorPDFUnprocessable: SF179, opencode.ErrorRequestTooLarge: SF180, opencode.ErrorInvalidImage: SF181}
 
 // MediaCauses returns the findings of fs that a stored media error (text,
 // pointing at partID when known) is about and that a media repair fixes:

@@ -44,6 +44,7 @@ const (
 	SF178 = "SF178"
 	SF179 = "SF179"
 	SF180 = "SF180"
+	SF181 = "SF181"
 
 	SF201 = "SF201"
 	SF202 = "SF202"
@@ -98,8 +99,8 @@ var (
 		About: "the request OpenCode sends each provider family, checked against that family's rules (pkg/sent builds it)",
 		Rules: []*Rule{ruleSF150, ruleSF151, ruleSF152, ruleSF153, ruleSF154, ruleSF155, ruleSF156, ruleSF157, ruleSF158, ruleSF159, ruleSF160, ruleSF161, ruleSF162, ruleSF163, ruleSF164, ruleSF165, ruleSF166}}
 	FamilyRequestSize = &Family{Name: "request size", First: "SF170", Last: "SF189",
-		About: "a history too big to send: images over a provider's limits, too many images, a history over the model's context window, files over the request size limit, PDFs over the page limit, not PDFs at all or not processed, a request refused for its size",
-		Rules: []*Rule{ruleSF170, ruleSF171, ruleSF172, ruleSF173, ruleSF174, ruleSF175, ruleSF176, ruleSF177, ruleSF178, ruleSF179, ruleSF180}}
+		About: "a history too big to send: images over a provider's limits, too many images, a history over the model's context window, files over the request size limit, PDFs over the page limit, not PDFs at all or not processed, a request refused for its size, an image the provider could not process",
+		Rules: []*Rule{ruleSF170, ruleSF171, ruleSF172, ruleSF173, ruleSF174, ruleSF175, ruleSF176, ruleSF177, ruleSF178, ruleSF179, ruleSF180, ruleSF181}}
 	FamilyStructure = &Family{Name: "structure", First: "SF201", Last: "SF299",
 		About: "the session's records as OpenCode loads them: unreadable or orphan records, ids, order, schema, parents, project, model",
 		Rules: []*Rule{ruleSF201, ruleSF202, ruleSF203, ruleSF204, ruleSF205, ruleSF206, ruleSF207, ruleSF208, ruleSF209, ruleSF210, ruleSF211, ruleSF212, ruleSF213}}

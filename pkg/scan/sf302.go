@@ -24,7 +24,8 @@ var ruleSF302 = &Rule{
 		"(image_too_large, image_dimensions, too_many_images, invalid_image, context_overflow; " +
 		"also OpenCode's `ContextOverflowError` whatever its text): an image over a limit that a user pasted is repaired " +
 		"through the preflight's finding of it (SF170, SF171: `shrinkImage`), too many images through SF172's (`markToolCompacted`), " +
-		"image data that is no image through SF173's (`replaceMedia`), a history over the context window through SF174's " +
+		"image data that is no image through SF173's (`replaceMedia`), else an image the provider could not process through SF181's (the same, on " +
+		"the images the failed request was the first to send), a history over the context window through SF174's " +
 		"(`markToolCompacted`). The finding names the type, the provider's text and the place " +
 		"it points at: a `messages.N` index mapped to the stored message (and part), or an item id (`rs_…`, " +
 		"`msg_…`, `fc_…`, `call_…`) mapped to the part that stores it (`metadata.openai.itemId`, a tool part's " +
