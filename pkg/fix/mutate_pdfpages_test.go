@@ -211,7 +211,7 @@ func TestUncountedPDFReported(t *testing.T) {
 	if err != nil || !p.Empty() {
 		t.Fatalf("a pasted page-limit error plans %+v (%v): the uncounted PDF is no known cause", p.Changes.Edits, err)
 	}
-	if len(p.Unfixed) != 1 || !strings.Contains(p.Unfixed[0].Reason, opencode.PDFPagesNoCauseNote) {
+	if len(p.Unfixed) != 1 || !strings.Contains(p.Unfixed[0].Reason, opencode.NoCauseNoteIn(opencode.ErrorPDFPages, s.ID, s.Store.Path)) {
 		t.Errorf("a pasted page-limit error should say what to do instead: %+v", p.Unfixed)
 	}
 }

@@ -247,11 +247,11 @@ func TestGeminiUnableToProcessImage(t *testing.T) {
 		t.Fatalf("SF173 on a PNG: %+v", f)
 	}
 	stored := fs0(fs, "SF302")
-	if stored.ErrorType != "invalid_image" || stored.Fix != "" || !strings.HasSuffix(stored.Message, opencode.InvalidImageNoCauseNote) {
+	if stored.ErrorType != "invalid_image" || stored.Fix != "" || !strings.HasSuffix(stored.Message, opencode.NoCauseNoteIn(opencode.ErrorInvalidImage, s.ID, s.Store.Path)) {
 		t.Fatalf("SF302 should say what to do instead: %+v", stored)
 	}
 	p, err := Plan(s, []scan.Finding{stored}, planOpts())
-	if err != nil || !p.Empty() || len(p.Unfixed) != 1 || !strings.Contains(p.Unfixed[0].Reason, opencode.InvalidImageNoCauseNote) {
+	if err != nil || !p.Empty() || len(p.Unfixed) != 1 || !strings.Contains(p.Unfixed[0].Reason, opencode.NoCauseNoteIn(opencode.ErrorInvalidImage, s.ID, s.Store.Path)) {
 		t.Fatalf("plan: %v, empty %v, unfixed %+v", err, p.Empty(), p.Unfixed)
 	}
 }

@@ -111,7 +111,7 @@ func TestUnprocessedImageAfterRetry(t *testing.T) {
 	if f := fs0(fs, "SF181"); f.Code != "" {
 		t.Fatalf("SF181 before the retry the provider asked for: %+v", f)
 	}
-	if f := fs0(fs, "SF302"); f.Fix != "" || !strings.HasSuffix(f.Message, opencode.InvalidImageNoCauseNote) {
+	if f := fs0(fs, "SF302"); f.Fix != "" || !strings.HasSuffix(f.Message, opencode.NoCauseNoteIn(opencode.ErrorInvalidImage, once.ID, once.Store.Path)) {
 		t.Fatalf("SF302 should ask for a retry: %+v", f)
 	}
 	if p, err := Plan(once, fs, planOpts()); err != nil || !p.Empty() {

@@ -296,7 +296,7 @@ func (w *work) noRepairWhy(r *opencode.Recovery, marked []string, text string, f
 	case r.Type == opencode.ErrorNone:
 		return "sessfix does not recognise this provider error; nothing changed"
 	case opencode.NoCauseNote(r.Type) != "":
-		return opencode.NoCauseNote(r.Type) + "; nothing changed"
+		return opencode.NoCauseNoteIn(r.Type, w.orig.ID, w.orig.Store.Path) + "; nothing changed"
 	case !r.Type.NotRepairedYet():
 		return fmt.Sprintf("sessfix has no storage repair for %s errors; nothing changed", r.Type)
 	}

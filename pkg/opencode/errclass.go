@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/sessfix/sessfix/pkg/store"
 )
 
 // ErrorType is the error-driven recovery class of a provider error.
@@ -152,7 +154,7 @@ const RequestSizeNoCauseNote = "sessfix finds no file over a request size limit 
 // finding above info).
 const PDFPagesNoCauseNote = "the PDFs sessfix can count have no more pages than the limit, so it names none; " +
 	"a PDF whose pages it cannot count (an info SF177 finding names each) may be what the provider counted: " +
-	"`sessfix drop SESSION PART` takes its part out, or shorten the history with `sessfix rewind` or `sessfix fork`"
+	"`sessfix drop SESSION --part PART` takes its part out, or shorten the history with `sessfix rewind` or `sessfix fork`"
 
 // InvalidImageNoCauseNote is what scan and fix say about an invalid-image
 // error when every image the request sends has the header of an image of
@@ -163,7 +165,7 @@ const PDFPagesNoCauseNote = "the PDFs sessfix can count have no more pages than 
 const InvalidImageNoCauseNote = "every image the request sends has the header of a PNG, JPEG, GIF or WebP, and sessfix names none " +
 	"(none is new since the last request the provider accepted, or the provider asked for a retry that has not been made, or no failed attempt is stored): " +
 	"resume the session once more; if it fails again, `sessfix scan` names the images the failed request was the first to send (SF181), " +
-	"`sessfix show --sent SESSION` lists the images the request sends and `sessfix drop SESSION PART` takes one out"
+	"`sessfix show --sent SESSION` lists the images the request sends and `sessfix drop SESSION --part PART` takes one out"
 
 // AsksForRetry reports a provider's error text that asks for the request
 // to be made again (Gemini's "Unable to process input image. Please retry
@@ -189,6 +191,23 @@ func NoCauseNote(t ErrorType) string {
 		return InvalidImageNoCauseNote
 	}
 	return ""
+}
+
+// NoCauseNoteIn is NoCauseNote(t) with the session's id and store in the
+// commands it names, so that they run as printed: SESSION becomes
+// "ID --store PATH" (quoted for a shell); PART stays for the user to pick
+// from what `sessfix show --sent` lists. An empty id leaves the note as it
+// is.
+func NoCauseNoteIn(t ErrorType, id, storePath string) string {
+	note := NoCauseNote(t)
+	if note == "" || id == "" {
+		return note
+	}
+	sess := store.ShellArg(id)
+	if storePath != "" {
+		sess += " --store " + store.ShellArg(storePath)
+	}
+	return strings.ReplaceAll(note, "SESSION", sess)
 }
 
 // DefaultFix returns the mutations error-driven recovery applies to the

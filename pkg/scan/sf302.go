@@ -134,7 +134,7 @@ func checkFailedAttempt(c *Context) {
 		if len(causes) == 0 {
 			causes = MediaCauses(others, text, "")
 		}
-		if note := opencode.NoCauseNote(r.Type); len(causes) == 0 && note != "" {
+		if note := opencode.NoCauseNoteIn(r.Type, c.Session.ID, c.Session.Store.Path); len(causes) == 0 && note != "" {
 			f.Message += "; " + note
 			c.reportNoFix(f)
 			return

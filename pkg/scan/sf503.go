@@ -22,7 +22,7 @@ var ruleSF503 = &Rule{
 		"into the backup run of the repair, decoded, as `payloads/<part id>-<file name>` (`sessfix backups` lists the runs), and puts a text in its place " +
 		"that names that file: a user's `file` part becomes a synthetic `text` part with the same id, a tool result loses the attachment and its output says where it went. " +
 		"The backup run also keeps the row whole, so `sessfix undo` puts it back byte for byte. The session is loaded to plan this. " +
-		"A part whose size is not media in a `data:` URL (a huge tool output) is not repaired: by hand, `sessfix drop SESSION PART` takes the part out of its session " +
+		"A part whose size is not media in a `data:` URL (a huge tool output) is not repaired: by hand, `sessfix drop SESSION --part PART` takes the part out of its session " +
 		"(refused when the session would be left broken without it; `sessfix undo` puts it back).",
 	Fixable:    true,
 	Fix:        "moveOutPayload",
