@@ -128,3 +128,17 @@ func TestUnprocessedImageAfterRetry(t *testing.T) {
 		t.Errorf("new.png: %.300s", p.Raw)
 	}
 }
+
+// xAI's "Invalid PNG image", which users saw for a PNG that decodes, is an
+// invalid-image error too: SF181 names new.png and the repair replaces it.
+func TestUnprocessedImageOnXAI(t *testing.T) {
+	s := refusedImageSession(t, store.ShapeSQLite, "xai", "grok-4", "Invalid PNG image", 1)
+	f := fs0(scan.CheckSession(s, scanOpts()), "SF181")
+	if f.PartID != "prt_00000000000300000000000001" || f.Fix != "replaceMedia" || f.ErrorType != "invalid_image" {
+		t.Fatalf("SF181 on xAI's text: %+v", f)
+	}
+	fixed := fixAndRecheck(t, s, "placeholder")
+	if p := fixed.Message("msg_00000000000300000000000003").Parts[1]; !strings.Contains(p.Get("text").String(), "Invalid PNG image") {
+		t.Errorf("new.png: %.300s", p.Raw)
+	}
+}

@@ -383,8 +383,11 @@ func detectOtherFamilies(t string, has func(...string) bool) ErrorType {
 	// text about images, and the wordings that print none.
 	case has("too many images", "too much media:", "image(s) may be provided in one request") || strings.Contains(t, "image") && maxImagesRe.MatchString(t):
 		return ErrorTooManyImages
+	// xAI's wordings are users' quotes (NousResearch/hermes-agent#69078:
+	// "Invalid PNG image" for a PNG that decodes, "Invalid JPEG image",
+	// "base64 string of provided image cannot be decoded").
 	case has("does not represent a valid image", "could not process image", "you uploaded an unsupported image", "provided image is not valid",
-		"image cannot be empty", "unable to process input image"):
+		"image cannot be empty", "unable to process input image", "invalid png image", "invalid jpeg image", "provided image cannot be decoded"):
 		return ErrorInvalidImage
 	case has("request_too_large", "exceeds the maximum allowed number of bytes", "request payload size exceeds the limit",
 		"request exceeds the maximum size", "request entity too large", "payload too large"):

@@ -107,6 +107,13 @@ func TestDetectErrorType(t *testing.T) {
 		{`HTTP 400: {"error":{"message":"Provided image is not valid."}}`, ErrorInvalidImage},
 		{"Unable to process input image. Please retry or report in https://developers.generativeai.google/guide/troubleshooting", ErrorInvalidImage},
 		{`{"error":{"message":"You uploaded an unsupported image. Please make sure your image is below 20 MB in size and is of one the following formats: ['png', 'jpeg', 'gif', 'webp'].","type":"invalid_request_error","param":null,"code":"sanitizer_server_error"}}`, ErrorInvalidImage},
+		// Anthropic's answer to an image whose type it takes but which it
+		// cannot read (anthropics/claude-code#2519, #15941).
+		{`{"type":"error","error":{"type":"invalid_request_error","message":"Could not process image"}}`, ErrorInvalidImage},
+		// xAI's (NousResearch/hermes-agent#69078).
+		{"Invalid PNG image", ErrorInvalidImage},
+		{"Invalid JPEG image", ErrorInvalidImage},
+		{"base64 string of provided image cannot be decoded", ErrorInvalidImage},
 		{"prompt is too long: 215000 tokens > 200000 maximum", ErrorContextOverflow},
 		// The input and max_tokens over the window (Anthropic), which
 		// OpenCode 1.18.33 stores as an APIError (SF304).

@@ -15,7 +15,8 @@ var ruleSF181 = &Rule{
 	Severity: Error,
 	Summary:  "the provider refused an image the failed request was the first to send, although its header reads as an image",
 	What: "The session's last attempt failed with an invalid-image error (Anthropic's `Could not process image` or `The image data you provided " +
-		"does not represent a valid image`, OpenAI's `You uploaded an unsupported image`, Gemini's `Provided image is not valid`, …) and no SF173 " +
+		"does not represent a valid image`, OpenAI's `You uploaded an unsupported image`, Gemini's `Provided image is not valid`, xAI's `Invalid PNG image`, " +
+		"which users saw for a PNG that decodes, …) and no SF173 " +
 		"finding explains it: every image the request sends starts with the header of a PNG, JPEG, GIF or WebP. What the provider could not read is " +
 		"then inside the image (pixel data cut short, as in a file read while it was still being written, or a variant the provider does not take), " +
 		"which a scan does not decode. sessfix names the images that request was the first to send, as SF179 does for PDFs: those of the messages " +
