@@ -186,7 +186,9 @@ func findSession(ctx context.Context, stores []store.Store, opts *DiagnoseOption
 		}
 		return s, found.Store.Info(), nil
 	}
-	hits, err := cli.SessionsStoring(ctx, stores, opts.Error)
+	prog := opts.Factory.IOStreams.StartProgress("searching", "sessions")
+	hits, err := cli.SessionsStoring(ctx, stores, opts.Error, prog.Update)
+	prog.Stop()
 	if err != nil {
 		return nil, store.Info{}, err
 	}
@@ -201,7 +203,7 @@ func findSession(ctx context.Context, stores []store.Store, opts *DiagnoseOption
 			what = fmt.Sprintf("this error (error type: %s)", typeLine(t, rules))
 		}
 		return nil, store.Info{}, cli.WithHints(cli.FlagErrorf("no session stores a failed attempt with %s; name the session with --session", what),
-			cli.ListSessions(opts.Paths), "then: sessfix diagnose --session ID --error TEXT")
+			cli.ListSessions(opts.Paths), cli.ErrorTemplate("diagnose", opts.Error, opts.Paths))
 	}
 	return nil, store.Info{}, cli.WithHints(cli.FlagErrorf("%d sessions store a failed attempt with this error (%s); name one with --session", len(hits), cli.StoredErrorsText(hits)),
 		cli.ErrorCommands("diagnose", opts.Error, hits)...)

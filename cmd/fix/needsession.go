@@ -16,13 +16,15 @@ var errNeedsSession = cli.FlagErrorf("--error needs exactly one --session: the e
 // session stores it; else where to find the session ids. It reads the
 // stores only: fix never picks the session a repair writes to by itself.
 func needsSession(ctx context.Context, opts *FixOptions) error {
-	fallback := cli.WithHints(errNeedsSession, cli.ListSessions(opts.Paths), "then: sessfix fix --session ID --error TEXT")
+	fallback := cli.WithHints(errNeedsSession, cli.ListSessions(opts.Paths), cli.ErrorTemplate("fix", opts.Error, opts.Paths))
 	disc, err := opts.Factory.OpenStores("fix", opts.Paths)
 	if err != nil {
 		return fallback
 	}
 	defer disc.Close()
-	hits, err := cli.SessionsStoring(ctx, disc.Stores, opts.Error)
+	prog := opts.Factory.IOStreams.StartProgress("searching", "sessions")
+	hits, err := cli.SessionsStoring(ctx, disc.Stores, opts.Error, prog.Update)
+	prog.Stop()
 	if err != nil || len(hits) == 0 {
 		return fallback
 	}

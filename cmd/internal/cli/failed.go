@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sessfix/sessfix/internal/pool"
 	"github.com/sessfix/sessfix/pkg/opencode"
 	"github.com/sessfix/sessfix/pkg/store"
 )
@@ -19,25 +20,39 @@ type StoredError struct {
 // SessionsStoring returns the sessions of stores whose stored failed
 // attempt carries the error text, in the stores' order: the sessions the
 // error can have come from. A session that cannot be loaded is passed over
-// (scan reports it); a store that cannot be listed is an error.
-func SessionsStoring(ctx context.Context, stores []store.Store, text string) ([]StoredError, error) {
-	var hits []StoredError
+// (scan reports it); a store that cannot be listed is an error. Sessions
+// are loaded and searched on every core, as a scan does, keeping only the
+// ones that store the text; progress, when set, is told how many of all
+// the stores' sessions are done.
+func SessionsStoring(ctx context.Context, stores []store.Store, text string, progress func(done, total int)) ([]StoredError, error) {
+	type item struct {
+		st  store.Store
+		ref store.SessionRef
+	}
+	var items []item
 	for _, st := range stores {
 		refs, err := st.List(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("cannot list the sessions of %s store %s: %w", st.Info().Shape, st.Info().Path, err)
 		}
 		for _, ref := range refs {
-			s, err := st.Load(ctx, ref)
-			if err != nil {
-				continue
-			}
-			if opencode.FailedAttempt(s, text) != nil {
-				hits = append(hits, StoredError{s, st.Info()})
-			}
+			items = append(items, item{st, ref})
 		}
 	}
-	return hits, nil
+	var hits []StoredError
+	_, err := pool.Ordered(ctx, len(items), pool.Options[*StoredError]{Progress: progress}, func(ctx context.Context, i int) *StoredError {
+		s, err := items[i].st.Load(ctx, items[i].ref)
+		if err != nil || opencode.FailedAttempt(s, text) == nil {
+			return nil
+		}
+		return &StoredError{s, items[i].st.Info()}
+	}, func(_ int, h *StoredError) bool {
+		if h != nil {
+			hits = append(hits, *h)
+		}
+		return true
+	})
+	return hits, err
 }
 
 // ErrorCommands are the hints that repeat verb ("diagnose", "fix") for
@@ -59,4 +74,12 @@ func StoredErrorsText(hits []StoredError) string {
 		names = append(names, h.Session.ID+" in "+h.Store.Path)
 	}
 	return strings.Join(names, ", ")
+}
+
+// ErrorTemplate is the hint after ListSessions when no session stores the
+// error: verb's command line with the error text quoted for a shell and
+// the stores named, ID standing for the session the user picks from that
+// list.
+func ErrorTemplate(verb, text string, paths []string) string {
+	return "then: " + CommandLine(append([]string{verb, "--session", "ID", "--error", text}, paths...)...) + ", ID one of those sessions"
 }
