@@ -196,25 +196,16 @@ const whyNotProcessed = "the provider could not process it (\"" + opencode.TextP
 var stPlaceholderImage = Strategy{Name: "placeholder", Mutations: "replaceMedia",
 	Doc: "replace the images the failed request was the first to send, which the provider could not process, by a text saying what was removed"}
 
-// replaceFreshImages is SF181's repair: when the session's last attempt
-// failed with an invalid-image error, the images its request was the first
-// to send are replaced by placeholders quoting the provider's text. It
-// replaces what SF181 names, so a text that asks for a retry not made yet
-// replaces nothing.
+// replaceFreshImages is SF181's repair: the images opencode.UnprocessedImages
+// names (those the failed request was the first to send, none while a retry
+// the provider asked for has not been made) are replaced by placeholders
+// quoting the provider's text.
 func replaceFreshImages(s *store.Session, e env) ([]store.Edit, error) {
-	m := opencode.LastFailedWith(s, opencode.ErrorInvalidImage)
-	if m == nil {
-		return nil, nil
-	}
-	text := m.Get("error.data.message").String()
-	if opencode.AsksForRetry(text) && opencode.FailedSinceAccepted(s, m) < 2 {
-		return nil, nil
-	}
-	images := opencode.FreshImages(s, m)
+	images, m := opencode.UnprocessedImages(s)
 	if len(images) == 0 {
 		return nil, nil
 	}
-	return replaceFiles(s, images, fmt.Sprintf("the provider could not process it (%q)", text), e)
+	return replaceFiles(s, images, fmt.Sprintf("the provider could not process it (%q)", m.Get("error.data.message").String()), e)
 }
 
 var stPlaceholderSize = Strategy{Name: "placeholder", Mutations: "replaceMedia",

@@ -86,26 +86,43 @@ const TextPDFUnprocessable = "Could not process PDF"
 
 // FreshPDFs returns the PDFs among FreshFiles.
 func FreshPDFs(s *store.Session, failed *store.Message) []File {
+	return freshWhere(s, failed, func(mime string) bool { return mime == "application/pdf" })
+}
+
+// FreshImages returns the images among FreshFiles.
+func FreshImages(s *store.Session, failed *store.Message) []File {
+	return freshWhere(s, failed, func(mime string) bool { return strings.HasPrefix(mime, "image/") })
+}
+
+// freshWhere returns the files among FreshFiles whose mime type is kept.
+func freshWhere(s *store.Session, failed *store.Message, keep func(mime string) bool) []File {
 	files, _ := FreshFiles(s, failed)
 	var out []File
 	for _, f := range files {
-		if f.Mime == "application/pdf" {
+		if keep(f.Mime) {
 			out = append(out, f)
 		}
 	}
 	return out
 }
 
-// FreshImages returns the images among FreshFiles.
-func FreshImages(s *store.Session, failed *store.Message) []File {
-	files, _ := FreshFiles(s, failed)
-	var out []File
-	for _, f := range files {
-		if strings.HasPrefix(f.Mime, "image/") {
-			out = append(out, f)
-		}
+// UnprocessedImages returns the images a provider could not process
+// although their headers read as images, as the stored attempt tells
+// (SF181 names them, fix replaces them): when the session's last attempt
+// failed with an invalid-image error, the images its request was the
+// first to send; none while the provider's text asks for a retry that has
+// not been made (AsksForRetry: a second attempt since the last accepted
+// step must have failed the same way). failed is that attempt, nil when
+// the last attempt did not fail so.
+func UnprocessedImages(s *store.Session) (images []File, failed *store.Message) {
+	m := LastFailedWith(s, ErrorInvalidImage)
+	if m == nil {
+		return nil, nil
 	}
-	return out
+	if AsksForRetry(m.Get("error.data.message").String()) && FailedSinceAccepted(s, m) < 2 {
+		return nil, m
+	}
+	return FreshImages(s, m), m
 }
 
 // FailedSinceAccepted counts the failed attempts of the same error type as

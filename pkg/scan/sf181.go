@@ -35,14 +35,11 @@ var ruleSF181 = &Rule{
 }
 
 func checkImageNotProcessed(c *Context) {
-	m := opencode.LastFailedWith(c.Session, opencode.ErrorInvalidImage)
-	if m == nil {
+	images, m := opencode.UnprocessedImages(c.Session)
+	if len(images) == 0 {
 		return
 	}
 	text := m.Get("error.data.message").String()
-	if opencode.AsksForRetry(text) && opencode.FailedSinceAccepted(c.Session, m) < 2 {
-		return // the retry the provider asks for has not been made
-	}
 	if r := opencode.ReadError(c.Session, text, m); mediaReplaced(r, c.Session) != "" || repairedSince(r, c.Session) != "" {
 		return // repaired since the attempt: SF302 says whether it holds
 	}
@@ -50,10 +47,6 @@ func checkImageNotProcessed(c *Context) {
 		if v.Code == SF173 {
 			return // the preflight names the data that is no image
 		}
-	}
-	images := opencode.FreshImages(c.Session, m)
-	if len(images) == 0 {
-		return
 	}
 	parts := make([]*store.Part, len(images))
 	names := make([]string, len(images))
