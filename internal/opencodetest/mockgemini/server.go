@@ -1,7 +1,9 @@
 package mockgemini
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -68,6 +70,13 @@ type Config struct {
 	// request whose prompt counts more tokens (PromptTokens) is refused
 	// with 400 INVALID_ARGUMENT MsgInputTokenCount.
 	MaxPromptTokens int
+	// UnreadableImage, when set, marks the images the mock cannot
+	// process: a request holding an inline image whose bytes contain it
+	// is refused with 400 INVALID_ARGUMENT TextUnableToProcessImage, which
+	// asks for a retry. Users quote that text for images of a type Gemini
+	// takes, for reasons not named (OBSERVED.md), so the mock is told
+	// which image it is; every retry is refused the same way.
+	UnreadableImage []byte
 	// OnStage, when set, is called (synchronously, from the handler) each
 	// time a request reaches a stage.
 	OnStage func(r *Request, s Stage)
@@ -101,6 +110,11 @@ func (s *Server) Secret() []byte { return s.Config().Secret }
 
 // SetScript replaces the script for requests that arrive from now on.
 func (s *Server) SetScript(sc Script) { s.Configure(func(c *Config) { c.Script = sc }) }
+
+// SetUnreadableImage sets Config.UnreadableImage.
+func (s *Server) SetUnreadableImage(marker []byte) {
+	s.Configure(func(c *Config) { c.UnreadableImage = marker })
+}
 
 // SetMaxPromptTokens sets Config.MaxPromptTokens.
 func (s *Server) SetMaxPromptTokens(n int) { s.Configure(func(c *Config) { c.MaxPromptTokens = n }) }
@@ -160,6 +174,10 @@ func (s *Server) handle(w http.ResponseWriter, hr *http.Request, r *Request, cfg
 			s.reject(hr.Context(), w, r, e)
 			return
 		}
+	}
+	if len(cfg.UnreadableImage) > 0 && holdsImage(parsed, cfg.UnreadableImage) {
+		s.reject(hr.Context(), w, r, invalid("%s", TextUnableToProcessImage))
+		return
 	}
 	if n := PromptTokens(r.Body); cfg.MaxPromptTokens > 0 && n > cfg.MaxPromptTokens {
 		s.reject(hr.Context(), w, r, invalid("%s", MsgInputTokenCount(n, cfg.MaxPromptTokens)))
@@ -303,4 +321,15 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *Request, 
 			out.Reach(c.stage)
 		}
 	}
+}
+
+// holdsImage reports whether an inline image of the request decodes to
+// bytes that contain marker.
+func holdsImage(r *GenerateContentRequest, marker []byte) bool {
+	for _, data := range r.Images() {
+		if raw, err := base64.StdEncoding.DecodeString(data); err == nil && bytes.Contains(raw, marker) {
+			return true
+		}
+	}
+	return false
 }

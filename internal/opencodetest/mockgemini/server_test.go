@@ -3,6 +3,7 @@ package mockgemini
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -227,5 +228,34 @@ func TestInputTokenCount(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
 		t.Fatalf("within the window: %d", resp.StatusCode)
+	}
+}
+
+// The image a test marks is refused with "Unable to process input image.
+// Please retry…", again on every retry; an unmarked image is accepted.
+func TestUnreadableImage(t *testing.T) {
+	s := New(Config{})
+	defer s.Close()
+	s.SetUnreadableImage([]byte("unreadable-marker"))
+	png := func(tail string) string {
+		raw, _ := base64.StdEncoding.DecodeString(mockstream.TinyImage("image/png"))
+		return inline("image/png", base64.StdEncoding.EncodeToString(append(raw, tail...)))
+	}
+	for _, c := range []struct {
+		name, image string
+		want        int
+	}{
+		{"an image", png(""), 200},
+		{"the marked image", png("unreadable-marker"), 400},
+		{"the marked image again", png("unreadable-marker"), 400},
+	} {
+		resp := post(t, s, model3, "streamGenerateContent", req(user(text("look"), c.image)))
+		var body struct{ Error APIError }
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		_ = json.Unmarshal(b, &body)
+		if resp.StatusCode != c.want || c.want == 400 && (body.Error.Message != TextUnableToProcessImage || body.Error.Status != "INVALID_ARGUMENT") {
+			t.Errorf("%s: %d %s", c.name, resp.StatusCode, b)
+		}
 	}
 }

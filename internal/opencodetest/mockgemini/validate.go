@@ -106,6 +106,13 @@ const (
 	// TextInvalidImage is the answer to inline image data that is no
 	// image, as users quote it (OBSERVED.md).
 	TextInvalidImage = "Provided image is not valid"
+	// TextUnableToProcessImage is the answer to an image of a type the
+	// API takes that it could not process, as users quote it through
+	// OpenAI-compatible proxies (egoist/chatwise-releases#799,
+	// pollinations#4157); its status through the native API is not
+	// known (modelled: 400 INVALID_ARGUMENT). Config.UnreadableImage says
+	// which images.
+	TextUnableToProcessImage = "Unable to process input image. Please retry or report in https://developers.generativeai.google/guide/troubleshooting"
 )
 
 // MsgEmptyParts is the error for a content at index n with no parts.
