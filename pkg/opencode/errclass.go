@@ -164,7 +164,7 @@ const PDFPagesNoCauseNote = "the PDFs sessfix can count have no more pages than 
 // Please retry…" comes for such images too), or no attempt is stored.
 const InvalidImageNoCauseNote = "every image the request sends has the header of a PNG, JPEG, GIF or WebP, and sessfix names none " +
 	"(none is new since the last request the provider accepted, or the provider asked for a retry that has not been made, or no failed attempt is stored): " +
-	"resume the session once more; if it fails again, `sessfix scan` names the images the failed request was the first to send (SF181), " +
+	"resume the session once more; if it fails again, a scan names the images the failed request was the first to send (SF181), " +
 	"`sessfix show --sent SESSION` lists the images the request sends and `sessfix drop SESSION --part PART` takes one out"
 
 // AsksForRetry reports a provider's error text that asks for the request
