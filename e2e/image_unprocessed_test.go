@@ -173,34 +173,12 @@ func checkNamesNewPNG(t *testing.T, fs []finding, out *sfResult) {
 }
 
 // repairRefusedImage is repairPDFs for an image, on any model's mock:
-// fix, undo exact, fix again, nothing above info, and the resume
-// accepted, each of its requests sending one image (old.png) and the
+// replaceMediaUndoRedo, then the resume accepted, each of its requests sending one image (old.png) and the
 // placeholder of the one removed.
 func repairRefusedImage(ctx context.Context, t *testing.T, e *opencodetest.Env, session, removed string) *sfResult {
 	t.Helper()
 	mock := imageMockOf(e)
-	d := dataDir{t, e.DataDir()}
-	broken := storeState(t, d)
-	fix := sessfix(t, e, "fix", "--yes", e.DataDir())
-	if fix.ExitCode != 0 || !strings.Contains(fix.Stdout+fix.Stderr, "replaceMedia") {
-		t.Fatalf("fix\n%s", fix)
-	}
-	if storeState(t, d) == broken {
-		t.Fatalf("fix changed nothing\n%s", fix)
-	}
-	if u := sessfix(t, e, "undo", "--last"); u.ExitCode != 0 || storeState(t, d) != broken {
-		t.Fatalf("undo did not restore the store exactly\n%s", u)
-	}
-	fix = sessfix(t, e, "fix", "--yes", e.DataDir())
-	if fix.ExitCode != 0 {
-		t.Fatalf("fix again\n%s", fix)
-	}
-	after, res := scanStore(t, e, session)
-	for _, f := range after {
-		if f.Severity != "info" {
-			t.Errorf("after fix: %s %s %s\n%s", f.Severity, f.Code, f.Message, res)
-		}
-	}
+	fix := replaceMediaUndoRedo(t, e, session)
 	n, sent := len(modelChatBodies(e)), len(mock.images(e))
 	if rej := resumeVerdict(ctx, t, e, mock.calls, session, "And now?"); rej != "" {
 		t.Fatalf("after sessfix fix the resume is rejected: %s\n%s", rej, fix)

@@ -67,6 +67,35 @@ func TestPDFsOverRequestLimit(t *testing.T) {
 // It returns the last fix's result.
 func repairPDFs(ctx context.Context, t *testing.T, e *opencodetest.Env, session string, docs int, removed string) *sfResult {
 	t.Helper()
+	fix := replaceMediaUndoRedo(t, e, session)
+	n := len(e.Mock.Requests())
+	if rej := resumeVerdict(ctx, t, e, anthropicCalls, session, "And now?"); rej != "" {
+		t.Fatalf("after sessfix fix the resume is rejected: %s\n%s", rej, fix)
+	}
+	for _, call := range e.Mock.Requests()[n:] {
+		if call.Parsed == nil || !call.Chat {
+			continue
+		}
+		sent, placeholders := 0, 0
+		for _, m := range call.Parsed.Messages {
+			for _, b := range m.Content {
+				sent += boolInt(b.Type == "document" && b.Source != nil && b.Source.MediaType == "application/pdf")
+				placeholders += boolInt(b.Type == "text" && strings.HasPrefix(b.Text, "[sessfix removed the file ") && strings.Contains(b.Text, removed))
+			}
+		}
+		if sent != docs || placeholders != 1 || len(call.Body) > mockanthropic.RequestBytesMax {
+			t.Errorf("the accepted request sends %d PDFs and %d placeholders in %d bytes; want %d and 1", sent, placeholders, len(call.Body), docs)
+		}
+	}
+	return fix
+}
+
+// replaceMediaUndoRedo repairs the data dir with default flags (`fix
+// --yes`, which must write replaceMedia), wants `undo --last` to restore
+// the store exactly, repairs again and wants nothing above info left in
+// the session. It returns the second fix's result.
+func replaceMediaUndoRedo(t *testing.T, e *opencodetest.Env, session string) *sfResult {
+	t.Helper()
 	d := dataDir{t, e.DataDir()}
 	broken := storeState(t, d)
 	fix := sessfix(t, e, "fix", "--yes", e.DataDir())
@@ -87,25 +116,6 @@ func repairPDFs(ctx context.Context, t *testing.T, e *opencodetest.Env, session 
 	for _, f := range after {
 		if f.Severity != "info" {
 			t.Errorf("after fix: %s %s %s\n%s", f.Severity, f.Code, f.Message, res)
-		}
-	}
-	n := len(e.Mock.Requests())
-	if rej := resumeVerdict(ctx, t, e, anthropicCalls, session, "And now?"); rej != "" {
-		t.Fatalf("after sessfix fix the resume is rejected: %s\n%s", rej, fix)
-	}
-	for _, call := range e.Mock.Requests()[n:] {
-		if call.Parsed == nil || !call.Chat {
-			continue
-		}
-		sent, placeholders := 0, 0
-		for _, m := range call.Parsed.Messages {
-			for _, b := range m.Content {
-				sent += boolInt(b.Type == "document" && b.Source != nil && b.Source.MediaType == "application/pdf")
-				placeholders += boolInt(b.Type == "text" && strings.HasPrefix(b.Text, "[sessfix removed the file ") && strings.Contains(b.Text, removed))
-			}
-		}
-		if sent != docs || placeholders != 1 || len(call.Body) > mockanthropic.RequestBytesMax {
-			t.Errorf("the accepted request sends %d PDFs and %d placeholders in %d bytes; want %d and 1", sent, placeholders, len(call.Body), docs)
 		}
 	}
 	return fix

@@ -472,6 +472,19 @@ func (s slowStore) Load(ctx context.Context, ref store.SessionRef) (*store.Sessi
 	return s.Store.Load(ctx, ref)
 }
 
+// openSlowly opens the stores as shapes.Open does, each load slowed past
+// the progress delay: one load alone outlasts it, however many workers.
+func openSlowly(paths []string) (*shapes.Discovery, error) {
+	d, err := shapes.Open(paths)
+	if err != nil {
+		return nil, err
+	}
+	for i, st := range d.Stores {
+		d.Stores[i] = slowStore{Store: st, delay: iostreams.ProgressDelay + 100*time.Millisecond}
+	}
+	return d, nil
+}
+
 // TestFixShowsPlanningProgressOnATerminal: planning that outlasts the
 // progress delay shows the counter on a terminal's stderr, and nothing
 // when stderr is not a terminal.
@@ -487,17 +500,7 @@ func TestFixShowsPlanningProgressOnATerminal(t *testing.T) {
 		e := newEnv(path)
 		e.opts.DryRun = true
 		e.opts.Factory.IOStreams.SetStderrTTY(tty)
-		e.opts.Factory.Open = func(paths []string) (*shapes.Discovery, error) {
-			d, err := shapes.Open(paths)
-			if err != nil {
-				return nil, err
-			}
-			for i, st := range d.Stores {
-				// One load alone outlasts the delay, however many workers.
-				d.Stores[i] = slowStore{Store: st, delay: iostreams.ProgressDelay + 100*time.Millisecond}
-			}
-			return d, nil
-		}
+		e.opts.Factory.Open = openSlowly
 		if err := e.run(t); err != nil && !errors.Is(err, cli.ErrFindings) {
 			t.Fatal(err)
 		}

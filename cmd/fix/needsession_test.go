@@ -4,13 +4,10 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
-	"github.com/sessfix/sessfix/cmd/internal/iostreams"
 	"github.com/sessfix/sessfix/internal/opencodetest/storegen"
 	"github.com/sessfix/sessfix/pkg/store"
-	"github.com/sessfix/sessfix/pkg/store/shapes"
 )
 
 // TestFixErrorSearchShowsProgress: --error without --session reads every
@@ -28,17 +25,7 @@ func TestFixErrorSearchShowsProgress(t *testing.T) {
 		e := newEnv(path)
 		e.opts.Error = "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`"
 		e.opts.Factory.IOStreams.SetStderrTTY(tty)
-		e.opts.Factory.Open = func(paths []string) (*shapes.Discovery, error) {
-			d, err := shapes.Open(paths)
-			if err != nil {
-				return nil, err
-			}
-			for i, st := range d.Stores {
-				// One load alone outlasts the delay, however many workers.
-				d.Stores[i] = slowStore{Store: st, delay: iostreams.ProgressDelay + 100*time.Millisecond}
-			}
-			return d, nil
-		}
+		e.opts.Factory.Open = openSlowly
 		var usage *cli.FlagError
 		if err := e.run(t); !errors.As(err, &usage) {
 			t.Fatalf("want the usage error, got %v", err)

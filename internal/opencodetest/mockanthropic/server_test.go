@@ -212,24 +212,32 @@ func TestRequestSizeLimit(t *testing.T) {
 // A PDF the mock is told it cannot read is refused with the API's text,
 // wherever it is sent; other PDFs are accepted.
 func TestUnreadablePDF(t *testing.T) {
-	s := New(Config{})
-	defer s.Close()
-	s.SetUnreadablePDF([]byte("unreadable-marker"))
-	doc := func(text string) string {
+	checkMarked(t, (*Server).SetUnreadablePDF, func(text string) string {
 		return `{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"` +
 			base64.StdEncoding.EncodeToString([]byte("%PDF-1.4\n"+text+"\n%%EOF\n")) + `"}}`
-	}
+	}, TextPDFUnprocessable)
+}
+
+// checkMarked sets the marker "unreadable-marker" with set and sends three
+// requests holding block(text): an unmarked one in a user's message
+// (accepted), the marked one there and in a tool result (refused with
+// want, 400 invalid_request_error).
+func checkMarked(t *testing.T, set func(*Server, []byte), block func(text string) string, want string) {
+	t.Helper()
+	s := New(Config{})
+	defer s.Close()
+	set(s, []byte("unreadable-marker"))
 	for _, c := range []struct {
 		name, block, want string
 	}{
-		{"a readable PDF", doc("fine"), ""},
-		{"the marked PDF", doc("unreadable-marker"), TextPDFUnprocessable},
-		{"the marked PDF in a tool result", "", TextPDFUnprocessable},
+		{"unmarked", block("fine"), ""},
+		{"marked", block("unreadable-marker"), want},
+		{"marked, in a tool result", "", want},
 	} {
 		msgs := `[{"role":"user","content":[{"type":"text","text":"read"},` + c.block + `]}]`
 		if c.block == "" {
 			msgs = `[{"role":"user","content":"read it"},{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"bash","input":{}}]},` +
-				`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"out"},` + doc("unreadable-marker") + `]}]}]`
+				`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"out"},` + block("unreadable-marker") + `]}]}]`
 		}
 		resp, err := post(t, s, `{"model":"m","max_tokens":10,`+tools+`"messages":`+msgs+`}`)
 		if err != nil {
@@ -250,37 +258,9 @@ func TestUnreadablePDF(t *testing.T) {
 // user's message and in a tool result; an image without the marker is
 // accepted.
 func TestUnreadableImage(t *testing.T) {
-	s := New(Config{})
-	defer s.Close()
-	s.SetUnreadableImage([]byte("unreadable-marker"))
-	png := func(tail string) string {
+	checkMarked(t, (*Server).SetUnreadableImage, func(text string) string {
 		raw, _ := base64.StdEncoding.DecodeString(mockstream.TinyImage("image/png"))
 		return `{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` +
-			base64.StdEncoding.EncodeToString(append(raw, tail...)) + `"}}`
-	}
-	for _, c := range []struct {
-		name, block, want string
-	}{
-		{"an image", png(""), ""},
-		{"the marked image", png("unreadable-marker"), TextImageUnprocessable},
-		{"the marked image in a tool result", "", TextImageUnprocessable},
-	} {
-		msgs := `[{"role":"user","content":[{"type":"text","text":"look"},` + c.block + `]}]`
-		if c.block == "" {
-			msgs = `[{"role":"user","content":"read it"},{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"bash","input":{}}]},` +
-				`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"out"},` + png("unreadable-marker") + `]}]}]`
-		}
-		resp, err := post(t, s, `{"model":"m","max_tokens":10,`+tools+`"messages":`+msgs+`}`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var body struct {
-			Error struct{ Type, Message string }
-		}
-		_ = json.NewDecoder(resp.Body).Decode(&body)
-		resp.Body.Close()
-		if body.Error.Message != c.want || c.want != "" && (resp.StatusCode != 400 || body.Error.Type != "invalid_request_error") {
-			t.Errorf("%s: %d %+v, want %q", c.name, resp.StatusCode, body.Error, c.want)
-		}
-	}
+			base64.StdEncoding.EncodeToString(append(raw, text...)) + `"}}`
+	}, TextImageUnprocessable)
 }
