@@ -151,6 +151,14 @@ func TestSuggestedCommandsRun(t *testing.T) {
 		{[]string{"drop", s.ID, last}, 0, 1},
 		{[]string{"rewind", s.ID, "--to", first}, 0, 1},
 		{[]string{"fork", s.ID}, 0, 1},
+		// --diff without --dry-run: the user's line with --dry-run.
+		{[]string{"fix", "two words", "--diff"}, 1, 1},
+		{[]string{"rewind", s.ID, "--to", first, "--store", "a.db", "--diff"}, 0, 1},
+		// A run that fixed some stores and failed for another: the
+		// command that reverts what it wrote (one run, then two), and
+		// the advice for the path that is no store.
+		{[]string{"fix", "--yes", "good2", "/no/such"}, 1, 2},
+		{[]string{"fix", "--yes", "good", "two words", "/no/such"}, 1, 2},
 	} {
 		line := "sessfix"
 		for _, a := range c.args {
@@ -170,9 +178,15 @@ func TestSuggestedCommandsRun(t *testing.T) {
 		for _, s := range cmds {
 			got, out := sh(t, exe, dir, env, s)
 			if got == ExitUsage || strings.Contains(out, "does not exist") || strings.Contains(out, "no opencode store found") ||
-				strings.Contains(out, "never writes it") {
+				strings.Contains(out, "never writes it") || strings.HasPrefix(s, "sessfix undo ") && got != 0 {
 				t.Errorf("%v suggests `%s`, which fails as printed (exit %d):\n%s", c.args, s, got, out)
 			}
+		}
+	}
+	// The undo commands the failed fixes suggested put back every byte.
+	for _, d := range []string{"good", "good2", "two words"} {
+		if got, err := os.ReadFile(filepath.Join(dir, d, "broken.json")); err != nil || string(got) != string(b) {
+			t.Errorf("%s/broken.json is not what it was before the fixes their hints undo (%v)", d, err)
 		}
 	}
 }

@@ -148,6 +148,7 @@ func Run(ctx context.Context, f *cli.Factory, args []string) int {
 	root := NewCmdRoot(f)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
+	err = cli.RerunHint(err, args)
 	err = usageHint(cmd, err)
 	if ctx.Err() != nil {
 		err = stopped(err, context.Cause(ctx))

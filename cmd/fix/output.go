@@ -8,7 +8,6 @@ import (
 
 	"github.com/sessfix/sessfix/cmd/internal/cli"
 	"github.com/sessfix/sessfix/cmd/internal/plandoc"
-	"github.com/sessfix/sessfix/internal/plural"
 	"github.com/sessfix/sessfix/pkg/fix"
 	"github.com/sessfix/sessfix/pkg/report"
 )
@@ -62,8 +61,7 @@ func (r *fixRun) finish(err, inputs error) error {
 	}
 	if failed != nil && len(fixed) > 0 {
 		// Said even with -q, where the runs' status lines are not.
-		failed = cli.WithHints(failed, fmt.Sprintf("the other %s %s fixed: `sessfix undo RUN` reverts each (%s)",
-			plural.Word(len(fixed), "store", "stores"), plural.Word(len(fixed), "was", "were"), strings.Join(fixed, ", ")))
+		failed = cli.WithHints(failed, revertHint(fixed))
 	}
 	return errors.Join(err, failed)
 }
@@ -113,4 +111,15 @@ func (r *fixRun) sessions() []fix.Outcome {
 		out[i] = o
 	}
 	return out
+}
+
+// revertHint is the command that puts back what a run that failed for
+// some stores wrote to the others: one store's run by its id, several
+// runs (one command's) with `undo --last`, which reverts them all.
+func revertHint(runs []string) string {
+	if len(runs) == 1 {
+		return "the other store was fixed; run `" + cli.CommandLine("undo", runs[0]) + "` to revert it"
+	}
+	return fmt.Sprintf("the other %d stores were fixed; run `%s` to revert them all (runs %s)",
+		len(runs), cli.CommandLine("undo", "--last"), strings.Join(runs, ", "))
 }

@@ -107,7 +107,7 @@ func newPipeline(opts *FixOptions) (*fix.Pipeline, cli.FailPolicy, error) {
 		return nil, none, err
 	}
 	if opts.Diff && !opts.DryRun {
-		return nil, none, cli.WithHints(cli.FlagErrorf("--diff needs --dry-run"), "sessfix fix --dry-run --diff")
+		return nil, none, cli.RerunWith(cli.FlagErrorf("--diff needs --dry-run"), "--dry-run")
 	}
 	if opts.Diff && opts.Factory.Format() != "text" {
 		return nil, none, cli.WithHints(cli.FlagErrorf("--diff prints a unified diff, not %s", opts.Factory.Format()),

@@ -105,3 +105,42 @@ func walk(err error, visit func(error)) {
 		}
 	}
 }
+
+// rerunError asks for a hint that is the user's own command line with
+// flags added (see RerunWith).
+type rerunError struct {
+	err error
+	add []string
+}
+
+func (e *rerunError) Error() string { return e.err.Error() }
+func (e *rerunError) Unwrap() error { return e.err }
+
+// RerunWith marks err for the hint "run: " + the command line the user
+// typed with add appended (`sessfix fix demo --diff` → `run: sessfix fix
+// demo --diff --dry-run`), so that the hint runs as printed on the same
+// stores and sessions. Only the command's runner holds that line:
+// RerunHint writes the hint there.
+func RerunWith(err error, add ...string) error {
+	if err == nil {
+		return nil
+	}
+	return &rerunError{err: err, add: add}
+}
+
+// RerunHint gives an error marked by RerunWith its hint, built from args
+// (the arguments the command ran with, without the program's name); flags
+// go before a "--" that ends them. Any other error is returned as it is.
+func RerunHint(err error, args []string) error {
+	var re *rerunError
+	if !errors.As(err, &re) {
+		return err
+	}
+	line := slices.Clone(args)
+	end := slices.Index(line, "--")
+	if end < 0 {
+		end = len(line)
+	}
+	line = slices.Insert(line, end, re.add...)
+	return WithHints(err, "run: "+CommandLine(line...))
+}

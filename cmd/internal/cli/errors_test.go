@@ -24,3 +24,30 @@ func TestHintsAcrossWrapping(t *testing.T) {
 		t.Error("a usage error with hints is no longer a usage error")
 	}
 }
+
+func TestRerunHintIsTheUsersLine(t *testing.T) {
+	err := fmt.Errorf("fix: %w", RerunWith(FlagErrorf("--diff needs --dry-run"), "--dry-run"))
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"fix", "my store", "--diff"}, "run: sessfix fix 'my store' --diff --dry-run"},
+		{[]string{"fix", "--diff", "--", "-odd"}, "run: sessfix fix --diff --dry-run -- -odd"},
+	} {
+		got := RerunHint(err, c.args)
+		if h := Hints(got); !reflect.DeepEqual(h, []string{c.want}) {
+			t.Errorf("args %q: hints %q, want %q", c.args, h, c.want)
+		}
+		var fe *FlagError
+		if !errors.As(got, &fe) {
+			t.Errorf("args %q: no longer a usage error", c.args)
+		}
+	}
+	plain := FlagErrorf("other")
+	if got := RerunHint(plain, []string{"fix"}); got != plain || len(Hints(got)) != 0 {
+		t.Errorf("an unmarked error changed: %v, hints %q", got, Hints(got))
+	}
+	if RerunWith(nil, "--x") != nil {
+		t.Error("RerunWith(nil) is not nil")
+	}
+}

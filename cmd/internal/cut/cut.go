@@ -85,7 +85,7 @@ func Run(ctx context.Context, opts *Options, planner func(*store.Session, *scan.
 		return err
 	}
 	if opts.Diff && !opts.DryRun {
-		return cli.WithHints(cli.FlagErrorf("--diff needs --dry-run"), "sessfix "+opts.Verb+" --dry-run --diff ...")
+		return cli.RerunWith(cli.FlagErrorf("--diff needs --dry-run"), "--dry-run")
 	}
 	if opts.Diff && f.Format() == "json" {
 		return cli.WithHints(cli.FlagErrorf("--diff prints a unified diff, not json"), "with --format json, the document's edits name every record")
