@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"os"
 	"path/filepath"
 	"slices"
@@ -98,8 +99,9 @@ func (r *fsRoot) listDir(dir string, hold bool) ([]entry, func(), *store.ParseEr
 		return nil, func() {}, recordfile.Error(dir, err)
 	}
 	out := make([]entry, 0, len(des))
+	j := newJoiner(dir)
 	for _, de := range des {
-		e := entry{Name: de.Name(), Path: joinClean(dir, de.Name()), dir: f}
+		e := entry{Name: de.Name(), Path: j.join(de.Name()), dir: f}
 		t := de.Type()
 		switch {
 		case t&fs.ModeSymlink != 0:
@@ -142,17 +144,31 @@ func (r *fsRoot) withNotes(info store.Info) store.Info {
 	return info
 }
 
-// joinClean is filepath.Join(dir, name) for a name read from dir, without
-// cleaning the result again when dir is already clean (every directory a
-// store lists is made by filepath.Join).
-func joinClean(dir, name string) string {
-	if dir == "" || dir == "." || filepath.Clean(dir) != dir || name == "." || name == ".." {
-		return filepath.Join(dir, name)
+// joiner is filepath.Join(dir, name) for the names read from dir, cleaning
+// dir once, not for every name: when dir is already clean (every
+// directory a store lists is made by filepath.Join), joining is a
+// concatenation.
+type joiner struct {
+	dir, prefix string
+	clean       bool
+}
+
+func newJoiner(dir string) joiner {
+	j := joiner{dir: dir}
+	if dir != "" && dir != "." && filepath.Clean(dir) == dir {
+		j.clean, j.prefix = true, dir
+		if !os.IsPathSeparator(dir[len(dir)-1]) {
+			j.prefix += string(filepath.Separator)
+		}
 	}
-	if os.IsPathSeparator(dir[len(dir)-1]) {
-		return dir + name
+	return j
+}
+
+func (j joiner) join(name string) string {
+	if !j.clean || name == "." || name == ".." {
+		return filepath.Join(j.dir, name)
 	}
-	return dir + string(filepath.Separator) + name
+	return j.prefix + name
 }
 
 // readDirSorted is os.ReadDir (entries sorted by name) opening the
@@ -218,36 +234,40 @@ func (r *fsRoot) entryFor(p string) (e entry, ok bool) {
 	return e, true
 }
 
-// jsonFiles returns the record files in entries: names ending in ".json"
+// jsonFiles yields the record files in entries: names ending in ".json"
 // that are not hidden (temp files are hidden or have another suffix). The
-// returned entries keep their Err; a directory named *.json gets one.
-func jsonFiles(entries []entry) []entry {
-	out := entries[:0:0]
-	for _, e := range entries {
-		if !isRecordName(e.Name) {
-			continue
+// entries keep their Err; a directory named *.json gets one.
+func jsonFiles(entries []entry) iter.Seq[entry] {
+	return func(yield func(entry) bool) {
+		for _, e := range entries {
+			if !isRecordName(e.Name) {
+				continue
+			}
+			if e.IsDir && e.Err == nil {
+				e.Err = &store.ParseError{Entry: true, Reason: "is a directory", Detail: e.Path}
+			}
+			if !yield(e) {
+				return
+			}
 		}
-		if e.IsDir && e.Err == nil {
-			e.Err = &store.ParseError{Entry: true, Reason: "is a directory", Detail: e.Path}
-		}
-		out = append(out, e)
 	}
-	return out
 }
 
-// subdirs returns the directory entries (and broken symlinks, which may
+// subdirs yields the directory entries (and broken symlinks, which may
 // have been meant as directories), skipping hidden names and plain files.
-func subdirs(entries []entry) []entry {
-	out := entries[:0:0]
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name, ".") {
-			continue
-		}
-		if e.IsDir || (e.Err != nil && e.Err.Reason != "not a regular file") {
-			out = append(out, e)
+func subdirs(entries []entry) iter.Seq[entry] {
+	return func(yield func(entry) bool) {
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name, ".") {
+				continue
+			}
+			if e.IsDir || (e.Err != nil && e.Err.Reason != "not a regular file") {
+				if !yield(e) {
+					return
+				}
+			}
 		}
 	}
-	return out
 }
 
 // isRecordName reports whether a file name is a record file.

@@ -22,7 +22,7 @@ func (r *fsRoot) readParts(s *store.Session, dir, messageID, sessionID string) [
 		return nil
 	}
 	var parts []*store.Part
-	for _, e := range jsonFiles(entries) {
+	for e := range jsonFiles(entries) {
 		rec := r.readRecord(e, store.KindPart, recordID(e.Name))
 		if p := s.MakePart(rec, messageID, sessionID); p != nil {
 			parts = append(parts, p)
@@ -42,7 +42,7 @@ func (r *fsRoot) readMessages(ctx context.Context, s *store.Session, dir string,
 		s.Broken = append(s.Broken, &store.Record{Kind: store.KindMessage, Loc: store.Location{Path: dir}, Err: derr})
 		return nil
 	}
-	for _, e := range jsonFiles(entries) {
+	for e := range jsonFiles(entries) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -75,7 +75,7 @@ func (r *fsRoot) readOrphanParts(s *store.Session, parent, sessionID string) {
 			known[b.ID] = true // its parts were read as orphans already
 		}
 	}
-	for _, e := range subdirs(entries) {
+	for e := range subdirs(entries) {
 		if known[e.Name] {
 			continue
 		}

@@ -42,7 +42,7 @@ func (s *projectStore) sub(parts ...string) string {
 func (s *projectStore) List(ctx context.Context) ([]store.SessionRef, error) {
 	refs := map[string]*store.SessionRef{}
 	infos, _ := s.fs.readDir(s.sub("info"))
-	for _, f := range jsonFiles(infos) {
+	for f := range jsonFiles(infos) {
 		id := recordID(f.Name)
 		r := &store.SessionRef{ID: id, Key: f.Path}
 		rec := s.fs.readRecord(f, store.KindSession, id)
@@ -57,7 +57,7 @@ func (s *projectStore) List(ctx context.Context) ([]store.SessionRef, error) {
 	}
 	for _, dir := range []string{s.sub("message"), s.sub("part")} {
 		ds, _ := s.fs.readDir(dir)
-		for _, d := range subdirs(ds) {
+		for d := range subdirs(ds) {
 			if refs[d.Name] == nil {
 				refs[d.Name] = &store.SessionRef{ID: d.Name}
 			}

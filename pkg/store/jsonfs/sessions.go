@@ -42,7 +42,7 @@ func (s *sessionsStore) List(ctx context.Context) ([]store.SessionRef, error) {
 		return nil, derr
 	}
 	var out []store.SessionRef
-	for _, d := range subdirs(ds) {
+	for d := range subdirs(ds) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}

@@ -91,9 +91,9 @@ func (s *storageStore) buildIndex(ctx context.Context) (*storageIndex, error) {
 	}
 
 	projects, _ := s.fs.readDir(filepath.Join(s.dir, "session"))
-	for _, p := range subdirs(projects) {
+	for p := range subdirs(projects) {
 		files, _ := s.fs.readDir(p.Path)
-		for _, f := range jsonFiles(files) {
+		for f := range jsonFiles(files) {
 			id := recordID(f.Name)
 			idx.files[id] = append(idx.files[id], f.Path)
 			r := ref(id)
@@ -115,10 +115,10 @@ func (s *storageStore) buildIndex(ctx context.Context) (*storageIndex, error) {
 
 	known := map[string]bool{} // message ids that have a message file
 	msgDirs, _ := s.fs.readDir(filepath.Join(s.dir, "message"))
-	for _, d := range subdirs(msgDirs) {
+	for d := range subdirs(msgDirs) {
 		ref(d.Name)
 		files, _ := s.fs.readDir(d.Path)
-		for _, f := range jsonFiles(files) {
+		for f := range jsonFiles(files) {
 			known[recordID(f.Name)] = true
 		}
 		if err := ctx.Err(); err != nil {
@@ -127,7 +127,7 @@ func (s *storageStore) buildIndex(ctx context.Context) (*storageIndex, error) {
 	}
 
 	partDirs, _ := s.fs.readDir(filepath.Join(s.dir, "part"))
-	for _, d := range subdirs(partDirs) {
+	for d := range subdirs(partDirs) {
 		if known[d.Name] {
 			continue
 		}
@@ -149,9 +149,9 @@ func (s *storageStore) buildIndex(ctx context.Context) (*storageIndex, error) {
 func (s *storageStore) sessionFiles(id string) []string {
 	var out []string
 	projects, _ := s.fs.readDir(filepath.Join(s.dir, "session"))
-	for _, p := range subdirs(projects) {
+	for p := range subdirs(projects) {
 		files, _ := s.fs.readDir(p.Path)
-		for _, f := range jsonFiles(files) {
+		for f := range jsonFiles(files) {
 			if recordID(f.Name) == id {
 				out = append(out, f.Path)
 			}
@@ -165,7 +165,7 @@ func (s *storageStore) sessionFiles(id string) []string {
 func (s *storageStore) projects() []store.Project {
 	out := []store.Project{}
 	files, _ := s.fs.readDir(filepath.Join(s.dir, "project"))
-	for _, f := range jsonFiles(files) {
+	for f := range jsonFiles(files) {
 		raw, _, perr := s.fs.readFile(f.Path)
 		if perr != nil || store.CheckBody(raw) != nil {
 			continue
@@ -185,7 +185,7 @@ func (s *storageStore) orphanSession(d entry) string {
 		return ""
 	}
 	files, _ := s.fs.readDir(d.Path)
-	for _, f := range jsonFiles(files) {
+	for f := range jsonFiles(files) {
 		raw, _, perr := s.fs.readFile(f.Path)
 		if perr != nil || store.CheckBody(raw) != nil {
 			continue
