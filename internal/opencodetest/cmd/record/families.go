@@ -69,30 +69,12 @@ func recordFamily(fam, model, outRoot string) error {
 	defer f.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	steps := []struct {
-		resume bool
-		prompt string
-	}{
+	if err := runSteps(ctx, f, fam, []step{
 		{false, "Please run a command for me [[tool:bash echo hello from bash]]"},
 		{false, "Let's talk about Go testing."},
 		{true, "And what about table-driven tests?"},
-	}
-	last := ""
-	for _, s := range steps {
-		var res *opencodetest.Result
-		if s.resume {
-			res, err = f.Resume(ctx, last, s.prompt)
-		} else {
-			res, err = f.Prompt(ctx, s.prompt)
-		}
-		if err != nil {
-			return err
-		}
-		if res.ExitCode != 0 || res.SessionID == "" {
-			return fmt.Errorf("run failed\n%s", res)
-		}
-		last = res.SessionID
-		log.Printf("%s: %q -> %s (%s)", fam, s.prompt, res.SessionID, res.Duration.Round(time.Millisecond))
+	}); err != nil {
+		return err
 	}
 	for _, r := range f.Gemini.Requests() {
 		if r.Verdict != mockgemini.Accepted {

@@ -69,18 +69,39 @@ func record(version, outRoot string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
-	steps := []struct {
-		resume bool
-		prompt string
-	}{
+	if err := runSteps(ctx, e, version, []step{
 		{false, "What is a good name for a cat?"},
 		{false, "Please run a command for me [[tool:bash echo hello from bash]]"},
 		{false, "Let's talk about Go testing."},
 		{true, "And what about table-driven tests?"},
+	}); err != nil {
+		return err
 	}
+	for _, r := range e.Mock.Requests() {
+		if r.Verdict != mockanthropic.Accepted {
+			return fmt.Errorf("mock rejected request %d: %s", r.Index, r.Error)
+		}
+	}
+
+	return save(e, filepath.Join(outRoot, "opencode-"+version), 3)
+}
+
+// step is one prompt of a recording: a new session, or the last one
+// resumed.
+type step struct {
+	resume bool
+	prompt string
+}
+
+// runSteps runs the steps on e, each a finished run that names its
+// session; label names the recording in the log.
+func runSteps(ctx context.Context, e *opencodetest.Env, label string, steps []step) error {
 	last := ""
 	for _, s := range steps {
-		var res *opencodetest.Result
+		var (
+			res *opencodetest.Result
+			err error
+		)
 		if s.resume {
 			res, err = e.Resume(ctx, last, s.prompt)
 		} else {
@@ -93,13 +114,7 @@ func record(version, outRoot string) error {
 			return fmt.Errorf("run failed\n%s", res)
 		}
 		last = res.SessionID
-		log.Printf("%s: %q -> %s (%s)", version, s.prompt, res.SessionID, res.Duration.Round(time.Millisecond))
+		log.Printf("%s: %q -> %s (%s)", label, s.prompt, res.SessionID, res.Duration.Round(time.Millisecond))
 	}
-	for _, r := range e.Mock.Requests() {
-		if r.Verdict != mockanthropic.Accepted {
-			return fmt.Errorf("mock rejected request %d: %s", r.Index, r.Error)
-		}
-	}
-
-	return save(e, filepath.Join(outRoot, "opencode-"+version), 3)
+	return nil
 }
