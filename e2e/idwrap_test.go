@@ -3,11 +3,13 @@
 package e2e
 
 import (
-	"encoding/json"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/sessfix/sessfix/internal/opencodetest"
+	"github.com/sessfix/sessfix/internal/opencodetest/mockanthropic"
 	"github.com/sessfix/sessfix/pkg/store"
 )
 
@@ -74,15 +76,8 @@ func TestResumeAcrossIDWrap(t *testing.T) {
 	beforeWrap(t, c.d, c.msgs)
 	findings := func(when string) {
 		t.Helper()
-		res := sessfix(t, c.e, append(append([]string{"scan", "--format", "json"}, scanFlags...), c.e.DataDir())...)
-		var doc scanDoc
-		if err := json.Unmarshal([]byte(res.Stdout), &doc); err != nil {
-			t.Fatalf("scan JSON: %v\n%s", err, res)
-		}
-		for _, f := range doc.Findings {
-			if f.Session == c.session {
-				t.Errorf("%s: %s %s %s", when, f.Code, f.Severity, f.Message)
-			}
+		for _, f := range findingsOn(t, c.e, c.session) {
+			t.Errorf("%s: %s %s %s", when, f.Code, f.Severity, f.Message)
 		}
 	}
 	findings("written before the wrap")
@@ -96,4 +91,98 @@ func TestResumeAcrossIDWrap(t *testing.T) {
 			n, last.Role(), last.ID, len(c.msgs)+2, msgs[0].ID)
 	}
 	findings("resumed after the wrap")
+}
+
+// vDropsPrompts is the last OpenCode release seen ending a turn by id order
+// (the run loop's `lastUser.id < lastAssistant.id`); 1.18.15 is the first
+// that answers a prompt whose id sorts before the last answer's.
+const vDropsPrompts = "1.18.14"
+
+// TestDroppedPromptAfterIDWrap proves SF305 on real OpenCode 1.18.14: a
+// session answered before the id clock's last wrap (its rows moved there:
+// see beforeWrap) and prompted after it. Before the prompt sessfix reports
+// nothing. The prompt is stored and dropped: OpenCode exits 0, sends no
+// request and stores no answer, as users of such releases report. SF305
+// then names the prompt and the fork command; run as printed (with --yes:
+// no terminal to ask on), it makes a copy with fresh ids that the same
+// OpenCode resumes, sending a request the mock accepts, and that sessfix
+// finds nothing on.
+func TestDroppedPromptAfterIDWrap(t *testing.T) {
+	t.Parallel()
+	acquire(t)
+	e := opencodetest.NewT(t, opencodetest.Options{Version: vDropsPrompts})
+	ctx := testCtx(t, 8*time.Minute)
+	res, err := e.Prompt(ctx, "What is a good name for a cat?")
+	if err != nil || res.ExitCode != 0 || res.SessionID == "" {
+		t.Fatalf("first turn: %v\n%s", err, res)
+	}
+	session := res.SessionID
+	d := dataDir{t: t, dir: e.DataDir()}
+	beforeWrap(t, d, d.session(session))
+	if got := findingsOn(t, e, session); len(got) != 0 {
+		t.Fatalf("answered before the wrap, not prompted since: %+v", got)
+	}
+
+	e.Mock.Reset()
+	res, err = e.Resume(ctx, session, "Are you still there?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := d.session(session)
+	last := msgs[len(msgs)-1]
+	if res.ExitCode != 0 || len(e.Mock.ChatRequests()) != 0 || len(msgs) != 3 || last.Role() != "user" {
+		t.Fatalf("OpenCode %s did not drop the prompt: exit %d, %d requests, %d messages, the last a %s\n%s",
+			vDropsPrompts, res.ExitCode, len(e.Mock.ChatRequests()), len(msgs), last.Role(), res)
+	}
+	got := findingsOn(t, e, session)
+	if len(got) != 1 || got[0].Code != "SF305" || got[0].Severity != "error" || got[0].MessageID != last.ID {
+		t.Fatalf("findings %+v, want one SF305 error on the dropped prompt %s", got, last.ID)
+	}
+	if plan := sessfix(t, e, "fix", "--dry-run", e.DataDir()); !strings.Contains(plan.Stdout, "left SF305") {
+		t.Errorf("fix --dry-run does not leave SF305 for the user:\n%s", plan)
+	}
+	m := regexp.MustCompile("`sessfix (fork [^`]*)`").FindStringSubmatch(got[0].Message)
+	if m == nil {
+		t.Fatalf("SF305 names no fork command: %s", got[0].Message)
+	}
+	fork := sessfix(t, e, append(shellWords(t, m[1]), "--yes")...)
+	id := regexp.MustCompile(`new session (ses_\w+)`).FindStringSubmatch(fork.Stdout + fork.Stderr)
+	if fork.ExitCode != 0 || id == nil {
+		t.Fatalf("`sessfix %s --yes`:\n%s", m[1], fork)
+	}
+
+	e.Mock.Reset()
+	res, err = e.Resume(ctx, id[1], "Are you still there?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chat := e.Mock.ChatRequests()
+	if res.ExitCode != 0 || len(chat) == 0 || chat[len(chat)-1].Verdict != mockanthropic.Accepted {
+		t.Fatalf("OpenCode %s on the fork %s: exit %d, %d requests\n%s", vDropsPrompts, id[1], res.ExitCode, len(chat), res)
+	}
+	if got := findingsOn(t, e, id[1]); len(got) != 0 {
+		t.Errorf("the fork, resumed: %+v", got)
+	}
+}
+
+// shellWords splits a command line sessfix printed for a shell: words
+// apart by spaces, single quotes around a word with others in it.
+func shellWords(t *testing.T, line string) []string {
+	t.Helper()
+	var out []string
+	for _, m := range regexp.MustCompile(`'((?:[^']|'\\'')*)'|(\S+)`).FindAllStringSubmatch(line, -1) {
+		if m[2] != "" {
+			out = append(out, m[2])
+		} else {
+			out = append(out, strings.ReplaceAll(m[1], `'\''`, `'`))
+		}
+	}
+	return out
+}
+
+// findingsOn is sessionFindings without the scan's output.
+func findingsOn(t *testing.T, e *opencodetest.Env, session string) []finding {
+	t.Helper()
+	fs, _ := sessionFindings(t, e, session)
+	return fs
 }

@@ -26,7 +26,7 @@ var sessfixBin string
 // versions are the pinned OpenCode releases, in the order
 // docs/compatibility.md lists them; a scenario runs on those where its shape
 // exists.
-var versions = []string{opencodetest.V1_18, opencodetest.V1_1}
+var versions = []string{opencodetest.V1_18, opencodetest.V1_1, vDropsPrompts}
 
 func TestMain(m *testing.M) {
 	flag.Parse()

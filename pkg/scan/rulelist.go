@@ -64,6 +64,7 @@ const (
 	SF302 = "SF302"
 	SF303 = "SF303"
 	SF304 = "SF304"
+	SF305 = "SF305"
 
 	SF401 = "SF401"
 	SF402 = "SF402"
@@ -105,8 +106,8 @@ var (
 		About: "the session's records as OpenCode loads them: unreadable or orphan records, ids, order, schema, parents, project, model",
 		Rules: []*Rule{ruleSF201, ruleSF202, ruleSF203, ruleSF204, ruleSF205, ruleSF206, ruleSF207, ruleSF208, ruleSF209, ruleSF210, ruleSF211, ruleSF212, ruleSF213}}
 	FamilyAttempts = &Family{Name: "attempts", First: "SF301", Last: "SF399",
-		About: "turns that did not finish: a turn left in progress, a stored failed attempt, a tool call the output limit cut off, a compaction that failed",
-		Rules: []*Rule{ruleSF301, ruleSF302, ruleSF303, ruleSF304}}
+		About: "turns that did not finish: a turn left in progress, a stored failed attempt, a tool call the output limit cut off, a compaction that failed, prompts OpenCode drops",
+		Rules: []*Rule{ruleSF301, ruleSF302, ruleSF303, ruleSF304, ruleSF305}}
 	FamilyOpenCode2 = &Family{Name: "opencode 2", First: "SF401", Last: "SF499",
 		About: "OpenCode 2 databases: sessions its import did not bring over, skipped or hid, records it does not understand",
 		Rules: []*Rule{ruleSF401, ruleSF402, ruleSF403, ruleSF404}}
