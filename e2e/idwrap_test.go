@@ -3,6 +3,9 @@
 package e2e
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -11,6 +14,8 @@ import (
 	"github.com/sessfix/sessfix/internal/opencodetest"
 	"github.com/sessfix/sessfix/internal/opencodetest/mockanthropic"
 	"github.com/sessfix/sessfix/pkg/store"
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 )
 
 // lastIDWrap is the last wrap of OpenCode's 48-bit id clock before now:
@@ -25,10 +30,12 @@ func lastIDWrap() time.Time {
 // last wrap, as if they had been written then: each message's id is minted
 // again at its creation time less the shift, and its times move with it
 // (time_created, time.created, time.completed); its parts follow it, and
-// the assistant messages name their user message by its new id. A real run
+// the assistant messages name their user message by its new id (a JSON
+// storage/ tree: the message file is written under its new id and the
+// part directory moved, beforeWrapFiles). A real run
 // cannot write before a wrap that has passed (OpenCode takes its ids from
 // the clock), so the rows are edited.
-func beforeWrap(t *testing.T, d dataDir, msgs []opencodetest.Message) {
+func beforeWrap(t *testing.T, d dataDir, session string, msgs []opencodetest.Message) {
 	t.Helper()
 	created := func(m opencodetest.Message) time.Time {
 		tm, _ := m.Data["time"].(map[string]any)
@@ -37,6 +44,10 @@ func beforeWrap(t *testing.T, d dataDir, msgs []opencodetest.Message) {
 	}
 	shift := created(msgs[0]).Sub(lastIDWrap()) + 30*24*time.Hour
 	ms := shift.Milliseconds()
+	if !d.sqlite() {
+		beforeWrapFiles(t, d, session, msgs, created, shift)
+		return
+	}
 	db := d.db()
 	defer db.Close()
 	for _, m := range msgs {
@@ -73,7 +84,7 @@ func beforeWrap(t *testing.T, d dataDir, msgs []opencodetest.Message) {
 func TestResumeAcrossIDWrap(t *testing.T) {
 	t.Parallel()
 	_, c := onBase(t, opencodetest.V1_18)
-	beforeWrap(t, c.d, c.msgs)
+	beforeWrap(t, c.d, c.session, c.msgs)
 	findings := func(when string) {
 		t.Helper()
 		for _, f := range findingsOn(t, c.e, c.session) {
@@ -98,19 +109,28 @@ func TestResumeAcrossIDWrap(t *testing.T) {
 // that answers a prompt whose id sorts before the last answer's.
 const vDropsPrompts = "1.18.14"
 
-// TestDroppedPromptAfterIDWrap proves SF305 on real OpenCode 1.18.14: a
-// session answered before the id clock's last wrap (its rows moved there:
-// see beforeWrap) and prompted after it. Before the prompt sessfix reports
-// nothing. The prompt is stored and dropped: OpenCode exits 0, sends no
-// request and stores no answer, as users of such releases report. SF305
-// then names the prompt and the fork command; run as printed (with --yes:
-// no terminal to ask on), it makes a copy with fresh ids that the same
-// OpenCode resumes, sending a request the mock accepts, and that sessfix
-// finds nothing on.
-func TestDroppedPromptAfterIDWrap(t *testing.T) {
+// TestDroppedPromptAfterIDWrap proves SF305 on real OpenCode 1.18.14
+// (SQLite): see droppedPrompt.
+func TestDroppedPromptAfterIDWrap(t *testing.T) { droppedPrompt(t, vDropsPrompts) }
+
+// TestDroppedPromptAfterIDWrap11 proves SF305 on real OpenCode 1.1.65 (a
+// JSON storage/ tree, ordered by id: the dropped prompt sorts first of
+// all): see droppedPrompt.
+func TestDroppedPromptAfterIDWrap11(t *testing.T) { droppedPrompt(t, opencodetest.V1_1) }
+
+// droppedPrompt: a session answered before the id clock's last wrap (its
+// records moved there: see beforeWrap) and prompted after it. Before the
+// prompt sessfix reports nothing. The prompt is stored and dropped:
+// OpenCode exits 0, sends no request and stores no answer, as users of
+// such releases report. SF305 then names the prompt and the fork command,
+// and `fix` leaves it to the user; the fork command, run as printed (with
+// --yes: no terminal to ask on), makes a copy with fresh ids that the same
+// OpenCode resumes, sending a request the mock accepts, and on which
+// sessfix finds nothing.
+func droppedPrompt(t *testing.T, version string) {
 	t.Parallel()
 	acquire(t)
-	e := opencodetest.NewT(t, opencodetest.Options{Version: vDropsPrompts})
+	e := opencodetest.NewT(t, opencodetest.Options{Version: version})
 	ctx := testCtx(t, 8*time.Minute)
 	res, err := e.Prompt(ctx, "What is a good name for a cat?")
 	if err != nil || res.ExitCode != 0 || res.SessionID == "" {
@@ -118,7 +138,7 @@ func TestDroppedPromptAfterIDWrap(t *testing.T) {
 	}
 	session := res.SessionID
 	d := dataDir{t: t, dir: e.DataDir()}
-	beforeWrap(t, d, d.session(session))
+	beforeWrap(t, d, session, d.session(session))
 	if got := findingsOn(t, e, session); len(got) != 0 {
 		t.Fatalf("answered before the wrap, not prompted since: %+v", got)
 	}
@@ -129,14 +149,19 @@ func TestDroppedPromptAfterIDWrap(t *testing.T) {
 		t.Fatal(err)
 	}
 	msgs := d.session(session)
-	last := msgs[len(msgs)-1]
-	if res.ExitCode != 0 || len(e.Mock.ChatRequests()) != 0 || len(msgs) != 3 || last.Role() != "user" {
-		t.Fatalf("OpenCode %s did not drop the prompt: exit %d, %d requests, %d messages, the last a %s\n%s",
-			vDropsPrompts, res.ExitCode, len(e.Mock.ChatRequests()), len(msgs), last.Role(), res)
+	var prompt opencodetest.Message
+	for _, m := range msgs {
+		if m.Role() == "user" && len(m.Parts) > 0 && strings.Contains(fmt.Sprint(m.Parts[0].Data["text"]), "still there") {
+			prompt = m
+		}
+	}
+	if res.ExitCode != 0 || len(e.Mock.ChatRequests()) != 0 || len(msgs) != 3 || prompt.ID == "" {
+		t.Fatalf("OpenCode %s did not drop the prompt: exit %d, %d requests, %d messages\n%s",
+			version, res.ExitCode, len(e.Mock.ChatRequests()), len(msgs), res)
 	}
 	got := findingsOn(t, e, session)
-	if len(got) != 1 || got[0].Code != "SF305" || got[0].Severity != "error" || got[0].MessageID != last.ID {
-		t.Fatalf("findings %+v, want one SF305 error on the dropped prompt %s", got, last.ID)
+	if len(got) != 1 || got[0].Code != "SF305" || got[0].Severity != "error" || got[0].MessageID != prompt.ID {
+		t.Fatalf("findings %+v, want one SF305 error on the dropped prompt %s", got, prompt.ID)
 	}
 	if plan := sessfix(t, e, "fix", "--dry-run", e.DataDir()); !strings.Contains(plan.Stdout, "left SF305") {
 		t.Errorf("fix --dry-run does not leave SF305 for the user:\n%s", plan)
@@ -158,10 +183,64 @@ func TestDroppedPromptAfterIDWrap(t *testing.T) {
 	}
 	chat := e.Mock.ChatRequests()
 	if res.ExitCode != 0 || len(chat) == 0 || chat[len(chat)-1].Verdict != mockanthropic.Accepted {
-		t.Fatalf("OpenCode %s on the fork %s: exit %d, %d requests\n%s", vDropsPrompts, id[1], res.ExitCode, len(chat), res)
+		t.Fatalf("OpenCode %s on the fork %s: exit %d, %d requests\n%s", version, id[1], res.ExitCode, len(chat), res)
 	}
 	if got := findingsOn(t, e, id[1]); len(got) != 0 {
 		t.Errorf("the fork, resumed: %+v", got)
+	}
+}
+
+// beforeWrapFiles is beforeWrap for a JSON storage/ tree.
+func beforeWrapFiles(t *testing.T, d dataDir, session string, msgs []opencodetest.Message, created func(opencodetest.Message) time.Time, shift time.Duration) {
+	t.Helper()
+	ms := shift.Milliseconds()
+	ids := map[string]string{}
+	for _, m := range msgs {
+		ids[m.ID] = store.NewIDSeq(created(m).Add(-shift)).Ascending(store.PrefixMessage)
+	}
+	root := filepath.Join(d.dir, "storage")
+	set := func(s, path string, v any) string {
+		out, err := sjson.Set(s, path, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for _, m := range msgs {
+		old := filepath.Join(root, "message", session, m.ID+".json")
+		b, err := os.ReadFile(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := set(string(b), "id", ids[m.ID])
+		s = set(s, "time.created", gjson.Get(s, "time.created").Int()-ms)
+		if c := gjson.Get(s, "time.completed"); c.Exists() {
+			s = set(s, "time.completed", c.Int()-ms)
+		}
+		if p := ids[gjson.Get(s, "parentID").String()]; p != "" {
+			s = set(s, "parentID", p)
+		}
+		if err := os.WriteFile(filepath.Join(root, "message", session, ids[m.ID]+".json"), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(old); err != nil {
+			t.Fatal(err)
+		}
+		from, to := filepath.Join(root, "part", m.ID), filepath.Join(root, "part", ids[m.ID])
+		if err := os.Rename(from, to); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		parts, _ := os.ReadDir(to)
+		for _, p := range parts {
+			path := filepath.Join(to, p.Name())
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(set(string(b), "messageID", ids[m.ID])), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }
 

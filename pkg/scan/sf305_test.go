@@ -62,6 +62,14 @@ func TestDroppedPromptAfterIDWrap(t *testing.T) {
 		}
 	}
 
+	// Two prompts dropped, in the order of a JSON-era store (by id: the
+	// prompts sort first of all): one finding, on the first prompt.
+	u3 := turnAt("user", wrap2026.Add(4*24*time.Hour), "")
+	got = sf305(t, droppedPromptSession(u2, u3, u1, a1))
+	if len(got) != 1 || got[0].MessageID != u2.ID || !strings.Contains(got[0].Message, "prompt (and 1 later prompt) written after the answer") {
+		t.Errorf("two prompts first in id order: SF305 %+v, want one on %s counting the later one", got, u2.ID)
+	}
+
 	// A client whose clock is behind the one that wrote the answer, in one
 	// period of the id clock: the same drop, said so.
 	now := wrap2026.Add(60 * 24 * time.Hour)
@@ -94,6 +102,10 @@ func TestDroppedPromptNotReported(t *testing.T) {
 		"answer asked for tools":   droppedPromptSession(u1, answer("tool-calls"), turnAt("user", after, "")),
 		"finish unknown":           droppedPromptSession(u1, answer("unknown"), turnAt("user", after, "")),
 		"answer not finished":      droppedPromptSession(u1, answer(""), turnAt("user", after, "")),
+		"prompt answered since": func() *store.Session {
+			u2 := turnAt("user", after, "")
+			return droppedPromptSession(u1, answer("stop"), u2, turnAt("assistant", before.Add(2*time.Second), fmt.Sprintf(`,"parentID":%q,"finish":"stop"`, u2.ID)))
+		}(),
 		"duplicate copy at the end": func() *store.Session {
 			a := answer("stop")
 			return droppedPromptSession(u1, a, u1)
