@@ -79,8 +79,9 @@ func beforeWrap(t *testing.T, d dataDir, session string, msgs []opencodetest.Mes
 // last answer 2026-08-13, prompts from 2026-08-17 unanswered); OpenCode
 // 1.18.33 resumes it, sending the request, and stores the new turn after
 // the old ones. sessfix must not call the inversion a defect, before the
-// resume or after it (SF204 leaves out what a wrap explains): nothing is
-// reported for the session either time.
+// resume or after it (SF204 leaves out what a wrap explains, and SF305
+// finds no prompt left unanswered): nothing is reported for the session
+// either time.
 func TestResumeAcrossIDWrap(t *testing.T) {
 	t.Parallel()
 	_, c := onBase(t, opencodetest.V1_18)
