@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +27,11 @@ var sessfixBin string
 // versions are the pinned OpenCode releases, in the order
 // docs/compatibility.md lists them; a scenario runs on those where its shape
 // exists.
-var versions = []string{opencodetest.V1_18, opencodetest.V1_1, vDropsPrompts}
+var versions = []string{opencodetest.V1_18, opencodetest.V1_1}
+
+// alsoInstalled are releases single tests run on (vDropsPrompts: the last
+// that drops a prompt by id order), installed up front with versions.
+var alsoInstalled = []string{vDropsPrompts}
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -51,9 +56,9 @@ func run(m *testing.M) int {
 			return 1
 		}
 	}
-	// Install both OpenCode releases up front: a missing one fails the
-	// run instead of skipping anything.
-	for _, v := range versions {
+	// Install every OpenCode release the tests run up front: a missing one
+	// fails the run instead of skipping anything.
+	for _, v := range append(slices.Clone(versions), alsoInstalled...) {
 		if _, err := opencodetest.Install(v); err != nil {
 			fmt.Fprintf(os.Stderr, "e2e: install opencode-ai@%s: %v\n", v, err)
 			return 1
