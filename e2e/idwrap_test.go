@@ -44,14 +44,18 @@ func beforeWrap(t *testing.T, d dataDir, session string, msgs []opencodetest.Mes
 	}
 	shift := created(msgs[0]).Sub(lastIDWrap()) + 30*24*time.Hour
 	ms := shift.Milliseconds()
+	ids := map[string]string{}
+	for _, m := range msgs {
+		ids[m.ID] = store.NewIDSeq(created(m).Add(-shift)).Ascending(store.PrefixMessage)
+	}
 	if !d.sqlite() {
-		beforeWrapFiles(t, d, session, msgs, created, shift)
+		beforeWrapFiles(t, d, session, msgs, ids, ms)
 		return
 	}
 	db := d.db()
 	defer db.Close()
 	for _, m := range msgs {
-		id := store.NewIDSeq(created(m).Add(-shift)).Ascending(store.PrefixMessage)
+		id := ids[m.ID]
 		for _, q := range []struct {
 			sql  string
 			args []any
@@ -83,7 +87,7 @@ func beforeWrap(t *testing.T, d dataDir, session string, msgs []opencodetest.Mes
 // finds no prompt left unanswered): nothing is reported for the session
 // either time.
 func TestResumeAcrossIDWrap(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	_, c := onBase(t, opencodetest.V1_18)
 	beforeWrap(t, c.d, c.session, c.msgs)
 	findings := func(when string) {
@@ -129,7 +133,7 @@ func TestDroppedPromptAfterIDWrap11(t *testing.T) { droppedPrompt(t, opencodetes
 // OpenCode resumes, sending a request the mock accepts, and on which
 // sessfix finds nothing.
 func droppedPrompt(t *testing.T, version string) {
-	t.Parallel()
+	parallel(t)
 	acquire(t)
 	e := opencodetest.NewT(t, opencodetest.Options{Version: version})
 	ctx := testCtx(t, 8*time.Minute)
@@ -191,14 +195,10 @@ func droppedPrompt(t *testing.T, version string) {
 	}
 }
 
-// beforeWrapFiles is beforeWrap for a JSON storage/ tree.
-func beforeWrapFiles(t *testing.T, d dataDir, session string, msgs []opencodetest.Message, created func(opencodetest.Message) time.Time, shift time.Duration) {
+// beforeWrapFiles is beforeWrap for a JSON storage/ tree: the messages
+// get the ids in ids (old to new) and move back ms milliseconds.
+func beforeWrapFiles(t *testing.T, d dataDir, session string, msgs []opencodetest.Message, ids map[string]string, ms int64) {
 	t.Helper()
-	ms := shift.Milliseconds()
-	ids := map[string]string{}
-	for _, m := range msgs {
-		ids[m.ID] = store.NewIDSeq(created(m).Add(-shift)).Ascending(store.PrefixMessage)
-	}
 	root := filepath.Join(d.dir, "storage")
 	set := func(s, path string, v any) string {
 		out, err := sjson.Set(s, path, v)
